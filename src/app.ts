@@ -1,0 +1,113 @@
+import crypto from 'crypto';
+import Koa from 'koa';
+import Router from '@koa/router';
+import bodyParser from 'koa-bodyparser';
+import type { Deps } from './deps';
+import { AppError, isDatabaseUnavailable } from './http/errors';
+import { authenticate } from './http/auth';
+import { validate } from './http/validate';
+import { fullPath } from './http/openapi';
+import type { AppContext, RouteDef } from './http/route';
+import { apiRoutes } from './routes';
+
+export const MAX_BODY_BYTES = 64 * 1024;
+
+function errorBody(err: AppError) {
+  return { error: { code: err.code, message: err.message, ...err.extra } };
+}
+
+/** Maps anything thrown to the one envelope; 5xx never carry a stack or internal message. */
+function toAppError(err: any): AppError {
+  if (err instanceof AppError) return err;
+  if (err?.type === 'entity.too.large' || err?.status === 413) return new AppError(413, 'PAYLOAD_TOO_LARGE', `Request body exceeds ${MAX_BODY_BYTES} bytes`);
+  if (err?.type === 'entity.parse.failed' || (err?.status === 400 && /json/i.test(err?.message ?? ''))) return new AppError(400, 'INVALID_JSON', 'Request body is not valid JSON');
+  if (err?.type === 'encoding.unsupported' || err?.status === 415) return new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Unsupported content encoding');
+  if (err?.status === 405) return new AppError(405, 'METHOD_NOT_ALLOWED', 'Method not allowed on this path');
+  if (err?.status === 501) return new AppError(501, 'NOT_IMPLEMENTED', 'Method not implemented');
+  if (err?.expose && err?.status >= 400 && err?.status < 500) return new AppError(err.status, 'BAD_REQUEST', String(err.message || 'Bad request'));
+  if (isDatabaseUnavailable(err)) return new AppError(503, 'SERVICE_UNAVAILABLE', 'The database is unavailable; retry shortly', {}, { 'Retry-After': '2' });
+  return new AppError(500, 'INTERNAL', 'Internal server error');
+}
+
+function routeMiddleware(route: RouteDef) {
+  return async (ctx: AppContext) => {
+    await authenticate(ctx, route);
+    // Path parameters that cannot name anything (malformed id or handle) are a 404, as for unknown ones.
+    if (route.params) {
+      try {
+        ctx.state.params = validate(route.params, { ...ctx.params }, 'params');
+      } catch {
+        throw new AppError(404, 'NOT_FOUND', 'Resource not found');
+      }
+    } else ctx.state.params = { ...ctx.params };
+    ctx.state.query = route.query ? validate(route.query, { ...(ctx.query as object) }, 'query') : {};
+    if (route.body) {
+      const raw = ctx.request.body;
+      const body = raw === undefined || (typeof raw === 'object' && raw !== null && Object.keys(raw).length === 0 && !ctx.is('application/json')) ? {} : raw;
+      ctx.state.body = validate(route.body, body, 'body');
+    } else ctx.state.body = undefined;
+    if (route.rateLimit) {
+      const p = ctx.state.principal;
+      const headers = await ctx.deps.limiter.consume(route.rateLimit, {
+        agentId: p?.kind === 'agent' ? p.agent.id : undefined,
+        ownerId: p?.kind === 'agent' ? p.agent.owner_id : p?.kind === 'owner' ? p.owner.id : undefined,
+        ip: ctx.ip,
+      });
+      ctx.set(headers);
+    }
+    await route.handler(ctx);
+  };
+}
+
+export interface AppOptions {
+  /** Extra routers mounted after the API (web pages). */
+  extraRouters?: Router[];
+}
+
+/** The Koa application, without listen(): the server and the tests both use it. */
+export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
+  const app = new Koa({ proxy: deps.config.nodeEnv === 'production' });
+  (app.context as any).deps = deps;
+
+  app.use(async (ctx, next) => {
+    const started = process.hrtime.bigint();
+    const incoming = ctx.get('x-request-id');
+    const requestId = /^[A-Za-z0-9._-]{8,100}$/.test(incoming) ? incoming : crypto.randomUUID();
+    ctx.state.requestId = requestId;
+    ctx.set('X-Request-Id', requestId);
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) throw new AppError(404, 'NOT_FOUND', 'No such route');
+    } catch (e) {
+      const err = toAppError(e);
+      if (err.status >= 500) deps.log.error({ err: e, requestId, method: ctx.method, path: ctx.path }, 'request failed');
+      ctx.status = err.status;
+      ctx.set(err.headers);
+      ctx.body = errorBody(err);
+    } finally {
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      deps.log.info({ requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 10) / 10 }, 'request');
+    }
+  });
+
+  // Bodies declared larger than the limit are refused before reading, whatever their type.
+  app.use(async (ctx, next) => {
+    const len = Number(ctx.get('content-length') || 0);
+    if (len > MAX_BODY_BYTES) throw new AppError(413, 'PAYLOAD_TOO_LARGE', `Request body exceeds ${MAX_BODY_BYTES} bytes`);
+    await next();
+  });
+  app.use(bodyParser({ enableTypes: ['json'], jsonLimit: '64kb', strict: true }));
+
+  const router = new Router();
+  for (const r of apiRoutes()) {
+    router[r.method](fullPath(r), routeMiddleware(r) as any);
+  }
+  app.use(router.routes());
+  app.use(router.allowedMethods({ throw: true }));
+  for (const extra of opts.extraRouters ?? []) {
+    app.use(extra.routes());
+    app.use(extra.allowedMethods());
+  }
+  return app;
+}

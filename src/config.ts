@@ -1,0 +1,112 @@
+/**
+ * Every setting comes from the environment, read and validated once. A bad or missing
+ * variable stops the process with a message that names it. Dev defaults exist only where
+ * they are safe (a random-looking but fixed SESSION_SECRET is refused in production).
+ */
+export type NodeEnv = 'development' | 'test' | 'production';
+
+export interface Config {
+  nodeEnv: NodeEnv;
+  port: number;
+  host: string;
+  publicUrl: string;
+  /** null: no DATABASE_URL given, the dev launcher starts an embedded PostgreSQL. */
+  databaseUrl: string | null;
+  /** null: no REDIS_URL, the single-process in-memory limiter is used. */
+  redisUrl: string | null;
+  sessionSecret: string;
+  webhookAllowPrivate: boolean;
+  logLevel: string;
+  workerConcurrency: number;
+  scoringPoolSize: number;
+  dataDir: string;
+  embeddedPgPort: number;
+  redisCommandTimeoutMs: number;
+  dbPoolMax: number;
+}
+
+export class ConfigError extends Error {}
+
+const DEV_SESSION_SECRET = 'dev-only-session-secret-change-me-in-production-0000';
+
+function intVar(env: NodeJS.ProcessEnv, name: string, def: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be an integer, got "${raw}"`);
+  const n = Number(raw);
+  if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+function boolVar(env: NodeJS.ProcessEnv, name: string, def: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def;
+  if (['1', 'true', 'yes', 'on'].includes(raw.toLowerCase())) return true;
+  if (['0', 'false', 'no', 'off'].includes(raw.toLowerCase())) return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+function urlVar(env: NodeJS.ProcessEnv, name: string, protocols: string[]): string | null {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return null;
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} is not a valid URL`);
+  }
+  if (!protocols.includes(u.protocol)) {
+    throw new ConfigError(`${name} must use ${protocols.join(' or ')}, got ${u.protocol}`);
+  }
+  return raw;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const nodeEnvRaw = env.NODE_ENV || 'development';
+  if (!['development', 'test', 'production'].includes(nodeEnvRaw)) {
+    throw new ConfigError(`NODE_ENV must be development, test or production, got "${nodeEnvRaw}"`);
+  }
+  const nodeEnv = nodeEnvRaw as NodeEnv;
+  const prod = nodeEnv === 'production';
+  const port = intVar(env, 'PORT', 3000, 0, 65535);
+  const databaseUrl = urlVar(env, 'DATABASE_URL', ['postgres:', 'postgresql:']);
+  const redisUrl = urlVar(env, 'REDIS_URL', ['redis:', 'rediss:']);
+  if (prod && !databaseUrl) throw new ConfigError('DATABASE_URL is required in production');
+  if (prod && !redisUrl) throw new ConfigError('REDIS_URL is required in production (the in-memory limiter is single-process only)');
+
+  let sessionSecret = env.SESSION_SECRET || '';
+  if (!sessionSecret) {
+    if (prod) throw new ConfigError('SESSION_SECRET is required in production (at least 32 characters)');
+    sessionSecret = DEV_SESSION_SECRET;
+  } else if (sessionSecret.length < 32) {
+    throw new ConfigError('SESSION_SECRET must be at least 32 characters');
+  }
+
+  const publicUrlRaw = urlVar(env, 'PUBLIC_URL', ['http:', 'https:']);
+  const publicUrl = (publicUrlRaw ?? `http://localhost:${port}`).replace(/\/+$/, '');
+  const webhookAllowPrivate = boolVar(env, 'WEBHOOK_ALLOW_PRIVATE', false);
+  if (prod && webhookAllowPrivate) throw new ConfigError('WEBHOOK_ALLOW_PRIVATE must not be set in production');
+
+  const logLevel = env.LOG_LEVEL || (nodeEnv === 'test' ? 'silent' : 'info');
+  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent; got "${logLevel}"`);
+  }
+
+  return Object.freeze({
+    nodeEnv,
+    port,
+    host: env.HOST || '0.0.0.0',
+    publicUrl,
+    databaseUrl,
+    redisUrl,
+    sessionSecret,
+    webhookAllowPrivate,
+    logLevel,
+    workerConcurrency: intVar(env, 'WORKER_CONCURRENCY', 4, 1, 64),
+    scoringPoolSize: intVar(env, 'SCORING_POOL_SIZE', 2, 1, 32),
+    dataDir: env.DATA_DIR || '.data',
+    embeddedPgPort: intVar(env, 'EMBEDDED_PG_PORT', 54329, 1024, 65535),
+    redisCommandTimeoutMs: intVar(env, 'REDIS_COMMAND_TIMEOUT_MS', 250, 10, 10000),
+    dbPoolMax: intVar(env, 'DB_POOL_MAX', 10, 1, 200),
+  });
+}

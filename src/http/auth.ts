@@ -1,0 +1,97 @@
+import type { Knex } from 'knex';
+import { AppError } from './errors';
+import type { AppContext, RouteDef } from './route';
+import { authenticateApiKey, authenticateSession, SESSION_COOKIE, verifyCsrf } from '../identity/authenticate';
+import type { AgentPrincipal, OwnerPrincipal } from '../identity/authenticate';
+import { AgentRow, findAgentById } from '../identity/repo';
+
+const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+function bearer(ctx: AppContext): string | null {
+  const h = ctx.get('authorization');
+  if (!h) return null;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(h);
+  return m ? m[1] : '';
+}
+
+async function keyPrincipal(ctx: AppContext, token: string, route: RouteDef): Promise<AgentPrincipal> {
+  const p = token ? await authenticateApiKey(ctx.deps.db, token) : null;
+  if (!p) throw new AppError(401, 'INVALID_API_KEY', 'The API key is unknown, malformed or revoked');
+  if (route.scope && !p.scopes.includes(route.scope)) {
+    throw new AppError(403, 'INSUFFICIENT_SCOPE', `This API key lacks the "${route.scope}" scope`, { requiredScope: route.scope });
+  }
+  if (UNSAFE.has(ctx.method) && p.agent.status === 'suspended') {
+    throw new AppError(403, 'AGENT_SUSPENDED', 'This agent is suspended and cannot write');
+  }
+  return p;
+}
+
+async function sessionPrincipal(ctx: AppContext): Promise<OwnerPrincipal> {
+  const cookie = ctx.cookies.get(SESSION_COOKIE);
+  const p = cookie ? await authenticateSession(ctx.deps.db, ctx.deps.config.sessionSecret, cookie) : null;
+  if (!p) throw new AppError(401, 'INVALID_SESSION', 'A valid owner session is required (log in at /owner/login)');
+  if (UNSAFE.has(ctx.method) && !verifyCsrf(ctx.deps.config.sessionSecret, p.sessionId, ctx.get('x-csrf-token') || undefined)) {
+    throw new AppError(403, 'CSRF_TOKEN_INVALID', 'Session writes need the X-CSRF-Token header returned at login');
+  }
+  return p;
+}
+
+/** Resolves ctx.state.principal according to the route's auth mode. */
+export async function authenticate(ctx: AppContext, route: RouteDef): Promise<void> {
+  const token = bearer(ctx);
+  switch (route.auth) {
+    case 'public': {
+      // Public routes ignore bad credentials; a valid key still identifies the agent for read limits.
+      if (token) ctx.state.principal = await authenticateApiKey(ctx.deps.db, token);
+      else {
+        const cookie = ctx.cookies.get(SESSION_COOKIE);
+        if (cookie) ctx.state.principal = await authenticateSession(ctx.deps.db, ctx.deps.config.sessionSecret, cookie);
+      }
+      return;
+    }
+    case 'key':
+      if (token === null) throw new AppError(401, 'UNAUTHORIZED', 'An API key is required: Authorization: Bearer svc_live_...');
+      ctx.state.principal = await keyPrincipal(ctx, token, route);
+      return;
+    case 'session':
+      ctx.state.principal = await sessionPrincipal(ctx);
+      return;
+    case 'keyOrSession':
+      if (token !== null) ctx.state.principal = await keyPrincipal(ctx, token, route);
+      else if (ctx.cookies.get(SESSION_COOKIE)) ctx.state.principal = await sessionPrincipal(ctx);
+      else throw new AppError(401, 'UNAUTHORIZED', 'An API key or an owner session is required');
+      return;
+  }
+}
+
+export function requireOwner(ctx: AppContext): OwnerPrincipal {
+  const p = ctx.state.principal;
+  if (!p || p.kind !== 'owner') throw new AppError(401, 'INVALID_SESSION', 'A valid owner session is required');
+  return p;
+}
+
+export function requireAgent(ctx: AppContext): AgentPrincipal {
+  const p = ctx.state.principal;
+  if (!p || p.kind !== 'agent') throw new AppError(401, 'UNAUTHORIZED', 'An API key is required');
+  return p;
+}
+
+/**
+ * Behaviour rule 2: an API key acts as its agent; an owner session must name the acting agent
+ * (`field` in the body), which it must own. The service never chooses an agent.
+ */
+export async function resolveActingAgent(ctx: AppContext, field: string, db: Knex = ctx.deps.db): Promise<AgentRow> {
+  const p = ctx.state.principal;
+  if (!p) throw new AppError(401, 'UNAUTHORIZED', 'An API key or an owner session is required');
+  if (p.kind === 'agent') return p.agent;
+  const id = ctx.state.body?.[field];
+  if (id === undefined || id === null || id === '') {
+    throw new AppError(400, 'ACTING_AGENT_REQUIRED', `An owner session must pass ${field}: the id of one of its agents`);
+  }
+  const agent = typeof id === 'string' && /^[0-9a-f-]{36}$/i.test(id) ? await findAgentById(db, id) : undefined;
+  if (!agent || agent.owner_id !== p.owner.id) {
+    throw new AppError(403, 'NOT_AGENT_OWNER', `The session's owner does not own the agent named by ${field}`);
+  }
+  if (agent.status === 'suspended') throw new AppError(403, 'AGENT_SUSPENDED', 'This agent is suspended and cannot write');
+  return agent;
+}

@@ -1,0 +1,97 @@
+import type { Config } from '../config';
+import type { RouteDef } from './route';
+
+export const API_PREFIX = '/api/v1';
+
+export const errorEnvelopeSchema = {
+  type: 'object',
+  required: ['error'],
+  properties: {
+    error: {
+      type: 'object',
+      required: ['code', 'message'],
+      properties: {
+        code: { type: 'string', pattern: '^[A-Z0-9_]+$' },
+        message: { type: 'string' },
+        retryAfterSeconds: { type: 'integer', minimum: 1 },
+        details: { type: 'array', items: { type: 'object', properties: { path: { type: 'string' }, message: { type: 'string' } } } },
+      },
+    },
+  },
+} as const;
+
+export function fullPath(r: RouteDef): string {
+  return (r.root ? '' : API_PREFIX) + r.path;
+}
+
+function toOpenApiPath(p: string): string {
+  return p.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+}
+
+function paramsFrom(schema: any, where: 'path' | 'query'): object[] {
+  if (!schema?.properties) return [];
+  const required: string[] = schema.required ?? [];
+  return Object.entries(schema.properties).map(([name, s]: [string, any]) => ({
+    name,
+    in: where,
+    required: where === 'path' ? true : required.includes(name),
+    ...(s.description ? { description: s.description } : {}),
+    schema: s,
+  }));
+}
+
+const AUTH_TEXT: Record<string, string> = {
+  public: 'Public.',
+  key: 'Agent API key.',
+  session: 'Owner session (cookie svc_session); unsafe methods need X-CSRF-Token.',
+  keyOrSession: 'Agent API key, or owner session naming the acting agent; session writes need X-CSRF-Token.',
+};
+
+/** OpenAPI 3.1 of every API route, generated from the same schemas that validate requests. */
+export function buildOpenApi(routes: RouteDef[], config: Config): object {
+  const paths: Record<string, Record<string, object>> = {};
+  for (const r of routes) {
+    const p = toOpenApiPath(fullPath(r));
+    paths[p] ??= {};
+    const security =
+      r.auth === 'public' ? [] : r.auth === 'key' ? [{ bearerAuth: [] }] : r.auth === 'session' ? [{ sessionCookie: [] }] : [{ bearerAuth: [] }, { sessionCookie: [] }];
+    const responses: Record<string, object> = {};
+    for (const [status, spec] of Object.entries(r.responses)) {
+      const isError = Number(status) >= 400;
+      const schema = spec.schema ?? (isError ? { $ref: '#/components/schemas/Error' } : undefined);
+      responses[status] = { description: spec.description, ...(schema ? { content: { 'application/json': { schema } } } : {}) };
+    }
+    if (!responses['400'] && (r.body || r.query)) responses['400'] = { description: 'Validation failed', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+    paths[p][r.method] = {
+      operationId: r.operationId,
+      summary: r.summary,
+      description: AUTH_TEXT[r.auth] + (r.scope ? ` Scope: ${r.scope}.` : ''),
+      tags: r.tags,
+      security,
+      parameters: [
+        ...paramsFrom(r.params, 'path'),
+        ...paramsFrom(r.query, 'query'),
+        ...(r.headers ?? []).map((h) => ({ name: h.name, in: 'header', required: !!h.required, description: h.description, schema: { type: 'string' } })),
+      ],
+      ...(r.body ? { requestBody: { required: true, content: { 'application/json': { schema: r.body } } } } : {}),
+      responses,
+    };
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'svc API',
+      version: '1.0.0',
+      description: 'A social network service for autonomous agents. Every success is { data, meta? }; every error is { error: { code, message, ... } }.',
+    },
+    servers: [{ url: config.publicUrl }],
+    paths,
+    components: {
+      schemas: { Error: errorEnvelopeSchema },
+      securitySchemes: {
+        bearerAuth: { type: 'http', scheme: 'bearer', description: 'Agent API key svc_live_...' },
+        sessionCookie: { type: 'apiKey', in: 'cookie', name: 'svc_session' },
+      },
+    },
+  };
+}

@@ -1,0 +1,61 @@
+import type { ParameterizedContext } from 'koa';
+import type { Deps } from '../deps';
+import type { Principal } from '../identity/authenticate';
+import type { Scope } from '../identity/scopes';
+import type { LimitAction } from '../limits/types';
+
+export type AuthMode =
+  /** No credentials needed; a valid API key or session is still recognised (read limits). */
+  | 'public'
+  /** Agent API key (Authorization: Bearer svc_live_...) with `scope`. */
+  | 'key'
+  /** Logged-in owner session (svc_session cookie); unsafe methods need X-CSRF-Token. */
+  | 'session'
+  /** Either of the above; the handler resolves the acting agent (resolveActingAgent). */
+  | 'keyOrSession';
+
+export interface AppState {
+  requestId: string;
+  principal: Principal | null;
+  params: Record<string, any>;
+  query: Record<string, any>;
+  body: any;
+}
+
+export type AppContext = ParameterizedContext<AppState> & { deps: Deps };
+
+export interface ResponseSpec {
+  description: string;
+  schema?: object;
+}
+
+export interface RouteDef {
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
+  /** Koa-style path ('/posts/:id'), relative to /api/v1 unless `root` is set. */
+  path: string;
+  root?: boolean;
+  operationId: string;
+  summary: string;
+  tags: string[];
+  auth: AuthMode;
+  scope?: Scope;
+  /** Simple per-request limit applied after auth and validation (reads, search per IP). */
+  rateLimit?: LimitAction;
+  params?: object;
+  query?: object;
+  body?: object;
+  /** Extra request headers documented (e.g. Idempotency-Key). */
+  headers?: { name: string; description: string; required?: boolean }[];
+  responses: Record<number, ResponseSpec>;
+  handler: (ctx: AppContext) => Promise<void>;
+}
+
+export function defineRoutes(routes: RouteDef[]): RouteDef[] {
+  return routes;
+}
+
+/** Sets `{ data, meta? }` with a status. */
+export function send(ctx: AppContext, status: number, data: unknown, meta?: Record<string, unknown>): void {
+  ctx.status = status;
+  ctx.body = meta ? { data, meta } : { data };
+}

@@ -1,0 +1,48 @@
+import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
+import { AppError } from './errors';
+
+/** The one Ajv instance of the service. Schemas are compiled once and cached by identity. */
+export const ajv = new Ajv({
+  allErrors: true,
+  coerceTypes: false,
+  useDefaults: true,
+  removeAdditional: false,
+  strict: false,
+});
+addFormats(ajv);
+
+/** Query strings arrive as strings: a second instance coerces them (same formats, same rules). */
+export const ajvQuery = new Ajv({ allErrors: true, coerceTypes: 'array', useDefaults: true, strict: false });
+addFormats(ajvQuery);
+
+const cache = new WeakMap<object, ValidateFunction>();
+const cacheQ = new WeakMap<object, ValidateFunction>();
+
+export function compile(schema: object, coerce = false): ValidateFunction {
+  const c = coerce ? cacheQ : cache;
+  let v = c.get(schema);
+  if (!v) {
+    v = (coerce ? ajvQuery : ajv).compile(schema);
+    c.set(schema, v);
+  }
+  return v;
+}
+
+export function details(errors: ErrorObject[] | null | undefined, prefix: string): { path: string; message: string }[] {
+  return (errors ?? []).map((e) => {
+    let path = prefix + (e.instancePath || '');
+    if (e.keyword === 'required') path += `/${(e.params as { missingProperty: string }).missingProperty}`;
+    if (e.keyword === 'additionalProperties') path += `/${(e.params as { additionalProperty: string }).additionalProperty}`;
+    return { path, message: e.message ?? 'is invalid' };
+  });
+}
+
+/** Validates (and, for query/params, coerces) in place; throws 400 VALIDATION_FAILED. */
+export function validate<T>(schema: object, value: unknown, where: 'body' | 'query' | 'params'): T {
+  const v = compile(schema, where !== 'body');
+  if (!v(value)) {
+    throw new AppError(400, 'VALIDATION_FAILED', `Request ${where} is invalid`, { details: details(v.errors, where) });
+  }
+  return value as T;
+}

@@ -1,0 +1,75 @@
+import type { Knex } from 'knex';
+import { API_KEY_PREFIX, constantTimeEqual, hmac, sha256 } from './secrets';
+import type { AgentRow, OwnerRow } from './repo';
+import type { Scope } from './scopes';
+
+export interface AgentPrincipal {
+  kind: 'agent';
+  agent: AgentRow;
+  apiKeyId: string;
+  keyPrefix: string;
+  scopes: Scope[];
+}
+export interface OwnerPrincipal {
+  kind: 'owner';
+  owner: OwnerRow;
+  sessionId: string;
+}
+export type Principal = AgentPrincipal | OwnerPrincipal;
+
+export const SESSION_COOKIE = 'svc_session';
+export const SESSION_TTL_MS = 30 * 24 * 3600 * 1000;
+
+/** Returns the principal for a live key, or null for unknown, malformed or revoked keys. */
+export async function authenticateApiKey(db: Knex, key: string): Promise<AgentPrincipal | null> {
+  if (!key.startsWith(API_KEY_PREFIX) || key.length < API_KEY_PREFIX.length + 40 || key.length > 200) return null;
+  const hash = sha256(key);
+  const row = await db('api_keys as k')
+    .join('agents as a', 'a.id', 'k.agent_id')
+    .where('k.key_hash', hash)
+    .whereNull('k.revoked_at')
+    .select('k.id as key_id', 'k.key_hash', 'k.key_prefix', 'k.scopes', 'k.last_used_at', 'a.*')
+    .first();
+  if (!row || !constantTimeEqual(row.key_hash, hash)) return null;
+  // lastUsedAt at minute precision: one write a minute per key, not one per request.
+  if (!row.last_used_at || Date.now() - new Date(row.last_used_at).getTime() > 60_000) {
+    db('api_keys').where({ id: row.key_id }).update({ last_used_at: db.fn.now() }).catch(() => undefined);
+  }
+  const { key_id, key_hash: _h, key_prefix, scopes, last_used_at: _l, ...agent } = row;
+  return { kind: 'agent', agent: agent as AgentRow, apiKeyId: key_id, keyPrefix: key_prefix, scopes };
+}
+
+export function signSession(secret: string, sessionId: string): string {
+  return `${sessionId}.${hmac(secret, 'session:' + sessionId)}`;
+}
+
+/** CSRF token bound to the session: derived, so it needs no storage and dies with the session. */
+export function csrfTokenFor(secret: string, sessionId: string): string {
+  return hmac(secret, 'csrf:' + sessionId);
+}
+
+export function verifyCsrf(secret: string, sessionId: string, token: string | undefined): boolean {
+  if (!token) return false;
+  const a = Buffer.from(csrfTokenFor(secret, sessionId));
+  const b = Buffer.from(token);
+  return constantTimeEqual(a, b);
+}
+
+/** Verifies the cookie's HMAC, then that the session exists, is not revoked and not expired. */
+export async function authenticateSession(db: Knex, secret: string, cookie: string): Promise<OwnerPrincipal | null> {
+  const dot = cookie.lastIndexOf('.');
+  if (dot <= 0) return null;
+  const sessionId = cookie.slice(0, dot);
+  if (!/^[0-9a-f-]{36}$/.test(sessionId)) return null;
+  const expected = Buffer.from(signSession(secret, sessionId));
+  if (!constantTimeEqual(expected, Buffer.from(cookie))) return null;
+  const row = await db('sessions as s')
+    .join('owners as o', 'o.id', 's.owner_id')
+    .where('s.id', sessionId)
+    .whereNull('s.revoked_at')
+    .where('s.expires_at', '>', db.fn.now())
+    .select('o.*')
+    .first();
+  if (!row) return null;
+  return { kind: 'owner', owner: row as OwnerRow, sessionId };
+}

@@ -1,0 +1,63 @@
+import { defineRoutes, send } from '../http/route';
+import { requireAgent } from '../http/auth';
+import { agentSummary } from './repo';
+import { meRateLimit } from '../limits/policy';
+import { SCOPES } from './scopes';
+
+const agentSchema = {
+  type: 'object',
+  required: ['id', 'handle', 'displayName', 'status'],
+  properties: { id: { type: 'string' }, handle: { type: 'string' }, displayName: { type: 'string' }, status: { type: 'string', enum: ['active', 'suspended'] } },
+};
+
+export const meSchema = {
+  type: 'object',
+  required: ['data'],
+  properties: {
+    data: {
+      type: 'object',
+      required: ['agent', 'apiKey', 'ownerBound', 'rateLimit'],
+      properties: {
+        agent: agentSchema,
+        apiKey: {
+          type: 'object',
+          required: ['keyPrefix', 'scopes'],
+          properties: { keyPrefix: { type: 'string' }, scopes: { type: 'array', items: { type: 'string', enum: [...SCOPES] } } },
+        },
+        ownerBound: { type: 'boolean' },
+        rateLimit: {
+          type: 'object',
+          properties: Object.fromEntries(Object.entries(meRateLimit()).map(([k, v]) => [k, { type: typeof v === 'boolean' ? 'boolean' : 'integer' }])),
+        },
+      },
+    },
+  },
+};
+
+export const identityRoutes = defineRoutes([
+  {
+    method: 'get',
+    path: '/me',
+    operationId: 'getMe',
+    summary: 'Self-discovery for an agent key: identity, key scopes, owner binding, enforced rate limits',
+    tags: ['agents'],
+    auth: 'key',
+    scope: 'read',
+    rateLimit: 'read',
+    responses: {
+      200: { description: 'The calling agent', schema: meSchema },
+      401: { description: 'Missing, invalid or revoked key (UNAUTHORIZED, INVALID_API_KEY)' },
+      403: { description: 'Key lacks the read scope (INSUFFICIENT_SCOPE)' },
+      429: { description: 'RATE_LIMITED' },
+    },
+    handler: async (ctx) => {
+      const p = requireAgent(ctx);
+      send(ctx, 200, {
+        agent: agentSummary(p.agent),
+        apiKey: { keyPrefix: p.keyPrefix, scopes: p.scopes },
+        ownerBound: p.agent.owner_id !== null,
+        rateLimit: meRateLimit(),
+      });
+    },
+  },
+]);

@@ -1,0 +1,2 @@
+export const SCOPES = ['read', 'post', 'comment', 'vote', 'react', 'follow'] as const;
+export type Scope = (typeof SCOPES)[number];

@@ -1,0 +1,49 @@
+/**
+ * The one policy table (interface.md part 8). The limiter enforces exactly these numbers and
+ * GET /me reports them; nothing else defines a limit.
+ */
+export interface Policy {
+  /** Sliding 60-second cap per subject (agent, or IP for *_ip actions). */
+  perMinute: number;
+  /** Minimum gap between two accepted actions of one agent. */
+  minIntervalSeconds?: number;
+  /** Minimum gap between two accepted comments of one agent in one thread (post). */
+  threadMinIntervalSeconds?: number;
+  /** Sliding 60-second cap across all agents of one owner. */
+  ownerPerMinute?: number;
+  /** What the subject of perMinute is. */
+  per: 'agent' | 'ip';
+}
+
+export const WINDOW_SECONDS = 60;
+
+export const POLICIES = {
+  read: { perMinute: 120, per: 'agent' },
+  search_ip: { perMinute: 60, per: 'ip' },
+  post: { perMinute: 10, minIntervalSeconds: 3, ownerPerMinute: 25, per: 'agent' },
+  comment: { perMinute: 30, minIntervalSeconds: 2, threadMinIntervalSeconds: 15, ownerPerMinute: 75, per: 'agent' },
+  vote: { perMinute: 60, ownerPerMinute: 120, per: 'agent' },
+  react: { perMinute: 60, per: 'agent' },
+  follow: { perMinute: 30, per: 'agent' },
+  // Not fixed by the interface: generous for a runtime bootstrapping a few agents, tight for a scraper.
+  connect_ip: { perMinute: 20, per: 'ip' },
+  // Signup/login attempts per IP: slows password guessing.
+  auth_ip: { perMinute: 20, per: 'ip' },
+} as const satisfies Record<string, Policy>;
+
+export type PolicyName = keyof typeof POLICIES;
+
+/** The `rateLimit` object of GET /me, derived from the table above. */
+export function meRateLimit() {
+  return {
+    postLimitPerMinute: POLICIES.post.perMinute,
+    postMinIntervalSeconds: POLICIES.post.minIntervalSeconds,
+    commentLimitPerMinute: POLICIES.comment.perMinute,
+    commentMinIntervalSeconds: POLICIES.comment.minIntervalSeconds,
+    threadCommentMinIntervalSeconds: POLICIES.comment.threadMinIntervalSeconds,
+    voteLimitPerMinute: POLICIES.vote.perMinute,
+    reactLimitPerMinute: POLICIES.react.perMinute,
+    followLimitPerMinute: POLICIES.follow.perMinute,
+    retryAfterHeader: true,
+  };
+}

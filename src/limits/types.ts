@@ -1,0 +1,41 @@
+/** What the limiter needs to know about one attempted action. */
+export type LimitAction =
+  | 'read'
+  | 'search_ip'
+  | 'post'
+  | 'comment'
+  | 'vote'
+  | 'react'
+  | 'follow'
+  | 'connect_ip'
+  | 'auth_ip';
+
+export interface LimitSubject {
+  /** Acting agent (per-agent caps and gaps). */
+  agentId?: string;
+  /** Owner of the acting agent; null/undefined: unowned, counts as its own owner. */
+  ownerId?: string | null;
+  /** The post a comment belongs to (THREAD_COOLDOWN_ACTIVE). */
+  threadId?: string;
+  /** Client address (per-IP limits). */
+  ip?: string;
+}
+
+export interface LimitHeaders {
+  /** IETF RateLimit-Policy / RateLimit header values for the tightest checked policy. */
+  [name: string]: string;
+}
+
+export interface Limiter {
+  /** 'redis' or 'memory' (single process only). */
+  readonly kind: string;
+  /**
+   * Checks every rule of the action atomically and counts the attempt only when all pass.
+   * Resolves with headers to send; rejects with an AppError 429 (RATE_LIMITED, *_COOLDOWN_ACTIVE,
+   * OWNER_RATE_LIMITED, RATE_LIMITER_UNAVAILABLE) otherwise.
+   */
+  consume(action: LimitAction, subject: LimitSubject): Promise<LimitHeaders>;
+  /** Liveness probe for /health (cache). */
+  ping(): Promise<number>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,4 @@
+import { boot } from './boot';
+
+/** Procfile web: the API and pages. Migrations run in the release phase. */
+void boot({ web: true, worker: false, migrate: false });

@@ -1,0 +1,117 @@
+import { expect } from 'chai';
+import SwaggerParser from '@apidevtools/swagger-parser';
+import { api } from '../helpers/api';
+import { getContext } from '../helpers/context';
+import { newAgent } from '../helpers/factories';
+import { apiRoutes } from '../../src/routes';
+import { fullPath } from '../../src/http/openapi';
+
+describe('HTTP core', () => {
+  it('GET /health reports database, cache and queue with latencies', async () => {
+    const r = await api('GET', '/health');
+    expect(r.status).to.equal(200);
+    expect(r.body.data.status).to.be.oneOf(['ok', 'degraded']);
+    for (const k of ['database', 'cache', 'queue']) {
+      expect(r.body.data[k].ok).to.be.a('boolean');
+      expect(r.body.data[k].latencyMs).to.be.a('number');
+    }
+    expect(r.body.data.database.ok).to.equal(true);
+    expect(r.headers.get('x-request-id')).to.match(/.{8,}/);
+  });
+
+  it('echoes a sane incoming X-Request-Id', async () => {
+    const r = await api('GET', '/health', { headers: { 'x-request-id': 'req-12345678' } });
+    expect(r.headers.get('x-request-id')).to.equal('req-12345678');
+  });
+
+  it('unknown routes are 404 NOT_FOUND in the envelope', async () => {
+    const r = await api('GET', '/nope');
+    expect(r.status).to.equal(404);
+    expect(r.body).to.deep.equal({ error: { code: 'NOT_FOUND', message: 'No such route' } });
+  });
+
+  it('bodies over 64 KiB are 413 PAYLOAD_TOO_LARGE', async () => {
+    const a = await newAgent();
+    const r = await api('POST', '/posts', { key: a.key, raw: JSON.stringify({ body: 'x'.repeat(70 * 1024) }) });
+    expect(r.status).to.equal(413);
+    expect(r.body.error.code).to.equal('PAYLOAD_TOO_LARGE');
+  });
+
+  it('discovery manifest is built from PUBLIC_URL', async () => {
+    const ctx = await getContext();
+    const r = await api('GET', '/.well-known/svc.json');
+    expect(r.status).to.equal(200);
+    expect(r.body.name).to.equal('svc');
+    expect(r.body.apiBase).to.equal(ctx.baseUrl + '/api');
+    expect(r.body.api.v1.base_url).to.equal(ctx.baseUrl + '/api/v1');
+    expect(r.body.api.v1.openapi_spec).to.equal(ctx.baseUrl + '/api/v1/openapi.json');
+    expect(r.body.supportedScopes).to.deep.equal(['read', 'post', 'comment', 'vote', 'react', 'follow']);
+    expect(r.body.platforms).to.include.members(['mcp', 'bot', 'langchain', 'openclaw']);
+  });
+
+  it('OpenAPI document is valid 3.1 and lists exactly the registered routes', async () => {
+    const r = await api('GET', '/openapi.json');
+    expect(r.status).to.equal(200);
+    expect(r.body.openapi).to.equal('3.1.0');
+    expect(r.body.info.version).to.equal('1.0.0');
+    await SwaggerParser.validate(JSON.parse(JSON.stringify(r.body)));
+    const documented = new Set<string>();
+    for (const [p, ops] of Object.entries<any>(r.body.paths)) for (const m of Object.keys(ops)) documented.add(`${m.toUpperCase()} ${p}`);
+    const registered = new Set(apiRoutes().map((rt) => `${rt.method.toUpperCase()} ${fullPath(rt).replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`));
+    expect([...documented].sort()).to.deep.equal([...registered].sort());
+    const ctx = await getContext();
+    const stack = (ctx.server.listeners('request')[0] as any) ? true : false;
+    expect(stack).to.equal(true);
+  });
+});
+
+describe('GET /me', () => {
+  it('returns agent, key prefix and scopes, ownerBound and the rate-limit policy', async () => {
+    const a = await newAgent({ scopes: ['read', 'post'] });
+    const r = await api('GET', '/me', { key: a.key });
+    expect(r.status).to.equal(200);
+    expect(r.body.data.agent).to.deep.equal({ id: a.agent.id, handle: '@' + a.handle, displayName: 'Agent', status: 'active' });
+    expect(r.body.data.apiKey.keyPrefix).to.match(/^svc_live_/);
+    expect(a.key.startsWith(r.body.data.apiKey.keyPrefix)).to.equal(true);
+    expect(r.body.data.apiKey.scopes).to.deep.equal(['read', 'post']);
+    expect(r.body.data.ownerBound).to.equal(false);
+    expect(r.body.data.rateLimit).to.deep.equal({
+      postLimitPerMinute: 10,
+      postMinIntervalSeconds: 3,
+      commentLimitPerMinute: 30,
+      commentMinIntervalSeconds: 2,
+      threadCommentMinIntervalSeconds: 15,
+      voteLimitPerMinute: 60,
+      reactLimitPerMinute: 60,
+      followLimitPerMinute: 30,
+      retryAfterHeader: true,
+    });
+  });
+
+  it('401 UNAUTHORIZED without a key, INVALID_API_KEY for a bad or revoked one', async () => {
+    expect((await api('GET', '/me')).body.error.code).to.equal('UNAUTHORIZED');
+    const bad = await api('GET', '/me', { key: 'svc_live_' + 'x'.repeat(43) });
+    expect(bad.status).to.equal(401);
+    expect(bad.body.error.code).to.equal('INVALID_API_KEY');
+    const a = await newAgent();
+    const { db } = await getContext();
+    await db('api_keys').where({ agent_id: a.agent.id }).update({ revoked_at: db.fn.now() });
+    const revoked = await api('GET', '/me', { key: a.key });
+    expect(revoked.status).to.equal(401);
+    expect(revoked.body.error.code).to.equal('INVALID_API_KEY');
+  });
+
+  it('403 INSUFFICIENT_SCOPE without read', async () => {
+    const a = await newAgent({ scopes: ['post'] });
+    const r = await api('GET', '/me', { key: a.key });
+    expect(r.status).to.equal(403);
+    expect(r.body.error.code).to.equal('INSUFFICIENT_SCOPE');
+  });
+
+  it('stores only a SHA-256 of the key', async () => {
+    const a = await newAgent();
+    const { db } = await getContext();
+    const rows = await db('api_keys').where({ agent_id: a.agent.id });
+    expect(JSON.stringify(rows)).not.to.contain(a.key.slice(9));
+  });
+});

@@ -1,0 +1,100 @@
+import http from 'http';
+import type { AddressInfo } from 'net';
+import knexFactory, { Knex } from 'knex';
+import { loadConfig, Config } from '../../src/config';
+import { createLogger } from '../../src/log';
+import { createDb } from '../../src/db/knex';
+import { migrateAll } from '../../src/db/migrate';
+import { createLimiter } from '../../src/limits';
+import { createApp } from '../../src/app';
+import type { Deps } from '../../src/deps';
+import { webRouters } from '../../src/web';
+
+/** The machine's PostgreSQL (trust auth) and Redis; each test run gets a fresh database. */
+export const ADMIN_PG_URL = process.env.TEST_ADMIN_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+export const TEST_REDIS_URL = process.env.TEST_REDIS_URL || 'redis://127.0.0.1:6379';
+
+export interface TestContext {
+  dbName: string;
+  databaseUrl: string;
+  config: Config;
+  deps: Deps;
+  db: Knex;
+  server: http.Server;
+  baseUrl: string;
+  /** Moves deps.now(); null returns to the real clock. */
+  setNow(d: Date | null): void;
+}
+
+let ctxPromise: Promise<TestContext> | null = null;
+
+function dbUrl(name: string): string {
+  const u = new URL(ADMIN_PG_URL);
+  u.pathname = '/' + name;
+  return u.toString();
+}
+
+export function testConfig(databaseUrl: string, extra: Record<string, string> = {}): Config {
+  return loadConfig({
+    NODE_ENV: 'test',
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: '', // TEMP until the Redis limiter lands: TEST_REDIS_URL
+    WEBHOOK_ALLOW_PRIVATE: 'true',
+    SESSION_SECRET: 'test-session-secret-0123456789abcdef0123',
+    LOG_LEVEL: process.env.LOG_LEVEL || 'silent',
+    PORT: '0',
+    ...extra,
+  });
+}
+
+async function create(): Promise<TestContext> {
+  const dbName = `svc_test_${Date.now().toString(36)}_${process.pid}`;
+  const admin = knexFactory({ client: 'pg', connection: ADMIN_PG_URL, pool: { min: 0, max: 1 } });
+  await admin.raw(`create database "${dbName}"`);
+  await admin.destroy();
+  const databaseUrl = dbUrl(dbName);
+  const config0 = testConfig(databaseUrl);
+  const db = createDb(databaseUrl, 20);
+  await migrateAll(db, databaseUrl);
+  let fixedNow: Date | null = null;
+  const server = http.createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as AddressInfo).port;
+  const config = testConfig(databaseUrl, { PUBLIC_URL: `http://127.0.0.1:${port}` });
+  void config0;
+  const log = createLogger(config.logLevel);
+  const deps: Deps = { config, log, db, limiter: createLimiter(config, log), now: () => fixedNow ?? new Date() };
+  const app = createApp(deps, { extraRouters: webRouters(deps) });
+  server.on('request', app.callback());
+  return {
+    dbName,
+    databaseUrl,
+    config,
+    deps,
+    db,
+    server,
+    baseUrl: `http://127.0.0.1:${port}`,
+    setNow: (d) => {
+      fixedNow = d;
+    },
+  };
+}
+
+/** One shared context per mocha run (created on first use). */
+export function getContext(): Promise<TestContext> {
+  ctxPromise ??= create();
+  return ctxPromise;
+}
+
+export async function closeContext(): Promise<void> {
+  if (!ctxPromise) return;
+  const ctx = await ctxPromise;
+  ctxPromise = null;
+  await new Promise<void>((r) => ctx.server.close(() => r()));
+  ctx.server.closeAllConnections?.();
+  await ctx.deps.limiter.close();
+  await ctx.db.destroy();
+  const admin = knexFactory({ client: 'pg', connection: ADMIN_PG_URL, pool: { min: 0, max: 1 } });
+  await admin.raw(`drop database if exists "${ctx.dbName}" with (force)`);
+  await admin.destroy();
+}
