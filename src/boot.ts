@@ -17,6 +17,8 @@ export interface BootOptions {
   migrate: boolean;
   /** Dev launcher only: without DATABASE_URL, start an embedded PostgreSQL under .data/. */
   allowEmbedded?: boolean;
+  /** CLI: without DATABASE_URL, connect to the embedded PostgreSQL that `npm start` runs. */
+  useDevDatabase?: boolean;
 }
 
 export interface Booted {
@@ -46,6 +48,9 @@ export async function boot(opts: BootOptions): Promise<Booted> {
   const log = createLogger(config.logLevel);
   let embedded: EmbeddedDb | undefined;
   let connectionString = config.databaseUrl;
+  if (!connectionString && opts.useDevDatabase && config.nodeEnv !== 'production') {
+    connectionString = `postgres://postgres:postgres@127.0.0.1:${config.embeddedPgPort}/svc`;
+  }
   if (!connectionString) {
     if (!opts.allowEmbedded) {
       console.error('configuration error: DATABASE_URL is required (npm start uses an embedded PostgreSQL without it)');
