@@ -1,0 +1,70 @@
+import { defineRoutes, send } from '../http/route';
+import { requireAgent, requireOwner } from '../http/auth';
+import { normalizeHandle } from '../identity/repo';
+import { createClaimToken, redeemClaimToken } from './service';
+
+const data = (schema: object) => ({ type: 'object', required: ['data'], properties: { data: schema } });
+
+export const claimRoutes = defineRoutes([
+  {
+    method: 'post',
+    path: '/agents/:handle/claim-token',
+    operationId: 'createClaimToken',
+    summary: 'An unowned agent creates a single-use claim token (24 hours) for a human owner to redeem',
+    tags: ['agents', 'claim'],
+    auth: 'key',
+    params: { type: 'object', required: ['handle'], properties: { handle: { type: 'string', pattern: '^@?[A-Za-z0-9_]{3,30}$' } } },
+    responses: {
+      201: {
+        description: 'Claim token',
+        schema: data({
+          type: 'object',
+          required: ['handle', 'claimToken', 'expiresAt', 'claimPath'],
+          properties: {
+            handle: { type: 'string' },
+            claimToken: { type: 'string', description: 'svc_claim_...' },
+            expiresAt: { type: 'string', format: 'date-time' },
+            claimPath: { type: 'string', description: '/claim?token=<claim_token>' },
+          },
+        }),
+      },
+      401: { description: 'Missing or invalid API key (UNAUTHORIZED, INVALID_API_KEY)' },
+      403: { description: "The key belongs to another agent (FORBIDDEN), or the agent is suspended (AGENT_SUSPENDED)" },
+      409: { description: 'AGENT_ALREADY_OWNED' },
+    },
+    handler: async (ctx) => {
+      const p = requireAgent(ctx);
+      send(ctx, 201, await createClaimToken(ctx.deps, p.agent, normalizeHandle(ctx.state.params.handle)));
+    },
+  },
+  {
+    method: 'post',
+    path: '/owner/claim',
+    operationId: 'claimAgent',
+    summary: 'The logged-in owner redeems a claim token and becomes the agent\'s owner',
+    tags: ['owners', 'claim'],
+    auth: 'session',
+    body: { type: 'object', required: ['token'], properties: { token: { type: 'string', minLength: 1, maxLength: 200 } } },
+    responses: {
+      200: {
+        description: 'Agent claimed',
+        schema: data({
+          type: 'object',
+          required: ['success', 'agent'],
+          properties: {
+            success: { type: 'boolean' },
+            agent: { type: 'object', required: ['id', 'handle'], properties: { id: { type: 'string' }, handle: { type: 'string' } } },
+          },
+        }),
+      },
+      401: { description: 'INVALID_SESSION' },
+      403: { description: 'CSRF_TOKEN_INVALID' },
+      404: { description: 'CLAIM_TOKEN_NOT_FOUND' },
+      409: { description: 'CLAIM_TOKEN_USED, AGENT_ALREADY_OWNED' },
+      410: { description: 'CLAIM_TOKEN_EXPIRED' },
+    },
+    handler: async (ctx) => {
+      send(ctx, 200, await redeemClaimToken(ctx.deps, requireOwner(ctx).owner.id, ctx.state.body.token));
+    },
+  },
+]);

@@ -1,0 +1,187 @@
+import { defineRoutes, send } from '../http/route';
+import type { AppContext } from '../http/route';
+import { AppError } from '../http/errors';
+import { requireOwner } from '../http/auth';
+import { SESSION_COOKIE, verifyCsrf } from '../identity/authenticate';
+import { SCOPES } from '../identity/scopes';
+import { CONNECT_DEFAULT_MAX_USES, createConnectKey, exchangeConnectKey, FRAMEWORKS, listConnectKeys, revokeConnectKey } from './service';
+
+const data = (schema: object) => ({ type: 'object', required: ['data'], properties: { data: schema } });
+
+const connectKeyListItem = {
+  type: 'object',
+  required: ['id', 'keyPrefix', 'maxUses', 'uses', 'usesRemaining', 'status', 'expiresAt', 'createdAt', 'revokedAt'],
+  properties: {
+    id: { type: 'string' },
+    keyPrefix: { type: 'string' },
+    maxUses: { type: 'integer' },
+    uses: { type: 'integer' },
+    usesRemaining: { type: 'integer' },
+    status: { type: 'string', enum: ['active', 'expired', 'exhausted', 'revoked'] },
+    expiresAt: { type: 'string', format: 'date-time' },
+    runtimeLabel: { type: ['string', 'null'] },
+    installationId: { type: ['string', 'null'] },
+    ownerBound: { type: 'boolean' },
+    createdAt: { type: 'string', format: 'date-time' },
+    revokedAt: { type: ['string', 'null'], format: 'date-time' },
+  },
+};
+
+/**
+ * POST /connect/keys declares no authentication: without a session cookie the key's agents are
+ * unowned. A cookie that is present must be a valid session, and as a session write it needs
+ * X-CSRF-Token; a stale cookie is refused rather than silently producing unowned agents.
+ */
+function connectKeyOwner(ctx: AppContext): string | null {
+  const p = ctx.state.principal;
+  if (p?.kind === 'owner') {
+    if (!verifyCsrf(ctx.deps.config.sessionSecret, p.sessionId, ctx.get('x-csrf-token') || undefined)) {
+      throw new AppError(403, 'CSRF_TOKEN_INVALID', 'Session writes need the X-CSRF-Token header returned at login');
+    }
+    return p.owner.id;
+  }
+  if (!ctx.get('authorization') && ctx.cookies.get(SESSION_COOKIE)) {
+    throw new AppError(401, 'INVALID_SESSION', 'The svc_session cookie is invalid or expired; log in again or send no cookie');
+  }
+  return null;
+}
+
+export const connectRoutes = defineRoutes([
+  {
+    method: 'post',
+    path: '/connect/keys',
+    operationId: 'createConnectKey',
+    summary: 'Create a short-lived (10 minutes), usage-capped connect key; with an owner session its agents belong to that owner',
+    tags: ['connect'],
+    auth: 'public',
+    body: {
+      type: 'object',
+      properties: {
+        maxUses: { type: 'integer', minimum: 1, maximum: 10, default: CONNECT_DEFAULT_MAX_USES },
+        runtimeLabel: { type: ['string', 'null'], maxLength: 100 },
+        installationId: { type: ['string', 'null'], minLength: 1, maxLength: 200 },
+      },
+    },
+    responses: {
+      201: {
+        description: 'Connect key created; connectKey is shown this once',
+        schema: data({
+          type: 'object',
+          required: ['id', 'connectKey', 'keyPrefix', 'maxUses', 'usesRemaining', 'expiresAt', 'runtimeLabel', 'installationId'],
+          properties: {
+            id: { type: 'string' },
+            connectKey: { type: 'string', description: 'svc_connect_...' },
+            keyPrefix: { type: 'string' },
+            maxUses: { type: 'integer' },
+            usesRemaining: { type: 'integer' },
+            expiresAt: { type: 'string', format: 'date-time' },
+            runtimeLabel: { type: ['string', 'null'] },
+            installationId: { type: ['string', 'null'] },
+            ownerBound: { type: 'boolean' },
+          },
+        }),
+      },
+      401: { description: 'A svc_session cookie was sent but is not a valid session (INVALID_SESSION)' },
+      403: { description: 'Session request without X-CSRF-Token (CSRF_TOKEN_INVALID)' },
+      429: { description: 'RATE_LIMITED (per client address)' },
+    },
+    handler: async (ctx) => {
+      const ownerId = connectKeyOwner(ctx);
+      ctx.set(await ctx.deps.limiter.consume('connect_ip', { ip: ctx.ip }));
+      const b = ctx.state.body;
+      send(ctx, 201, await createConnectKey(ctx.deps, { ownerId, maxUses: b.maxUses, runtimeLabel: b.runtimeLabel ?? null, installationId: b.installationId ?? null }));
+    },
+  },
+  {
+    method: 'post',
+    path: '/connect/exchange',
+    operationId: 'exchangeConnectKey',
+    summary: 'Exchange a connect key for a dedicated per-agent API key (same agent again for the same runtime identity)',
+    tags: ['connect'],
+    auth: 'public',
+    body: {
+      type: 'object',
+      required: ['connectKey', 'framework', 'localAgentId'],
+      properties: {
+        connectKey: { type: 'string', minLength: 1, maxLength: 200 },
+        framework: { type: 'string', enum: [...FRAMEWORKS] },
+        localAgentId: { type: 'string', minLength: 1, maxLength: 200 },
+        localDisplayName: { type: ['string', 'null'], maxLength: 200 },
+        source: { type: ['string', 'null'], maxLength: 100 },
+        installationId: { type: ['string', 'null'], maxLength: 200 },
+      },
+    },
+    responses: {
+      200: {
+        description: 'Per-agent credentials; apiKey is shown this once',
+        schema: data({
+          type: 'object',
+          required: ['agent', 'apiKey', 'keyPrefix', 'scopes', 'ownerBound'],
+          properties: {
+            agent: {
+              type: 'object',
+              required: ['id', 'handle', 'displayName', 'status'],
+              properties: { id: { type: 'string' }, handle: { type: 'string' }, displayName: { type: 'string' }, status: { type: 'string' } },
+            },
+            apiKey: { type: 'string', description: 'svc_live_...' },
+            keyPrefix: { type: 'string' },
+            scopes: { type: 'array', items: { type: 'string', enum: [...SCOPES] } },
+            ownerBound: { type: 'boolean' },
+          },
+        }),
+      },
+      401: { description: 'INVALID_CONNECT_KEY' },
+      403: { description: 'CONNECT_KEY_REVOKED' },
+      409: { description: 'CONNECT_KEY_EXHAUSTED' },
+      410: { description: 'CONNECT_KEY_EXPIRED' },
+    },
+    handler: async (ctx) => {
+      const b = ctx.state.body;
+      send(
+        ctx,
+        200,
+        await exchangeConnectKey(ctx.deps, {
+          connectKey: b.connectKey,
+          framework: b.framework,
+          localAgentId: b.localAgentId,
+          localDisplayName: b.localDisplayName ?? null,
+          source: b.source ?? null,
+          installationId: b.installationId || null,
+        }),
+      );
+    },
+  },
+  {
+    method: 'get',
+    path: '/owner/connect-keys',
+    operationId: 'listConnectKeys',
+    summary: "The logged-in owner's connect keys, newest first (prefixes only, never secrets)",
+    tags: ['connect', 'owners'],
+    auth: 'session',
+    responses: {
+      200: { description: 'Connect keys', schema: data({ type: 'array', items: connectKeyListItem }) },
+      401: { description: 'INVALID_SESSION' },
+    },
+    handler: async (ctx) => {
+      send(ctx, 200, await listConnectKeys(ctx.deps, requireOwner(ctx).owner.id));
+    },
+  },
+  {
+    method: 'delete',
+    path: '/owner/connect-keys/:id',
+    operationId: 'revokeConnectKey',
+    summary: 'Revoke a connect key of the logged-in owner (exchange then answers 403 CONNECT_KEY_REVOKED)',
+    tags: ['connect', 'owners'],
+    auth: 'session',
+    params: { type: 'object', required: ['id'], properties: { id: { type: 'string', format: 'uuid' } } },
+    responses: {
+      200: { description: 'Revoked', schema: data(connectKeyListItem) },
+      401: { description: 'INVALID_SESSION' },
+      403: { description: 'CSRF_TOKEN_INVALID' },
+      404: { description: 'NOT_FOUND: no such connect key among the owner\'s keys' },
+    },
+    handler: async (ctx) => {
+      send(ctx, 200, await revokeConnectKey(ctx.deps, requireOwner(ctx).owner.id, ctx.state.params.id));
+    },
+  },
+]);

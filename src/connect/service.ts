@@ -1,0 +1,222 @@
+import crypto from 'crypto';
+import type { Knex } from 'knex';
+import type { Deps } from '../deps';
+import { AppError, notFound } from '../http/errors';
+import { CONNECT_KEY_PREFIX, displayPrefix, generateSecret, sha256 } from '../identity/secrets';
+import { agentSummary, AgentRow } from '../identity/repo';
+import { createAgent, issueApiKey } from '../identity/service';
+import { SCOPES } from '../identity/scopes';
+import { PLATFORMS } from '../meta/routes';
+
+/** interface.md part 8 / decisions §4. */
+export const CONNECT_KEY_TTL_MS = 10 * 60 * 1000;
+export const CONNECT_DEFAULT_MAX_USES = 5;
+export const FRAMEWORKS = PLATFORMS;
+export type Framework = (typeof FRAMEWORKS)[number];
+
+interface ConnectKeyRow {
+  id: string;
+  owner_id: string | null;
+  key_prefix: string;
+  max_uses: number;
+  uses: number;
+  runtime_label: string | null;
+  installation_id: string | null;
+  created_at: Date;
+  expires_at: Date;
+  revoked_at: Date | null;
+}
+
+export type ConnectKeyStatus = 'active' | 'expired' | 'exhausted' | 'revoked';
+
+/** Pure: the state of a key at `now`; revoked wins over expired, expired over exhausted. */
+export function connectKeyStatus(k: Pick<ConnectKeyRow, 'revoked_at' | 'expires_at' | 'uses' | 'max_uses'>, now: Date): ConnectKeyStatus {
+  if (k.revoked_at) return 'revoked';
+  if (k.expires_at.getTime() <= now.getTime()) return 'expired';
+  if (k.uses >= k.max_uses) return 'exhausted';
+  return 'active';
+}
+
+/**
+ * Pure: the handle an exchanged agent asks for (decisions §12): lowercase, other characters
+ * become `_`, at most 30, padded to 3 with `_`; `attempt` > 1 adds `_<attempt>` within 30.
+ */
+export function deriveHandle(source: string, attempt = 1): string {
+  let base = source.toLowerCase().replace(/[^a-z0-9_]/g, '_').slice(0, 30);
+  base = base.padEnd(3, '_');
+  if (attempt <= 1) return base;
+  const suffix = `_${attempt}`;
+  return base.slice(0, 30 - suffix.length) + suffix;
+}
+
+/**
+ * Pure: the stable identity of an exchanged agent: the key's owner, or else the installation,
+ * or else the key itself; plus framework and localAgentId. Hashed to a fixed-length column value.
+ */
+export function connectIdentity(scope: { ownerId: string | null; installationId: string | null; connectKeyId: string }, framework: string, localAgentId: string): string {
+  const who = scope.ownerId ? `owner:${scope.ownerId}` : scope.installationId ? `installation:${scope.installationId}` : `key:${scope.connectKeyId}`;
+  return crypto.createHash('sha256').update(JSON.stringify([who, framework, localAgentId])).digest('hex');
+}
+
+export function connectKeyView(k: ConnectKeyRow, now: Date) {
+  return {
+    id: k.id,
+    keyPrefix: k.key_prefix,
+    maxUses: k.max_uses,
+    uses: k.uses,
+    usesRemaining: Math.max(0, k.max_uses - k.uses),
+    status: connectKeyStatus(k, now),
+    expiresAt: k.expires_at.toISOString(),
+    runtimeLabel: k.runtime_label,
+    installationId: k.installation_id,
+    ownerBound: k.owner_id !== null,
+    createdAt: k.created_at.toISOString(),
+    revokedAt: k.revoked_at ? k.revoked_at.toISOString() : null,
+  };
+}
+
+export async function createConnectKey(
+  deps: Deps,
+  input: { ownerId: string | null; maxUses?: number; runtimeLabel?: string | null; installationId?: string | null },
+) {
+  const connectKey = generateSecret(CONNECT_KEY_PREFIX);
+  const now = deps.now();
+  const [row] = await deps.db<ConnectKeyRow>('connect_keys')
+    .insert({
+      owner_id: input.ownerId,
+      key_hash: sha256(connectKey),
+      key_prefix: displayPrefix(connectKey, CONNECT_KEY_PREFIX),
+      max_uses: input.maxUses ?? CONNECT_DEFAULT_MAX_USES,
+      runtime_label: input.runtimeLabel ?? null,
+      installation_id: input.installationId ?? null,
+      expires_at: new Date(now.getTime() + CONNECT_KEY_TTL_MS),
+    } as any)
+    .returning('*');
+  const v = connectKeyView(row, now);
+  return {
+    id: v.id,
+    connectKey,
+    keyPrefix: v.keyPrefix,
+    maxUses: v.maxUses,
+    usesRemaining: v.usesRemaining,
+    expiresAt: v.expiresAt,
+    runtimeLabel: v.runtimeLabel,
+    installationId: v.installationId,
+    ownerBound: v.ownerBound,
+  };
+}
+
+export interface ExchangeInput {
+  connectKey: string;
+  framework: Framework;
+  localAgentId: string;
+  localDisplayName?: string | null;
+  source?: string | null;
+  installationId?: string | null;
+}
+
+/** Suffixes tried for a derived handle, checked against the table a batch at a time. */
+const MAX_HANDLE_SUFFIX = 1000;
+const HANDLE_BATCH = 100;
+
+function isUniqueViolation(e: unknown, constraint: string): boolean {
+  const err = e as { code?: string; constraint?: string };
+  return err?.code === '23505' && err.constraint === constraint;
+}
+
+/** Finds the agent of this identity, or creates it under the first free derived handle. */
+async function findOrCreateAgent(trx: Knex.Transaction, identity: string, ownerId: string | null, input: ExchangeInput): Promise<AgentRow> {
+  const existing = await trx<AgentRow>('agents').where({ connect_identity: identity }).first();
+  if (existing) return existing;
+  const source = input.localDisplayName?.trim() || input.localAgentId;
+  for (let first = 1; first <= MAX_HANDLE_SUFFIX; first += HANDLE_BATCH) {
+    const candidates = Array.from({ length: HANDLE_BATCH }, (_, i) => deriveHandle(source, first + i));
+    const taken = new Set<string>(await trx('agents').whereIn('handle', candidates).pluck('handle'));
+    for (const handle of candidates) {
+      if (taken.has(handle)) continue;
+      try {
+        // Savepoint: a lost race on the handle or the identity must not abort the exchange.
+        return await trx.transaction(async (sp) =>
+          createAgent(sp, {
+            handle,
+            displayName: source.slice(0, 64),
+            ownerId,
+            platform: input.framework,
+            officialConnector: true,
+            connectIdentity: identity,
+          }),
+        );
+      } catch (e) {
+        if (e instanceof AppError && e.code === 'HANDLE_TAKEN') continue;
+        if (isUniqueViolation(e, 'agents_connect_identity_uq')) {
+          const winner = await trx<AgentRow>('agents').where({ connect_identity: identity }).first();
+          if (winner) return winner;
+        }
+        throw e;
+      }
+    }
+  }
+  throw new AppError(409, 'HANDLE_TAKEN', `No free handle derived from "${source.slice(0, 64)}"; pass another localDisplayName`);
+}
+
+/**
+ * Exchanges a connect key for a per-agent API key. One use is consumed by a single conditional
+ * UPDATE (uses < max_uses), so parallel exchanges never overspend; the use is given back if the
+ * rest of the exchange fails, because everything runs in one transaction.
+ */
+export async function exchangeConnectKey(deps: Deps, input: ExchangeInput) {
+  const hash = sha256(input.connectKey);
+  return deps.db.transaction(async (trx) => {
+    const now = deps.now();
+    const [key] = await trx<ConnectKeyRow>('connect_keys')
+      .where({ key_hash: hash } as any)
+      .whereNull('revoked_at')
+      .where('expires_at', '>', now)
+      .whereRaw('uses < max_uses')
+      .update({ uses: trx.raw('uses + 1') } as any)
+      .returning('*');
+    if (!key) {
+      const row = input.connectKey.startsWith(CONNECT_KEY_PREFIX) ? await trx<ConnectKeyRow>('connect_keys').where({ key_hash: hash } as any).first() : undefined;
+      if (!row) throw new AppError(401, 'INVALID_CONNECT_KEY', 'The connect key is unknown or malformed');
+      switch (connectKeyStatus(row, now)) {
+        case 'revoked':
+          throw new AppError(403, 'CONNECT_KEY_REVOKED', 'The connect key was revoked');
+        case 'expired':
+          throw new AppError(410, 'CONNECT_KEY_EXPIRED', 'The connect key has expired (keys live 10 minutes)');
+        default:
+          throw new AppError(409, 'CONNECT_KEY_EXHAUSTED', 'The connect key has no uses left');
+      }
+    }
+    const identity = connectIdentity(
+      { ownerId: key.owner_id, installationId: input.installationId || key.installation_id, connectKeyId: key.id },
+      input.framework,
+      input.localAgentId,
+    );
+    const agent = await findOrCreateAgent(trx, identity, key.owner_id, input);
+    const label = ['connect', input.framework, input.source || key.runtime_label].filter(Boolean).join(':').slice(0, 100);
+    const issued = await issueApiKey(trx, agent.id, SCOPES, label);
+    return {
+      agent: agentSummary(agent),
+      apiKey: issued.key,
+      keyPrefix: issued.keyPrefix,
+      scopes: issued.scopes,
+      ownerBound: agent.owner_id !== null,
+    };
+  });
+}
+
+export async function listConnectKeys(deps: Deps, ownerId: string) {
+  const rows = await deps.db<ConnectKeyRow>('connect_keys').where({ owner_id: ownerId }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id' }]);
+  const now = deps.now();
+  return rows.map((r) => connectKeyView(r, now));
+}
+
+/** Revokes an owner's connect key (exchange then answers 403); another owner's key is 404. */
+export async function revokeConnectKey(deps: Deps, ownerId: string, id: string) {
+  const [row] = await deps.db<ConnectKeyRow>('connect_keys')
+    .where({ id, owner_id: ownerId })
+    .update({ revoked_at: deps.db.raw('coalesce(revoked_at, ?)', [deps.now()]) } as any)
+    .returning('*');
+  if (!row) throw notFound('Connect key');
+  return connectKeyView(row, deps.now());
+}

@@ -1,0 +1,232 @@
+import { defineRoutes, send } from '../http/route';
+import type { AppContext } from '../http/route';
+import { requireOwner } from '../http/auth';
+import { csrfTokenFor } from '../identity/authenticate';
+import { clearSessionCookie, setSessionCookie } from './cookie';
+import {
+  createOwnedAgent,
+  issueKeyForOwnedAgent,
+  listKeys,
+  login,
+  logout,
+  ownerView,
+  ownerWithAgents,
+  revokeKey,
+  signup,
+  verifyEmail,
+} from './service';
+import {
+  agentIdParams,
+  agentKeyParams,
+  apiKeySchema,
+  createAgentBody,
+  issueKeyBody,
+  loginBody,
+  managedAgentSchema,
+  ownerSchema,
+  ownerSessionResponse,
+  signupBody,
+  tokenBody,
+} from './schemas';
+
+const data = (schema: object) => ({ type: 'object', required: ['data'], properties: { data: schema } });
+
+const SESSION_ERRORS = {
+  401: { description: 'No valid owner session (INVALID_SESSION)' },
+  403: { description: 'Session write without a matching X-CSRF-Token (CSRF_TOKEN_INVALID)' },
+};
+
+/** Signup and login attempts count per client address, failures included (password guessing). */
+async function limitAuth(ctx: AppContext): Promise<void> {
+  ctx.set(await ctx.deps.limiter.consume('auth_ip', { ip: ctx.ip }));
+}
+
+export const ownerRoutes = defineRoutes([
+  {
+    method: 'post',
+    path: '/owner/signup',
+    operationId: 'ownerSignup',
+    summary: 'Create an owner account; logs it in (sets svc_session) and queues a verification email',
+    tags: ['owners'],
+    auth: 'public',
+    body: signupBody,
+    responses: {
+      201: { description: 'Owner created and logged in; csrfToken goes in X-CSRF-Token on session writes', schema: ownerSessionResponse },
+      409: { description: 'EMAIL_TAKEN' },
+      429: { description: 'RATE_LIMITED (per client address)' },
+    },
+    handler: async (ctx) => {
+      await limitAuth(ctx);
+      const b = ctx.state.body;
+      const { owner, session } = await signup(ctx.deps, { email: b.email, password: b.password, displayName: b.displayName ?? null });
+      setSessionCookie(ctx, session.cookie);
+      send(ctx, 201, { owner: ownerView(owner), csrfToken: session.csrfToken });
+    },
+  },
+  {
+    method: 'post',
+    path: '/owner/login',
+    operationId: 'ownerLogin',
+    summary: 'Log in with email and password; sets svc_session',
+    tags: ['owners'],
+    auth: 'public',
+    body: loginBody,
+    responses: {
+      200: { description: 'Logged in; csrfToken goes in X-CSRF-Token on session writes', schema: ownerSessionResponse },
+      401: { description: 'INVALID_CREDENTIALS (same answer for an unknown email and a wrong password)' },
+      429: { description: 'RATE_LIMITED (per client address)' },
+    },
+    handler: async (ctx) => {
+      await limitAuth(ctx);
+      const { owner, session } = await login(ctx.deps, ctx.state.body.email, ctx.state.body.password);
+      setSessionCookie(ctx, session.cookie);
+      send(ctx, 200, { owner: ownerView(owner), csrfToken: session.csrfToken });
+    },
+  },
+  {
+    method: 'post',
+    path: '/owner/logout',
+    operationId: 'ownerLogout',
+    summary: 'Revoke the current session server-side and clear the cookie',
+    tags: ['owners'],
+    auth: 'session',
+    responses: {
+      200: { description: 'Logged out', schema: data({ type: 'object', required: ['loggedOut'], properties: { loggedOut: { type: 'boolean' } } }) },
+      ...SESSION_ERRORS,
+    },
+    handler: async (ctx) => {
+      await logout(ctx.deps, requireOwner(ctx).sessionId);
+      clearSessionCookie(ctx);
+      send(ctx, 200, { loggedOut: true });
+    },
+  },
+  {
+    method: 'get',
+    path: '/owner/me',
+    operationId: 'getOwnerMe',
+    summary: 'The logged-in owner, with its agents',
+    tags: ['owners'],
+    auth: 'session',
+    responses: {
+      200: {
+        description: 'Owner and agents',
+        schema: data({
+          type: 'object',
+          required: ['owner', 'agents', 'csrfToken'],
+          properties: {
+            owner: {
+              ...ownerSchema,
+              properties: { ...ownerSchema.properties, displayName: { type: ['string', 'null'] }, createdAt: { type: 'string', format: 'date-time' } },
+            },
+            agents: { type: 'array', items: managedAgentSchema },
+            csrfToken: { type: 'string' },
+          },
+        }),
+      },
+      401: SESSION_ERRORS[401],
+    },
+    handler: async (ctx) => {
+      const p = requireOwner(ctx);
+      const me = await ownerWithAgents(ctx.deps, p.owner.id);
+      // A page reloaded after login gets the session's CSRF token back without logging in again.
+      send(ctx, 200, { ...me, csrfToken: csrfTokenFor(ctx.deps.config.sessionSecret, p.sessionId) });
+    },
+  },
+  {
+    method: 'post',
+    path: '/owner/email/verify',
+    operationId: 'verifyOwnerEmail',
+    summary: 'Redeem the email verification token sent at signup',
+    tags: ['owners'],
+    auth: 'public',
+    body: tokenBody,
+    responses: {
+      200: { description: 'Email verified', schema: data({ type: 'object', required: ['owner'], properties: { owner: ownerSchema } }) },
+      404: { description: 'VERIFICATION_TOKEN_NOT_FOUND' },
+      409: { description: 'VERIFICATION_TOKEN_USED' },
+      410: { description: 'VERIFICATION_TOKEN_EXPIRED' },
+    },
+    handler: async (ctx) => {
+      send(ctx, 200, { owner: await verifyEmail(ctx.deps, ctx.state.body.token) });
+    },
+  },
+  {
+    method: 'post',
+    path: '/owner/agents',
+    operationId: 'createOwnedAgent',
+    summary: 'Register an agent owned by the logged-in owner',
+    tags: ['owners'],
+    auth: 'session',
+    body: createAgentBody,
+    responses: {
+      201: { description: 'Agent created', schema: data(managedAgentSchema) },
+      ...SESSION_ERRORS,
+      409: { description: 'HANDLE_TAKEN' },
+    },
+    handler: async (ctx) => {
+      const p = requireOwner(ctx);
+      const b = ctx.state.body;
+      send(ctx, 201, await createOwnedAgent(ctx.deps, p.owner.id, { handle: b.handle, displayName: b.displayName, model: b.model ?? null, platform: b.platform ?? null }));
+    },
+  },
+  {
+    method: 'post',
+    path: '/owner/agents/:id/keys',
+    operationId: 'issueAgentApiKey',
+    summary: 'Issue an API key for an owned agent; the full key is shown this once',
+    tags: ['owners'],
+    auth: 'session',
+    params: agentIdParams,
+    body: issueKeyBody,
+    responses: {
+      201: {
+        description: 'Key issued',
+        schema: data({
+          type: 'object',
+          required: ['id', 'key', 'keyPrefix', 'scopes'],
+          properties: { ...apiKeySchema.properties, key: { type: 'string', description: 'svc_live_...; never shown again' } },
+        }),
+      },
+      ...SESSION_ERRORS,
+      404: { description: 'NOT_FOUND: no such agent among the owner\'s agents' },
+    },
+    handler: async (ctx) => {
+      const p = requireOwner(ctx);
+      send(ctx, 201, await issueKeyForOwnedAgent(ctx.deps, p.owner.id, ctx.state.params.id, ctx.state.body.scopes, ctx.state.body.label ?? null));
+    },
+  },
+  {
+    method: 'get',
+    path: '/owner/agents/:id/keys',
+    operationId: 'listAgentApiKeys',
+    summary: 'List the API keys of an owned agent (prefixes only, never secrets)',
+    tags: ['owners'],
+    auth: 'session',
+    params: agentIdParams,
+    responses: {
+      200: { description: 'Keys, newest first', schema: data({ type: 'array', items: apiKeySchema }) },
+      401: SESSION_ERRORS[401],
+      404: { description: 'NOT_FOUND' },
+    },
+    handler: async (ctx) => {
+      send(ctx, 200, await listKeys(ctx.deps, requireOwner(ctx).owner.id, ctx.state.params.id));
+    },
+  },
+  {
+    method: 'delete',
+    path: '/owner/agents/:id/keys/:keyId',
+    operationId: 'revokeAgentApiKey',
+    summary: 'Revoke an API key of an owned agent (it then gets 401)',
+    tags: ['owners'],
+    auth: 'session',
+    params: agentKeyParams,
+    responses: {
+      200: { description: 'Key revoked', schema: data(apiKeySchema) },
+      ...SESSION_ERRORS,
+      404: { description: 'NOT_FOUND' },
+    },
+    handler: async (ctx) => {
+      send(ctx, 200, await revokeKey(ctx.deps, requireOwner(ctx).owner.id, ctx.state.params.id, ctx.state.params.keyId));
+    },
+  },
+]);
