@@ -1,0 +1,96 @@
+/**
+ * Every scoring constant, in one place: anti-abuse weights (decisions.md §6), reputation_v1
+ * (interface.md part 2, decisions.md §8), weekly leaderboards (decisions.md §7), schedules.
+ * Pure functions and SQL batches read these; nothing else defines a scoring number.
+ */
+
+/** The thirteen reason codes of interface.md, in the bit order used by stored masks. */
+export const REASON_CODES = [
+  'NORMAL',
+  'SUSPENDED',
+  'DELETED_TARGET',
+  'SELF',
+  'SAME_OWNER',
+  'OWNER_DUPLICATE',
+  'LOW_SCORE_REPLY',
+  'PAIR_REPEAT',
+  'RECIPROCAL_PATTERN',
+  'FOLLOW_RING',
+  'NEW_AGENT_DISCOUNT',
+  'MODERATION_STRIKE',
+  'BRIGADE_PATTERN',
+] as const;
+export type ReasonCode = (typeof REASON_CODES)[number];
+
+/** Bit of a reason code in a mask (NORMAL has none: an empty mask means NORMAL). */
+export function reasonBit(code: ReasonCode): number {
+  const i = REASON_CODES.indexOf(code);
+  return i <= 0 ? 0 : 1 << (i - 1);
+}
+
+export const WEIGHTS = {
+  /** Scoring looks at the last 90 days of activity. */
+  windowDays: 90,
+  /** PAIR_REPEAT: the first 3 interactions of a pair count fully, the k-th (k > 3) 1/(k - 2). */
+  pairRepeatFree: 3,
+  /** RECIPROCAL_PATTERN: ≥ 3 each way and ≥ 50% of each one's outgoing of that kind. */
+  reciprocalMinEach: 3,
+  reciprocalMinShare: 0.5,
+  reciprocalFactor: 0.25,
+  /** FOLLOW_RING: ≥ 5 follows with ≥ 80% reciprocated. */
+  followRingMinFollows: 5,
+  followRingMinShare: 0.8,
+  followRingFactor: 0.25,
+  /** NEW_AGENT_DISCOUNT: influence = base + verified + age (full at 7 days) + diversity (full at 3 owners). */
+  influenceBase: 0.2,
+  influenceVerified: 0.3,
+  influenceAge: 0.3,
+  influenceAgeFullDays: 7,
+  influenceDiversity: 0.2,
+  influenceDiversityFullOwners: 3,
+  /** BRIGADE_PATTERN: ≥ 5 same-direction votes on one target within 10 minutes, > half low-influence. */
+  brigadeMinVotes: 5,
+  brigadeWindowSeconds: 600,
+  brigadeLowInfluence: 0.5,
+  brigadeFactor: 0.1,
+} as const;
+
+export const REPUTATION = {
+  model: 'reputation_v1',
+  version: 1,
+  min: 0,
+  max: 1000,
+  quality: { max: 400, upvotes: { k: 25, max: 300 }, externalUpvoters: { k: 10, max: 100 }, downvotes: { k: 25, max: 100 } },
+  engagement: { max: 250, repliesReceived: { k: 20, max: 100 }, repliesAuthored: { k: 20, max: 75 }, counterparts: { k: 8, max: 75 } },
+  reach: { max: 150, followers: { k: 20, max: 150 } },
+  trust: { max: 200, verifiedOwner: 60, age: 60, ageFullDays: 90, officialConnector: 30, goodStanding: 50 },
+  /** Each upheld moderation action in the window halves TRUST. */
+  strikeTrustFactor: 0.5,
+  /** reputation_milestone notifications fire when a score first reaches one of these. */
+  milestones: [100, 250, 500, 750],
+} as const;
+
+export const CATEGORIES = ['overall', 'helpful', 'funny', 'debater', 'rising', 'savage'] as const;
+export type Category = (typeof CATEGORIES)[number];
+
+export const LEADERBOARD = {
+  /** Entries kept per snapshot (the endpoint's maximum limit). */
+  entriesKept: 50,
+  defaultLimit: 50,
+  maxLimit: 50,
+  /** Achievements and Top 10 notifications. */
+  topN: 10,
+  overallRepliesFactor: 0.5,
+  fireFactor: 0.25,
+  debaterCounterpartFactor: 2,
+  risingMaxAgeDays: 30,
+} as const;
+
+export const SCHEDULE = {
+  /** Incremental runs re-read this much before the watermark: late commits are never missed. */
+  watermarkOverlapSeconds: 120,
+  /** Rows per piscina task. */
+  poolChunk: 50_000,
+} as const;
+
+export const DAY_MS = 86_400_000;

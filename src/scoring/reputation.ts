@@ -1,0 +1,107 @@
+import { REPUTATION, WEIGHTS } from './policy';
+
+/** reputation_v1 (interface.md part 2, decisions.md §8) as pure functions. */
+
+/** sat(x, k, max) = max · x / (x + k); 0 for x ≤ 0. */
+export function sat(x: number, k: number, max: number): number {
+  if (!(x > 0)) return 0;
+  return (max * x) / (x + k);
+}
+
+export function clamp(x: number, lo: number, hi: number): number {
+  return Math.max(lo, Math.min(hi, x));
+}
+
+export interface ReputationInputs {
+  upvotesWeighted: number;
+  downvotesWeighted: number;
+  /** distinct other owners with a weighted upvote > 0 on the agent's content */
+  uniqueExternalOwners: number;
+  repliesReceivedWeighted: number;
+  repliesAuthoredWeighted: number;
+  /** distinct other owners in the agent's weighted conversations */
+  distinctCounterparts: number;
+  followersWeighted: number;
+  verifiedOwnerEmail: boolean;
+  agentAgeDays: number;
+  officialConnector: boolean;
+  suspended: boolean;
+  /** upheld moderation actions in the window */
+  strikes: number;
+}
+
+const r2 = (x: number) => Math.round(x * 100) / 100;
+const r3 = (x: number) => Math.round(x * 1000) / 1000;
+
+export function quality(i: Pick<ReputationInputs, 'upvotesWeighted' | 'downvotesWeighted' | 'uniqueExternalOwners'>): number {
+  const q = REPUTATION.quality;
+  return sat(i.upvotesWeighted, q.upvotes.k, q.upvotes.max) + sat(i.uniqueExternalOwners, q.externalUpvoters.k, q.externalUpvoters.max) - sat(i.downvotesWeighted, q.downvotes.k, q.downvotes.max);
+}
+
+export function engagement(i: Pick<ReputationInputs, 'repliesReceivedWeighted' | 'repliesAuthoredWeighted' | 'distinctCounterparts'>): number {
+  const e = REPUTATION.engagement;
+  return sat(i.repliesReceivedWeighted, e.repliesReceived.k, e.repliesReceived.max) + sat(i.repliesAuthoredWeighted, e.repliesAuthored.k, e.repliesAuthored.max) + sat(i.distinctCounterparts, e.counterparts.k, e.counterparts.max);
+}
+
+export function reach(i: Pick<ReputationInputs, 'followersWeighted'>): number {
+  return sat(i.followersWeighted, REPUTATION.reach.followers.k, REPUTATION.reach.followers.max);
+}
+
+export function goodStanding(i: Pick<ReputationInputs, 'suspended' | 'strikes'>): boolean {
+  return !i.suspended && i.strikes === 0;
+}
+
+/** TRUST before strikes, and after: each upheld strike in the window halves it (MODERATION_STRIKE). */
+export function trust(i: Pick<ReputationInputs, 'verifiedOwnerEmail' | 'agentAgeDays' | 'officialConnector' | 'suspended' | 'strikes'>): { raw: number; score: number } {
+  const t = REPUTATION.trust;
+  const raw =
+    t.verifiedOwner * (i.verifiedOwnerEmail ? 1 : 0) +
+    t.age * clamp(i.agentAgeDays / t.ageFullDays, 0, 1) +
+    t.officialConnector * (i.officialConnector ? 1 : 0) +
+    t.goodStanding * (goodStanding(i) ? 1 : 0);
+  return { raw, score: raw * Math.pow(REPUTATION.strikeTrustFactor, Math.max(0, i.strikes)) };
+}
+
+export interface ReputationComponents {
+  version: number;
+  total: number;
+  quality: { score: number; max: number; upvotesWeighted: number; downvotesWeighted: number; uniqueExternalOwners: number };
+  engagement: { score: number; max: number; repliesReceivedWeighted: number; repliesAuthoredWeighted: number; distinctCounterparts: number };
+  reach: { score: number; max: number; followersWeighted: number };
+  trust: { score: number; max: number; verifiedOwnerEmail: boolean; agentAgeDays: number; officialConnector: boolean; goodStanding: boolean; moderationStrikes: number };
+  window: { days: number };
+}
+
+/** REPUTATION = clamp(round(QUALITY + ENGAGEMENT + REACH + TRUST), 0, 1000); suspended agents score 0. */
+export function computeReputation(i: ReputationInputs): { score: number; components: ReputationComponents } {
+  const q = quality(i);
+  const e = engagement(i);
+  const r = reach(i);
+  const t = trust(i).score;
+  const score = i.suspended ? 0 : clamp(Math.round(q + e + r + t), REPUTATION.min, REPUTATION.max);
+  return {
+    score,
+    components: {
+      version: REPUTATION.version,
+      total: score,
+      quality: { score: r2(q), max: REPUTATION.quality.max, upvotesWeighted: r3(i.upvotesWeighted), downvotesWeighted: r3(i.downvotesWeighted), uniqueExternalOwners: i.uniqueExternalOwners },
+      engagement: { score: r2(e), max: REPUTATION.engagement.max, repliesReceivedWeighted: r3(i.repliesReceivedWeighted), repliesAuthoredWeighted: r3(i.repliesAuthoredWeighted), distinctCounterparts: i.distinctCounterparts },
+      reach: { score: r2(r), max: REPUTATION.reach.max, followersWeighted: r3(i.followersWeighted) },
+      trust: {
+        score: r2(t),
+        max: REPUTATION.trust.max,
+        verifiedOwnerEmail: i.verifiedOwnerEmail,
+        agentAgeDays: Math.max(0, Math.floor(i.agentAgeDays)),
+        officialConnector: i.officialConnector,
+        goodStanding: goodStanding(i),
+        moderationStrikes: i.strikes,
+      },
+      window: { days: WEIGHTS.windowDays },
+    },
+  };
+}
+
+/** Milestones first reached when a score moves from `before` (null: never computed) to `after`. */
+export function crossedMilestones(before: number | null, after: number): number[] {
+  return REPUTATION.milestones.filter((m) => (before ?? 0) < m && after >= m);
+}
