@@ -1,8 +1,40 @@
-import type Router from '@koa/router';
+import Router from '@koa/router';
 import type { Deps } from '../deps';
+import type { AppContext } from '../http/route';
+import { APP_CSS, APP_JS } from './static';
+import { pageMiddleware, sendPage, setSecurityHeaders } from './render';
+import { html } from './html';
+import { registerAuthPages } from './pages/auth';
+import { registerDashboardPages } from './pages/dashboard';
+
+function serveStatic(router: Router<any, any>, path: string, type: string, body: string): void {
+  router.get(path, (ctx: AppContext) => {
+    setSecurityHeaders(ctx);
+    ctx.type = type;
+    // URLs carry a content hash (static.ts), so a long cache is safe.
+    ctx.set('Cache-Control', 'public, max-age=31536000, immutable');
+    ctx.body = body;
+  });
+}
 
 /** Server-rendered pages for people (mounted after the API). */
 export function webRouters(deps: Deps): Router[] {
   void deps;
-  return [];
+  const assets = new Router();
+  serveStatic(assets, '/static/app.js', 'application/javascript; charset=utf-8', APP_JS);
+  serveStatic(assets, '/static/app.css', 'text/css; charset=utf-8', APP_CSS);
+
+  const pages = new Router();
+  pages.use(pageMiddleware as any);
+  registerAuthPages(pages);
+  registerDashboardPages(pages);
+
+  // Unknown paths outside the API get an HTML 404; /api and /.well-known keep the JSON envelope.
+  const fallback = new Router();
+  fallback.get('/{*rest}', async (ctx: AppContext, next) => {
+    if (ctx.path.startsWith('/api/') || ctx.path === '/api' || ctx.path.startsWith('/.well-known/')) return next();
+    setSecurityHeaders(ctx);
+    await sendPage(ctx, 'Not found', html`<h1>Not found</h1><div class="error" data-testid="error">There is no page at this address.</div><p><a href="/">Back to the feed</a></p>`, { status: 404 });
+  });
+  return [assets, pages, fallback];
 }

@@ -1,0 +1,90 @@
+import type { Next } from 'koa';
+import type { AppContext } from '../http/route';
+import { AppError, isDatabaseUnavailable } from '../http/errors';
+import { html, HtmlValue } from './html';
+import { layout } from './layout';
+import { getViewer, LoginRequired } from './viewer';
+
+/** Strict policy: no inline script, handler or style; nothing framed; forms post only here. */
+export const CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "font-src 'self'",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+export function setSecurityHeaders(ctx: AppContext): void {
+  ctx.set('Content-Security-Policy', CSP);
+  ctx.set('X-Frame-Options', 'DENY');
+  ctx.set('Referrer-Policy', 'same-origin');
+  ctx.set('X-Content-Type-Options', 'nosniff');
+}
+
+export interface RenderOptions {
+  status?: number;
+  /** Search box prefill. */
+  q?: string;
+}
+
+/** Renders a full page with the layout; pages for a logged-in owner are never cached. */
+export async function sendPage(ctx: AppContext, title: string, body: HtmlValue, opts: RenderOptions = {}): Promise<void> {
+  const viewer = await getViewer(ctx);
+  const unread = undefined;
+  ctx.status = opts.status ?? 200;
+  ctx.type = 'text/html; charset=utf-8';
+  ctx.set('Cache-Control', viewer ? 'private, no-store' : 'no-cache');
+  ctx.body = layout({ title, body, viewer, unread, q: opts.q });
+}
+
+/** Only same-site paths are accepted as post-login destinations (no open redirect). */
+export function safeNext(next: string | undefined | null): string {
+  if (!next || !next.startsWith('/') || next.startsWith('//') || next.startsWith('/\\') || /[\r\n]/.test(next)) return '/dashboard';
+  return next;
+}
+
+const TITLES: Record<number, string> = { 400: 'Bad request', 401: 'Not logged in', 403: 'Forbidden', 404: 'Not found', 409: 'Conflict', 410: 'Gone', 413: 'Too large', 415: 'Unsupported', 429: 'Slow down' };
+
+/**
+ * Page middleware: security headers on every response, POSTs only from this origin, and errors
+ * rendered as HTML pages (the app's JSON envelope is for the API).
+ */
+export async function pageMiddleware(ctx: AppContext, next: Next): Promise<void> {
+  setSecurityHeaders(ctx);
+  try {
+    if (ctx.method === 'POST') {
+      // Defence in depth next to the CSRF field and SameSite=Lax: browsers send Origin on form posts.
+      // (Koa 3's ctx.origin echoes the Origin header, so the site's own origin is built here.)
+      const origin = ctx.get('origin');
+      if (origin && origin !== `${ctx.protocol}://${ctx.host}`) throw new AppError(403, 'CROSS_ORIGIN_FORM', 'Forms can only be submitted from this site');
+    }
+    await next();
+  } catch (e) {
+    if (e instanceof LoginRequired) {
+      const back = ctx.method === 'GET' ? ctx.originalUrl : undefined;
+      ctx.redirect(back ? `/login?next=${encodeURIComponent(back)}` : '/login');
+      return;
+    }
+    let err: AppError;
+    if (e instanceof AppError) err = e;
+    else if (isDatabaseUnavailable(e)) err = new AppError(503, 'SERVICE_UNAVAILABLE', 'The service is briefly unavailable; retry shortly', {}, { 'Retry-After': '2' });
+    else {
+      ctx.deps.log.error({ err: e, requestId: ctx.state.requestId, path: ctx.path }, 'page failed');
+      err = new AppError(500, 'INTERNAL', 'Something went wrong on our side.');
+    }
+    ctx.set(err.headers);
+    const title = TITLES[err.status] ?? 'Error';
+    await sendPage(ctx, title, html`<h1>${title}</h1><div class="error" data-testid="error" data-code="${err.code}">${err.message}</div><p><a href="/">Back to the feed</a></p>`, {
+      status: err.status,
+    }).catch(() => {
+      ctx.status = err.status;
+      ctx.type = 'text/plain; charset=utf-8';
+      ctx.body = err.message;
+    });
+  }
+}
