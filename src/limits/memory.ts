@@ -1,51 +1,55 @@
-import { tooManyRequests } from '../http/errors';
-import { POLICIES, WINDOW_SECONDS } from './policy';
+import { evaluateRule, horizonMs, passes, rateLimitHeaders, rejection, rulesFor } from './rules';
 import type { LimitAction, LimitHeaders, Limiter, LimitSubject } from './types';
 
+export interface MemoryLimiterOptions {
+  /** Milliseconds clock (tests move it); default Date.now. */
+  clock?: () => number;
+  keyPrefix?: string;
+}
+
 /**
- * Single-process limiter with the same semantics as the Redis one: sliding 60-second logs,
- * minimum gaps, owner caps; all checks of one action pass and are counted together or none is.
+ * Single-process limiter for `npm start` without REDIS_URL. Same rules and the same decision
+ * code (rules.ts) as the Redis limiter; correct only while one process serves all traffic.
  */
 export class MemoryLimiter implements Limiter {
   readonly kind = 'memory';
   private logs = new Map<string, number[]>();
+  private readonly clock: () => number;
+  private readonly prefix: string;
+  private sweepAt = 0;
 
-  constructor(private readonly clock: () => number = () => Date.now()) {}
-
-  private window(key: string, now: number): number[] {
-    const arr = (this.logs.get(key) ?? []).filter((t) => t > now - WINDOW_SECONDS * 1000);
-    this.logs.set(key, arr);
-    return arr;
+  constructor(opts: MemoryLimiterOptions = {}) {
+    this.clock = opts.clock ?? (() => Date.now());
+    this.prefix = opts.keyPrefix ?? 'svc:';
   }
 
   async consume(action: LimitAction, subject: LimitSubject): Promise<LimitHeaders> {
-    const policy: any = POLICIES[action];
+    const rules = rulesFor(action, subject, this.prefix);
+    if (!rules) return {};
     const now = this.clock();
-    const who = policy.per === 'ip' ? `ip:${subject.ip ?? 'unknown'}` : subject.agentId ? `agent:${subject.agentId}` : subject.ip ? `ip:${subject.ip}` : null;
-    if (!who) return {};
-    const owner = subject.ownerId ?? subject.agentId;
-    const checks: { key: string; cap?: number; gapMs?: number; code: string }[] = [
-      { key: `${who}:${action}`, cap: policy.perMinute, code: 'RATE_LIMITED' },
-    ];
-    if (policy.minIntervalSeconds) checks.push({ key: `${who}:${action}`, gapMs: policy.minIntervalSeconds * 1000, code: action === 'post' ? 'POST_COOLDOWN_ACTIVE' : 'COMMENT_COOLDOWN_ACTIVE' });
-    if (policy.threadMinIntervalSeconds && subject.threadId) checks.push({ key: `${who}:${action}:thread:${subject.threadId}`, gapMs: policy.threadMinIntervalSeconds * 1000, code: 'THREAD_COOLDOWN_ACTIVE' });
-    if (policy.ownerPerMinute && owner) checks.push({ key: `owner:${owner}:${action}`, cap: policy.ownerPerMinute, code: 'OWNER_RATE_LIMITED' });
-
-    let worst: { code: string; waitMs: number } | null = null;
-    for (const c of checks) {
-      const w = this.window(c.key, now);
-      let waitMs = 0;
-      if (c.cap !== undefined && w.length >= c.cap) waitMs = w[w.length - c.cap] + WINDOW_SECONDS * 1000 - now;
-      if (c.gapMs !== undefined && w.length > 0) waitMs = Math.max(waitMs, w[w.length - 1] + c.gapMs - now);
-      if (waitMs > 0 && (!worst || waitMs > worst.waitMs)) worst = { code: c.code, waitMs };
+    const logs = rules.map((r) => {
+      // Trim like the Redis script does (entries older than the rule's horizon are irrelevant).
+      const log = (this.logs.get(r.key) ?? []).filter((t) => t >= now - horizonMs(r));
+      this.logs.set(r.key, log);
+      return log;
+    });
+    const before = rules.map((r, i) => evaluateRule(r, logs[i], now));
+    if (!before.every(passes)) throw rejection(rules, before, now);
+    for (const log of logs) {
+      // Keep each log sorted even if the clock steps back.
+      let i = log.length;
+      while (i > 0 && log[i - 1] > now) i--;
+      log.splice(i, 0, now);
     }
-    if (worst) throw tooManyRequests(worst.code, `Rate limit: ${worst.code}`, worst.waitMs / 1000);
-    for (const key of new Set(checks.map((c) => c.key))) this.window(key, now).push(now);
-    const used = this.window(`${who}:${action}`, now).length;
-    return {
-      'RateLimit-Policy': `${policy.perMinute};w=${WINDOW_SECONDS}`,
-      RateLimit: `limit=${policy.perMinute}, remaining=${Math.max(0, policy.perMinute - used)}, reset=${WINDOW_SECONDS}`,
-    };
+    this.sweep(now);
+    return rateLimitHeaders(rules, rules.map((r, i) => evaluateRule(r, logs[i], now)), now);
+  }
+
+  /** Drops idle logs now and then so memory stays bounded by recent activity. */
+  private sweep(now: number): void {
+    if (now - this.sweepAt < 60_000 && this.logs.size < 100_000) return;
+    this.sweepAt = now;
+    for (const [k, log] of this.logs) if (!log.length || log[log.length - 1] < now - 120_000) this.logs.delete(k);
   }
 
   async ping(): Promise<number> {

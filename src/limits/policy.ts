@@ -13,13 +13,18 @@ export interface Policy {
   ownerPerMinute?: number;
   /** What the subject of perMinute is. */
   per: 'agent' | 'ip';
+  /**
+   * true: while the limiter store (Redis) is unreachable the action is let through unlimited
+   * (reads must keep working). Everything else fails closed with 429 RATE_LIMITER_UNAVAILABLE.
+   */
+  failOpen?: boolean;
 }
 
 export const WINDOW_SECONDS = 60;
 
 export const POLICIES = {
-  read: { perMinute: 120, per: 'agent' },
-  search_ip: { perMinute: 60, per: 'ip' },
+  read: { perMinute: 120, per: 'agent', failOpen: true },
+  search_ip: { perMinute: 60, per: 'ip', failOpen: true },
   post: { perMinute: 10, minIntervalSeconds: 3, ownerPerMinute: 25, per: 'agent' },
   comment: { perMinute: 30, minIntervalSeconds: 2, threadMinIntervalSeconds: 15, ownerPerMinute: 75, per: 'agent' },
   vote: { perMinute: 60, ownerPerMinute: 120, per: 'agent' },

@@ -38,7 +38,8 @@ export function testConfig(databaseUrl: string, extra: Record<string, string> = 
   return loadConfig({
     NODE_ENV: 'test',
     DATABASE_URL: databaseUrl,
-    REDIS_URL: '', // TEMP until the Redis limiter lands: TEST_REDIS_URL
+    // Real Redis; createLimiter gives each test run its own random key prefix.
+    REDIS_URL: TEST_REDIS_URL,
     WEBHOOK_ALLOW_PRIVATE: 'true',
     SESSION_SECRET: 'test-session-secret-0123456789abcdef0123',
     LOG_LEVEL: process.env.LOG_LEVEL || 'silent',
@@ -63,7 +64,7 @@ async function create(): Promise<TestContext> {
   const config = testConfig(databaseUrl, { PUBLIC_URL: `http://127.0.0.1:${port}` });
   void config0;
   const log = createLogger(config.logLevel);
-  const deps: Deps = { config, log, db, limiter: createLimiter(config, log), now: () => fixedNow ?? new Date() };
+  const deps: Deps = { config, log, db, limiter: createLimiter(config, log, { clock: () => (fixedNow ?? new Date()).getTime() }), now: () => fixedNow ?? new Date() };
   const app = createApp(deps, { extraRouters: webRouters(deps) });
   server.on('request', app.callback());
   return {

@@ -1,0 +1,64 @@
+import type { Knex } from 'knex';
+import { tooManyRequests } from '../http/errors';
+
+/** interface.md part 8.4: 6 consecutive mutual replies within 5 minutes. */
+export const PING_PONG_REPLIES = 6;
+export const PING_PONG_WINDOW_MS = 5 * 60 * 1000;
+
+export interface ChainLink {
+  authorId: string;
+  createdAt: Date;
+}
+
+/**
+ * Pure rule (decisions §12). `path` is the new reply's ancestor path, nearest first (the parent,
+ * then the grandparent, ...). The reply is blocked when the 6 nearest comments on the path
+ * alternate between the same two agents (each answering the other's previous comment), the
+ * replying agent is the one whose turn it is (it wrote the 2nd nearest, not the parent), and
+ * the oldest of the 6 is still inside the 5-minute window. A third agent anywhere among those
+ * 6 breaks the alternation, so the chain resets. Deleted comments still count: deleting a
+ * comment must not reopen the exchange.
+ * Returns 0 when allowed, else the milliseconds until the oldest of the 6 leaves the window.
+ */
+export function pingPongWaitMs(path: readonly ChainLink[], agentId: string, now: Date): number {
+  if (path.length < PING_PONG_REPLIES) return 0;
+  const six = path.slice(0, PING_PONG_REPLIES);
+  const a = six[0].authorId; // the parent: written by the other agent
+  const b = six[1].authorId; // the replying agent's own previous turn
+  if (a === b || agentId !== b) return 0;
+  for (let i = 0; i < six.length; i++) if (six[i].authorId !== (i % 2 === 0 ? a : b)) return 0;
+  const oldest = Math.min(...six.map((l) => l.createdAt.getTime()));
+  const wait = oldest + PING_PONG_WINDOW_MS - now.getTime();
+  return wait > 0 ? wait : 0;
+}
+
+/**
+ * Throws 429 PING_PONG_DETECTED when `agentId` replying to `parentId` on `postId` would be the
+ * 7th alternate answer of a two-agent exchange (see pingPongWaitMs). Top-level comments
+ * (parentId null) start no chain. Call it in the comment's transaction, before consuming the
+ * 'comment' limit (a rejected attempt never counts toward a limit).
+ */
+export async function assertNoPingPong(
+  db: Knex | Knex.Transaction,
+  args: { postId: string; parentId: string | null; agentId: string; now: Date },
+): Promise<void> {
+  if (!args.parentId) return;
+  // Only the 6 nearest ancestors matter, so the walk stops there whatever the thread depth.
+  const { rows } = await db.raw(
+    `with recursive path as (
+       select id, parent_id, author_id, created_at, 1 as depth
+         from comments where id = ? and post_id = ?
+       union all
+       select c.id, c.parent_id, c.author_id, c.created_at, p.depth + 1
+         from comments c join path p on c.id = p.parent_id
+        where p.depth < ?
+     )
+     select author_id, created_at from path order by depth`,
+    [args.parentId, args.postId, PING_PONG_REPLIES],
+  );
+  const path: ChainLink[] = rows.map((r: { author_id: string; created_at: Date }) => ({ authorId: r.author_id, createdAt: new Date(r.created_at) }));
+  const wait = pingPongWaitMs(path, args.agentId, args.now);
+  if (wait > 0) {
+    throw tooManyRequests('PING_PONG_DETECTED', 'Two agents answering only each other 6 times within 5 minutes: this reply chain is paused', Math.ceil(wait / 1000));
+  }
+}

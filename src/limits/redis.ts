@@ -1,0 +1,188 @@
+import crypto from 'crypto';
+import Redis from 'ioredis';
+import type { Logger } from '../log';
+import { isFailOpen, limiterUnavailable, rateLimitHeaders, rejection, rulesFor, WINDOW_MS, type RuleState } from './rules';
+import type { LimitAction, LimitHeaders, Limiter, LimitSubject } from './types';
+
+/**
+ * One script decides one action: every rule of it (agent cap and gap, thread gap, owner cap)
+ * is checked and, only when all pass, the attempt is recorded in all of them. Mirrors
+ * evaluateRule() in rules.ts; the logs are sorted sets scored by milliseconds.
+ *
+ * KEYS[i]: the log of rule i (all share one hash tag). ARGV: now in ms ('' = Redis TIME),
+ * unique member id, window ms, then (cap, gapMs) per rule.
+ * Returns {accepted 0|1, now, then per rule: count, oldest, last, capWait, gapWait}.
+ */
+export const LIMIT_SCRIPT = `
+local function s(x) return string.format('%d', x) end
+local now
+if ARGV[1] == '' then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+else
+  now = tonumber(ARGV[1])
+end
+local W = tonumber(ARGV[3])
+local n = #KEYS
+local st = {}
+local ok = 1
+for i = 1, n do
+  local key = KEYS[i]
+  local cap = tonumber(ARGV[2 + 2 * i])
+  local gap = tonumber(ARGV[3 + 2 * i])
+  local horizon = gap
+  if cap > 0 and W > horizon then horizon = W end
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', '(' .. s(now - horizon))
+  local count = redis.call('ZCOUNT', key, s(now - W), '+inf')
+  local oldest = -1
+  if count > 0 then
+    oldest = tonumber(redis.call('ZRANGEBYSCORE', key, s(now - W), '+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2])
+  end
+  local last = -1
+  local le = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+  if #le > 0 then last = tonumber(le[2]) end
+  local capWait, gapWait = 0, 0
+  if cap > 0 and count >= cap then
+    local e = redis.call('ZRANGEBYSCORE', key, s(now - W), '+inf', 'WITHSCORES', 'LIMIT', count - cap, 1)
+    capWait = tonumber(e[2]) + W + 1 - now
+  end
+  if gap > 0 and last >= 0 then gapWait = last + gap - now end
+  if capWait < 0 then capWait = 0 end
+  if gapWait < 0 then gapWait = 0 end
+  if capWait > 0 or gapWait > 0 then ok = 0 end
+  st[i] = {count, oldest, last, capWait, gapWait, horizon}
+end
+if ok == 1 then
+  local member = s(now) .. ':' .. ARGV[2]
+  for i = 1, n do
+    redis.call('ZADD', KEYS[i], now, member)
+    redis.call('PEXPIRE', KEYS[i], st[i][6] + 1000)
+    st[i][1] = st[i][1] + 1
+    if st[i][2] < 0 then st[i][2] = now end
+    if now > st[i][3] then st[i][3] = now end
+  end
+end
+local out = {ok, now}
+for i = 1, n do
+  for j = 1, 5 do out[#out + 1] = st[i][j] end
+end
+return out
+`;
+
+export interface RedisLimiterOptions {
+  url: string;
+  /** Prepended to every key (outside the hash tag): 'svc:' in production, random per test run. */
+  keyPrefix?: string;
+  /** Milliseconds clock passed to the script (tests move it); default: Redis server TIME. */
+  clock?: () => number;
+  /** Per-command timeout; past it the write fails closed. */
+  commandTimeoutMs?: number;
+  log?: Logger;
+}
+
+type LimitCommand = (numKeys: number, ...args: (string | number)[]) => Promise<number[]>;
+
+/**
+ * Distributed limiter. Fails closed: with the offline queue off and a command timeout, a dead
+ * or stalled Redis answers an error at once, which becomes 429 RATE_LIMITER_UNAVAILABLE for
+ * writes; reads (policies with failOpen) pass unlimited. The client reconnects forever with
+ * capped backoff, so service resumes without a restart.
+ */
+export class RedisLimiter implements Limiter {
+  readonly kind = 'redis';
+  readonly redis: Redis;
+  private readonly prefix: string;
+  private readonly clock?: () => number;
+  private readonly log?: Logger;
+  private readonly idBase = crypto.randomBytes(6).toString('hex');
+  private seq = 0;
+  private lastErrorLog = 0;
+  private readonly timeoutMs: number;
+  /** Resolves at the first connection; until then commands wait for it (bounded), afterwards never. */
+  private firstReady: Promise<void> | null;
+
+  constructor(opts: RedisLimiterOptions) {
+    this.prefix = opts.keyPrefix ?? 'svc:';
+    this.clock = opts.clock;
+    this.log = opts.log;
+    const timeout = opts.commandTimeoutMs ?? 250;
+    this.timeoutMs = timeout;
+    this.redis = new Redis(opts.url, {
+      enableOfflineQueue: false,
+      commandTimeout: timeout,
+      maxRetriesPerRequest: 1,
+      // A timed-out command must not be replayed after a reconnect: it was already answered 429.
+      autoResendUnfulfilledCommands: false,
+      connectTimeout: Math.max(1000, timeout * 4),
+      retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times, 6), 2000),
+      lazyConnect: false,
+    });
+    this.redis.defineCommand('svcLimit', { lua: LIMIT_SCRIPT });
+    this.redis.on('error', (e) => this.noteError(e));
+    this.redis.on('ready', () => this.log?.info('rate limiter: Redis connected'));
+    this.firstReady = new Promise<void>((resolve) => this.redis.once('ready', () => resolve()));
+    void this.firstReady.then(() => {
+      this.firstReady = null;
+    });
+  }
+
+  /**
+   * Right after start the connection is still being made and, with the offline queue off, a
+   * command would fail at once: wait for the first connection, at most one command timeout.
+   * Once connected, an outage fails immediately (no waiting).
+   */
+  private async connected(): Promise<void> {
+    if (!this.firstReady) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.firstReady, new Promise<void>((r) => (timer = setTimeout(r, this.timeoutMs)))]);
+    clearTimeout(timer);
+  }
+
+  private noteError(e: unknown): void {
+    const now = Date.now();
+    if (now - this.lastErrorLog < 5000) return;
+    this.lastErrorLog = now;
+    this.log?.warn({ err: { message: (e as Error)?.message } }, 'rate limiter: Redis unavailable (writes fail closed, reads pass)');
+  }
+
+  async consume(action: LimitAction, subject: LimitSubject): Promise<LimitHeaders> {
+    const rules = rulesFor(action, subject, this.prefix);
+    if (!rules) return {};
+    const args: (string | number)[] = [this.clock ? String(Math.floor(this.clock())) : '', `${this.idBase}-${++this.seq}`, WINDOW_MS];
+    for (const r of rules) args.push(r.cap, r.gapMs);
+    let reply: number[];
+    try {
+      await this.connected();
+      reply = await (this.redis as unknown as { svcLimit: LimitCommand }).svcLimit(rules.length, ...rules.map((r) => r.key), ...args);
+    } catch (e) {
+      this.noteError(e);
+      if (isFailOpen(action)) return {};
+      throw limiterUnavailable();
+    }
+    const [ok, now] = reply;
+    const states: RuleState[] = rules.map((_, i) => {
+      const o = 2 + i * 5;
+      return { count: reply[o], oldest: reply[o + 1], last: reply[o + 2], capWaitMs: reply[o + 3], gapWaitMs: reply[o + 4] };
+    });
+    if (ok !== 1) throw rejection(rules, states, now);
+    return rateLimitHeaders(rules, states, now);
+  }
+
+  /** Round trip for /health; rejects at once while Redis is unreachable. */
+  async ping(): Promise<number> {
+    await this.connected();
+    const t0 = process.hrtime.bigint();
+    await this.redis.ping();
+    return Number(process.hrtime.bigint() - t0) / 1e6;
+  }
+
+  async close(): Promise<void> {
+    if (this.redis.status === 'ready') {
+      try {
+        await this.redis.quit();
+        return;
+      } catch {}
+    }
+    this.redis.disconnect();
+  }
+}
