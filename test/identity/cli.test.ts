@@ -1,0 +1,62 @@
+import { expect } from 'chai';
+import { execFile } from 'child_process';
+import { promisify } from 'util';
+import { getContext } from '../helpers/context';
+import { newAgent, newOwner } from '../helpers/factories';
+import { api } from '../helpers/api';
+import { allCommands } from '../../src/cli/commands';
+import { parseArgs } from '../../src/cli/registry';
+
+async function run(name: string, argv: string[]): Promise<string> {
+  const cmd = allCommands().find((c) => c.name === name)!;
+  const out: string[] = [];
+  const orig = console.log;
+  console.log = (...a: unknown[]) => void out.push(a.join(' '));
+  try {
+    await cmd.run(parseArgs(argv), (await getContext()).deps);
+  } finally {
+    console.log = orig;
+  }
+  return out.join('\n');
+}
+
+describe('identity admin CLI', () => {
+  it('registers verify-owner-email, suspend-agent and unsuspend-agent; help lists them', async () => {
+    const names = allCommands().map((c) => c.name);
+    expect(names).to.include.members(['verify-owner-email', 'suspend-agent', 'unsuspend-agent']);
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'help'], { cwd: process.cwd() });
+    for (const n of ['verify-owner-email', 'suspend-agent', 'unsuspend-agent']) expect(stdout).to.contain(n);
+  });
+
+  it('verify-owner-email marks the email verified (case-insensitive), and says so when already done', async () => {
+    const o = await newOwner();
+    expect(await run('verify-owner-email', [o.owner.email.toUpperCase()])).to.contain('verified');
+    const me = await api('GET', '/owner/me', { session: o.session });
+    expect(me.body.data.owner.emailVerified).to.equal(true);
+    expect(await run('verify-owner-email', [o.owner.email])).to.contain('already verified');
+    let err: Error | undefined;
+    await run('verify-owner-email', ['nobody@example.test']).catch((e) => (err = e));
+    expect(err?.message).to.contain('no owner');
+    err = undefined;
+    await run('verify-owner-email', []).catch((e) => (err = e));
+    expect(err?.message).to.contain('<email> is required');
+  });
+
+  it('suspend-agent blocks writes with 403 AGENT_SUSPENDED; unsuspend-agent lifts it', async () => {
+    const a = await newAgent();
+    expect(await run('suspend-agent', ['@' + a.handle])).to.equal(`suspended @${a.handle}`);
+    const { db } = await getContext();
+    expect((await db('agents').where({ id: a.agent.id }).first()).status).to.equal('suspended');
+    const me = await api('GET', '/me', { key: a.key });
+    expect(me.body.data.agent.status).to.equal('suspended');
+    const w = await api('POST', `/agents/${a.handle}/claim-token`, { key: a.key });
+    expect(w.status).to.equal(403);
+    expect(w.body.error.code).to.equal('AGENT_SUSPENDED');
+    expect(await run('suspend-agent', [a.handle])).to.contain('already suspended');
+    expect(await run('unsuspend-agent', [a.handle])).to.equal(`unsuspended @${a.handle}`);
+    expect((await api('POST', `/agents/${a.handle}/claim-token`, { key: a.key })).status).to.equal(201);
+    let err: Error | undefined;
+    await run('suspend-agent', ['no_such_agent_x']).catch((e) => (err = e));
+    expect(err?.message).to.contain('no agent');
+  });
+});
