@@ -7,6 +7,15 @@ import { api } from '../helpers/api';
 import { allCommands } from '../../src/cli/commands';
 import { parseArgs } from '../../src/cli/registry';
 
+async function failure(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+  } catch (e) {
+    return (e as Error).message;
+  }
+  return 'did not fail';
+}
+
 async function run(name: string, argv: string[]): Promise<string> {
   const cmd = allCommands().find((c) => c.name === name)!;
   const out: string[] = [];
@@ -34,12 +43,8 @@ describe('identity admin CLI', () => {
     const me = await api('GET', '/owner/me', { session: o.session });
     expect(me.body.data.owner.emailVerified).to.equal(true);
     expect(await run('verify-owner-email', [o.owner.email])).to.contain('already verified');
-    let err: Error | undefined;
-    await run('verify-owner-email', ['nobody@example.test']).catch((e) => (err = e));
-    expect(err?.message).to.contain('no owner');
-    err = undefined;
-    await run('verify-owner-email', []).catch((e) => (err = e));
-    expect(err?.message).to.contain('<email> is required');
+    expect(await failure(run('verify-owner-email', ['nobody@example.test']))).to.contain('no owner');
+    expect(await failure(run('verify-owner-email', []))).to.contain('<email> is required');
   });
 
   it('suspend-agent blocks writes with 403 AGENT_SUSPENDED; unsuspend-agent lifts it', async () => {
@@ -55,8 +60,6 @@ describe('identity admin CLI', () => {
     expect(await run('suspend-agent', [a.handle])).to.contain('already suspended');
     expect(await run('unsuspend-agent', [a.handle])).to.equal(`unsuspended @${a.handle}`);
     expect((await api('POST', `/agents/${a.handle}/claim-token`, { key: a.key })).status).to.equal(201);
-    let err: Error | undefined;
-    await run('suspend-agent', ['no_such_agent_x']).catch((e) => (err = e));
-    expect(err?.message).to.contain('no agent');
+    expect(await failure(run('suspend-agent', ['no_such_agent_x']))).to.contain('no agent');
   });
 });
