@@ -1,5 +1,7 @@
 import type { TaskList } from 'graphile-worker';
 import type { Deps } from '../src/deps';
+import { eventFanout } from './event_fanout';
+import { webhookDeliver } from './webhook_deliver';
 import { emailOutboxSend } from './email_outbox_send';
 
 /**
@@ -8,6 +10,8 @@ import { emailOutboxSend } from './email_outbox_send';
  */
 export function buildTaskList(deps: Deps): TaskList {
   return {
+    event_fanout: eventFanout(deps),
+    webhook_deliver: webhookDeliver(deps),
     email_outbox_send: emailOutboxSend(deps),
   };
 }

@@ -1,0 +1,170 @@
+import { defineRoutes, send } from '../http/route';
+import { requireOwner } from '../http/auth';
+import { createWebhook, deleteWebhook, listDeliveries, listWebhooks, redeliver, rotateSecret, updateWebhook } from './service';
+import { MAX_URL_LENGTH, WEBHOOK_EVENTS } from './policy';
+
+const uuid = { type: 'string', format: 'uuid' };
+const agentParams = { type: 'object', required: ['id'], properties: { id: uuid } };
+const hookParams = { type: 'object', required: ['id', 'webhookId'], properties: { id: uuid, webhookId: uuid } };
+const deliveryParams = { type: 'object', required: ['id', 'webhookId', 'deliveryId'], properties: { id: uuid, webhookId: uuid, deliveryId: uuid } };
+
+const eventsSchema = { type: 'array', minItems: 1, maxItems: WEBHOOK_EVENTS.length, items: { type: 'string', enum: [...WEBHOOK_EVENTS] } };
+const urlSchema = { type: 'string', minLength: 1, maxLength: MAX_URL_LENGTH, description: 'https URL; loopback, private, link-local, multicast and reserved destinations are refused' };
+
+const webhookSchema = {
+  type: 'object',
+  required: ['id', 'url', 'events', 'enabled'],
+  properties: { id: { type: 'string' }, url: { type: 'string' }, events: eventsSchema, enabled: { type: 'boolean' } },
+};
+const dataOf = (schema: object) => ({ type: 'object', required: ['data'], properties: { data: schema } });
+
+const deliverySchema = {
+  type: 'object',
+  required: ['id', 'eventId', 'type', 'attempt', 'status', 'responseCode', 'latencyMs', 'createdAt', 'nextAttemptAt'],
+  properties: {
+    id: { type: 'string' },
+    eventId: { type: 'string', description: 'The webhook-id header of every attempt' },
+    type: { type: 'string' },
+    attempt: { type: 'integer', description: 'Attempts made so far, redeliveries included' },
+    status: { type: 'string', enum: ['pending', 'succeeded', 'failed'] },
+    responseCode: { type: ['integer', 'null'] },
+    latencyMs: { type: ['integer', 'null'] },
+    createdAt: { type: 'string', format: 'date-time' },
+    nextAttemptAt: { type: ['string', 'null'], format: 'date-time' },
+  },
+};
+
+const common = {
+  401: { description: 'INVALID_SESSION' },
+  404: { description: 'NOT_FOUND: unknown agent or webhook, or an agent of another owner' },
+};
+const unsafe = { ...common, 403: { description: 'CSRF_TOKEN_INVALID' } };
+const urlErrors = 'VALIDATION_FAILED; WEBHOOK_URL_FORBIDDEN (not https, credentials in the URL, or a loopback/private/link-local/multicast/reserved destination)';
+
+const base = '/owner/agents/:id/webhooks';
+
+export const webhookRoutes = defineRoutes([
+  {
+    method: 'post',
+    path: base,
+    operationId: 'createWebhook',
+    summary: 'Registers a signed webhook for one of the owner\'s agents; the secret is shown this once',
+    tags: ['webhooks'],
+    auth: 'session',
+    params: agentParams,
+    body: {
+      type: 'object',
+      required: ['url'],
+      additionalProperties: false,
+      properties: { url: urlSchema, events: { ...eventsSchema, default: [...WEBHOOK_EVENTS], description: 'Defaults to every event' } },
+    },
+    responses: {
+      201: {
+        description: 'Created; secret is whsec_<base64 of 32 bytes> (Standard Webhooks)',
+        schema: dataOf({ ...webhookSchema, required: [...webhookSchema.required, 'secret'], properties: { ...webhookSchema.properties, secret: { type: 'string' } } }),
+      },
+      400: { description: urlErrors },
+      409: { description: 'WEBHOOK_LIMIT_REACHED (10 per agent)' },
+      ...unsafe,
+    },
+    handler: async (ctx) => {
+      const p = requireOwner(ctx);
+      send(ctx, 201, await createWebhook(ctx.deps, p.owner.id, ctx.state.params.id, ctx.state.body));
+    },
+  },
+  {
+    method: 'get',
+    path: base,
+    operationId: 'listWebhooks',
+    summary: "Lists an agent's webhooks, without secrets",
+    tags: ['webhooks'],
+    auth: 'session',
+    params: agentParams,
+    responses: { 200: { description: 'Webhooks, oldest first', schema: dataOf({ type: 'array', items: webhookSchema }) }, ...common },
+    handler: async (ctx) => {
+      const p = requireOwner(ctx);
+      send(ctx, 200, await listWebhooks(ctx.deps, p.owner.id, ctx.state.params.id));
+    },
+  },
+  {
+    method: 'patch',
+    path: `${base}/:webhookId`,
+    operationId: 'updateWebhook',
+    summary: 'Changes url, events or enabled (re-enabling resets the failure count)',
+    tags: ['webhooks'],
+    auth: 'session',
+    params: hookParams,
+    body: {
+      type: 'object',
+      additionalProperties: false,
+      minProperties: 1,
+      properties: { url: urlSchema, events: eventsSchema, enabled: { type: 'boolean' } },
+    },
+    responses: { 200: { description: 'The webhook', schema: dataOf(webhookSchema) }, 400: { description: urlErrors }, ...unsafe },
+    handler: async (ctx) => {
+      const p = requireOwner(ctx);
+      send(ctx, 200, await updateWebhook(ctx.deps, p.owner.id, ctx.state.params.id, ctx.state.params.webhookId, ctx.state.body));
+    },
+  },
+  {
+    method: 'delete',
+    path: `${base}/:webhookId`,
+    operationId: 'deleteWebhook',
+    summary: 'Deletes a webhook and its delivery log',
+    tags: ['webhooks'],
+    auth: 'session',
+    params: hookParams,
+    responses: { 200: { description: 'Deleted', schema: dataOf({ type: 'object', required: ['id', 'deleted'], properties: { id: { type: 'string' }, deleted: { type: 'boolean' } } }) }, ...unsafe },
+    handler: async (ctx) => {
+      const p = requireOwner(ctx);
+      await deleteWebhook(ctx.deps, p.owner.id, ctx.state.params.id, ctx.state.params.webhookId);
+      send(ctx, 200, { id: ctx.state.params.webhookId, deleted: true });
+    },
+  },
+  {
+    method: 'post',
+    path: `${base}/:webhookId/rotate-secret`,
+    operationId: 'rotateWebhookSecret',
+    summary: 'Replaces the signing secret; the new one is shown this once',
+    tags: ['webhooks'],
+    auth: 'session',
+    params: hookParams,
+    responses: { 200: { description: 'New secret', schema: dataOf({ type: 'object', required: ['id', 'secret'], properties: { id: { type: 'string' }, secret: { type: 'string' } } }) }, ...unsafe },
+    handler: async (ctx) => {
+      const p = requireOwner(ctx);
+      send(ctx, 200, await rotateSecret(ctx.deps, p.owner.id, ctx.state.params.id, ctx.state.params.webhookId));
+    },
+  },
+  {
+    method: 'get',
+    path: `${base}/:webhookId/deliveries`,
+    operationId: 'listWebhookDeliveries',
+    summary: 'Recent deliveries (newest first, up to 100) with status, attempts, last response code and latency',
+    tags: ['webhooks'],
+    auth: 'session',
+    params: hookParams,
+    responses: { 200: { description: 'Deliveries', schema: dataOf({ type: 'array', items: deliverySchema }) }, ...common },
+    handler: async (ctx) => {
+      const p = requireOwner(ctx);
+      send(ctx, 200, await listDeliveries(ctx.deps, p.owner.id, ctx.state.params.id, ctx.state.params.webhookId));
+    },
+  },
+  {
+    method: 'post',
+    path: `${base}/:webhookId/deliveries/:deliveryId/redeliver`,
+    operationId: 'redeliverWebhookDelivery',
+    summary: 'Replays a past delivery once more: same webhook-id, fresh timestamp and signature',
+    tags: ['webhooks'],
+    auth: 'session',
+    params: deliveryParams,
+    responses: {
+      202: { description: 'Queued; the delivery as it stands now', schema: dataOf(deliverySchema) },
+      409: { description: 'WEBHOOK_DISABLED' },
+      ...unsafe,
+    },
+    handler: async (ctx) => {
+      const p = requireOwner(ctx);
+      send(ctx, 202, await redeliver(ctx.deps, p.owner.id, ctx.state.params.id, ctx.state.params.webhookId, ctx.state.params.deliveryId));
+    },
+  },
+]);

@@ -1,0 +1,52 @@
+import crypto from 'crypto';
+
+/**
+ * Standard Webhooks signing (decisions §9) and the at-rest protection of webhook secrets.
+ * The secret must stay usable for HMAC, so it is encrypted (AES-256-GCM, key derived from
+ * SESSION_SECRET with HKDF, the webhook id as associated data), never stored in clear.
+ */
+
+export const SECRET_PREFIX = 'whsec_';
+
+/** whsec_ + base64 of 32 random bytes, the form the standardwebhooks libraries accept. */
+export function generateWebhookSecret(): string {
+  return SECRET_PREFIX + crypto.randomBytes(32).toString('base64');
+}
+
+function secretKey(sessionSecret: string): Buffer {
+  return Buffer.from(crypto.hkdfSync('sha256', Buffer.from(sessionSecret, 'utf8'), Buffer.from('svc-webhook-secrets'), Buffer.from('v1'), 32));
+}
+
+export function encryptSecret(sessionSecret: string, webhookId: string, secret: string): string {
+  const iv = crypto.randomBytes(12);
+  const c = crypto.createCipheriv('aes-256-gcm', secretKey(sessionSecret), iv);
+  c.setAAD(Buffer.from(webhookId, 'utf8'));
+  const ct = Buffer.concat([c.update(secret, 'utf8'), c.final()]);
+  return ['v1', iv.toString('base64url'), c.getAuthTag().toString('base64url'), ct.toString('base64url')].join('.');
+}
+
+export function decryptSecret(sessionSecret: string, webhookId: string, stored: string): string {
+  const [v, iv, tag, ct] = stored.split('.');
+  if (v !== 'v1' || !iv || !tag || ct === undefined) throw new Error('unknown webhook secret format');
+  const d = crypto.createDecipheriv('aes-256-gcm', secretKey(sessionSecret), Buffer.from(iv, 'base64url'));
+  d.setAAD(Buffer.from(webhookId, 'utf8'));
+  d.setAuthTag(Buffer.from(tag, 'base64url'));
+  return Buffer.concat([d.update(Buffer.from(ct, 'base64url')), d.final()]).toString('utf8');
+}
+
+/** `v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}">` keyed by the decoded secret. */
+export function signPayload(secret: string, msgId: string, timestampSeconds: number, body: string): string {
+  const key = Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, 'base64');
+  const mac = crypto.createHmac('sha256', key).update(`${msgId}.${timestampSeconds}.${body}`).digest('base64');
+  return `v1,${mac}`;
+}
+
+/** The three Standard Webhooks headers of one attempt. */
+export function webhookHeaders(secret: string, msgId: string, at: Date, body: string): Record<string, string> {
+  const ts = Math.floor(at.getTime() / 1000);
+  return {
+    'webhook-id': msgId,
+    'webhook-timestamp': String(ts),
+    'webhook-signature': signPayload(secret, msgId, ts, body),
+  };
+}

@@ -1,0 +1,280 @@
+import { expect } from 'chai';
+import { Webhook } from 'standardwebhooks';
+import { getContext } from '../helpers/context';
+import { api } from '../helpers/api';
+import { clockDeps, deliveryIdsOf, emitAndFanout, ownerAgentWebhook, Receiver, runDueDeliveries, takeJobs } from './helpers';
+import { deliverOnce, fanoutEvent } from '../../src/webhooks/service';
+import { RETRY_DELAYS_MS, MAX_ATTEMPTS } from '../../src/webhooks/policy';
+import { postWebhook } from '../../src/webhooks/http';
+
+describe('webhook delivery', () => {
+  const receivers: Receiver[] = [];
+  async function receiver(respond?: ConstructorParameters<typeof Receiver>[0]): Promise<Receiver> {
+    const r = await new Receiver(respond).start();
+    receivers.push(r);
+    return r;
+  }
+  after(async () => {
+    for (const r of receivers) await r.stop();
+  });
+
+  it('signs with Standard Webhooks: the standardwebhooks library verifies headers and body', async () => {
+    const rx = await receiver();
+    const s = await ownerAgentWebhook(rx.url());
+    const eventId = await emitAndFanout(s.agent.agent.id, 'agent.followed', { followerHandle: '@fan' });
+    const ctx = await getContext();
+    const out = await runDueDeliveries(ctx.deps, await deliveryIdsOf(s.webhook.id));
+    expect(out).to.deep.equal(['succeeded']);
+    expect(rx.received).to.have.length(1);
+    const got = rx.received[0];
+    expect(got.headers['webhook-id']).to.equal(eventId);
+    expect(got.headers['webhook-timestamp']).to.match(/^\d{10}$/);
+    expect(got.headers['webhook-signature']).to.match(/^v1,[A-Za-z0-9+/]+=*$/);
+    expect(got.headers['content-type']).to.equal('application/json');
+    const verified = new Webhook(s.webhook.secret).verify(got.body, got.headers as Record<string, string>) as any;
+    expect(verified.type).to.equal('agent.followed');
+    expect(new Date(verified.timestamp).toISOString()).to.equal(verified.timestamp);
+    expect(verified.data).to.deep.equal({ agentId: s.agent.agent.id, followerHandle: '@fan' });
+    // A tampered body or another secret does not verify.
+    expect(() => new Webhook(s.webhook.secret).verify(got.body.replace('@fan', '@eve'), got.headers as Record<string, string>)).to.throw();
+    const other = 'whsec_' + Buffer.alloc(32, 7).toString('base64');
+    expect(() => new Webhook(other).verify(got.body, got.headers as Record<string, string>)).to.throw();
+
+    const d = await api('GET', `/owner/agents/${s.agent.agent.id}/webhooks/${s.webhook.id}/deliveries`, { session: s.owner.session });
+    expect(d.status).to.equal(200);
+    expect(d.body.data).to.have.length(1);
+    expect(d.body.data[0]).to.include({ eventId, type: 'agent.followed', attempt: 1, status: 'succeeded', responseCode: 204, nextAttemptAt: null });
+    expect(d.body.data[0].latencyMs).to.be.a('number');
+  });
+
+  it('only enabled webhooks subscribed to the event type get a delivery, one per (event, webhook)', async () => {
+    const rx = await receiver();
+    const s = await ownerAgentWebhook(rx.url(), ['post.commented']);
+    const second = await api('POST', `/owner/agents/${s.agent.agent.id}/webhooks`, { session: s.owner.session, body: { url: rx.url('/b'), events: ['agent.followed', 'post.commented'] } });
+    const third = await api('POST', `/owner/agents/${s.agent.agent.id}/webhooks`, { session: s.owner.session, body: { url: rx.url('/c') } });
+    await api('PATCH', `/owner/agents/${s.agent.agent.id}/webhooks/${third.body.data.id}`, { session: s.owner.session, body: { enabled: false } });
+    const ctx = await getContext();
+    const eventId = await emitAndFanout(s.agent.agent.id, 'agent.followed');
+    const rows = await ctx.db('webhook_deliveries').where({ event_id: eventId });
+    expect(rows.map((r) => r.webhook_id)).to.deep.equal([second.body.data.id]);
+    // Rerunning the fan-out (a crash after commit) creates nothing twice.
+    const ev = await ctx.db('webhook_events').where({ id: eventId }).first();
+    const again = await fanoutEvent(ctx.db, { eventId, type: 'agent.followed', agentId: s.agent.agent.id, data: {}, occurredAt: ev.occurred_at.toISOString() });
+    expect(again).to.equal(0);
+    const jobs = await takeJobs('webhook_deliver', (p) => p.deliveryId === rows[0].id);
+    expect(jobs).to.have.length(1);
+    // Another agent's events reach none of these webhooks.
+    const other = await ownerAgentWebhook(rx.url('/x'));
+    const otherEvent = await emitAndFanout(other.agent.agent.id, 'post.commented');
+    expect(await ctx.db('webhook_deliveries').where({ event_id: otherEvent }).pluck('webhook_id')).to.deep.equal([other.webhook.id]);
+  });
+
+  it('a receiver failing twice then succeeding gets the event on the third attempt with the same webhook-id', async () => {
+    const rx = await receiver((n, _q, res) => res.writeHead(n <= 2 ? 503 : 200).end('ok'));
+    const s = await ownerAgentWebhook(rx.url());
+    const clock = await clockDeps();
+    const eventId = await emitAndFanout(s.agent.agent.id, 'agent.mentioned', { postId: 'p1' });
+    const ids = await deliveryIdsOf(s.webhook.id);
+    const ctx = await getContext();
+
+    expect(await runDueDeliveries(clock.deps, ids)).to.deep.equal(['retrying']);
+    let d = await ctx.db('webhook_deliveries').whereIn('id', [...ids]).first();
+    expect(d).to.include({ status: 'pending', attempts: 1, response_code: 503 });
+    expect(d.next_attempt_at.getTime()).to.equal(clock.now().getTime() + RETRY_DELAYS_MS[0]);
+    // The next attempt is its own job scheduled at next_attempt_at, not graphile's backoff.
+    const [queued] = (await ctx.db.raw(
+      `select j.run_at, j.payload from graphile_worker._private_jobs j join graphile_worker._private_tasks t on t.id = j.task_id where t.identifier = 'webhook_deliver' and j.payload->>'deliveryId' = ?`,
+      [d.id],
+    )).rows;
+    expect(queued.payload).to.deep.equal({ deliveryId: d.id, step: 2 });
+    expect(new Date(queued.run_at).getTime()).to.equal(d.next_attempt_at.getTime());
+
+    clock.advance(RETRY_DELAYS_MS[0]);
+    expect(await runDueDeliveries(clock.deps, ids)).to.deep.equal(['retrying']);
+    d = await ctx.db('webhook_deliveries').whereIn('id', [...ids]).first();
+    expect(d.next_attempt_at.getTime()).to.equal(clock.now().getTime() + RETRY_DELAYS_MS[1]);
+    clock.advance(RETRY_DELAYS_MS[1]);
+    expect(await runDueDeliveries(clock.deps, ids)).to.deep.equal(['succeeded']);
+
+    expect(rx.received).to.have.length(3);
+    expect(rx.received.map((r) => r.headers['webhook-id'])).to.deep.equal([eventId, eventId, eventId]);
+    // Each attempt is signed afresh with its own timestamp.
+    const ts = rx.received.map((r) => Number(r.headers['webhook-timestamp']));
+    expect(ts[1] - ts[0]).to.equal(RETRY_DELAYS_MS[0] / 1000);
+    for (const r of rx.received) expect(r.body).to.equal(rx.received[0].body);
+    d = await ctx.db('webhook_deliveries').whereIn('id', [...ids]).first();
+    expect(d).to.include({ status: 'succeeded', attempts: 3, response_code: 200, next_attempt_at: null });
+    const attempts = await ctx.db('webhook_delivery_attempts').where({ delivery_id: d.id }).orderBy('attempt');
+    expect(attempts.map((a) => [a.attempt, a.ok, a.response_code])).to.deep.equal([
+      [1, false, 503],
+      [2, false, 503],
+      [3, true, 200],
+    ]);
+    for (const a of attempts) expect(a.latency_ms).to.be.a('number');
+    // A duplicate run of an already-recorded step sends nothing more.
+    expect(await deliverOnce(clock.deps, { deliveryId: d.id, step: 3 })).to.equal('skipped');
+    expect(rx.received).to.have.length(3);
+  });
+
+  it('an always-failing receiver: 8 attempts on the schedule, then failed; 5 failed deliveries disable the webhook and notify the owner', async () => {
+    const rx = await receiver((_n, _q, res) => res.writeHead(500).end());
+    const s = await ownerAgentWebhook(rx.url());
+    const clock = await clockDeps();
+    const ctx = await getContext();
+    for (let e = 1; e <= 5; e++) {
+      await emitAndFanout(s.agent.agent.id, 'post.commented', { n: e });
+      const ids = await deliveryIdsOf(s.webhook.id);
+      const outcomes: string[] = [];
+      for (let i = 0; i < MAX_ATTEMPTS; i++) {
+        outcomes.push(...(await runDueDeliveries(clock.deps, ids)));
+        if (i < RETRY_DELAYS_MS.length) clock.advance(RETRY_DELAYS_MS[i]);
+      }
+      expect(outcomes).to.deep.equal([...Array(MAX_ATTEMPTS - 1).fill('retrying'), 'failed']);
+      const w = await ctx.db('webhooks').where({ id: s.webhook.id }).first();
+      expect(w.consecutive_failures).to.equal(e);
+      expect(w.enabled).to.equal(e < 5);
+    }
+    expect(rx.received).to.have.length(5 * MAX_ATTEMPTS);
+    const list = await api('GET', `/owner/agents/${s.agent.agent.id}/webhooks`, { session: s.owner.session });
+    expect(list.body.data[0].enabled).to.equal(false);
+    const n = await api('GET', '/notifications', { session: s.owner.session });
+    expect(n.body.data.unreadCount).to.equal(1);
+    expect(n.body.data.items[0]).to.include({ type: 'webhook_disabled', href: `/dashboard/agents/${s.agent.agent.id}`, readAt: null });
+    expect(n.body.data.items[0].data).to.include({ handle: '@' + s.agent.handle, webhookId: s.webhook.id, category: null, week: null, rank: null });
+    // A disabled webhook receives no new events.
+    const ev = await emitAndFanout(s.agent.agent.id, 'post.commented');
+    expect(await ctx.db('webhook_deliveries').where({ event_id: ev })).to.have.length(0);
+    // Re-enabling resets the failure count.
+    const re = await api('PATCH', `/owner/agents/${s.agent.agent.id}/webhooks/${s.webhook.id}`, { session: s.owner.session, body: { enabled: true } });
+    expect(re.body.data.enabled).to.equal(true);
+    expect((await ctx.db('webhooks').where({ id: s.webhook.id }).first()).consecutive_failures).to.equal(0);
+  });
+
+  it('a success within 24 h keeps the webhook enabled after 5 failed deliveries; any success resets the count', async () => {
+    const rx = await receiver((_n, _q, res) => res.writeHead(500).end());
+    const s = await ownerAgentWebhook(rx.url());
+    const clock = await clockDeps();
+    const ctx = await getContext();
+    await ctx.db('webhooks').where({ id: s.webhook.id }).update({ consecutive_failures: 4, last_success_at: new Date(clock.now().getTime() - 3600_000) });
+    await emitAndFanout(s.agent.agent.id);
+    const ids = await deliveryIdsOf(s.webhook.id);
+    await ctx.db('webhook_deliveries').whereIn('id', [...ids]).update({ step: MAX_ATTEMPTS - 1 });
+    await takeJobs('webhook_deliver', (p) => ids.has(p.deliveryId));
+    expect(await deliverOnce(clock.deps, { deliveryId: [...ids][0], step: MAX_ATTEMPTS })).to.equal('failed');
+    let w = await ctx.db('webhooks').where({ id: s.webhook.id }).first();
+    expect(w).to.include({ consecutive_failures: 5, enabled: true });
+    rx.respond = (_n, _q, res) => res.writeHead(200).end();
+    await emitAndFanout(s.agent.agent.id);
+    expect(await runDueDeliveries(clock.deps, await deliveryIdsOf(s.webhook.id))).to.deep.equal(['succeeded']);
+    w = await ctx.db('webhooks').where({ id: s.webhook.id }).first();
+    expect(w.consecutive_failures).to.equal(0);
+  });
+
+  it('redirects are not followed: a 3xx is a failed attempt and the target is never called', async () => {
+    let targetHits = 0;
+    const target = await receiver((_n, _q, res) => {
+      targetHits++;
+      res.writeHead(200).end();
+    });
+    const rx = await receiver((_n, _q, res) => res.writeHead(302, { location: target.url() }).end());
+    const s = await ownerAgentWebhook(rx.url());
+    const clock = await clockDeps();
+    await emitAndFanout(s.agent.agent.id);
+    expect(await runDueDeliveries(clock.deps, await deliveryIdsOf(s.webhook.id))).to.deep.equal(['retrying']);
+    expect(targetHits).to.equal(0);
+    const d = await api('GET', `/owner/agents/${s.agent.agent.id}/webhooks/${s.webhook.id}/deliveries`, { session: s.owner.session });
+    expect(d.body.data[0]).to.include({ status: 'pending', attempt: 1, responseCode: 302 });
+    expect(d.body.data[0].nextAttemptAt).to.equal(new Date(clock.now().getTime() + RETRY_DELAYS_MS[0]).toISOString());
+  });
+
+  it('a receiver that does not answer in time is a failed attempt without a response code', async () => {
+    const rx = await receiver(() => {
+      /* never answers */
+    });
+    const r = await postWebhook({ url: rx.url(), headers: {}, body: '{}', guard: { allowPrivate: true }, timeoutMs: 150 });
+    expect(r.ok).to.equal(false);
+    expect(r.responseCode).to.equal(null);
+    expect(r.error).to.match(/timeout/);
+    expect(r.latencyMs).to.be.within(140, 2000);
+  });
+
+  it('a refused connection is recorded as a failed attempt, the task does not throw', async () => {
+    const rx = await receiver();
+    const s = await ownerAgentWebhook(rx.url());
+    await rx.stop();
+    receivers.splice(receivers.indexOf(rx), 1);
+    const clock = await clockDeps();
+    await emitAndFanout(s.agent.agent.id);
+    expect(await runDueDeliveries(clock.deps, await deliveryIdsOf(s.webhook.id))).to.deep.equal(['retrying']);
+    const ctx = await getContext();
+    const a = await ctx.db('webhook_delivery_attempts as a').join('webhook_deliveries as d', 'd.id', 'a.delivery_id').where('d.webhook_id', s.webhook.id).first('a.*');
+    expect(a).to.include({ ok: false, response_code: null });
+    expect(a.error).to.match(/ECONNREFUSED/);
+  });
+
+  it('redeliver replays a past delivery with the same webhook-id and a fresh signature', async () => {
+    const rx = await receiver();
+    const s = await ownerAgentWebhook(rx.url());
+    const clock = await clockDeps();
+    const eventId = await emitAndFanout(s.agent.agent.id, 'agent.followed');
+    const ids = await deliveryIdsOf(s.webhook.id);
+    await runDueDeliveries(clock.deps, ids);
+    const deliveryId = [...ids][0];
+    const base = `/owner/agents/${s.agent.agent.id}/webhooks/${s.webhook.id}`;
+    // Rotating the secret: the replay is signed with the new one.
+    const rot = await api('POST', `${base}/rotate-secret`, { session: s.owner.session });
+    expect(rot.status).to.equal(200);
+    expect(rot.body.data.id).to.equal(s.webhook.id);
+    expect(rot.body.data.secret).to.match(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    expect(rot.body.data.secret).to.not.equal(s.webhook.secret);
+    const r = await api('POST', `${base}/deliveries/${deliveryId}/redeliver`, { session: s.owner.session });
+    expect(r.status).to.equal(202);
+    expect(r.body.data).to.include({ id: deliveryId, eventId, status: 'succeeded' });
+    clock.advance(60_000);
+    expect(await runDueDeliveries(clock.deps, ids)).to.deep.equal(['redelivered']);
+    expect(rx.received).to.have.length(2);
+    const [first, replay] = rx.received;
+    expect(replay.headers['webhook-id']).to.equal(eventId);
+    expect(Number(replay.headers['webhook-timestamp']) - Number(first.headers['webhook-timestamp'])).to.equal(60);
+    expect(replay.headers['webhook-signature']).to.not.equal(first.headers['webhook-signature']);
+    expect(() => new Webhook(rot.body.data.secret).verify(replay.body, replay.headers as Record<string, string>)).to.not.throw();
+    const list = await api('GET', `${base}/deliveries`, { session: s.owner.session });
+    expect(list.body.data[0]).to.include({ attempt: 2, status: 'succeeded' });
+    // Unknown delivery, another owner's delivery: 404.
+    const unknown = await api('POST', `${base}/deliveries/00000000-0000-4000-8000-000000000000/redeliver`, { session: s.owner.session });
+    expect(unknown.status).to.equal(404);
+    const stranger = await ownerAgentWebhook(rx.url());
+    const cross = await api('POST', `/owner/agents/${stranger.agent.agent.id}/webhooks/${stranger.webhook.id}/deliveries/${deliveryId}/redeliver`, { session: stranger.owner.session });
+    expect(cross.status).to.equal(404);
+    expect(cross.body.error.code).to.equal('NOT_FOUND');
+  });
+
+  it('redeliver on a disabled webhook is 409 WEBHOOK_DISABLED', async () => {
+    const rx = await receiver();
+    const s = await ownerAgentWebhook(rx.url());
+    const clock = await clockDeps();
+    await emitAndFanout(s.agent.agent.id);
+    const ids = await deliveryIdsOf(s.webhook.id);
+    await runDueDeliveries(clock.deps, ids);
+    const base = `/owner/agents/${s.agent.agent.id}/webhooks/${s.webhook.id}`;
+    await api('PATCH', base, { session: s.owner.session, body: { enabled: false } });
+    const r = await api('POST', `${base}/deliveries/${[...ids][0]}/redeliver`, { session: s.owner.session });
+    expect(r.status).to.equal(409);
+    expect(r.body.error.code).to.equal('WEBHOOK_DISABLED');
+  });
+
+  it('a pending retry of a webhook disabled meanwhile ends as failed without a request', async () => {
+    const rx = await receiver((_n, _q, res) => res.writeHead(500).end());
+    const s = await ownerAgentWebhook(rx.url());
+    const clock = await clockDeps();
+    await emitAndFanout(s.agent.agent.id);
+    const ids = await deliveryIdsOf(s.webhook.id);
+    await runDueDeliveries(clock.deps, ids);
+    await api('PATCH', `/owner/agents/${s.agent.agent.id}/webhooks/${s.webhook.id}`, { session: s.owner.session, body: { enabled: false } });
+    clock.advance(RETRY_DELAYS_MS[0]);
+    expect(await runDueDeliveries(clock.deps, ids)).to.deep.equal(['webhook_disabled']);
+    expect(rx.received).to.have.length(1);
+    const ctx = await getContext();
+    expect((await ctx.db('webhook_deliveries').whereIn('id', [...ids]).first()).status).to.equal('failed');
+  });
+});
