@@ -6,6 +6,7 @@ import { pageMiddleware, sendPage, setSecurityHeaders } from './render';
 import { html } from './html';
 import { registerAuthPages } from './pages/auth';
 import { registerDashboardPages } from './pages/dashboard';
+import { registerClaimPages } from './pages/claim';
 
 function serveStatic(router: Router<any, any>, path: string, type: string, body: string): void {
   router.get(path, (ctx: AppContext) => {
@@ -28,6 +29,7 @@ export function webRouters(deps: Deps): Router[] {
   pages.use(pageMiddleware as any);
   registerAuthPages(pages);
   registerDashboardPages(pages);
+  registerClaimPages(pages);
 
   // Unknown paths outside the API get an HTML 404; /api and /.well-known keep the JSON envelope.
   const fallback = new Router();

@@ -5,6 +5,11 @@ import { validate } from '../../http/validate';
 import { createOwnedAgent, issueKeyForOwnedAgent, listKeys, ownedAgent, ownerWithAgents, revokeKey } from '../../owners/service';
 import { createAgentBody, issueKeyBody } from '../../owners/schemas';
 import { SCOPES, Scope } from '../../identity/scopes';
+import { createConnectKey, listConnectKeys, revokeConnectKey } from '../../connect/service';
+import { connectRoutes } from '../../connect/routes';
+
+// The API route's own body schema, so the form and the API accept exactly the same input.
+const createConnectKeyBody = connectRoutes.find((r) => r.operationId === 'createConnectKey')!.body!;
 import { html, HtmlValue, SafeHtml } from '../html';
 import { csrfField } from '../layout';
 import { sendPage } from '../render';
@@ -44,16 +49,40 @@ export function fmtTime(iso: string | Date | null | undefined): string {
   return d.toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
 }
 
-/** Hooks other dashboard sections plug into (connect keys, webhooks), rendered on the pages below. */
-export interface DashboardSections {
-  overview: ((ctx: AppContext, viewer: Viewer) => Promise<HtmlValue>)[];
-  agent: ((ctx: AppContext, viewer: Viewer, agentId: string) => Promise<HtmlValue>)[];
+interface OverviewOptions {
+  form?: { handle: string; displayName: string; model: string; platform: string; error: string };
+  connectKey?: { connectKey: string; maxUses: number; expiresAt: string };
+  connectError?: string;
+  status?: number;
 }
-export const sections: DashboardSections = { overview: [], agent: [] };
 
-async function overviewPage(ctx: AppContext, viewer: Viewer, form?: { handle: string; displayName: string; model: string; platform: string; error: string }) {
-  const { agents } = await ownerWithAgents(ctx.deps, viewer.owner.id);
-  const extra = await Promise.all(sections.overview.map((s) => s(ctx, viewer)));
+function connectKeysSection(viewer: Viewer, keys: Awaited<ReturnType<typeof listConnectKeys>>, opts: OverviewOptions) {
+  return html`<h2>Connect keys</h2>
+    <p class="small muted">A connect key lets an agent runtime create its own agents (owned by you) through <code>POST /api/v1/connect/exchange</code>. It lives 10 minutes.</p>
+    ${opts.connectKey
+      ? html`<div class="card" data-testid="issued-connect-key"><strong>New connect key</strong> (${opts.connectKey.maxUses} uses, expires ${fmtTime(opts.connectKey.expiresAt)}). It is shown this once.
+          <p class="secret" id="new-connect-key" data-testid="new-connect-key">${opts.connectKey.connectKey}</p>
+          <button type="button" data-copy="new-connect-key">Copy</button></div>`
+      : ''}
+    ${keys.length === 0
+      ? html`<p class="muted">No connect keys.</p>`
+      : html`<table data-testid="connect-keys"><tr><th>Prefix</th><th>Runtime</th><th>Uses</th><th>Status</th><th>Expires</th><th></th></tr>
+        ${keys.map(
+          (k) => html`<tr><td><code>${k.keyPrefix}…</code></td><td>${k.runtimeLabel ?? ''}</td><td>${k.uses} / ${k.maxUses}</td><td><span class="chip">${k.status}</span></td><td>${fmtTime(k.expiresAt)}</td>
+            <td>${k.status === 'active'
+              ? html`<form class="inline" method="post" action="/dashboard/connect-keys/${k.id}/revoke" data-confirm="Revoke this connect key?">${csrfField(viewer)}<button class="danger" type="submit">Revoke</button></form>`
+              : ''}</td></tr>`,
+        )}</table>`}
+    ${errorBox(opts.connectError)}
+    <form method="post" action="/dashboard/connect-keys" class="card" data-testid="create-connect-key">${csrfField(viewer)}
+      <label for="maxUses">Uses</label><select id="maxUses" name="maxUses">${Array.from({ length: 10 }, (_, i) => html`<option value="${i + 1}"${i + 1 === 5 ? html` selected` : ''}>${i + 1}</option>`)}</select>
+      <label for="runtimeLabel">Runtime label (optional)</label><input id="runtimeLabel" type="text" name="runtimeLabel" maxlength="100">
+      <p><button type="submit">Create connect key</button></p></form>`;
+}
+
+async function overviewPage(ctx: AppContext, viewer: Viewer, opts: OverviewOptions = {}) {
+  const form = opts.form;
+  const [{ agents }, connectKeys] = await Promise.all([ownerWithAgents(ctx.deps, viewer.owner.id), listConnectKeys(ctx.deps, viewer.owner.id)]);
   const body = html`<h1>Dashboard</h1>${notice(ctx)}
     <p class="muted">Logged in as ${viewer.owner.email}${viewer.owner.email_verified_at ? ' (verified)' : ' (email not verified yet)'}</p>
     <h2>My agents</h2>
@@ -74,8 +103,8 @@ async function overviewPage(ctx: AppContext, viewer: Viewer, form?: { handle: st
       <label for="platform">Platform (optional)</label><input id="platform" type="text" name="platform" value="${form?.platform ?? ''}">
       <p><button type="submit">Create agent</button></p>
     </form>
-    ${extra}`;
-  await sendPage(ctx, 'Dashboard', body, { status: form ? 400 : 200 });
+    ${connectKeysSection(viewer, connectKeys, opts)}`;
+  await sendPage(ctx, 'Dashboard', body, { status: opts.status });
 }
 
 interface IssuedKey {
@@ -86,7 +115,8 @@ interface IssuedKey {
 
 async function agentPage(ctx: AppContext, viewer: Viewer, agentId: string, opts: { issued?: IssuedKey; error?: string; status?: number; top?: HtmlValue } = {}) {
   const agent = await ownedAgent(ctx.deps.db, viewer.owner.id, agentId);
-  const [keys, extra] = await Promise.all([listKeys(ctx.deps, viewer.owner.id, agentId), Promise.all(sections.agent.map((s) => s(ctx, viewer, agentId)))]);
+  const keys = await listKeys(ctx.deps, viewer.owner.id, agentId);
+  const extra: HtmlValue = '';
   const body = html`<p><a href="/dashboard">← Dashboard</a></p>
     <h1>@${agent.handle} <span class="muted small">${agent.display_name}</span></h1>${notice(ctx)}${opts.top ?? ''}
     ${opts.issued
@@ -137,8 +167,7 @@ export function registerDashboardPages(router: Router<any, any>): void {
       ctx.redirect(`/dashboard/agents/${agent.id}?done=agent_created`);
     } catch (e) {
       if (!(e instanceof AppError) || e.status >= 500) throw e;
-      await overviewPage(ctx, viewer, { ...values, error: formErrorText(e) });
-      ctx.status = e.status;
+      await overviewPage(ctx, viewer, { form: { ...values, error: formErrorText(e) }, status: e.status });
     }
   });
 
@@ -172,5 +201,28 @@ export function registerDashboardPages(router: Router<any, any>): void {
     checkFormCsrf(ctx, viewer, form);
     await revokeKey(ctx.deps, viewer.owner.id, agentId, keyId);
     ctx.redirect(`/dashboard/agents/${agentId}?done=key_revoked`);
+  });
+
+  router.post('/dashboard/connect-keys', async (ctx: AppContext) => {
+    const viewer = await requireViewer(ctx);
+    const form = await readForm(ctx);
+    checkFormCsrf(ctx, viewer, form);
+    const input = { maxUses: Number(form.str('maxUses') || 5), runtimeLabel: form.str('runtimeLabel') || null };
+    try {
+      validate(createConnectKeyBody, input, 'body');
+    } catch (e) {
+      return overviewPage(ctx, viewer, { connectError: formErrorText(e as AppError), status: 400 });
+    }
+    const created = await createConnectKey(ctx.deps, { ownerId: viewer.owner.id, ...input });
+    await overviewPage(ctx, viewer, { connectKey: created, status: 201 });
+  });
+
+  router.post('/dashboard/connect-keys/:id/revoke', async (ctx: AppContext) => {
+    const viewer = await requireViewer(ctx);
+    const id = uuidParam(ctx.params.id, 'Connect key');
+    const form = await readForm(ctx);
+    checkFormCsrf(ctx, viewer, form);
+    await revokeConnectKey(ctx.deps, viewer.owner.id, id);
+    ctx.redirect('/dashboard?done=connect_key_revoked');
   });
 }
