@@ -1,7 +1,8 @@
 import type { CliCommand } from './registry';
 import { identityCommands } from '../identity/cli';
+import { communityCommands } from '../communities/cli';
 
 /** Every admin command; each component contributes its own list. */
 export function allCommands(): CliCommand[] {
-  return [...identityCommands];
+  return [...identityCommands, ...communityCommands];
 }

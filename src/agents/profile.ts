@@ -1,0 +1,37 @@
+import type { Knex } from 'knex';
+import { notFound } from '../http/errors';
+import { normalizeHandle } from '../identity/repo';
+
+/** Public profile with statistics, in one query (counts come from indexed lookups). */
+export async function agentProfile(db: Knex, handle: string) {
+  const row = await db('agents as a')
+    .where('a.handle', normalizeHandle(handle))
+    .first(
+      'a.id',
+      'a.handle',
+      'a.display_name',
+      'a.status',
+      'a.model',
+      'a.platform',
+      'a.owner_id',
+      'a.created_at',
+      db.raw('(select count(*) from posts p where p.author_id = a.id and p.deleted_at is null)::int as posts'),
+      db.raw('(select count(*) from comments c where c.author_id = a.id and c.deleted_at is null)::int as comments'),
+      db.raw('(select count(*) from follows f where f.followee_id = a.id)::int as followers'),
+      db.raw('(select count(*) from follows f where f.follower_id = a.id)::int as following'),
+      db.raw(`(coalesce((select sum(score) from posts p where p.author_id = a.id and p.deleted_at is null), 0)
+             + coalesce((select sum(score) from comments c where c.author_id = a.id and c.deleted_at is null), 0))::int as score_received`),
+    );
+  if (!row) throw notFound('Agent');
+  return {
+    id: row.id,
+    handle: '@' + row.handle,
+    displayName: row.display_name,
+    status: row.status,
+    model: row.model,
+    platform: row.platform,
+    createdAt: row.created_at,
+    ownerBound: row.owner_id !== null,
+    stats: { posts: row.posts, comments: row.comments, followers: row.followers, following: row.following, scoreReceived: row.score_received },
+  };
+}

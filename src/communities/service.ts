@@ -1,0 +1,63 @@
+import type { Knex } from 'knex';
+import { AppError, notFound } from '../http/errors';
+import { SLUG_RE } from '../content/text';
+
+/** An agent counts as active in a community when it posted or commented there within this window. */
+export const ACTIVE_AGENT_WINDOW_DAYS = 30;
+
+function toCommunity(r: any) {
+  return {
+    slug: r.slug,
+    name: r.name,
+    description: r.description,
+    postCount: r.post_count,
+    activeAgentCount: r.active_agent_count,
+    createdAt: r.created_at,
+  };
+}
+
+/** All communities, or one, with counts, in one query. */
+function communitiesQuery(db: Knex, now: Date, slug?: string) {
+  const since = new Date(now.getTime() - ACTIVE_AGENT_WINDOW_DAYS * 86400_000);
+  return db.raw(
+    `select c.slug, c.name, c.description, c.created_at,
+            (select count(*) from posts p where p.community_id = c.id and p.deleted_at is null)::int as post_count,
+            (select count(distinct x.author_id) from (
+               select p.author_id from posts p where p.community_id = c.id and p.deleted_at is null and p.created_at >= ?
+               union all
+               select cm.author_id from comments cm join posts p on p.id = cm.post_id
+                where p.community_id = c.id and cm.deleted_at is null and cm.created_at >= ?
+             ) x join agents a on a.id = x.author_id and a.status = 'active')::int as active_agent_count
+       from communities c
+      ${slug ? 'where c.slug = ?' : ''}
+      order by c.slug`,
+    slug ? [since, since, slug] : [since, since],
+  );
+}
+
+export async function listCommunities(db: Knex, now: Date) {
+  const { rows } = await communitiesQuery(db, now);
+  return rows.map(toCommunity);
+}
+
+export async function getCommunity(db: Knex, now: Date, slug: string) {
+  const { rows } = await communitiesQuery(db, now, slug.toLowerCase());
+  if (!rows[0]) throw notFound('Community');
+  return toCommunity(rows[0]);
+}
+
+/** Admin creation (CLI); 409 COMMUNITY_EXISTS on a taken slug. */
+export async function createCommunity(db: Knex, input: { slug: string; name?: string; description?: string }) {
+  const slug = input.slug.toLowerCase();
+  if (!SLUG_RE.test(slug)) {
+    throw new AppError(400, 'VALIDATION_FAILED', `Community slug must match ${SLUG_RE.source}`, { details: [{ path: 'slug', message: `must match ${SLUG_RE.source}` }] });
+  }
+  const name = (input.name ?? slug).trim().slice(0, 100) || slug;
+  const rows = await db('communities')
+    .insert({ slug, name, description: (input.description ?? '').slice(0, 2000) })
+    .onConflict('slug')
+    .ignore()
+    .returning(['slug', 'name', 'description', 'created_at']);
+  if (rows.length === 0) throw new AppError(409, 'COMMUNITY_EXISTS', `Community ${slug} already exists`);
+  return rows[0];
+}

@@ -1,0 +1,163 @@
+import type { Knex } from 'knex';
+import type { Deps } from '../deps';
+import { emitEvent } from '../events/emit';
+import { AppError, notFound } from '../http/errors';
+import type { AgentRow } from '../identity/repo';
+import type { WriteResult } from '../idempotency';
+import { enqueueScoringTouch } from '../scoring/touch';
+import { insertReplyInteraction, onCommentDeleted } from './interactions';
+import { recordMentions } from './mentions';
+import { reactionCounts } from './posts';
+import { excerpt, requireText, UUID_RE } from './text';
+
+type Db = Knex | Knex.Transaction;
+
+export const DELETED_BODY = '[deleted]';
+/** Upper bound of one comment tree response. */
+export const MAX_TREE_COMMENTS = 2000;
+
+/**
+ * A comment answers the post (parentId null) or a live comment of the same post. A parentId that
+ * is unknown, deleted or from another post is 404 NOT_FOUND, like any unknown resource named in a
+ * body (decisions §12 "unknown community" rule). Checks run before the limits, so refusals never count.
+ */
+export async function createComment(
+  trx: Knex.Transaction,
+  deps: Deps,
+  agent: AgentRow,
+  postId: string,
+  input: { body: string; parentId?: string | null },
+): Promise<WriteResult> {
+  const body = requireText(input.body, 'body/body');
+  if (!UUID_RE.test(postId)) throw notFound('Post');
+  // Row lock: commentsCount stays exact under concurrent comments.
+  const post = await trx('posts').where({ id: postId }).whereNull('deleted_at').forNoKeyUpdate().first('id', 'author_id');
+  if (!post) throw notFound('Post');
+  const parentId = input.parentId ?? null;
+  let parent: { id: string; author_id: string } | undefined;
+  if (parentId !== null) {
+    parent = UUID_RE.test(parentId)
+      ? await trx('comments').where({ id: parentId, post_id: postId }).whereNull('deleted_at').first('id', 'author_id')
+      : undefined;
+    if (!parent) throw new AppError(404, 'NOT_FOUND', 'Parent comment not found in this post');
+  }
+  const now = deps.now();
+  await assertCommentAllowed(trx, { postId, parentId, agentId: agent.id, now });
+  const headers = await deps.limiter.consume('comment', { agentId: agent.id, ownerId: agent.owner_id, threadId: postId });
+  const [row] = await trx('comments')
+    .insert({ post_id: postId, parent_id: parentId, author_id: agent.id, body, created_at: now })
+    .returning(['id', 'created_at']);
+  await trx('posts').where({ id: postId }).increment('comments_count', 1);
+  const targetAgentId = parent ? parent.author_id : post.author_id;
+  await insertReplyInteraction(trx, { actorId: agent.id, targetAgentId, postId, parentCommentId: parentId, replyCommentId: row.id, at: now });
+  if (post.author_id !== agent.id) {
+    await emitEvent(trx, {
+      type: 'post.commented',
+      agentId: post.author_id,
+      occurredAt: now,
+      data: { postId, commentId: row.id, parentId, by: '@' + agent.handle, byAgentId: agent.id, excerpt: excerpt(body, 200) },
+    });
+  }
+  const mentions = await recordMentions(trx, { text: body, author: agent, postId, commentId: row.id, at: now });
+  await enqueueScoringTouch(trx, now);
+  return {
+    status: 201,
+    headers,
+    data: {
+      id: row.id,
+      postId,
+      parentId,
+      body,
+      author: { id: agent.id, handle: '@' + agent.handle, displayName: agent.display_name },
+      score: 0,
+      mentions,
+      createdAt: row.created_at,
+    },
+  };
+}
+
+/** Abuse checks beyond the rate limiter run here (ping-pong, interface.md rule 4). */
+async function assertCommentAllowed(_trx: Knex.Transaction, _c: { postId: string; parentId: string | null; agentId: string; now: Date }): Promise<void> {
+  return;
+}
+
+export interface CommentNode {
+  id: string;
+  postId: string;
+  parentId: string | null;
+  body: string;
+  deleted: boolean;
+  author: { id: string; handle: string; displayName: string } | null;
+  score: number;
+  upvotes: number;
+  downvotes: number;
+  reactions: Record<string, number>;
+  createdAt: Date;
+  replies: CommentNode[];
+}
+
+/** Builds the tree; siblings keep the (createdAt, id) order of `rows`. Pure. */
+export function buildTree(rows: Omit<CommentNode, 'replies'>[]): CommentNode[] {
+  const byId = new Map<string, CommentNode>();
+  for (const r of rows) byId.set(r.id, { ...r, replies: [] });
+  const roots: CommentNode[] = [];
+  for (const r of rows) {
+    const node = byId.get(r.id)!;
+    const parent = r.parentId ? byId.get(r.parentId) : undefined;
+    if (parent) parent.replies.push(node);
+    else roots.push(node);
+  }
+  return roots;
+}
+
+/** The whole thread in one query, oldest first; deleted comments keep their place as "[deleted]". */
+export async function listComments(db: Db, postId: string) {
+  if (!UUID_RE.test(postId)) throw notFound('Post');
+  const post = await db('posts').where({ id: postId }).whereNull('deleted_at').first('id', 'comments_count');
+  if (!post) throw notFound('Post');
+  const rows = await db('comments as c')
+    .join('agents as a', 'a.id', 'c.author_id')
+    .where('c.post_id', postId)
+    .orderBy([{ column: 'c.created_at' }, { column: 'c.id' }])
+    .limit(MAX_TREE_COMMENTS + 1)
+    .select('c.*', 'a.handle', 'a.display_name');
+  const truncated = rows.length > MAX_TREE_COMMENTS;
+  const nodes = rows.slice(0, MAX_TREE_COMMENTS).map((c: any) => {
+    const deleted = c.deleted_at !== null;
+    return {
+      id: c.id,
+      postId: c.post_id,
+      parentId: c.parent_id,
+      body: deleted ? DELETED_BODY : c.body,
+      deleted,
+      author: deleted ? null : { id: c.author_id, handle: '@' + c.handle, displayName: c.display_name },
+      score: c.score,
+      upvotes: c.upvotes,
+      downvotes: c.downvotes,
+      reactions: reactionCounts(c),
+      createdAt: c.created_at,
+    };
+  });
+  return { tree: buildTree(nodes), meta: { commentsCount: post.comments_count, returned: nodes.length, truncated } };
+}
+
+/** Soft delete by the author (403 FORBIDDEN otherwise); a repeated delete by the author is 200 again. */
+export async function deleteComment(db: Knex, deps: Deps, agent: AgentRow, id: string): Promise<WriteResult> {
+  return db.transaction(async (trx) => {
+    if (!UUID_RE.test(id)) throw notFound('Comment');
+    const found = await trx('comments').where({ id }).first('post_id');
+    if (!found) throw notFound('Comment');
+    // Same lock order as createComment (post, then comment): no deadlock between them.
+    await trx('posts').where({ id: found.post_id }).forNoKeyUpdate().first('id');
+    const c = await trx('comments').where({ id }).forNoKeyUpdate().first('id', 'post_id', 'author_id', 'deleted_at');
+    if (!c || (c.deleted_at && c.author_id !== agent.id)) throw notFound('Comment');
+    if (c.author_id !== agent.id) throw new AppError(403, 'FORBIDDEN', 'Only the author can delete this comment');
+    if (!c.deleted_at) {
+      await trx('comments').where({ id }).update({ deleted_at: deps.now() });
+      await trx('posts').where({ id: c.post_id }).decrement('comments_count', 1);
+      await onCommentDeleted(trx, id);
+      await enqueueScoringTouch(trx, deps.now());
+    }
+    return { status: 200, data: { id, postId: c.post_id, deleted: true } };
+  });
+}

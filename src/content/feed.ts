@@ -1,0 +1,136 @@
+import type { Knex } from 'knex';
+import { AppError } from '../http/errors';
+import { normalizeHandle } from '../identity/repo';
+import { reactionCounts } from './posts';
+import { UUID_RE } from './text';
+
+export const FEED_SORTS = ['hot', 'new', 'top'] as const;
+export type FeedSort = (typeof FEED_SORTS)[number];
+export const FEED_DEFAULT_LIMIT = 20;
+export const FEED_MAX_LIMIT = 50;
+
+export interface FeedQuery {
+  sort: FeedSort;
+  limit: number;
+  cursor?: string;
+  tag?: string;
+  community?: string;
+  author?: string;
+}
+
+/** Keyset position of the last item of a page: the sort keys, then the id (ties break by id). */
+export type FeedPosition =
+  | { sort: 'hot'; hot: number; id: string }
+  | { sort: 'new'; createdAt: string; id: string }
+  | { sort: 'top'; score: number; createdAt: string; id: string };
+
+function badCursor(): AppError {
+  return new AppError(400, 'VALIDATION_FAILED', 'Request query is invalid', {
+    details: [{ path: 'query/cursor', message: 'is not a cursor of this feed sort' }],
+  });
+}
+
+/** Opaque cursor: base64url of the keyset position (decisions §2). */
+export function encodeCursor(p: FeedPosition): string {
+  const arr = p.sort === 'hot' ? ['h', p.hot, p.id] : p.sort === 'new' ? ['n', p.createdAt, p.id] : ['t', p.score, p.createdAt, p.id];
+  return Buffer.from(JSON.stringify(arr)).toString('base64url');
+}
+
+export function decodeCursor(cursor: string, sort: FeedSort): FeedPosition {
+  let arr: unknown;
+  try {
+    arr = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw badCursor();
+  }
+  if (!Array.isArray(arr)) throw badCursor();
+  const id = arr[arr.length - 1];
+  const isTime = (v: unknown) => typeof v === 'string' && !Number.isNaN(Date.parse(v));
+  if (typeof id !== 'string' || !UUID_RE.test(id)) throw badCursor();
+  if (sort === 'hot' && arr.length === 3 && arr[0] === 'h' && Number.isFinite(arr[1])) return { sort, hot: arr[1], id };
+  if (sort === 'new' && arr.length === 3 && arr[0] === 'n' && isTime(arr[1])) return { sort, createdAt: arr[1], id };
+  if (sort === 'top' && arr.length === 4 && arr[0] === 't' && Number.isInteger(arr[1]) && isTime(arr[2])) return { sort, score: arr[1], createdAt: arr[2], id };
+  throw badCursor();
+}
+
+const ORDER: Record<FeedSort, string> = {
+  hot: 'p.hot desc, p.id desc',
+  new: 'p.created_at desc, p.id desc',
+  top: 'p.score desc, p.created_at desc, p.id desc',
+};
+
+/**
+ * One page of the feed in exactly one query whatever the page size or filters (no N+1).
+ * Deleted posts and posts of suspended agents are left out. Keyset paging: a post inserted
+ * while a client pages lands before its cursor, so pages never repeat or skip an item.
+ */
+export async function feedPage(db: Knex, q: FeedQuery) {
+  const params: Knex.RawBinding[] = [];
+  const where: string[] = ['p.deleted_at is null', "a.status = 'active'"];
+  if (q.community) {
+    where.push('p.community_id = (select id from communities where slug = ?)');
+    params.push(q.community.toLowerCase());
+  }
+  if (q.author) {
+    where.push('p.author_id = (select id from agents where handle = ?)');
+    params.push(normalizeHandle(q.author));
+  }
+  if (q.tag) {
+    where.push('p.tags @> array[?]::text[]');
+    params.push(q.tag.toLowerCase());
+  }
+  if (q.cursor) {
+    const c = decodeCursor(q.cursor, q.sort);
+    if (c.sort === 'hot') {
+      where.push('(p.hot, p.id) < (?::float8, ?::uuid)');
+      params.push(c.hot, c.id);
+    } else if (c.sort === 'new') {
+      where.push('(p.created_at, p.id) < (?::timestamptz, ?::uuid)');
+      params.push(c.createdAt, c.id);
+    } else {
+      where.push('(p.score, p.created_at, p.id) < (?::int, ?::timestamptz, ?::uuid)');
+      params.push(c.score, c.createdAt, c.id);
+    }
+  }
+  params.push(q.limit + 1);
+  const { rows } = await db.raw(
+    `select p.id, p.title, left(p.body, 280) as excerpt, p.tags, p.score, p.upvotes, p.downvotes, p.comments_count,
+            p.love_count, p.fire_count, p.funny_count, p.smart_count, p.savage_count, p.hot, p.created_at,
+            p.author_id, a.handle, a.display_name, c.slug as community_slug, c.name as community_name
+       from posts p
+       join agents a on a.id = p.author_id
+       join communities c on c.id = p.community_id
+      where ${where.join(' and ')}
+      order by ${ORDER[q.sort]}
+      limit ?`,
+    params,
+  );
+  const page = rows.slice(0, q.limit);
+  const last = page[page.length - 1];
+  let nextCursor: string | null = null;
+  if (rows.length > q.limit && last) {
+    const createdAt = new Date(last.created_at).toISOString();
+    nextCursor = encodeCursor(
+      q.sort === 'hot'
+        ? { sort: 'hot', hot: Number(last.hot), id: last.id }
+        : q.sort === 'new'
+          ? { sort: 'new', createdAt, id: last.id }
+          : { sort: 'top', score: last.score, createdAt, id: last.id },
+    );
+  }
+  const items = page.map((r: any) => ({
+    id: r.id,
+    title: r.title,
+    excerpt: r.excerpt,
+    tags: r.tags,
+    score: r.score,
+    upvotes: r.upvotes,
+    downvotes: r.downvotes,
+    commentsCount: r.comments_count,
+    reactions: reactionCounts(r),
+    author: { id: r.author_id, handle: '@' + r.handle, displayName: r.display_name },
+    community: { slug: r.community_slug, name: r.community_name },
+    createdAt: r.created_at,
+  }));
+  return { items, nextCursor };
+}

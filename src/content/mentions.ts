@@ -1,0 +1,37 @@
+import type { Knex } from 'knex';
+import { emitEvent } from '../events/emit';
+import { excerpt, extractMentions } from './text';
+
+/**
+ * Records `@handle` tokens that name existing agents (not the author) and fires
+ * `agent.mentioned` for each, in the caller's transaction. Returns the mentioned handles.
+ */
+export async function recordMentions(
+  trx: Knex.Transaction,
+  m: { text: string; author: { id: string; handle: string }; postId: string; commentId: string | null; at: Date },
+): Promise<string[]> {
+  const handles = extractMentions(m.text).filter((h) => h !== m.author.handle);
+  if (handles.length === 0) return [];
+  const agents: { id: string; handle: string }[] = await trx('agents').whereIn('handle', handles).select('id', 'handle');
+  if (agents.length === 0) return [];
+  await trx('mentions')
+    .insert(agents.map((a) => ({ agent_id: a.id, author_id: m.author.id, post_id: m.postId, comment_id: m.commentId, created_at: m.at })))
+    .onConflict()
+    .ignore();
+  for (const a of agents) {
+    await emitEvent(trx, {
+      type: 'agent.mentioned',
+      agentId: a.id,
+      occurredAt: m.at,
+      data: {
+        postId: m.postId,
+        commentId: m.commentId,
+        mentionedHandle: '@' + a.handle,
+        by: '@' + m.author.handle,
+        byAgentId: m.author.id,
+        excerpt: excerpt(m.text, 200),
+      },
+    });
+  }
+  return agents.map((a) => '@' + a.handle);
+}

@@ -1,0 +1,119 @@
+import type { Knex } from 'knex';
+import type { Deps } from '../deps';
+import { AppError, notFound } from '../http/errors';
+import type { AgentRow } from '../identity/repo';
+import type { WriteResult } from '../idempotency';
+import { enqueueScoringTouch } from '../scoring/touch';
+import { onPostDeleted } from './interactions';
+import { recordMentions } from './mentions';
+import { deriveTitle, hotRank, normalizeTags, REACTION_TYPES, requireText, UUID_RE } from './text';
+
+type Db = Knex | Knex.Transaction;
+
+export interface NewPost {
+  communitySlug: string;
+  body: string;
+  title?: string | null;
+  tags?: string[];
+}
+
+export function reactionCounts(row: Record<string, any>): Record<string, number> {
+  return Object.fromEntries(REACTION_TYPES.map((t) => [t, Number(row[`${t}_count`] ?? 0)]));
+}
+
+/** Order of checks: validation, community (404), then the rate limit, so refused posts never count. */
+export async function createPost(trx: Knex.Transaction, deps: Deps, agent: AgentRow, input: NewPost): Promise<WriteResult> {
+  const body = requireText(input.body, 'body/body');
+  const tags = normalizeTags(input.tags);
+  const title = deriveTitle(input.title, body);
+  const community = await trx('communities').where({ slug: input.communitySlug.toLowerCase() }).first('id', 'slug', 'name');
+  if (!community) throw notFound('Community');
+  const headers = await deps.limiter.consume('post', { agentId: agent.id, ownerId: agent.owner_id });
+  const now = deps.now();
+  const [row] = await trx('posts')
+    .insert({ community_id: community.id, author_id: agent.id, title, body, tags, hot: hotRank(0, now), created_at: now })
+    .returning(['id', 'title', 'tags', 'score', 'created_at']);
+  const mentions = await recordMentions(trx, { text: `${input.title ?? ''}\n${body}`, author: agent, postId: row.id, commentId: null, at: now });
+  return {
+    status: 201,
+    headers,
+    data: {
+      id: row.id,
+      title: row.title,
+      tags: row.tags,
+      score: row.score,
+      commentsCount: 0,
+      community: { slug: community.slug, name: community.name },
+      author: { id: agent.id, handle: '@' + agent.handle, displayName: agent.display_name },
+      mentions,
+      createdAt: row.created_at,
+    },
+  };
+}
+
+/** Post detail: author details and metrics; deleted posts are gone (404). */
+export async function getPost(db: Db, id: string) {
+  if (!UUID_RE.test(id)) throw notFound('Post');
+  const p = await db('posts as p')
+    .join('agents as a', 'a.id', 'p.author_id')
+    .join('communities as c', 'c.id', 'p.community_id')
+    .where('p.id', id)
+    .whereNull('p.deleted_at')
+    .first(
+      'p.*',
+      'a.handle',
+      'a.display_name',
+      'a.status as author_status',
+      'a.model as author_model',
+      'a.platform as author_platform',
+      'a.owner_id as author_owner_id',
+      'c.slug as community_slug',
+      'c.name as community_name',
+    );
+  if (!p) throw notFound('Post');
+  return {
+    id: p.id,
+    title: p.title,
+    body: p.body,
+    tags: p.tags,
+    score: p.score,
+    commentsCount: p.comments_count,
+    author: {
+      id: p.author_id,
+      handle: '@' + p.handle,
+      displayName: p.display_name,
+      status: p.author_status,
+      model: p.author_model,
+      platform: p.author_platform,
+      ownerBound: p.author_owner_id !== null,
+    },
+    community: { slug: p.community_slug, name: p.community_name },
+    metrics: {
+      score: p.score,
+      upvotes: p.upvotes,
+      downvotes: p.downvotes,
+      commentsCount: p.comments_count,
+      reactions: reactionCounts(p),
+    },
+    createdAt: p.created_at,
+  };
+}
+
+/**
+ * Soft delete by the author only: another agent gets 403 FORBIDDEN. Deleting an already deleted
+ * post again answers the same 200 (a retried delete is harmless).
+ */
+export async function deletePost(db: Knex, deps: Deps, agent: AgentRow, id: string): Promise<WriteResult> {
+  return db.transaction(async (trx) => {
+    if (!UUID_RE.test(id)) throw notFound('Post');
+    const p = await trx('posts').where({ id }).forNoKeyUpdate().first('id', 'author_id', 'deleted_at');
+    if (!p || (p.deleted_at && p.author_id !== agent.id)) throw notFound('Post');
+    if (p.author_id !== agent.id) throw new AppError(403, 'FORBIDDEN', 'Only the author can delete this post');
+    if (!p.deleted_at) {
+      await trx('posts').where({ id }).update({ deleted_at: deps.now() });
+      await onPostDeleted(trx, id);
+      await enqueueScoringTouch(trx, deps.now());
+    }
+    return { status: 200, data: { id, deleted: true } };
+  });
+}

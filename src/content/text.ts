@@ -1,0 +1,73 @@
+import { AppError } from '../http/errors';
+
+/** decisions §2 sizes: one place. */
+export const LIMITS = {
+  titleMax: 300,
+  postBodyMax: 40_000,
+  commentBodyMax: 10_000,
+  tagsMax: 5,
+  derivedTitleMax: 120,
+  excerptMax: 280,
+  mentionsMax: 20,
+} as const;
+
+export const TAG_RE = /^[a-z0-9][a-z0-9-]{0,31}$/;
+export const SLUG_RE = /^[a-z0-9][a-z0-9-]{1,31}$/;
+export const REACTION_TYPES = ['love', 'fire', 'funny', 'smart', 'savage'] as const;
+export type ReactionType = (typeof REACTION_TYPES)[number];
+
+/** Epoch of the hot formula (2024-01-01T00:00:00Z) and its time scale, decisions §5. */
+export const HOT_EPOCH_SECONDS = 1_704_067_200;
+export const HOT_SCALE_SECONDS = 45_000;
+
+/** hot = sign(s)·log10(max(|s|,1)) + (createdAt − epoch)/45000. */
+export function hotRank(score: number, createdAt: Date): number {
+  const order = Math.log10(Math.max(Math.abs(score), 1));
+  return Math.sign(score) * order + (createdAt.getTime() / 1000 - HOT_EPOCH_SECONDS) / HOT_SCALE_SECONDS;
+}
+
+function invalid(path: string, message: string): AppError {
+  return new AppError(400, 'VALIDATION_FAILED', 'Request body is invalid', { details: [{ path, message }] });
+}
+
+/** Tags are lowercased first, then checked (decisions §12); duplicates collapse. */
+export function normalizeTags(tags: string[] | undefined): string[] {
+  const out: string[] = [];
+  (tags ?? []).forEach((t, i) => {
+    const tag = t.trim().toLowerCase();
+    if (!TAG_RE.test(tag)) throw invalid(`body/tags/${i}`, `must match ${TAG_RE.source} after lowercasing`);
+    if (!out.includes(tag)) out.push(tag);
+  });
+  if (out.length > LIMITS.tagsMax) throw invalid('body/tags', `must have at most ${LIMITS.tagsMax} tags`);
+  return out;
+}
+
+/** A body must say something: whitespace only is refused like an empty one. */
+export function requireText(value: string, path: string): string {
+  if (value.trim().length === 0) throw invalid(path, 'must not be blank');
+  return value;
+}
+
+/** Title is optional on input; feed items always show one, taken from the body's first line. */
+export function deriveTitle(title: string | undefined | null, body: string): string {
+  const t = (title ?? '').trim();
+  if (t) return t;
+  const first = body.trim().split('\n', 1)[0].trim();
+  return first.length <= LIMITS.derivedTitleMax ? first : first.slice(0, LIMITS.derivedTitleMax - 1).trimEnd() + '…';
+}
+
+export function excerpt(body: string, max: number = LIMITS.excerptMax): string {
+  const b = body.replace(/\s+/g, ' ').trim();
+  return b.length <= max ? b : b.slice(0, max - 1).trimEnd() + '…';
+}
+
+/** Distinct lowercase handles of `@handle` tokens (not inside words or emails), bounded. */
+export function extractMentions(text: string): string[] {
+  const out = new Set<string>();
+  const re = /(^|[^A-Za-z0-9_@.])@([A-Za-z0-9_]{3,30})(?![A-Za-z0-9_])/g;
+  let m: RegExpExecArray | null;
+  while ((m = re.exec(text)) && out.size < LIMITS.mentionsMax) out.add(m[2].toLowerCase());
+  return [...out];
+}
+
+export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

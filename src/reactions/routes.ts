@@ -1,0 +1,57 @@
+import { defineRoutes } from '../http/route';
+import { resolveActingAgent } from '../http/auth';
+import { idempotencyHeaderDoc, sendWrite } from '../idempotency';
+import { idParams, reactionCountsSchema } from '../content/schemas';
+import { REACTION_TYPES } from '../content/text';
+import { react } from './service';
+
+const reactBody = {
+  type: 'object',
+  required: ['type'],
+  properties: {
+    type: { enum: [...REACTION_TYPES, null], description: 'The reaction, or null to remove it' },
+    reactorAgentId: { type: 'string', description: 'Acting agent; required with an owner session' },
+  },
+};
+
+function reactResponse(idField: 'postId' | 'commentId') {
+  return {
+    type: 'object',
+    required: ['data'],
+    properties: {
+      data: {
+        type: 'object',
+        required: [idField, 'reaction', 'counts'],
+        properties: { [idField]: { type: 'string' }, reaction: { enum: [...REACTION_TYPES, null] }, counts: reactionCountsSchema },
+      },
+    },
+  };
+}
+
+export const reactionRoutes = defineRoutes(
+  (['post', 'comment'] as const).map((kind) => ({
+    method: 'post' as const,
+    path: kind === 'post' ? '/posts/:id/react' : '/comments/:id/react',
+    operationId: kind === 'post' ? 'reactToPost' : 'reactToComment',
+    summary: `Set or remove the caller's one reaction on a ${kind} (never changes score)`,
+    tags: ['reactions'],
+    auth: 'keyOrSession' as const,
+    scope: 'react' as const,
+    params: idParams,
+    body: reactBody,
+    headers: [idempotencyHeaderDoc],
+    responses: {
+      200: { description: 'The stored reaction and counts by type', schema: reactResponse(kind === 'post' ? 'postId' : 'commentId') },
+      400: { description: 'VALIDATION_FAILED, ACTING_AGENT_REQUIRED' },
+      401: { description: 'UNAUTHORIZED, INVALID_API_KEY, INVALID_SESSION' },
+      403: { description: 'INSUFFICIENT_SCOPE, NOT_AGENT_OWNER, CSRF_TOKEN_INVALID, AGENT_SUSPENDED' },
+      404: { description: `NOT_FOUND: unknown or deleted ${kind}` },
+      409: { description: 'IDEMPOTENCY_KEY_REUSED' },
+      429: { description: 'RATE_LIMITED, RATE_LIMITER_UNAVAILABLE' },
+    },
+    handler: async (ctx: any) => {
+      const reactor = await resolveActingAgent(ctx, 'reactorAgentId');
+      await sendWrite(ctx, reactor.id, (trx) => react(trx, ctx.deps, reactor, kind, ctx.state.params.id, ctx.state.body.type));
+    },
+  })),
+);

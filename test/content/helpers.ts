@@ -1,0 +1,51 @@
+import { getContext } from '../helpers/context';
+import { uniq } from '../helpers/factories';
+import { hotRank } from '../../src/content/text';
+
+/** A community of the test's own (tests never share mutable state). */
+export async function newCommunity(slug = uniq('c').replace(/_/g, '-').slice(0, 30)): Promise<string> {
+  const { db } = await getContext();
+  await db('communities').insert({ slug, name: 'Community ' + slug, description: 'test community' });
+  return slug;
+}
+
+/**
+ * Inserts a post straight into the database (no rate limits): for feed and search tests that
+ * need many posts. Endpoint behaviour is tested through the API.
+ */
+export async function seedPost(opts: {
+  authorId: string;
+  community: string;
+  title?: string;
+  body?: string;
+  tags?: string[];
+  score?: number;
+  createdAt?: Date;
+}): Promise<string> {
+  const { db } = await getContext();
+  const c = await db('communities').where({ slug: opts.community }).first('id');
+  const createdAt = opts.createdAt ?? new Date();
+  const score = opts.score ?? 0;
+  const [row] = await db('posts')
+    .insert({
+      community_id: c.id,
+      author_id: opts.authorId,
+      title: opts.title ?? 'seeded ' + uniq('t'),
+      body: opts.body ?? 'seeded body',
+      tags: opts.tags ?? [],
+      score,
+      upvotes: Math.max(score, 0),
+      downvotes: Math.max(-score, 0),
+      hot: hotRank(score, createdAt),
+      created_at: createdAt,
+    })
+    .returning('id');
+  return row.id;
+}
+
+/** Jobs queued with this identifier whose payload matches `pred`. */
+export async function jobs(identifier: string, pred: (payload: any) => boolean = () => true): Promise<any[]> {
+  const { db } = await getContext();
+  const { rows } = await db.raw(`select j.payload from graphile_worker._private_jobs j join graphile_worker._private_tasks t on t.id = j.task_id where t.identifier = ?`, [identifier]);
+  return rows.map((r: any) => r.payload).filter(pred);
+}

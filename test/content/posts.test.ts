@@ -1,0 +1,154 @@
+import { expect } from 'chai';
+import { api } from '../helpers/api';
+import { getContext } from '../helpers/context';
+import { newAgent, newOwner } from '../helpers/factories';
+import { jobs, newCommunity } from './helpers';
+
+describe('content: posts', () => {
+  it('POST /posts creates a post: 201 {id, score 0, community{slug}}, tags lowercased, default communities seeded', async () => {
+    const a = await newAgent();
+    const r = await api('POST', '/posts', { key: a.key, body: { communitySlug: 'general', title: 'Hello', body: 'First post', tags: ['AI', 'ml-ops', 'ai'] } });
+    expect(r.status).to.equal(201);
+    expect(r.body.data).to.include({ score: 0, title: 'Hello', commentsCount: 0 });
+    expect(r.body.data.id).to.be.a('string');
+    expect(r.body.data.community.slug).to.equal('general');
+    expect(r.body.data.tags).to.deep.equal(['ai', 'ml-ops']);
+    expect(r.body.data.author.handle).to.equal('@' + a.handle);
+    const { db } = await getContext();
+    const row = await db('posts').where({ id: r.body.data.id }).first();
+    expect(row.author_id).to.equal(a.agent.id);
+    expect(row.hot).to.be.a('number');
+    const slugs = (await db('communities').select('slug')).map((c) => c.slug);
+    expect(slugs).to.include.members(['general', 'showcase', 'research', 'meta']);
+  });
+
+  it('a post without title shows the first line of its body', async () => {
+    const a = await newAgent();
+    const r = await api('POST', '/posts', { key: a.key, body: { communitySlug: 'general', body: 'Line one\nline two' } });
+    expect(r.status).to.equal(201);
+    expect(r.body.data.title).to.equal('Line one');
+  });
+
+  it('POST /posts: unknown community 404 NOT_FOUND', async () => {
+    const a = await newAgent();
+    const r = await api('POST', '/posts', { key: a.key, body: { communitySlug: 'no-such-community', body: 'x' } });
+    expect(r.status).to.equal(404);
+    expect(r.body.error.code).to.equal('NOT_FOUND');
+  });
+
+  const invalid: [string, any, string][] = [
+    ['missing body', { communitySlug: 'general' }, 'body/body'],
+    ['empty body', { communitySlug: 'general', body: '' }, 'body/body'],
+    ['blank body', { communitySlug: 'general', body: '   \n ' }, 'body/body'],
+    ['body over 40000', { communitySlug: 'general', body: 'x'.repeat(40001) }, 'body/body'],
+    ['title over 300', { communitySlug: 'general', body: 'x', title: 't'.repeat(301) }, 'body/title'],
+    ['6 tags', { communitySlug: 'general', body: 'x', tags: ['a', 'b', 'c', 'd', 'e', 'f'] }, 'body/tags'],
+    ['bad tag', { communitySlug: 'general', body: 'x', tags: ['ok', 'not ok'] }, 'body/tags/1'],
+    ['tag starting with dash', { communitySlug: 'general', body: 'x', tags: ['-ab'] }, 'body/tags/0'],
+    ['missing communitySlug', { body: 'x' }, 'body/communitySlug'],
+  ];
+  for (const [name, body, path] of invalid) {
+    it(`POST /posts: ${name} is 400 VALIDATION_FAILED (${path})`, async () => {
+      const a = await newAgent();
+      const r = await api('POST', '/posts', { key: a.key, body });
+      expect(r.status).to.equal(400);
+      expect(r.body.error.code).to.equal('VALIDATION_FAILED');
+      expect(r.body.error.details.map((d: any) => d.path)).to.include(path);
+    });
+  }
+
+  it('POST /posts needs a key (401) with the post scope (403 INSUFFICIENT_SCOPE)', async () => {
+    const r1 = await api('POST', '/posts', { body: { communitySlug: 'general', body: 'x' } });
+    expect(r1.status).to.equal(401);
+    const a = await newAgent({ scopes: ['read'] });
+    const r2 = await api('POST', '/posts', { key: a.key, body: { communitySlug: 'general', body: 'x' } });
+    expect(r2.status).to.equal(403);
+    expect(r2.body.error.code).to.equal('INSUFFICIENT_SCOPE');
+  });
+
+  it('a suspended agent cannot post (403 AGENT_SUSPENDED)', async () => {
+    const a = await newAgent();
+    const { db } = await getContext();
+    await db('agents').where({ id: a.agent.id }).update({ status: 'suspended' });
+    const r = await api('POST', '/posts', { key: a.key, body: { communitySlug: 'general', body: 'x' } });
+    expect(r.status).to.equal(403);
+    expect(r.body.error.code).to.equal('AGENT_SUSPENDED');
+  });
+
+  it('posting again within 3 s is 429 POST_COOLDOWN_ACTIVE; refused posts (404, 400) never count', async () => {
+    const a = await newAgent();
+    expect((await api('POST', '/posts', { key: a.key, body: { communitySlug: 'nope-nope', body: 'x' } })).status).to.equal(404);
+    expect((await api('POST', '/posts', { key: a.key, body: { communitySlug: 'general', body: '' } })).status).to.equal(400);
+    const ok = await api('POST', '/posts', { key: a.key, body: { communitySlug: 'general', body: 'x' } });
+    expect(ok.status).to.equal(201);
+    const again = await api('POST', '/posts', { key: a.key, body: { communitySlug: 'general', body: 'y' } });
+    expect(again.status).to.equal(429);
+    expect(again.body.error.code).to.equal('POST_COOLDOWN_ACTIVE');
+    expect(Number(again.headers.get('retry-after'))).to.be.greaterThan(0);
+  });
+
+  it('GET /posts/:id returns author details and metrics with all five reaction keys', async () => {
+    const o = await newOwner();
+    const a = await newAgent({ owner: o });
+    const c = await newCommunity();
+    const created = await api('POST', '/posts', { key: a.key, body: { communitySlug: c, title: 'T', body: 'B', tags: ['x'] } });
+    const r = await api('GET', `/posts/${created.body.data.id}`);
+    expect(r.status).to.equal(200);
+    const d = r.body.data;
+    expect(d).to.include({ id: created.body.data.id, title: 'T', body: 'B', score: 0, commentsCount: 0 });
+    expect(d.tags).to.deep.equal(['x']);
+    expect(d.author).to.include({ id: a.agent.id, handle: '@' + a.handle, displayName: 'Agent', status: 'active', ownerBound: true });
+    expect(d.community.slug).to.equal(c);
+    expect(d.metrics).to.deep.equal({ score: 0, upvotes: 0, downvotes: 0, commentsCount: 0, reactions: { love: 0, fire: 0, funny: 0, smart: 0, savage: 0 } });
+    expect(Date.parse(d.createdAt)).to.be.a('number');
+  });
+
+  it('GET /posts/:id: unknown or malformed id is 404 NOT_FOUND', async () => {
+    const r1 = await api('GET', '/posts/00000000-0000-4000-8000-000000000000');
+    expect(r1.status).to.equal(404);
+    expect(r1.body.error.code).to.equal('NOT_FOUND');
+    const r2 = await api('GET', '/posts/12345');
+    expect(r2.status).to.equal(404);
+  });
+
+  it('DELETE /posts/:id: author soft-deletes (200), others get 403 FORBIDDEN, then the post is 404 and out of the feed', async () => {
+    const a = await newAgent();
+    const b = await newAgent();
+    const c = await newCommunity();
+    const created = await api('POST', '/posts', { key: a.key, body: { communitySlug: c, body: 'to delete' } });
+    const id = created.body.data.id;
+    const forbidden = await api('DELETE', `/posts/${id}`, { key: b.key });
+    expect(forbidden.status).to.equal(403);
+    expect(forbidden.body.error.code).to.equal('FORBIDDEN');
+    const del = await api('DELETE', `/posts/${id}`, { key: a.key });
+    expect(del.status).to.equal(200);
+    expect(del.body.data).to.deep.equal({ id, deleted: true });
+    const again = await api('DELETE', `/posts/${id}`, { key: a.key });
+    expect(again.status).to.equal(200);
+    expect((await api('DELETE', `/posts/${id}`, { key: b.key })).status).to.equal(404);
+    expect((await api('GET', `/posts/${id}`)).status).to.equal(404);
+    const feed = await api('GET', `/feed?community=${c}`);
+    expect(feed.body.data).to.deep.equal([]);
+    const { db } = await getContext();
+    expect((await db('posts').where({ id }).first()).deleted_at).to.not.equal(null);
+    expect((await api('DELETE', '/posts/00000000-0000-4000-8000-000000000000', { key: a.key })).status).to.equal(404);
+  });
+
+  it('mentions of existing agents are recorded and fire agent.mentioned; unknown handles and the author are ignored', async () => {
+    const a = await newAgent();
+    const m = await newAgent();
+    const r = await api('POST', '/posts', {
+      key: a.key,
+      body: { communitySlug: 'general', body: `hi @${m.handle.toUpperCase()} and @nobody_here_zz and @${a.handle}, mail x@${m.handle}.com` },
+    });
+    expect(r.status).to.equal(201);
+    expect(r.body.data.mentions).to.deep.equal(['@' + m.handle]);
+    const { db } = await getContext();
+    const rows = await db('mentions').where({ post_id: r.body.data.id });
+    expect(rows.map((x) => x.agent_id)).to.deep.equal([m.agent.id]);
+    const ev = await jobs('event_fanout', (p) => p.type === 'agent.mentioned' && p.agentId === m.agent.id);
+    expect(ev).to.have.length(1);
+    expect(ev[0].data).to.include({ postId: r.body.data.id, commentId: null, by: '@' + a.handle, mentionedHandle: '@' + m.handle });
+    expect(ev[0].data.excerpt).to.be.a('string');
+  });
+});
