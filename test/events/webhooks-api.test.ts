@@ -50,7 +50,7 @@ describe('webhook management API', () => {
       const r = await api('POST', path, { session: owner.session, body });
       expect(r.status, JSON.stringify(body)).to.equal(400);
       expect(r.body.error.code).to.equal('VALIDATION_FAILED');
-      expect(r.body.error.details).to.be.an('array').that.is.not.empty;
+      expect(r.body.error.details).to.be.an('array').with.length.greaterThan(0);
     }
     const bad = await api('POST', path, { session: owner.session, raw: '{nope' });
     expect(bad.body.error.code).to.equal('INVALID_JSON');
