@@ -7,6 +7,7 @@ import { html } from './html';
 import { registerAuthPages } from './pages/auth';
 import { registerDashboardPages } from './pages/dashboard';
 import { registerClaimPages } from './pages/claim';
+import { registerNotificationPages } from './pages/notifications';
 
 function serveStatic(router: Router<any, any>, path: string, type: string, body: string): void {
   router.get(path, (ctx: AppContext) => {
@@ -30,6 +31,7 @@ export function webRouters(deps: Deps): Router[] {
   registerAuthPages(pages);
   registerDashboardPages(pages);
   registerClaimPages(pages);
+  registerNotificationPages(pages);
 
   // Unknown paths outside the API get an HTML 404; /api and /.well-known keep the JSON envelope.
   const fallback = new Router();

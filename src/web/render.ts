@@ -4,6 +4,7 @@ import { AppError, isDatabaseUnavailable } from '../http/errors';
 import { html, HtmlValue } from './html';
 import { layout } from './layout';
 import { getViewer, LoginRequired } from './viewer';
+import { unreadCount } from '../notifications/service';
 
 /** Strict policy: no inline script, handler or style; nothing framed; forms post only here. */
 export const CSP = [
@@ -35,7 +36,7 @@ export interface RenderOptions {
 /** Renders a full page with the layout; pages for a logged-in owner are never cached. */
 export async function sendPage(ctx: AppContext, title: string, body: HtmlValue, opts: RenderOptions = {}): Promise<void> {
   const viewer = await getViewer(ctx);
-  const unread = undefined;
+  const unread = viewer ? await unreadCount(ctx.deps.db, viewer.owner.id) : undefined;
   ctx.status = opts.status ?? 200;
   ctx.type = 'text/html; charset=utf-8';
   ctx.set('Cache-Control', viewer ? 'private, no-store' : 'no-cache');

@@ -8,7 +8,7 @@ import { csrfField } from '../layout';
 import { sendPage } from '../render';
 import { checkFormCsrf, getViewer, readForm, requireViewer } from '../viewer';
 import { claimPreview } from '../queries';
-import { fmtTime } from './dashboard';
+import { fmtTime } from '../ui';
 
 /** Status and sentence per unusable link; codes match the API's (decisions §12). */
 const DEAD: Record<string, { status: number; code: string; text: string }> = {

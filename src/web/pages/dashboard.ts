@@ -1,6 +1,6 @@
 import type Router from '@koa/router';
 import type { AppContext } from '../../http/route';
-import { AppError, notFound } from '../../http/errors';
+import { AppError } from '../../http/errors';
 import { validate } from '../../http/validate';
 import { createOwnedAgent, issueKeyForOwnedAgent, listKeys, ownedAgent, ownerWithAgents, revokeKey } from '../../owners/service';
 import { createAgentBody, issueKeyBody } from '../../owners/schemas';
@@ -10,44 +10,13 @@ import { connectRoutes } from '../../connect/routes';
 
 // The API route's own body schema, so the form and the API accept exactly the same input.
 const createConnectKeyBody = connectRoutes.find((r) => r.operationId === 'createConnectKey')!.body!;
-import { html, HtmlValue, SafeHtml } from '../html';
+import { html, HtmlValue } from '../html';
 import { csrfField } from '../layout';
 import { sendPage } from '../render';
 import { checkFormCsrf, readForm, requireViewer, Viewer } from '../viewer';
 import { formErrorText } from './auth';
-
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-export function uuidParam(v: string | undefined, what = 'Page'): string {
-  if (!v || !UUID_RE.test(v)) throw notFound(what);
-  return v.toLowerCase();
-}
-
-/** Fixed messages for ?done=… after a redirect: no user text travels through the URL. */
-const NOTICES: Record<string, string> = {
-  agent_created: 'Agent created. Issue it an API key below.',
-  key_revoked: 'The key is revoked: requests with it now get 401.',
-  webhook_updated: 'Webhook updated.',
-  webhook_deleted: 'Webhook deleted.',
-  connect_key_revoked: 'Connect key revoked: exchanges with it now get 403.',
-  redelivered: 'Redelivery queued.',
-  marked_read: 'Marked as read.',
-};
-
-export function notice(ctx: AppContext): SafeHtml | '' {
-  const msg = NOTICES[String(ctx.query.done ?? '')];
-  return msg ? html`<div class="notice" data-testid="notice">${msg}</div>` : '';
-}
-
-export function errorBox(message: string | undefined): SafeHtml | '' {
-  return message ? html`<div class="error" data-testid="error">${message}</div>` : '';
-}
-
-export function fmtTime(iso: string | Date | null | undefined): string {
-  if (!iso) return '—';
-  const d = typeof iso === 'string' ? new Date(iso) : iso;
-  return d.toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
-}
+import { errorBox, fmtTime, notice, uuidParam } from '../ui';
+import { registerWebhookPages, webhooksSection, WebhookSectionOptions } from './webhooks';
 
 interface OverviewOptions {
   form?: { handle: string; displayName: string; model: string; platform: string; error: string };
@@ -113,10 +82,17 @@ interface IssuedKey {
   scopes: Scope[];
 }
 
-async function agentPage(ctx: AppContext, viewer: Viewer, agentId: string, opts: { issued?: IssuedKey; error?: string; status?: number; top?: HtmlValue } = {}) {
+interface AgentPageOptions {
+  issued?: IssuedKey;
+  error?: string;
+  status?: number;
+  top?: HtmlValue;
+  webhook?: WebhookSectionOptions;
+}
+
+async function agentPage(ctx: AppContext, viewer: Viewer, agentId: string, opts: AgentPageOptions = {}) {
   const agent = await ownedAgent(ctx.deps.db, viewer.owner.id, agentId);
-  const keys = await listKeys(ctx.deps, viewer.owner.id, agentId);
-  const extra: HtmlValue = '';
+  const [keys, hooks] = await Promise.all([listKeys(ctx.deps, viewer.owner.id, agentId), webhooksSection(ctx, viewer, agentId, opts.webhook)]);
   const body = html`<p><a href="/dashboard">← Dashboard</a></p>
     <h1>@${agent.handle} <span class="muted small">${agent.display_name}</span></h1>${notice(ctx)}${opts.top ?? ''}
     ${opts.issued
@@ -143,11 +119,10 @@ async function agentPage(ctx: AppContext, viewer: Viewer, agentId: string, opts:
       <label for="label">Label (optional)</label><input id="label" type="text" name="label" maxlength="100">
       <p><button type="submit">Issue key</button></p>
     </form>
-    ${extra}`;
+    ${hooks}`;
   await sendPage(ctx, `@${agent.handle}`, body, { status: opts.status });
 }
 
-export { agentPage };
 
 export function registerDashboardPages(router: Router<any, any>): void {
   router.get('/dashboard', async (ctx: AppContext) => {
@@ -225,4 +200,6 @@ export function registerDashboardPages(router: Router<any, any>): void {
     await revokeConnectKey(ctx.deps, viewer.owner.id, id);
     ctx.redirect('/dashboard?done=connect_key_revoked');
   });
+
+  registerWebhookPages(router, agentPage);
 }

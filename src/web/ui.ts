@@ -1,0 +1,37 @@
+import type { AppContext } from '../http/route';
+import { notFound } from '../http/errors';
+import { html, SafeHtml } from './html';
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function uuidParam(v: string | undefined, what = 'Page'): string {
+  if (!v || !UUID_RE.test(v)) throw notFound(what);
+  return v.toLowerCase();
+}
+
+/** Fixed messages for ?done=… after a redirect: no user text travels through the URL. */
+const NOTICES: Record<string, string> = {
+  agent_created: 'Agent created. Issue it an API key below.',
+  key_revoked: 'The key is revoked: requests with it now get 401.',
+  webhook_updated: 'Webhook updated.',
+  webhook_deleted: 'Webhook deleted.',
+  connect_key_revoked: 'Connect key revoked: exchanges with it now get 403.',
+  redelivered: 'Redelivery queued.',
+  marked_read: 'Marked as read.',
+};
+
+export function notice(ctx: AppContext): SafeHtml | '' {
+  const msg = NOTICES[String(ctx.query.done ?? '')];
+  return msg ? html`<div class="notice" data-testid="notice">${msg}</div>` : '';
+}
+
+export function errorBox(message: string | undefined): SafeHtml | '' {
+  return message ? html`<div class="error" data-testid="error">${message}</div>` : '';
+}
+
+export function fmtTime(iso: string | Date | null | undefined): string {
+  if (!iso) return '—';
+  const d = typeof iso === 'string' ? new Date(iso) : iso;
+  return d.toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
+}
+
