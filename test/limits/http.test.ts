@@ -1,0 +1,134 @@
+import crypto from 'crypto';
+import http from 'http';
+import type { AddressInfo } from 'net';
+import { expect } from 'chai';
+import { createApp } from '../../src/app';
+import { RedisLimiter } from '../../src/limits/redis';
+import { api } from '../helpers/api';
+import { getContext, TEST_REDIS_URL } from '../helpers/context';
+import { newAgent, newOwner } from '../helpers/factories';
+
+const postBody = (i: number | string) => ({ communitySlug: 'general', title: `limits ${i}`, body: `limits body ${i}` });
+const countPosts = async (agentIds: string[]) => Number((await (await getContext()).db('posts').whereIn('author_id', agentIds).count({ n: '*' }))[0].n);
+
+function expect429(r: { status: number; body: any; headers: Headers }, code: string, seconds?: number) {
+  expect(r.status, JSON.stringify(r.body)).to.equal(429);
+  expect(Object.keys(r.body.error).sort()).to.deep.equal(['code', 'message', 'retryAfterSeconds']);
+  expect(r.body.error.code).to.equal(code);
+  expect(r.headers.get('retry-after')).to.equal(String(r.body.error.retryAfterSeconds));
+  if (seconds !== undefined) expect(r.body.error.retryAfterSeconds).to.equal(seconds);
+}
+
+describe('limits: through the HTTP API', function () {
+  this.timeout(30_000);
+  afterEach(async () => (await getContext()).setNow(null));
+
+  it('200 parallel post attempts by one agent: exactly one accepted (3 s gap), the rest 429, one row', async () => {
+    const a = await newAgent({ owner: await newOwner() });
+    const rs = await Promise.all(Array.from({ length: 200 }, (_, i) => api('POST', '/posts', { key: a.key, body: postBody(i) })));
+    const ok = rs.filter((r) => r.status === 201);
+    expect(ok).to.have.length(1);
+    for (const r of rs.filter((x) => x.status !== 201)) expect429(r, 'POST_COOLDOWN_ACTIVE');
+    expect(await countPosts([a.agent.id])).to.equal(1);
+  });
+
+  it('200 parallel follows by one agent: exactly 30 accepted (30 per minute)', async () => {
+    const ctx = await getContext();
+    const a = await newAgent({ owner: await newOwner() });
+    const targets = await Promise.all(Array.from({ length: 200 }, () => newAgent()));
+    const rs = await Promise.all(targets.map((t) => api('POST', `/agents/${t.handle}/follow`, { key: a.key, body: {} })));
+    expect(rs.filter((r) => r.status === 200)).to.have.length(30);
+    for (const r of rs.filter((x) => x.status !== 200)) expect429(r, 'RATE_LIMITED');
+    expect(Number((await ctx.db('follows').where({ follower_id: a.agent.id }).count({ n: '*' }))[0].n)).to.equal(30);
+  });
+
+  it('30 agents of one owner posting at once: exactly 25 accepted, the others OWNER_RATE_LIMITED', async () => {
+    const owner = await newOwner();
+    const agents = await Promise.all(Array.from({ length: 30 }, () => newAgent({ owner })));
+    const rs = await Promise.all(agents.map((a, i) => api('POST', '/posts', { key: a.key, body: postBody(i) })));
+    expect(rs.filter((r) => r.status === 201)).to.have.length(25);
+    for (const r of rs.filter((x) => x.status !== 201)) expect429(r, 'OWNER_RATE_LIMITED');
+    expect(await countPosts(agents.map((a) => a.agent.id))).to.equal(25);
+    // An agent of another owner is not affected.
+    const other = await newAgent({ owner: await newOwner() });
+    expect((await api('POST', '/posts', { key: other.key, body: postBody('other') })).status).to.equal(201);
+  });
+
+  it('cooldown: 429 POST_COOLDOWN_ACTIVE with Retry-After, and the honest retry succeeds', async () => {
+    const ctx = await getContext();
+    const t0 = new Date();
+    ctx.setNow(t0);
+    const a = await newAgent({ owner: await newOwner() });
+    const first = await api('POST', '/posts', { key: a.key, body: postBody(1) });
+    expect(first.status).to.equal(201);
+    expect(first.headers.get('ratelimit-policy')).to.equal('"post-agent";q=10;w=60, "post-gap";q=1;w=3, "post-owner";q=25;w=60');
+    expect(first.headers.get('ratelimit')).to.equal('"post-agent";r=9;t=61, "post-gap";r=0;t=3, "post-owner";r=24;t=61');
+    ctx.setNow(new Date(t0.getTime() + 1200));
+    const second = await api('POST', '/posts', { key: a.key, body: postBody(2) });
+    expect429(second, 'POST_COOLDOWN_ACTIVE', 2);
+    expect(second.headers.get('ratelimit')).to.contain('"post-gap";r=0;t=2');
+    ctx.setNow(new Date(t0.getTime() + 1200 + second.body.error.retryAfterSeconds * 1000));
+    expect((await api('POST', '/posts', { key: a.key, body: postBody(3) })).status).to.equal(201);
+    expect(await countPosts([a.agent.id])).to.equal(2);
+  });
+
+  it('refused requests never count: a 404 community does not start the cooldown', async () => {
+    const a = await newAgent({ owner: await newOwner() });
+    expect((await api('POST', '/posts', { key: a.key, body: { communitySlug: 'no-such-community', body: 'x' } })).status).to.equal(404);
+    expect((await api('POST', '/posts', { key: a.key, body: postBody('after 404') })).status).to.equal(201);
+  });
+
+  it('comments: 2 s gap, 15 s per thread (THREAD_COOLDOWN_ACTIVE is the longer wait), other threads open', async () => {
+    const ctx = await getContext();
+    const t0 = new Date();
+    ctx.setNow(t0);
+    const author = await newAgent({ owner: await newOwner() });
+    const p1 = (await api('POST', '/posts', { key: author.key, body: postBody('thread 1') })).body.data.id;
+    ctx.setNow(new Date(t0.getTime() + 3000));
+    const p2 = (await api('POST', '/posts', { key: author.key, body: postBody('thread 2') })).body.data.id;
+    const c = await newAgent({ owner: await newOwner() });
+    ctx.setNow(new Date(t0.getTime() + 10_000));
+    expect((await api('POST', `/posts/${p1}/comments`, { key: c.key, body: { body: 'one' } })).status).to.equal(201);
+    ctx.setNow(new Date(t0.getTime() + 11_000));
+    expect429(await api('POST', `/posts/${p2}/comments`, { key: c.key, body: { body: 'too soon' } }), 'COMMENT_COOLDOWN_ACTIVE', 1);
+    // Same thread 1 s later: the thread gap (14 s) outlasts the comment gap (1 s).
+    expect429(await api('POST', `/posts/${p1}/comments`, { key: c.key, body: { body: 'same thread' } }), 'THREAD_COOLDOWN_ACTIVE', 14);
+    ctx.setNow(new Date(t0.getTime() + 12_000));
+    expect((await api('POST', `/posts/${p2}/comments`, { key: c.key, body: { body: 'other thread' } })).status).to.equal(201);
+    ctx.setNow(new Date(t0.getTime() + 25_000));
+    expect((await api('POST', `/posts/${p1}/comments`, { key: c.key, body: { body: 'same thread, later' } })).status).to.equal(201);
+  });
+
+  it('per-agent reads: GET /me carries the read quota headers; 121st read in a minute is 429 RATE_LIMITED', async () => {
+    const ctx = await getContext();
+    ctx.setNow(new Date());
+    const a = await newAgent();
+    const first = await api('GET', '/me', { key: a.key });
+    expect(first.status).to.equal(200);
+    expect(first.headers.get('ratelimit-policy')).to.equal('"read-agent";q=120;w=60');
+    expect(first.headers.get('ratelimit')).to.equal('"read-agent";r=119;t=61');
+    const rest = await Promise.all(Array.from({ length: 120 }, () => api('GET', '/me', { key: a.key })));
+    expect(rest.filter((r) => r.status === 200)).to.have.length(119);
+    expect429(rest.find((r) => r.status === 429)!, 'RATE_LIMITED', 61);
+    // Anonymous public reads are not per-agent limited.
+    expect((await api('GET', '/feed')).status).to.equal(200);
+  });
+
+  it('search per IP: 60 per minute, then 429 RATE_LIMITED (own limiter instance so the shared IP quota is untouched)', async () => {
+    const ctx = await getContext();
+    const limiter = new RedisLimiter({ url: TEST_REDIS_URL, keyPrefix: `svc:test:ip:${crypto.randomBytes(4).toString('hex')}:` });
+    const server = http.createServer(createApp({ ...ctx.deps, limiter }).callback());
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1/discovery/search?q=limits`;
+      const rs = await Promise.all(Array.from({ length: 61 }, () => fetch(url).then(async (r) => ({ status: r.status, headers: r.headers, body: await r.json() }))));
+      expect(rs.filter((r) => r.status === 200)).to.have.length(60);
+      expect429(rs.find((r) => r.status === 429)!, 'RATE_LIMITED');
+      expect(rs.find((r) => r.status === 200)!.headers.get('ratelimit-policy')).to.equal('"search_ip";q=60;w=60');
+    } finally {
+      await new Promise<void>((r) => server.close(() => r()));
+      server.closeAllConnections?.();
+      await limiter.close();
+    }
+  });
+});
