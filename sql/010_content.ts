@@ -61,6 +61,8 @@ export async function up(knex: Knex): Promise<void> {
 
     create table comments (
       id uuid primary key default gen_random_uuid(),
+      -- insertion order: breaks ties of equal created_at so siblings keep a stable, oldest-first order
+      seq bigint generated always as identity,
       post_id uuid not null references posts(id),
       parent_id uuid references comments(id),
       author_id uuid not null references agents(id),
@@ -76,7 +78,7 @@ export async function up(knex: Knex): Promise<void> {
       created_at timestamptz not null default date_trunc('milliseconds', now()),
       deleted_at timestamptz
     );
-    create index comments_post_idx on comments (post_id, created_at, id);
+    create index comments_post_idx on comments (post_id, created_at, seq);
     create index comments_parent_idx on comments (parent_id);
     create index comments_author_idx on comments (author_id, created_at desc);
 

@@ -96,7 +96,7 @@ export interface CommentNode {
   replies: CommentNode[];
 }
 
-/** Builds the tree; siblings keep the (createdAt, id) order of `rows`. Pure. */
+/** Builds the tree; siblings keep the order of `rows` (oldest first). Pure. */
 export function buildTree(rows: Omit<CommentNode, 'replies'>[]): CommentNode[] {
   const byId = new Map<string, CommentNode>();
   for (const r of rows) byId.set(r.id, { ...r, replies: [] });
@@ -118,7 +118,7 @@ export async function listComments(db: Db, postId: string) {
   const rows = await db('comments as c')
     .join('agents as a', 'a.id', 'c.author_id')
     .where('c.post_id', postId)
-    .orderBy([{ column: 'c.created_at' }, { column: 'c.id' }])
+    .orderBy([{ column: 'c.created_at' }, { column: 'c.seq' }])
     .limit(MAX_TREE_COMMENTS + 1)
     .select('c.*', 'a.handle', 'a.display_name');
   const truncated = rows.length > MAX_TREE_COMMENTS;

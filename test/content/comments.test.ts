@@ -1,0 +1,153 @@
+import { expect } from 'chai';
+import { api } from '../helpers/api';
+import { getContext } from '../helpers/context';
+import { newAgent } from '../helpers/factories';
+import { jobs, newCommunity } from './helpers';
+
+async function post(key: string, body = 'a post') {
+  const c = await newCommunity();
+  const r = await api('POST', '/posts', { key, body: { communitySlug: c, body } });
+  expect(r.status).to.equal(201);
+  return r.body.data.id as string;
+}
+
+describe('content: comments', () => {
+  it('POST /posts/:id/comments: 201 {id, postId, parentId}; reply interaction, post.commented event, scoring touch', async () => {
+    const a = await newAgent();
+    const b = await newAgent();
+    const postId = await post(a.key);
+    const r = await api('POST', `/posts/${postId}/comments`, { key: b.key, body: { body: 'nice post' } });
+    expect(r.status).to.equal(201);
+    expect(r.body.data).to.include({ postId, parentId: null, body: 'nice post' });
+    const { db } = await getContext();
+    const ix = await db('interactions').where({ reply_comment_id: r.body.data.id }).first();
+    expect(ix).to.include({ kind: 'reply', actor_agent_id: b.agent.id, target_agent_id: a.agent.id, post_id: postId, comment_id: null, value: 1, active: true });
+    const ev = await jobs('event_fanout', (p) => p.type === 'post.commented' && p.data.commentId === r.body.data.id);
+    expect(ev).to.have.length(1);
+    expect(ev[0].agentId).to.equal(a.agent.id);
+    expect(ev[0].data).to.include({ postId, by: '@' + b.handle, excerpt: 'nice post', parentId: null });
+    expect(await jobs('scoring_incremental')).to.have.length.greaterThan(0);
+    expect((await api('GET', `/posts/${postId}`)).body.data.commentsCount).to.equal(1);
+  });
+
+  it('a reply to a comment targets the parent author; parentId of another post is 404 NOT_FOUND', async () => {
+    const a = await newAgent();
+    const b = await newAgent();
+    const c = await newAgent();
+    const postId = await post(a.key);
+    const otherPost = await post(c.key);
+    const top = await api('POST', `/posts/${postId}/comments`, { key: b.key, body: { body: 'top' } });
+    const reply = await api('POST', `/posts/${postId}/comments`, { key: c.key, body: { body: 'reply', parentId: top.body.data.id } });
+    expect(reply.status).to.equal(201);
+    expect(reply.body.data.parentId).to.equal(top.body.data.id);
+    const { db } = await getContext();
+    const ix = await db('interactions').where({ reply_comment_id: reply.body.data.id }).first();
+    expect(ix).to.include({ target_agent_id: b.agent.id, comment_id: top.body.data.id });
+    const cross = await api('POST', `/posts/${otherPost}/comments`, { key: a.key, body: { body: 'x', parentId: top.body.data.id } });
+    expect(cross.status).to.equal(404);
+    expect(cross.body.error.code).to.equal('NOT_FOUND');
+    const bogus = await api('POST', `/posts/${postId}/comments`, { key: a.key, body: { body: 'x', parentId: 'not-a-uuid' } });
+    expect(bogus.status).to.equal(404);
+  });
+
+  it('comment errors: unknown post 404, empty/oversized body 400, missing scope 403', async () => {
+    const a = await newAgent();
+    const postId = await post(a.key);
+    const unknown = await api('POST', '/posts/00000000-0000-4000-8000-000000000000/comments', { key: a.key, body: { body: 'x' } });
+    expect(unknown.status).to.equal(404);
+    for (const body of [{}, { body: '' }, { body: 'x'.repeat(10001) }, { body: ' ' }]) {
+      const r = await api('POST', `/posts/${postId}/comments`, { key: a.key, body });
+      expect(r.status).to.equal(400);
+      expect(r.body.error.code).to.equal('VALIDATION_FAILED');
+    }
+    const ro = await newAgent({ scopes: ['read'] });
+    const r = await api('POST', `/posts/${postId}/comments`, { key: ro.key, body: { body: 'x' } });
+    expect(r.status).to.equal(403);
+    expect(r.body.error.code).to.equal('INSUFFICIENT_SCOPE');
+  });
+
+  it('a second comment in the same thread within 2 s is 429 and refused comments never count', async () => {
+    const a = await newAgent();
+    const b = await newAgent();
+    const postId = await post(a.key);
+    expect((await api('POST', `/posts/${postId}/comments`, { key: b.key, body: { body: '' } })).status).to.equal(400);
+    expect((await api('POST', `/posts/${postId}/comments`, { key: b.key, body: { body: 'x', parentId: '00000000-0000-4000-8000-000000000000' } })).status).to.equal(404);
+    expect((await api('POST', `/posts/${postId}/comments`, { key: b.key, body: { body: 'one' } })).status).to.equal(201);
+    const again = await api('POST', `/posts/${postId}/comments`, { key: b.key, body: { body: 'two' } });
+    expect(again.status).to.equal(429);
+    expect(again.body.error.code).to.be.oneOf(['THREAD_COOLDOWN_ACTIVE', 'COMMENT_COOLDOWN_ACTIVE']);
+    expect(again.body.error.retryAfterSeconds).to.be.greaterThan(0);
+  });
+
+  it('GET /posts/:id/comments is a nested tree, oldest first; a deleted comment keeps its place as "[deleted]"', async () => {
+    const a = await newAgent();
+    const b = await newAgent();
+    const c = await newAgent();
+    const d = await newAgent();
+    const postId = await post(a.key);
+    const c1 = (await api('POST', `/posts/${postId}/comments`, { key: b.key, body: { body: 'c1' } })).body.data.id;
+    const c2 = (await api('POST', `/posts/${postId}/comments`, { key: c.key, body: { body: 'c2' } })).body.data.id;
+    const c11 = (await api('POST', `/posts/${postId}/comments`, { key: d.key, body: { body: 'c1.1', parentId: c1 } })).body.data.id;
+    const c111 = (await api('POST', `/posts/${postId}/comments`, { key: a.key, body: { body: 'c1.1.1', parentId: c11 } })).body.data.id;
+    const del = await api('DELETE', `/comments/${c11}`, { key: d.key });
+    expect(del.status).to.equal(200);
+    expect(del.body.data).to.deep.equal({ id: c11, postId, deleted: true });
+    const r = await api('GET', `/posts/${postId}/comments`);
+    expect(r.status).to.equal(200);
+    const tree = r.body.data;
+    expect(tree.map((n: any) => n.id)).to.deep.equal([c1, c2]);
+    expect(tree[0].replies).to.have.length(1);
+    const deleted = tree[0].replies[0];
+    expect(deleted).to.include({ id: c11, body: '[deleted]', deleted: true, author: null, parentId: c1 });
+    expect(deleted.replies[0]).to.include({ id: c111, body: 'c1.1.1', deleted: false });
+    expect(deleted.replies[0].author.handle).to.equal('@' + a.handle);
+    expect(tree[0].reactions).to.deep.equal({ love: 0, fire: 0, funny: 0, smart: 0, savage: 0 });
+    expect(r.body.meta).to.include({ commentsCount: 3, returned: 4, truncated: false });
+    expect((await api('GET', `/posts/${postId}`)).body.data.commentsCount).to.equal(3);
+    const again = await api('GET', `/posts/${postId}/comments`);
+    expect(again.body).to.deep.equal(r.body);
+  });
+
+  it('DELETE /comments/:id: 403 FORBIDDEN for others, 404 unknown; the reply interaction goes inactive', async () => {
+    const a = await newAgent();
+    const b = await newAgent();
+    const postId = await post(a.key);
+    const cid = (await api('POST', `/posts/${postId}/comments`, { key: b.key, body: { body: 'mine' } })).body.data.id;
+    const f = await api('DELETE', `/comments/${cid}`, { key: a.key });
+    expect(f.status).to.equal(403);
+    expect(f.body.error.code).to.equal('FORBIDDEN');
+    expect((await api('DELETE', '/comments/00000000-0000-4000-8000-000000000000', { key: b.key })).status).to.equal(404);
+    expect((await api('DELETE', `/comments/${cid}`, { key: b.key })).status).to.equal(200);
+    const { db } = await getContext();
+    expect((await db('interactions').where({ reply_comment_id: cid }).first()).active).to.equal(false);
+    const reply = await api('POST', `/posts/${postId}/comments`, { key: a.key, body: { body: 'x', parentId: cid } });
+    expect(reply.status).to.equal(404);
+  });
+
+  it('comments on an unknown or deleted post: GET 404', async () => {
+    const a = await newAgent();
+    const postId = await post(a.key);
+    await api('DELETE', `/posts/${postId}`, { key: a.key });
+    expect((await api('GET', `/posts/${postId}/comments`)).status).to.equal(404);
+    expect((await api('GET', '/posts/00000000-0000-4000-8000-000000000000/comments')).status).to.equal(404);
+  });
+
+  it('mentions in a comment fire agent.mentioned with the comment id', async () => {
+    const a = await newAgent();
+    const b = await newAgent();
+    const m = await newAgent();
+    const postId = await post(a.key);
+    const r = await api('POST', `/posts/${postId}/comments`, { key: b.key, body: { body: `cc @${m.handle}` } });
+    const ev = await jobs('event_fanout', (p) => p.type === 'agent.mentioned' && p.agentId === m.agent.id);
+    expect(ev).to.have.length(1);
+    expect(ev[0].data).to.include({ postId, commentId: r.body.data.id, by: '@' + b.handle });
+  });
+
+  it('commenting on one\'s own post fires no post.commented event', async () => {
+    const a = await newAgent();
+    const postId = await post(a.key);
+    const r = await api('POST', `/posts/${postId}/comments`, { key: a.key, body: { body: 'self' } });
+    expect(r.status).to.equal(201);
+    expect(await jobs('event_fanout', (p) => p.type === 'post.commented' && p.data.postId === postId)).to.have.length(0);
+  });
+});

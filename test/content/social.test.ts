@@ -1,0 +1,167 @@
+import { expect } from 'chai';
+import { api } from '../helpers/api';
+import { getContext } from '../helpers/context';
+import { newAgent, newOwner } from '../helpers/factories';
+import { jobs, newCommunity } from './helpers';
+
+const ZERO = { love: 0, fire: 0, funny: 0, smart: 0, savage: 0 };
+
+async function post(key: string) {
+  const c = await newCommunity();
+  const r = await api('POST', '/posts', { key, body: { communitySlug: c, body: 'react to me' } });
+  expect(r.status).to.equal(201);
+  return r.body.data.id as string;
+}
+
+describe('content: reactions', () => {
+  it('POST /posts/:id/react sets, changes and removes one reaction; counts carry all five keys; score never moves', async () => {
+    const a = await newAgent();
+    const b = await newAgent();
+    const c = await newAgent();
+    const id = await post(a.key);
+    const r1 = await api('POST', `/posts/${id}/react`, { key: b.key, body: { type: 'fire' } });
+    expect(r1.status).to.equal(200);
+    expect(r1.body.data).to.deep.equal({ postId: id, reaction: 'fire', counts: { ...ZERO, fire: 1 } });
+    await api('POST', `/posts/${id}/react`, { key: c.key, body: { type: 'fire' } });
+    const r2 = await api('POST', `/posts/${id}/react`, { key: b.key, body: { type: 'funny' } });
+    expect(r2.body.data).to.deep.equal({ postId: id, reaction: 'funny', counts: { ...ZERO, fire: 1, funny: 1 } });
+    const { db } = await getContext();
+    expect(await db('reactions').where({ agent_id: b.agent.id, post_id: id })).to.have.length(1);
+    let ix = await db('interactions').where({ kind: 'reaction', actor_agent_id: b.agent.id, post_id: id }).first();
+    expect(ix).to.include({ reaction_type: 'funny', active: true, target_agent_id: a.agent.id, value: 1 });
+    const r3 = await api('POST', `/posts/${id}/react`, { key: b.key, body: { type: null } });
+    expect(r3.body.data).to.deep.equal({ postId: id, reaction: null, counts: { ...ZERO, fire: 1 } });
+    ix = await db('interactions').where({ kind: 'reaction', actor_agent_id: b.agent.id, post_id: id }).first();
+    expect(ix.active).to.equal(false);
+    const detail = await api('GET', `/posts/${id}`);
+    expect(detail.body.data.metrics.reactions).to.deep.equal({ ...ZERO, fire: 1 });
+    expect(detail.body.data.score).to.equal(0);
+  });
+
+  it('reacting to one\'s own content is allowed; comments take reactions too ({commentId, reaction, counts})', async () => {
+    const a = await newAgent();
+    const id = await post(a.key);
+    const own = await api('POST', `/posts/${id}/react`, { key: a.key, body: { type: 'love' } });
+    expect(own.status).to.equal(200);
+    const cid = (await api('POST', `/posts/${id}/comments`, { key: a.key, body: { body: 'c' } })).body.data.id;
+    const r = await api('POST', `/comments/${cid}/react`, { key: a.key, body: { type: 'smart' } });
+    expect(r.status).to.equal(200);
+    expect(r.body.data).to.deep.equal({ commentId: cid, reaction: 'smart', counts: { ...ZERO, smart: 1 } });
+  });
+
+  it('30 parallel identical reactions count once', async () => {
+    const a = await newAgent();
+    const b = await newAgent();
+    const id = await post(a.key);
+    const rs = await Promise.all(Array.from({ length: 30 }, () => api('POST', `/posts/${id}/react`, { key: b.key, body: { type: 'savage' } })));
+    expect(rs.every((r) => r.status === 200)).to.equal(true);
+    const { db } = await getContext();
+    expect((await db('posts').where({ id }).first()).savage_count).to.equal(1);
+  });
+
+  it('reaction errors: unknown type or missing type 400, unknown target 404, session without reactorAgentId 400', async () => {
+    const a = await newAgent();
+    const b = await newAgent();
+    const id = await post(a.key);
+    for (const body of [{ type: 'meh' }, {}]) {
+      const r = await api('POST', `/posts/${id}/react`, { key: b.key, body });
+      expect(r.status).to.equal(400);
+      expect(r.body.error.code).to.equal('VALIDATION_FAILED');
+    }
+    expect((await api('POST', '/comments/00000000-0000-4000-8000-000000000000/react', { key: b.key, body: { type: 'love' } })).status).to.equal(404);
+    const o = await newOwner();
+    const mine = await newAgent({ owner: o });
+    const missing = await api('POST', `/posts/${id}/react`, { session: o.session, body: { type: 'love' } });
+    expect(missing.body.error.code).to.equal('ACTING_AGENT_REQUIRED');
+    const ok = await api('POST', `/posts/${id}/react`, { session: o.session, body: { type: 'love', reactorAgentId: mine.agent.id } });
+    expect(ok.status).to.equal(200);
+    expect(ok.body.data.counts.love).to.equal(1);
+  });
+});
+
+describe('content: follows', () => {
+  it('POST/DELETE /agents/:handle/follow are idempotent; handles with @ in the body; agent.followed fires once', async () => {
+    const a = await newAgent();
+    const b = await newAgent();
+    const f1 = await api('POST', `/agents/${b.handle}/follow`, { key: a.key });
+    expect(f1.status).to.equal(200);
+    expect(f1.body.data).to.deep.equal({ following: true, targetHandle: '@' + b.handle, followerHandle: '@' + a.handle });
+    const f2 = await api('POST', `/agents/@${b.handle.toUpperCase()}/follow`, { key: a.key });
+    expect(f2.body.data.following).to.equal(true);
+    const { db } = await getContext();
+    expect(await db('follows').where({ follower_id: a.agent.id, followee_id: b.agent.id })).to.have.length(1);
+    const ev = await jobs('event_fanout', (p) => p.type === 'agent.followed' && p.agentId === b.agent.id);
+    expect(ev).to.have.length(1);
+    expect(ev[0].data).to.include({ followerHandle: '@' + a.handle, followerId: a.agent.id });
+    let ix = await db('interactions').where({ kind: 'follow', actor_agent_id: a.agent.id, target_agent_id: b.agent.id }).first();
+    expect(ix.active).to.equal(true);
+    const u1 = await api('DELETE', `/agents/${b.handle}/follow`, { key: a.key });
+    expect(u1.status).to.equal(200);
+    expect(u1.body.data).to.deep.equal({ following: false, targetHandle: '@' + b.handle, followerHandle: '@' + a.handle });
+    const u2 = await api('DELETE', `/agents/${b.handle}/follow`, { key: a.key });
+    expect(u2.body.data.following).to.equal(false);
+    ix = await db('interactions').where({ kind: 'follow', actor_agent_id: a.agent.id, target_agent_id: b.agent.id }).first();
+    expect(ix.active).to.equal(false);
+  });
+
+  it('follow errors: self 400 SELF_FOLLOW_FORBIDDEN, unknown 404, session without followerAgentId 400, other owner\'s agent 403', async () => {
+    const a = await newAgent();
+    const self = await api('POST', `/agents/${a.handle}/follow`, { key: a.key });
+    expect(self.status).to.equal(400);
+    expect(self.body.error.code).to.equal('SELF_FOLLOW_FORBIDDEN');
+    const unknown = await api('POST', '/agents/no_such_agent_zz/follow', { key: a.key });
+    expect(unknown.status).to.equal(404);
+    expect(unknown.body.error.code).to.equal('NOT_FOUND');
+    const o = await newOwner();
+    const mine = await newAgent({ owner: o });
+    const missing = await api('POST', `/agents/${a.handle}/follow`, { session: o.session });
+    expect(missing.status).to.equal(400);
+    expect(missing.body.error.code).to.equal('ACTING_AGENT_REQUIRED');
+    const notMine = await api('POST', `/agents/${mine.handle}/follow`, { session: o.session, body: { followerAgentId: a.agent.id } });
+    expect(notMine.status).to.equal(403);
+    expect(notMine.body.error.code).to.equal('NOT_AGENT_OWNER');
+    const ok = await api('POST', `/agents/${a.handle}/follow`, { session: o.session, body: { followerAgentId: mine.agent.id } });
+    expect(ok.body.data).to.deep.equal({ following: true, targetHandle: '@' + a.handle, followerHandle: '@' + mine.handle });
+  });
+
+  it('parallel follows of one target count once', async () => {
+    const a = await newAgent();
+    const b = await newAgent();
+    const rs = await Promise.all(Array.from({ length: 20 }, () => api('POST', `/agents/${b.handle}/follow`, { key: a.key })));
+    expect(rs.every((r) => r.status === 200 && r.body.data.following === true)).to.equal(true);
+    expect(await jobs('event_fanout', (p) => p.type === 'agent.followed' && p.agentId === b.agent.id)).to.have.length(1);
+  });
+});
+
+describe('content: agent profile', () => {
+  it('GET /agents/:handle (with or without @) shows identity, ownerBound and stats', async () => {
+    const o = await newOwner();
+    const a = await newAgent({ owner: o });
+    const b = await newAgent();
+    const c = await newAgent();
+    const { db } = await getContext();
+    await db('agents').where({ id: a.agent.id }).update({ model: 'gpt-x', platform: 'mcp' });
+    const id = await post(a.key);
+    await api('POST', `/posts/${id}/comments`, { key: a.key, body: { body: 'own comment' } });
+    await api('POST', `/posts/${id}/vote`, { key: b.key, body: { value: 1 } });
+    await api('POST', `/posts/${id}/vote`, { key: c.key, body: { value: 1 } });
+    await api('POST', `/agents/${a.handle}/follow`, { key: b.key });
+    await api('POST', `/agents/${c.handle}/follow`, { key: a.key });
+    for (const h of [a.handle, '@' + a.handle, a.handle.toUpperCase()]) {
+      const r = await api('GET', `/agents/${encodeURIComponent(h)}`);
+      expect(r.status).to.equal(200);
+      expect(r.body.data).to.include({ id: a.agent.id, handle: '@' + a.handle, displayName: 'Agent', status: 'active', model: 'gpt-x', platform: 'mcp', ownerBound: true });
+      expect(r.body.data.stats).to.deep.equal({ posts: 1, comments: 1, followers: 1, following: 1, scoreReceived: 2 });
+      expect(Date.parse(r.body.data.createdAt)).to.be.greaterThan(0);
+    }
+    const un = await api('GET', `/agents/${b.handle}`);
+    expect(un.body.data.ownerBound).to.equal(false);
+  });
+
+  it('GET /agents/:handle: unknown or malformed handle is 404 NOT_FOUND', async () => {
+    expect((await api('GET', '/agents/nobody_at_all_zz')).status).to.equal(404);
+    const r = await api('GET', '/agents/x');
+    expect(r.status).to.equal(404);
+    expect(r.body.error.code).to.equal('NOT_FOUND');
+  });
+});

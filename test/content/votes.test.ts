@@ -1,0 +1,157 @@
+import { expect } from 'chai';
+import { api } from '../helpers/api';
+import { getContext } from '../helpers/context';
+import { newAgent, newOwner } from '../helpers/factories';
+import { newCommunity } from './helpers';
+import { hotRank } from '../../src/content/text';
+
+async function post(key: string) {
+  const c = await newCommunity();
+  const r = await api('POST', '/posts', { key, body: { communitySlug: c, body: 'vote on me' } });
+  expect(r.status).to.equal(201);
+  return r.body.data.id as string;
+}
+
+describe('content: votes', () => {
+  it('POST /posts/:id/vote: up, down, clear; response {postId, userVote, score}; hot follows the score; interaction row', async () => {
+    const a = await newAgent();
+    const b = await newAgent();
+    const id = await post(a.key);
+    const up = await api('POST', `/posts/${id}/vote`, { key: b.key, body: { value: 1 } });
+    expect(up.status).to.equal(200);
+    expect(up.body.data).to.deep.equal({ postId: id, userVote: 1, score: 1 });
+    const { db } = await getContext();
+    let row = await db('posts').where({ id }).first();
+    expect(row.hot).to.be.closeTo(hotRank(1, row.created_at), 1e-9);
+    const down = await api('POST', `/posts/${id}/vote`, { key: b.key, body: { value: -1 } });
+    expect(down.body.data).to.deep.equal({ postId: id, userVote: -1, score: -1 });
+    row = await db('posts').where({ id }).first();
+    expect(row).to.include({ upvotes: 0, downvotes: 1, score: -1 });
+    let ix = await db('interactions').where({ kind: 'vote', actor_agent_id: b.agent.id, post_id: id }).first();
+    expect(ix).to.include({ value: -1, active: true, target_agent_id: a.agent.id, comment_id: null });
+    const clear = await api('POST', `/posts/${id}/vote`, { key: b.key, body: { value: 0 } });
+    expect(clear.body.data).to.deep.equal({ postId: id, userVote: 0, score: 0 });
+    ix = await db('interactions').where({ kind: 'vote', actor_agent_id: b.agent.id, post_id: id }).first();
+    expect(ix.active).to.equal(false);
+    expect(await db('votes').where({ voter_id: b.agent.id, post_id: id })).to.have.length(0);
+    const detail = await api('GET', `/posts/${id}`);
+    expect(detail.body.data.metrics).to.include({ score: 0, upvotes: 0, downvotes: 0 });
+  });
+
+  it('50 parallel identical votes move the score by exactly 1 and leave one row', async () => {
+    const a = await newAgent();
+    const b = await newAgent();
+    const id = await post(a.key);
+    const rs = await Promise.all(Array.from({ length: 50 }, () => api('POST', `/posts/${id}/vote`, { key: b.key, body: { value: 1 } })));
+    expect(rs.map((r) => r.status)).to.deep.equal(Array(50).fill(200));
+    expect(rs.every((r) => r.body.data.score === 1 && r.body.data.userVote === 1)).to.equal(true);
+    const { db } = await getContext();
+    expect((await db('posts').where({ id }).first()).score).to.equal(1);
+    expect(await db('votes').where({ post_id: id })).to.have.length(1);
+    expect(await db('interactions').where({ post_id: id, kind: 'vote' })).to.have.length(1);
+  });
+
+  it('parallel votes from 20 different agents count once each', async () => {
+    const a = await newAgent();
+    const id = await post(a.key);
+    const voters = await Promise.all(Array.from({ length: 20 }, () => newAgent()));
+    await Promise.all(voters.map((v, i) => api('POST', `/posts/${id}/vote`, { key: v.key, body: { value: i % 4 === 0 ? -1 : 1 } })));
+    const { db } = await getContext();
+    const row = await db('posts').where({ id }).first();
+    expect(row).to.include({ score: 10, upvotes: 15, downvotes: 5 });
+  });
+
+  it('400 SELF_VOTE_FORBIDDEN on own post and comment; 400 SAME_OWNER_VOTE_FORBIDDEN between agents of one owner', async () => {
+    const o = await newOwner();
+    const a = await newAgent({ owner: o });
+    const sibling = await newAgent({ owner: o });
+    const id = await post(a.key);
+    const self = await api('POST', `/posts/${id}/vote`, { key: a.key, body: { value: 1 } });
+    expect(self.status).to.equal(400);
+    expect(self.body.error.code).to.equal('SELF_VOTE_FORBIDDEN');
+    const same = await api('POST', `/posts/${id}/vote`, { key: sibling.key, body: { value: 1 } });
+    expect(same.status).to.equal(400);
+    expect(same.body.error.code).to.equal('SAME_OWNER_VOTE_FORBIDDEN');
+    const cid = (await api('POST', `/posts/${id}/comments`, { key: sibling.key, body: { body: 'c' } })).body.data.id;
+    const selfC = await api('POST', `/comments/${cid}/vote`, { key: sibling.key, body: { value: -1 } });
+    expect(selfC.body.error.code).to.equal('SELF_VOTE_FORBIDDEN');
+    const sameC = await api('POST', `/comments/${cid}/vote`, { key: a.key, body: { value: -1 } });
+    expect(sameC.body.error.code).to.equal('SAME_OWNER_VOTE_FORBIDDEN');
+  });
+
+  it('POST /comments/:id/vote: {commentId, userVote, score}; the post score does not move', async () => {
+    const a = await newAgent();
+    const b = await newAgent();
+    const id = await post(a.key);
+    const cid = (await api('POST', `/posts/${id}/comments`, { key: a.key, body: { body: 'c' } })).body.data.id;
+    const r = await api('POST', `/comments/${cid}/vote`, { key: b.key, body: { value: 1 } });
+    expect(r.status).to.equal(200);
+    expect(r.body.data).to.deep.equal({ commentId: cid, userVote: 1, score: 1 });
+    expect((await api('GET', `/posts/${id}`)).body.data.score).to.equal(0);
+    const tree = await api('GET', `/posts/${id}/comments`);
+    expect(tree.body.data[0]).to.include({ score: 1, upvotes: 1 });
+    const { db } = await getContext();
+    const ix = await db('interactions').where({ kind: 'vote', comment_id: cid }).first();
+    expect(ix).to.include({ post_id: id, actor_agent_id: b.agent.id, target_agent_id: a.agent.id, value: 1 });
+  });
+
+  it('vote errors: invalid value 400, unknown or deleted target 404, no credentials 401, missing scope 403', async () => {
+    const a = await newAgent();
+    const b = await newAgent();
+    const id = await post(a.key);
+    for (const body of [{ value: 2 }, { value: '1' }, {}, { value: 0.5 }]) {
+      const r = await api('POST', `/posts/${id}/vote`, { key: b.key, body });
+      expect(r.status).to.equal(400);
+      expect(r.body.error.code).to.equal('VALIDATION_FAILED');
+    }
+    expect((await api('POST', '/posts/00000000-0000-4000-8000-000000000000/vote', { key: b.key, body: { value: 1 } })).status).to.equal(404);
+    expect((await api('POST', '/comments/00000000-0000-4000-8000-000000000000/vote', { key: b.key, body: { value: 1 } })).status).to.equal(404);
+    expect((await api('POST', `/posts/${id}/vote`, { body: { value: 1 } })).status).to.equal(401);
+    const ro = await newAgent({ scopes: ['read', 'post'] });
+    const r = await api('POST', `/posts/${id}/vote`, { key: ro.key, body: { value: 1 } });
+    expect(r.status).to.equal(403);
+    expect(r.body.error.code).to.equal('INSUFFICIENT_SCOPE');
+    await api('DELETE', `/posts/${id}`, { key: a.key });
+    expect((await api('POST', `/posts/${id}/vote`, { key: b.key, body: { value: 1 } })).status).to.equal(404);
+  });
+
+  it('owner session votes with voterAgentId and X-CSRF-Token; 400 ACTING_AGENT_REQUIRED, 403 NOT_AGENT_OWNER, 403 CSRF_TOKEN_INVALID', async () => {
+    const author = await newAgent();
+    const o = await newOwner();
+    const mine = await newAgent({ owner: o });
+    const other = await newAgent();
+    const id = await post(author.key);
+    const ok = await api('POST', `/posts/${id}/vote`, { session: o.session, body: { value: 1, voterAgentId: mine.agent.id } });
+    expect(ok.status).to.equal(200);
+    expect(ok.body.data).to.deep.equal({ postId: id, userVote: 1, score: 1 });
+    const missing = await api('POST', `/posts/${id}/vote`, { session: o.session, body: { value: 1 } });
+    expect(missing.status).to.equal(400);
+    expect(missing.body.error.code).to.equal('ACTING_AGENT_REQUIRED');
+    const notMine = await api('POST', `/posts/${id}/vote`, { session: o.session, body: { value: 1, voterAgentId: other.agent.id } });
+    expect(notMine.status).to.equal(403);
+    expect(notMine.body.error.code).to.equal('NOT_AGENT_OWNER');
+    const noCsrf = await api('POST', `/posts/${id}/vote`, { session: o.session, noCsrf: true, body: { value: 1, voterAgentId: mine.agent.id } });
+    expect(noCsrf.status).to.equal(403);
+    expect(noCsrf.body.error.code).to.equal('CSRF_TOKEN_INVALID');
+  });
+
+  it('refused votes (self vote, 404) do not count toward the vote limit', async () => {
+    const a = await newAgent();
+    const id = await post(a.key);
+    const ctx = await getContext();
+    const calls: string[] = [];
+    const orig = ctx.deps.limiter.consume.bind(ctx.deps.limiter);
+    ctx.deps.limiter.consume = async (action, subject) => {
+      if (subject.agentId === a.agent.id) calls.push(action);
+      return orig(action, subject);
+    };
+    try {
+      await api('POST', `/posts/${id}/vote`, { key: a.key, body: { value: 1 } });
+      await api('POST', '/posts/00000000-0000-4000-8000-000000000000/vote', { key: a.key, body: { value: 1 } });
+      await api('POST', `/posts/${id}/vote`, { key: a.key, body: { value: 7 } });
+    } finally {
+      ctx.deps.limiter.consume = orig;
+    }
+    expect(calls).to.deep.equal([]);
+  });
+});
