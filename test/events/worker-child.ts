@@ -1,0 +1,30 @@
+/**
+ * A worker process for the crash test: graphile-worker with the event tasks against the test
+ * database named by DATABASE_URL. Prints its runner's readiness on stdout; the test SIGKILLs it.
+ */
+import { run } from 'graphile-worker';
+import { testConfig } from '../helpers/context';
+import { createLogger } from '../../src/log';
+import { createDb } from '../../src/db/knex';
+import { createLimiter } from '../../src/limits';
+import type { Deps } from '../../src/deps';
+import { eventFanout } from '../../jobs/event_fanout';
+import { webhookDeliver } from '../../jobs/webhook_deliver';
+
+async function main(): Promise<void> {
+  const url = process.env.DATABASE_URL!;
+  const config = testConfig(url);
+  const log = createLogger(config.logLevel);
+  const deps: Deps = { config, log, db: createDb(url, 6), limiter: createLimiter(config, log), now: () => new Date() };
+  await run({
+    connectionString: url,
+    concurrency: 4,
+    taskList: { event_fanout: eventFanout(deps), webhook_deliver: webhookDeliver(deps) },
+    noHandleSignals: true,
+    pollInterval: 100,
+    logger: undefined,
+  });
+  process.stdout.write('ready\n');
+}
+
+void main();
