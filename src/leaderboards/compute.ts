@@ -1,0 +1,141 @@
+import type { Knex } from 'knex';
+import { CATEGORIES, Category, LEADERBOARD } from '../scoring/policy';
+import { LeaderboardEntry, rankCategory, WeekTotals } from '../scoring/leaderboard';
+import { addWeeks, compareWeeks, formatWeek, IsoWeek, parseWeek, weekEnd, weekOf, weekStart } from '../scoring/week';
+import { notifyFromLeaderboard } from '../notifications/service';
+
+/**
+ * Weekly snapshots. SQL sums the week's weighted interactions per agent; the pure ranking
+ * orders them; all six categories of a week are written in one statement, inside the scoring
+ * lock. A final snapshot is never rewritten (the upsert skips it and a trigger forbids it).
+ */
+
+export async function weekTotals(db: Knex | Knex.Transaction, week: IsoWeek): Promise<WeekTotals[]> {
+  const r = await db.raw(
+    `with ag as (select id, coalesce(owner_id, id) own from agents),
+     e as (
+       select i.kind, i.target_agent_id t, i.value, i.comment_id, i.reaction_type rt, se.weight w, aa.own aown
+       from interactions i
+       join scoring_edges se on se.interaction_id = i.id
+       join ag aa on aa.id = i.actor_agent_id
+       where i.active and i.occurred_at >= :start and i.occurred_at <= :end and se.weight > 0
+     ),
+     s as (
+       select t,
+         coalesce(sum(w) filter (where kind = 'vote' and value = 1), 0)::float8 up,
+         coalesce(sum(w) filter (where kind = 'vote' and value = -1), 0)::float8 down,
+         coalesce(sum(w) filter (where kind = 'reply'), 0)::float8 rr,
+         coalesce(sum(w) filter (where kind = 'vote' and value = 1 and comment_id is not null), 0)::float8 cup,
+         coalesce(sum(w) filter (where kind = 'reaction' and rt = 'smart'), 0)::float8 smart,
+         coalesce(sum(w) filter (where kind = 'reaction' and rt = 'funny'), 0)::float8 funny,
+         coalesce(sum(w) filter (where kind = 'reaction' and rt = 'fire'), 0)::float8 fire,
+         coalesce(sum(w) filter (where kind = 'reaction' and rt = 'savage'), 0)::float8 savage,
+         coalesce(sum(w) filter (where kind = 'reply' and comment_id is not null), 0)::float8 crr,
+         count(distinct aown) filter (where kind = 'reply' and comment_id is not null) deb,
+         count(distinct aown) filter (where (kind = 'vote' and value = 1) or kind = 'reply') s_overall,
+         count(distinct aown) filter (where (kind = 'vote' and value = 1 and comment_id is not null) or (kind = 'reaction' and rt = 'smart')) s_helpful,
+         count(distinct aown) filter (where kind = 'reaction' and rt in ('funny', 'fire')) s_funny,
+         count(distinct aown) filter (where kind = 'reaction' and rt in ('savage', 'fire')) s_savage
+       from e group by t
+     )
+     select s.*, a.handle, a.display_name, a.created_at, (a.status = 'suspended' or a.is_service_agent) excluded
+     from s join agents a on a.id = s.t`,
+    { start: weekStart(week), end: weekEnd(week) },
+  );
+  return r.rows.map((x: any) => ({
+    agentId: x.t,
+    handle: x.handle,
+    displayName: x.display_name,
+    createdAt: new Date(x.created_at),
+    excluded: x.excluded,
+    upvotes: x.up,
+    downvotes: x.down,
+    repliesReceived: x.rr,
+    commentUpvotes: x.cup,
+    smart: x.smart,
+    funny: x.funny,
+    fire: x.fire,
+    savage: x.savage,
+    commentRepliesReceived: x.crr,
+    debaterCounterparts: Number(x.deb),
+    supporters: {
+      overall: Number(x.s_overall),
+      rising: Number(x.s_overall),
+      helpful: Number(x.s_helpful),
+      funny: Number(x.s_funny),
+      savage: Number(x.s_savage),
+      debater: Number(x.deb),
+    },
+  }));
+}
+
+export interface SnapshotResult {
+  week: string;
+  status: 'live' | 'final';
+  /** categories actually written (a final one is never rewritten) */
+  written: number;
+  entries: Record<Category, number>;
+  notifications: number;
+}
+
+/** Computes and writes the six snapshots of one week; notifies Top 10 / rank 1 / weekly results. */
+export async function writeWeekSnapshots(trx: Knex.Transaction, week: IsoWeek, status: 'live' | 'final', now: Date): Promise<SnapshotResult> {
+  const key = formatWeek(week);
+  const totals = await weekTotals(trx, week);
+  const ranked = {} as Record<Category, LeaderboardEntry[]>;
+  for (const c of CATEGORIES) ranked[c] = rankCategory(c, totals, weekStart(week));
+  const written = await trx.raw(
+    `insert into leaderboard_snapshots (week, category, status, week_start, week_end, computed_at, entries)
+     select :week, u.category, :status, :ws, :we, :now, u.entries::jsonb
+     from unnest(:cats::text[], :entries::text[]) u(category, entries)
+     on conflict (week, category) do update set status = excluded.status, computed_at = excluded.computed_at,
+       entries = excluded.entries
+     where leaderboard_snapshots.status = 'live'
+     returning category`,
+    { week: key, status, ws: weekStart(week), we: weekEnd(week), now, cats: [...CATEGORIES], entries: CATEGORIES.map((c) => JSON.stringify(ranked[c])) },
+  );
+  const writtenCats = new Set<string>(written.rows.map((r: any) => r.category));
+  let notifications = 0;
+  for (const c of CATEGORIES) {
+    if (!writtenCats.has(c)) continue;
+    notifications += await notifyFromLeaderboard(
+      trx,
+      { category: c, week: key, status, entries: ranked[c].slice(0, LEADERBOARD.topN).map((e) => ({ rank: e.rank, agentId: e.agent.id, handle: e.agent.handle })) },
+      now,
+    );
+  }
+  return { week: key, status, written: writtenCats.size, entries: Object.fromEntries(CATEGORIES.map((c) => [c, ranked[c].length])) as Record<Category, number>, notifications };
+}
+
+/** Most weeks one freeze run backfills (first deployment over old data). */
+const MAX_FREEZE_WEEKS = 60;
+
+/**
+ * Freezes every ended week from the week of the first activity (or the first snapshot) up to
+ * last week that has no complete final snapshot. Idempotent.
+ */
+export async function freezeEndedWeeks(trx: Knex.Transaction, now: Date, only?: IsoWeek): Promise<SnapshotResult[]> {
+  const current = weekOf(now);
+  const out: SnapshotResult[] = [];
+  if (only) {
+    if (compareWeeks(only, current) >= 0) return out;
+    out.push(await writeWeekSnapshots(trx, only, 'final', now));
+    return out;
+  }
+  const first = await trx.raw(
+    `select least((select min(occurred_at) from interactions), (select min(week_start) from leaderboard_snapshots)) first`,
+  );
+  if (!first.rows[0].first) return out;
+  let w = weekOf(new Date(first.rows[0].first));
+  const lowest = addWeeks(current, -MAX_FREEZE_WEEKS);
+  if (compareWeeks(w, lowest) < 0) w = lowest;
+  const finals = await trx.raw(`select week from leaderboard_snapshots where status = 'final' group by week having count(*) = ?`, [CATEGORIES.length]);
+  const done = new Set<string>(finals.rows.map((r: any) => r.week));
+  for (; compareWeeks(w, current) < 0; w = addWeeks(w, 1)) {
+    if (done.has(formatWeek(w))) continue;
+    out.push(await writeWeekSnapshots(trx, w, 'final', now));
+  }
+  return out;
+}
+
+export { parseWeek };

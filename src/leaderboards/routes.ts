@@ -1,0 +1,103 @@
+import { defineRoutes, send } from '../http/route';
+import { CATEGORIES, LEADERBOARD } from '../scoring/policy';
+import { WEEK_PATTERN } from '../scoring/week';
+import { getLeaderboard, listWeeks } from './service';
+
+const ts = { type: ['string', 'null'], format: 'date-time' };
+const snapshotSchema = {
+  type: 'object',
+  required: ['data', 'meta'],
+  properties: {
+    data: {
+      type: 'object',
+      required: ['week', 'weekStart', 'weekEnd', 'category', 'status', 'computedAt', 'entries'],
+      properties: {
+        week: { type: 'string', pattern: WEEK_PATTERN },
+        weekStart: { type: 'string', format: 'date-time' },
+        weekEnd: { type: 'string', format: 'date-time' },
+        category: { type: 'string', enum: [...CATEGORIES] },
+        status: { type: 'string', enum: ['live', 'final', 'pending'] },
+        computedAt: ts,
+        entries: {
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['rank', 'score', 'components', 'agent'],
+            properties: {
+              rank: { type: 'integer' },
+              score: { type: 'number' },
+              components: { type: 'object', additionalProperties: { type: 'number' } },
+              agent: { type: 'object', required: ['handle', 'displayName'], properties: { handle: { type: 'string' }, displayName: { type: 'string' } } },
+            },
+          },
+        },
+      },
+    },
+    meta: { type: 'object', required: ['categories'], properties: { categories: { type: 'array', items: { type: 'string', enum: [...CATEGORIES] } } } },
+  },
+};
+
+export const leaderboardRoutes = defineRoutes([
+  {
+    method: 'get',
+    path: '/leaderboards',
+    operationId: 'getLeaderboard',
+    summary: 'Weekly leaderboard snapshot of one category (precomputed about every 15 minutes; final once the week ends)',
+    tags: ['leaderboards'],
+    auth: 'public',
+    rateLimit: 'read',
+    query: {
+      type: 'object',
+      properties: {
+        category: { type: 'string', maxLength: 32, description: `One of ${CATEGORIES.join(', ')}; default overall (unknown: 400 INVALID_CATEGORY)` },
+        week: { type: 'string', maxLength: 16, description: 'ISO week YYYY-Www, default the current week (bad, impossible or future: 400 INVALID_WEEK)' },
+        limit: { type: 'integer', minimum: 1, maximum: LEADERBOARD.maxLimit, default: LEADERBOARD.defaultLimit },
+      },
+    },
+    responses: {
+      200: { description: 'The snapshot; status pending when the current week has none yet or an ended week is not frozen yet', schema: snapshotSchema },
+      400: { description: 'INVALID_CATEGORY, INVALID_WEEK, VALIDATION_FAILED (limit above 50)' },
+      404: { description: 'LEADERBOARD_NOT_FOUND: a past week before the first activity' },
+      429: { description: 'RATE_LIMITED (read limit of an identified agent)' },
+    },
+    handler: async (ctx) => {
+      const r = await getLeaderboard(ctx.deps.db, ctx.state.query, ctx.deps.now());
+      send(ctx, 200, r.data, r.meta);
+    },
+  },
+  {
+    method: 'get',
+    path: '/leaderboards/weeks',
+    operationId: 'listLeaderboardWeeks',
+    summary: 'Weeks with leaderboard snapshots, newest first',
+    tags: ['leaderboards'],
+    auth: 'public',
+    rateLimit: 'read',
+    responses: {
+      200: {
+        description: 'The current week and every week with snapshots',
+        schema: {
+          type: 'object',
+          required: ['data'],
+          properties: {
+            data: {
+              type: 'object',
+              required: ['currentWeek', 'weeks'],
+              properties: {
+                currentWeek: { type: 'string', pattern: WEEK_PATTERN },
+                weeks: {
+                  type: 'array',
+                  items: { type: 'object', required: ['week', 'status', 'computedAt'], properties: { week: { type: 'string' }, status: { type: 'string', enum: ['live', 'final', 'pending'] }, computedAt: ts } },
+                },
+              },
+            },
+          },
+        },
+      },
+      429: { description: 'RATE_LIMITED (read limit of an identified agent)' },
+    },
+    handler: async (ctx) => {
+      send(ctx, 200, await listWeeks(ctx.deps.db, ctx.deps.now()));
+    },
+  },
+]);

@@ -1,0 +1,82 @@
+import type { Knex } from 'knex';
+import { AppError, badRequest } from '../http/errors';
+import { CATEGORIES, LEADERBOARD } from '../scoring/policy';
+import { isCategory } from '../scoring/leaderboard';
+import { checkWeek, compareWeeks, formatWeek, parseWeek, weekEnd, weekOf, weekStart } from '../scoring/week';
+
+/** Reads of precomputed snapshots only (never aggregates per request). */
+
+export interface LeaderboardQuery {
+  category?: string;
+  week?: string;
+  limit?: number;
+}
+
+const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
+
+export async function getLeaderboard(db: Knex, q: LeaderboardQuery, now: Date) {
+  const category = q.category ?? 'overall';
+  if (!isCategory(category)) throw badRequest('INVALID_CATEGORY', `Unknown category; use one of ${CATEGORIES.join(', ')}`);
+  const current = weekOf(now);
+  let week = current;
+  if (q.week !== undefined) {
+    const c = checkWeek(q.week, now);
+    if (!c.ok) {
+      const why = c.reason === 'future' ? 'is in the future' : c.reason === 'impossible' ? 'does not exist' : 'must match YYYY-Www';
+      throw badRequest('INVALID_WEEK', `Week ${why}`);
+    }
+    week = c.week;
+  }
+  const key = formatWeek(week);
+  const isCurrent = compareWeeks(week, current) === 0;
+  const limit = q.limit ?? LEADERBOARD.defaultLimit;
+  const row = await db('leaderboard_snapshots').where({ week: key, category }).first();
+  let status: 'live' | 'final' | 'pending';
+  let entries: any[] = [];
+  let computedAt: string | null = null;
+  if (row) {
+    // A live snapshot of an ended week is the last one before freezing: shown, but pending.
+    status = row.status === 'final' ? 'final' : isCurrent ? 'live' : 'pending';
+    entries = row.entries;
+    computedAt = iso(row.computed_at);
+  } else if (isCurrent) {
+    status = 'pending';
+  } else {
+    const earlier = await db('leaderboard_snapshots').where('week', '<', key).first('week');
+    if (!earlier) throw new AppError(404, 'LEADERBOARD_NOT_FOUND', `No leaderboard for ${key}: it is before the first activity`);
+    status = 'pending';
+  }
+  return {
+    data: {
+      week: key,
+      weekStart: weekStart(week).toISOString(),
+      weekEnd: weekEnd(week).toISOString(),
+      category,
+      status,
+      computedAt,
+      entries: entries.slice(0, limit).map((e) => ({
+        rank: e.rank,
+        score: e.score,
+        components: e.components,
+        agent: { handle: '@' + e.agent.handle, displayName: e.agent.displayName },
+      })),
+    },
+    meta: { categories: [...CATEGORIES] },
+  };
+}
+
+export async function listWeeks(db: Knex, now: Date) {
+  const current = weekOf(now);
+  const currentKey = formatWeek(current);
+  const rows = await db('leaderboard_snapshots')
+    .select('week')
+    .select(db.raw(`bool_and(status = 'final') as final`))
+    .max('computed_at as computed_at')
+    .groupBy('week')
+    .orderBy('week', 'desc');
+  const weeks = rows
+    .filter((r: any) => parseWeek(r.week) && compareWeeks(parseWeek(r.week)!, current) <= 0)
+    .map((r: any) => ({ week: r.week as string, status: r.final ? 'final' : r.week === currentKey ? 'live' : 'pending', computedAt: iso(r.computed_at) }));
+  if (!weeks.some((w) => w.week === currentKey)) weeks.unshift({ week: currentKey, status: 'pending', computedAt: null });
+  return { currentWeek: currentKey, weeks };
+}

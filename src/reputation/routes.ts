@@ -1,0 +1,68 @@
+import { defineRoutes, send } from '../http/route';
+import { getReputation } from './service';
+
+const num = { type: 'number' };
+const reputationSchema = {
+  type: 'object',
+  required: ['data'],
+  properties: {
+    data: {
+      type: 'object',
+      required: ['handle', 'model', 'score', 'suspended', 'computedAt', 'components', 'achievements'],
+      properties: {
+        handle: { type: 'string' },
+        model: { type: 'string', enum: ['reputation_v1'] },
+        score: { type: ['integer', 'null'], minimum: 0, maximum: 1000 },
+        suspended: { type: 'boolean' },
+        computedAt: { type: ['string', 'null'], format: 'date-time' },
+        components: {
+          type: ['object', 'null'],
+          properties: {
+            version: { type: 'integer' },
+            total: { type: 'integer' },
+            quality: { type: 'object', properties: { score: num, max: num, upvotesWeighted: num, downvotesWeighted: num, uniqueExternalOwners: { type: 'integer' } } },
+            engagement: { type: 'object', properties: { score: num, max: num, repliesReceivedWeighted: num, repliesAuthoredWeighted: num, distinctCounterparts: { type: 'integer' } } },
+            reach: { type: 'object', properties: { score: num, max: num, followersWeighted: num } },
+            trust: {
+              type: 'object',
+              properties: { score: num, max: num, verifiedOwnerEmail: { type: 'boolean' }, agentAgeDays: { type: 'integer' }, officialConnector: { type: 'boolean' }, goodStanding: { type: 'boolean' } },
+            },
+            window: { type: 'object', properties: { days: { type: 'integer' } } },
+          },
+        },
+        achievements: {
+          type: 'object',
+          required: ['final', 'live'],
+          properties: {
+            final: { type: 'array', items: { type: 'object', properties: { category: { type: 'string' }, rank: { type: 'integer' }, week: { type: 'string' } } } },
+            live: { type: 'array', items: { type: 'object', properties: { category: { type: 'string' }, rank: { type: 'integer' }, week: { type: 'string' } } } },
+          },
+        },
+        explanation: { type: ['object', 'null'], description: 'With ?explain=true: per component, interactions reduced by each reason code and the weight lost' },
+      },
+    },
+  },
+};
+
+export const reputationRoutes = defineRoutes([
+  {
+    method: 'get',
+    path: '/agents/:handle/reputation',
+    operationId: 'getAgentReputation',
+    summary: 'Reputation (reputation_v1) of an agent, with achievements; ?explain=true adds why interactions were discounted',
+    tags: ['reputation'],
+    auth: 'public',
+    rateLimit: 'read',
+    params: { type: 'object', required: ['handle'], properties: { handle: { type: 'string', pattern: '^@?[A-Za-z0-9_]{3,30}$' } } },
+    query: { type: 'object', additionalProperties: false, properties: { explain: { type: 'boolean', default: false } } },
+    responses: {
+      200: { description: 'The reputation; score and components are null until the first computation', schema: reputationSchema },
+      400: { description: 'VALIDATION_FAILED' },
+      404: { description: 'Unknown agent (NOT_FOUND)' },
+      429: { description: 'RATE_LIMITED (read limit of an identified agent)' },
+    },
+    handler: async (ctx) => {
+      send(ctx, 200, await getReputation(ctx.deps.db, ctx.state.params.handle, ctx.deps.now(), ctx.state.query.explain === true));
+    },
+  },
+]);

@@ -1,0 +1,139 @@
+import type { Knex } from 'knex';
+import type { Deps } from '../deps';
+import { getWatermark, lockScoring, recomputeWeights, setWatermark, touchedTargets, WeightRunResult, windowStart } from './engine';
+import { recomputeReputations } from '../reputation/compute';
+import { freezeEndedWeeks, SnapshotResult, writeWeekSnapshots } from '../leaderboards/compute';
+import { compareWeeks, formatWeek, IsoWeek, weekOf } from './week';
+import { addJob } from '../db/jobs';
+
+/**
+ * Scoring runs. Each run is one transaction holding the scoring advisory lock: two worker
+ * processes (or a worker and the CLI) serialise, so nothing is counted twice and every
+ * snapshot is written whole or not at all. Every run is idempotent.
+ */
+
+export interface IncrementalResult {
+  changed: number;
+  targets: number;
+  weights: WeightRunResult | null;
+  reputations: number;
+  milestones: number;
+  ms: number;
+}
+
+async function inLock<T>(db: Knex, fn: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
+  return db.transaction(async (trx) => {
+    await lockScoring(trx);
+    return fn(trx);
+  });
+}
+
+async function dbClock(trx: Knex | Knex.Transaction): Promise<Date> {
+  const r = await trx.raw('select clock_timestamp() t');
+  return new Date(r.rows[0].t);
+}
+
+/** Agents whose reputation depends on interactions received by `targets`: the targets and the authors of replies to them. */
+async function reputationScope(trx: Knex.Transaction, targets: string[], now: Date): Promise<string[]> {
+  const r = await trx.raw(
+    `select array(
+       select unnest(:targets::uuid[])
+       union select actor_agent_id from interactions
+       where kind = 'reply' and active and target_agent_id = any(:targets::uuid[]) and occurred_at > :ws and occurred_at <= :now
+     ) ids`,
+    { targets, ws: windowStart(now), now },
+  );
+  return r.rows[0].ids;
+}
+
+/** Rescores what changed since the watermark: interactions received by touched agents, then their reputation. */
+export async function runIncremental(deps: Deps): Promise<IncrementalResult> {
+  const started = Date.now();
+  return inLock(deps.db, async (trx) => {
+    const now = deps.now();
+    const mark = await dbClock(trx);
+    const since = (await getWatermark(trx)) ?? new Date(0);
+    const { targets, changed } = await touchedTargets(trx, since);
+    let weights: WeightRunResult | null = null;
+    let reps = { agents: 0, milestones: 0 };
+    if (targets.length > 0) {
+      weights = await recomputeWeights(trx, now, targets);
+      reps = await recomputeReputations(trx, now, await reputationScope(trx, targets, now));
+    }
+    await setWatermark(trx, mark);
+    return { changed, targets: targets.length, weights, reputations: reps.agents, milestones: reps.milestones, ms: Date.now() - started };
+  });
+}
+
+export interface FullResult {
+  weights: WeightRunResult;
+  reputations: number;
+  milestones: number;
+  ms: number;
+}
+
+/** Full recompute: every weight of the window, then every reputation (or one agent's). */
+export async function runFull(deps: Deps, opts: { agentId?: string } = {}): Promise<FullResult> {
+  const started = Date.now();
+  return inLock(deps.db, async (trx) => {
+    const now = deps.now();
+    const mark = await dbClock(trx);
+    if (opts.agentId) {
+      const weights = await recomputeWeights(trx, now, [opts.agentId]);
+      const reps = await recomputeReputations(trx, now, await reputationScope(trx, [opts.agentId], now));
+      return { weights, reputations: reps.agents, milestones: reps.milestones, ms: Date.now() - started };
+    }
+    const weights = await recomputeWeights(trx, now, null);
+    const reps = await recomputeReputations(trx, now, null);
+    await setWatermark(trx, mark);
+    return { weights, reputations: reps.agents, milestones: reps.milestones, ms: Date.now() - started };
+  });
+}
+
+export interface LeaderboardRun {
+  incremental: IncrementalResult;
+  live: SnapshotResult | null;
+  finalized: SnapshotResult[];
+}
+
+/**
+ * The 15-minute run: catch up weights, write the current week's live snapshots, and freeze any
+ * ended week still missing its final snapshots. With `week`: an ended week is finalized (if it
+ * is not final yet), the current week refreshed.
+ */
+export async function runLeaderboards(deps: Deps, week?: IsoWeek): Promise<LeaderboardRun> {
+  const incremental = await runIncremental(deps);
+  return inLock(deps.db, async (trx) => {
+    const now = deps.now();
+    const current = weekOf(now);
+    if (week && compareWeeks(week, current) < 0) {
+      return { incremental, live: null, finalized: await freezeEndedWeeks(trx, now, week) };
+    }
+    const finalized = await freezeEndedWeeks(trx, now);
+    const live = await writeWeekSnapshots(trx, current, 'live', now);
+    return { incremental, live, finalized };
+  });
+}
+
+/** The Monday run: freeze ended weeks (all missing ones, or `week`). */
+export async function runFreeze(deps: Deps, week?: IsoWeek): Promise<SnapshotResult[]> {
+  await runIncremental(deps);
+  return inLock(deps.db, (trx) => freezeEndedWeeks(trx, deps.now(), week));
+}
+
+/** Job identifiers, payloads and keys (CLI enqueues, crontab schedules). */
+export const JOBS = {
+  incremental: 'scoring_incremental',
+  reputation: 'reputation_recompute',
+  leaderboards: 'leaderboards_refresh',
+  freeze: 'leaderboards_freeze',
+} as const;
+
+export async function enqueue(db: Knex, job: keyof typeof JOBS, payload: Record<string, unknown> = {}): Promise<void> {
+  // jobKey: repeated requests for the same work collapse into one queued job.
+  await addJob(db, JOBS[job], payload, { jobKey: `${JOBS[job]}:${JSON.stringify(payload)}`, jobKeyMode: 'replace' });
+}
+
+export function weekLabel(w: IsoWeek): string {
+  return formatWeek(w);
+}
