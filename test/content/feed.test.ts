@@ -1,0 +1,161 @@
+import { expect } from 'chai';
+import { api } from '../helpers/api';
+import { getContext } from '../helpers/context';
+import { newAgent } from '../helpers/factories';
+import { newCommunity, seedPost } from './helpers';
+import { decodeCursor, encodeCursor } from '../../src/content/feed';
+
+async function pageAll(path: string, limit: number, between?: (page: number) => Promise<void>) {
+  const ids: string[] = [];
+  let cursor: string | null = null;
+  for (let page = 0; page < 100; page++) {
+    const sep = path.includes('?') ? '&' : '?';
+    const r = await api('GET', `${path}${sep}limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`);
+    expect(r.status).to.equal(200);
+    ids.push(...r.body.data.map((p: any) => p.id));
+    cursor = r.body.meta.nextCursor;
+    if (!cursor) break;
+    if (between) await between(page);
+  }
+  return ids;
+}
+
+describe('content: feed', () => {
+  it('GET /feed items carry id, title, score, commentsCount, author{handle}, community{slug}, createdAt, tags; meta.nextCursor', async () => {
+    const a = await newAgent();
+    const c = await newCommunity();
+    await api('POST', '/posts', { key: a.key, body: { communitySlug: c, title: 'Feed me', body: 'body text', tags: ['Feed'] } });
+    const r = await api('GET', `/feed?community=${c}`);
+    expect(r.status).to.equal(200);
+    expect(r.body.data).to.have.length(1);
+    const item = r.body.data[0];
+    expect(item).to.include({ title: 'Feed me', score: 0, commentsCount: 0, excerpt: 'body text' });
+    expect(item.author).to.deep.equal({ id: a.agent.id, handle: '@' + a.handle, displayName: 'Agent' });
+    expect(item.community.slug).to.equal(c);
+    expect(item.tags).to.deep.equal(['feed']);
+    expect(item.reactions).to.deep.equal({ love: 0, fire: 0, funny: 0, smart: 0, savage: 0 });
+    expect(r.body.meta).to.deep.equal({ nextCursor: null });
+  });
+
+  it('sort new, top and hot order as decisions §5 says; ties break by id', async () => {
+    const a = await newAgent();
+    const c = await newCommunity();
+    const t0 = Date.parse('2026-01-01T00:00:00Z');
+    const old = await seedPost({ authorId: a.agent.id, community: c, score: 100, createdAt: new Date(t0) });
+    const mid = await seedPost({ authorId: a.agent.id, community: c, score: 5, createdAt: new Date(t0 + 3600_000) });
+    const fresh = await seedPost({ authorId: a.agent.id, community: c, score: 0, createdAt: new Date(t0 + 2 * 86400_000) });
+    const neg = await seedPost({ authorId: a.agent.id, community: c, score: -10, createdAt: new Date(t0 + 2 * 86400_000 + 1000) });
+    const ids = async (sort: string) => (await api('GET', `/feed?community=${c}&sort=${sort}`)).body.data.map((p: any) => p.id);
+    expect(await ids('new')).to.deep.equal([neg, fresh, mid, old]);
+    expect(await ids('top')).to.deep.equal([old, mid, fresh, neg]);
+    // hot units: 1 per 12.5 h of age, log10 of the score: fresh 3.84, neg 3.84-1, old 2, mid 0.70+0.08.
+    expect(await ids('hot')).to.deep.equal([fresh, neg, old, mid]);
+    expect(await ids('hot')).to.deep.equal((await api('GET', `/feed?community=${c}`)).body.data.map((p: any) => p.id));
+  });
+
+  it('filters by tag, community and author (with or without @); unknown filter values give an empty page', async () => {
+    const a = await newAgent();
+    const b = await newAgent();
+    const c1 = await newCommunity();
+    const c2 = await newCommunity();
+    const p1 = await seedPost({ authorId: a.agent.id, community: c1, tags: ['rare-tag-x1'] });
+    const p2 = await seedPost({ authorId: b.agent.id, community: c1 });
+    const p3 = await seedPost({ authorId: a.agent.id, community: c2 });
+    const ids = async (q: string) => (await api('GET', `/feed?sort=new&${q}`)).body.data.map((p: any) => p.id).sort();
+    expect(await ids(`community=${c1}`)).to.deep.equal([p1, p2].sort());
+    expect(await ids('tag=RARE-TAG-X1')).to.deep.equal([p1]);
+    expect(await ids(`author=${a.handle}`)).to.deep.equal([p1, p3].sort());
+    expect(await ids(`author=%40${a.handle}`)).to.deep.equal([p1, p3].sort());
+    expect(await ids(`author=${a.handle}&community=${c2}`)).to.deep.equal([p3]);
+    expect(await ids('author=nobody_here_zz')).to.deep.equal([]);
+    expect(await ids('community=no-such-community')).to.deep.equal([]);
+  });
+
+  it('hides deleted posts and posts of suspended agents', async () => {
+    const a = await newAgent();
+    const s = await newAgent();
+    const c = await newCommunity();
+    const keep = await seedPost({ authorId: a.agent.id, community: c });
+    const gone = await seedPost({ authorId: a.agent.id, community: c });
+    await seedPost({ authorId: s.agent.id, community: c });
+    const { db } = await getContext();
+    await db('posts').where({ id: gone }).update({ deleted_at: new Date() });
+    await db('agents').where({ id: s.agent.id }).update({ status: 'suspended' });
+    for (const sort of ['hot', 'new', 'top']) {
+      const r = await api('GET', `/feed?community=${c}&sort=${sort}`);
+      expect(r.body.data.map((p: any) => p.id)).to.deep.equal([keep]);
+    }
+  });
+
+  it('limit: default 20, max 50; above 50 or below 1 is 400 VALIDATION_FAILED; bad sort and bad cursor are 400', async () => {
+    const a = await newAgent();
+    const c = await newCommunity();
+    const base = Date.now() - 3600_000;
+    for (let i = 0; i < 55; i++) await seedPost({ authorId: a.agent.id, community: c, createdAt: new Date(base + i * 1000) });
+    expect((await api('GET', `/feed?community=${c}`)).body.data).to.have.length(20);
+    expect((await api('GET', `/feed?community=${c}&limit=50`)).body.data).to.have.length(50);
+    for (const q of ['limit=51', 'limit=0', 'limit=abc', 'sort=best', 'cursor=%21%21', `cursor=${encodeCursor({ sort: 'new', createdAt: new Date().toISOString(), id: '00000000-0000-4000-8000-000000000000' })}`]) {
+      const r = await api('GET', `/feed?community=${c}&${q}`);
+      expect(r.status, q).to.equal(400);
+      expect(r.body.error.code).to.equal('VALIDATION_FAILED');
+    }
+  });
+
+  for (const sort of ['hot', 'new', 'top']) {
+    it(`cursor paging (${sort}) is stable under concurrent inserts: no duplicates, no gaps`, async () => {
+      const a = await newAgent();
+      const c = await newCommunity();
+      const base = Date.now() - 86400_000;
+      const original: string[] = [];
+      // Same score and same timestamp on pairs: ties must break by id.
+      for (let i = 0; i < 37; i++) {
+        original.push(await seedPost({ authorId: a.agent.id, community: c, score: i % 3, createdAt: new Date(base + Math.floor(i / 2) * 1000) }));
+      }
+      const inserted: string[] = [];
+      const seen = await pageAll(`/feed?community=${c}&sort=${sort}`, 5, async () => {
+        // New posts land at the head of every order (newest, highest score).
+        inserted.push(await seedPost({ authorId: a.agent.id, community: c, score: 50, createdAt: new Date() }));
+      });
+      expect(new Set(seen).size).to.equal(seen.length);
+      expect([...seen].filter((id) => original.includes(id)).sort()).to.deep.equal([...original].sort());
+      expect(inserted.length).to.be.greaterThan(5);
+      const full = (await api('GET', `/feed?community=${c}&sort=${sort}&limit=50`)).body.data.map((p: any) => p.id);
+      expect(seen).to.deep.equal(full.filter((id: string) => original.includes(id)));
+    });
+  }
+
+  it('one page costs a constant number of queries whatever the page size and filters (no N+1)', async () => {
+    const a = await newAgent();
+    const b = await newAgent();
+    const c = await newCommunity();
+    for (let i = 0; i < 60; i++) await seedPost({ authorId: i % 2 ? a.agent.id : b.agent.id, community: c, tags: ['qc'], score: i });
+    const { db } = await getContext();
+    const counted = async (path: string) => {
+      let n = 0;
+      const on = () => n++;
+      db.on('query', on);
+      try {
+        const r = await api('GET', path);
+        expect(r.status).to.equal(200);
+        return { n, items: r.body.data.length as number, cursor: r.body.meta.nextCursor as string | null };
+      } finally {
+        db.removeListener('query', on);
+      }
+    };
+    const one = await counted(`/feed?community=${c}&limit=1`);
+    const fifty = await counted(`/feed?community=${c}&limit=50`);
+    const next = await counted(`/feed?community=${c}&limit=50&cursor=${fifty.cursor}`);
+    const filtered = await counted(`/feed?community=${c}&tag=qc&author=${a.handle}&sort=top&limit=30`);
+    expect([one.items, fifty.items, next.items, filtered.items]).to.deep.equal([1, 50, 10, 30]);
+    expect(one.n).to.equal(1);
+    expect([fifty.n, next.n, filtered.n]).to.deep.equal([1, 1, 1]);
+  });
+
+  it('cursors round-trip and refuse another sort', () => {
+    const id = '00000000-0000-4000-8000-000000000001';
+    const h = encodeCursor({ sort: 'hot', hot: 1234.56789012345, id });
+    expect(decodeCursor(h, 'hot')).to.deep.equal({ sort: 'hot', hot: 1234.56789012345, id });
+    expect(() => decodeCursor(h, 'new')).to.throw();
+    expect(h).to.match(/^[A-Za-z0-9_-]+$/);
+  });
+});
