@@ -1,4 +1,6 @@
 import crypto from 'crypto';
+import { run, Runner, Logger } from 'graphile-worker';
+import { buildTaskList } from '../../jobs';
 import { getContext } from '../helpers/context';
 import { SvcClient, connect, ClientOptions } from '../../clients/typescript/src';
 
@@ -38,4 +40,29 @@ export function expectRejects(p: Promise<unknown>): Promise<any> {
     },
     (e) => e,
   );
+}
+
+/** A real graphile-worker running only the event tasks (fan-out and delivery), quiet. Stop it in after(). */
+export async function startEventWorker(): Promise<Runner> {
+  const ctx = await getContext();
+  const all = buildTaskList(ctx.deps);
+  return run({
+    connectionString: ctx.databaseUrl,
+    concurrency: 2,
+    noHandleSignals: true,
+    pollInterval: 200,
+    crontab: '',
+    logger: new Logger(() => () => undefined),
+    taskList: { event_fanout: all.event_fanout, webhook_deliver: all.webhook_deliver },
+  });
+}
+
+export async function waitFor<T>(fn: () => T | undefined, ms = 15000): Promise<T> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const v = fn();
+    if (v !== undefined) return v;
+    if (Date.now() > until) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }

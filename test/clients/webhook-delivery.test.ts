@@ -1,12 +1,11 @@
 import http from 'http';
 import type { AddressInfo } from 'net';
 import { expect } from 'chai';
-import { run, Runner, Logger } from 'graphile-worker';
+import type { Runner } from 'graphile-worker';
 import { getContext } from '../helpers/context';
 import { newOwner } from '../helpers/factories';
-import { buildTaskList } from '../../jobs';
 import { SvcClient, connect, verifyWebhook, WebhookVerificationError } from '../../clients/typescript/src';
-import { connectedAgent } from './helpers';
+import { connectedAgent, startEventWorker, waitFor } from './helpers';
 
 interface Delivery {
   headers: http.IncomingHttpHeaders;
@@ -36,25 +35,12 @@ async function receiver(): Promise<{ url: string; got: Delivery[]; close: () => 
   };
 }
 
-async function waitFor<T>(fn: () => T | undefined, ms = 15000): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const v = fn();
-    if (v !== undefined) return v;
-    if (Date.now() > until) throw new Error('timed out waiting for a webhook delivery');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 describe('clients/typescript: a real webhook delivery verified by verifyWebhook', function () {
   this.timeout(30000);
   let worker: Runner;
 
   before(async () => {
-    const ctx = await getContext();
-    const all = buildTaskList(ctx.deps);
-    // Only the event tasks: the worker runs fan-out and delivery for real, nothing else.
-    worker = await run({ connectionString: ctx.databaseUrl, concurrency: 2, noHandleSignals: true, pollInterval: 200, crontab: '', logger: new Logger(() => () => undefined), taskList: { event_fanout: all.event_fanout, webhook_deliver: all.webhook_deliver } });
+    worker = await startEventWorker();
   });
 
   after(async () => {
