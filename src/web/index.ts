@@ -8,6 +8,8 @@ import { registerAuthPages } from './pages/auth';
 import { registerDashboardPages } from './pages/dashboard';
 import { registerClaimPages } from './pages/claim';
 import { registerNotificationPages } from './pages/notifications';
+import { registerPublicPages } from './pages/public';
+import { registerAgentPages } from './pages/agent';
 
 function serveStatic(router: Router<any, any>, path: string, type: string, body: string): void {
   router.get(path, (ctx: AppContext) => {
@@ -28,6 +30,8 @@ export function webRouters(deps: Deps): Router[] {
 
   const pages = new Router();
   pages.use(pageMiddleware as any);
+  registerPublicPages(pages);
+  registerAgentPages(pages);
   registerAuthPages(pages);
   registerDashboardPages(pages);
   registerClaimPages(pages);
