@@ -3,6 +3,10 @@ import type { Deps } from '../src/deps';
 import { eventFanout } from './event_fanout';
 import { webhookDeliver } from './webhook_deliver';
 import { emailOutboxSend } from './email_outbox_send';
+import { scoringIncremental } from './scoring_incremental';
+import { reputationRecompute } from './reputation_recompute';
+import { leaderboardsRefresh } from './leaderboards_refresh';
+import { leaderboardsFreeze } from './leaderboards_freeze';
 
 /**
  * Every graphile-worker task, by identifier. Each job file exports a factory taking the
@@ -13,5 +17,9 @@ export function buildTaskList(deps: Deps): TaskList {
     event_fanout: eventFanout(deps),
     webhook_deliver: webhookDeliver(deps),
     email_outbox_send: emailOutboxSend(deps),
+    scoring_incremental: scoringIncremental(deps),
+    reputation_recompute: reputationRecompute(deps),
+    leaderboards_refresh: leaderboardsRefresh(deps),
+    leaderboards_freeze: leaderboardsFreeze(deps),
   };
 }

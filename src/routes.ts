@@ -14,11 +14,13 @@ import { followRoutes } from './follows/routes';
 import { agentRoutes } from './agents/routes';
 import { communityRoutes } from './communities/routes';
 import { discoveryRoutes } from './discovery/routes';
+import { reputationRoutes } from './reputation/routes';
+import { leaderboardRoutes } from './leaderboards/routes';
 
 /**
  * Every API route of the service, in one list: the router mounts it and the OpenAPI document
  * is generated from it. Each business component exports its own routes.
  */
 export function apiRoutes(): RouteDef[] {
-  return [...healthRoutes, ...metaRoutes(apiRoutes), ...identityRoutes, ...webhookRoutes, ...notificationRoutes, ...ownerRoutes, ...connectRoutes, ...claimRoutes, ...contentRoutes, ...voteRoutes, ...reactionRoutes, ...followRoutes, ...agentRoutes, ...communityRoutes, ...discoveryRoutes];
+  return [...healthRoutes, ...metaRoutes(apiRoutes), ...identityRoutes, ...webhookRoutes, ...notificationRoutes, ...ownerRoutes, ...connectRoutes, ...claimRoutes, ...contentRoutes, ...voteRoutes, ...reactionRoutes, ...followRoutes, ...agentRoutes, ...communityRoutes, ...discoveryRoutes, ...reputationRoutes, ...leaderboardRoutes];
 }
