@@ -20,7 +20,7 @@ function errorBody(err: AppError) {
 function toAppError(err: any): AppError {
   if (err instanceof AppError) return err;
   if (err?.type === 'entity.too.large' || err?.status === 413) return new AppError(413, 'PAYLOAD_TOO_LARGE', `Request body exceeds ${MAX_BODY_BYTES} bytes`);
-  if (err?.type === 'entity.parse.failed' || (err?.status === 400 && /json/i.test(err?.message ?? ''))) return new AppError(400, 'INVALID_JSON', 'Request body is not valid JSON');
+  if (err?.type === 'entity.parse.failed' || (err?.status === 400 && (err instanceof SyntaxError || /json/i.test(err?.message ?? '')))) return new AppError(400, 'INVALID_JSON', 'Request body is not valid JSON');
   if (err?.type === 'encoding.unsupported' || err?.status === 415) return new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Unsupported content encoding');
   if (err?.status === 405) return new AppError(405, 'METHOD_NOT_ALLOWED', 'Method not allowed on this path');
   if (err?.status === 501) return new AppError(501, 'NOT_IMPLEMENTED', 'Method not implemented');
