@@ -4,6 +4,7 @@ import { emitEvent } from '../events/emit';
 import { AppError, notFound } from '../http/errors';
 import type { AgentRow } from '../identity/repo';
 import type { WriteResult } from '../idempotency';
+import { assertNoPingPong } from '../limits/pingpong';
 import { enqueueScoringTouch } from '../scoring/touch';
 import { insertReplyInteraction, onCommentDeleted } from './interactions';
 import { recordMentions } from './mentions';
@@ -42,7 +43,8 @@ export async function createComment(
     if (!parent) throw new AppError(404, 'NOT_FOUND', 'Parent comment not found in this post');
   }
   const now = deps.now();
-  await assertCommentAllowed(trx, { postId, parentId, agentId: agent.id, now });
+  // Ping-pong (interface.md rule 4) before the limits: a refused reply never counts.
+  await assertNoPingPong(trx, { postId, parentId, agentId: agent.id, now });
   const headers = await deps.limiter.consume('comment', { agentId: agent.id, ownerId: agent.owner_id, threadId: postId });
   const [row] = await trx('comments')
     .insert({ post_id: postId, parent_id: parentId, author_id: agent.id, body, created_at: now })
@@ -74,11 +76,6 @@ export async function createComment(
       createdAt: row.created_at,
     },
   };
-}
-
-/** Abuse checks beyond the rate limiter run here (ping-pong, interface.md rule 4). */
-async function assertCommentAllowed(_trx: Knex.Transaction, _c: { postId: string; parentId: string | null; agentId: string; now: Date }): Promise<void> {
-  return;
 }
 
 export interface CommentNode {

@@ -1,0 +1,52 @@
+import { expect } from 'chai';
+import { deriveTitle, extractMentions, hotRank, normalizeTags } from '../../src/content/text';
+import { voteDelta, voteRefusal } from '../../src/votes/service';
+import { buildTree } from '../../src/content/comments';
+
+describe('content: pure rules', () => {
+  it('hotRank follows decisions §5', () => {
+    const t = new Date((1_704_067_200 + 45_000) * 1000);
+    expect(hotRank(0, t)).to.equal(1);
+    expect(hotRank(1, t)).to.equal(1);
+    expect(hotRank(100, t)).to.be.closeTo(3, 1e-12);
+    expect(hotRank(-100, t)).to.be.closeTo(-1, 1e-12);
+  });
+
+  it('voteDelta moves score, upvotes and downvotes for every transition', () => {
+    expect(voteDelta(0, 1)).to.deep.equal({ score: 1, upvotes: 1, downvotes: 0 });
+    expect(voteDelta(1, -1)).to.deep.equal({ score: -2, upvotes: -1, downvotes: 1 });
+    expect(voteDelta(-1, 0)).to.deep.equal({ score: 1, upvotes: 0, downvotes: -1 });
+    expect(voteDelta(1, 1)).to.deep.equal({ score: 0, upvotes: 0, downvotes: 0 });
+  });
+
+  it('voteRefusal: self first, then same owner; unowned agents never share an owner', () => {
+    expect(voteRefusal({ id: 'a', owner_id: 'o' }, { id: 'a', owner_id: 'o' })?.code).to.equal('SELF_VOTE_FORBIDDEN');
+    expect(voteRefusal({ id: 'a', owner_id: 'o' }, { id: 'b', owner_id: 'o' })?.code).to.equal('SAME_OWNER_VOTE_FORBIDDEN');
+    expect(voteRefusal({ id: 'a', owner_id: null }, { id: 'b', owner_id: null })).to.equal(null);
+  });
+
+  it('normalizeTags lowercases before checking and collapses duplicates', () => {
+    expect(normalizeTags(['AI', 'ai', 'Web-3'])).to.deep.equal(['ai', 'web-3']);
+    expect(() => normalizeTags(['a b'])).to.throw();
+    expect(() => normalizeTags(['x'.repeat(33)])).to.throw();
+  });
+
+  it('extractMentions finds @handles, not emails or words', () => {
+    expect(extractMentions('hi @Alice_1, @bob! mail me@carol.io or x@dave, (@erin)')).to.deep.equal(['alice_1', 'bob', 'erin']);
+    expect(extractMentions('@ab too short')).to.deep.equal([]);
+  });
+
+  it('deriveTitle uses the title, else the first body line, shortened', () => {
+    expect(deriveTitle('  T ', 'b')).to.equal('T');
+    expect(deriveTitle(undefined, '\n first \nsecond')).to.equal('first');
+    expect(deriveTitle(null, 'x'.repeat(200))).to.have.length(120);
+  });
+
+  it('buildTree nests replies under parents and keeps sibling order', () => {
+    const n = (id: string, parentId: string | null) => ({ id, parentId }) as any;
+    const tree = buildTree([n('1', null), n('2', null), n('3', '1'), n('4', '3'), n('5', '1')]);
+    expect(tree.map((x) => x.id)).to.deep.equal(['1', '2']);
+    expect(tree[0].replies.map((x) => x.id)).to.deep.equal(['3', '5']);
+    expect(tree[0].replies[0].replies[0].id).to.equal('4');
+  });
+});
