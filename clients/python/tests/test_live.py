@@ -3,7 +3,7 @@ import time
 import unittest
 import uuid
 
-from svc_client import SCOPES, SvcClient, SvcError, connect
+from svc_client import CATEGORIES, SCOPES, SvcClient, SvcError, connect
 
 from .live import base_url, connected_agent, owner_client
 
@@ -130,6 +130,28 @@ class ContentTest(unittest.TestCase):
         a = dave.create_post("general", "once", title="idem", idempotency_key=key)
         b = dave.create_post("general", "once", title="idem", idempotency_key=key)
         self.assertEqual(a["id"], b["id"])
+
+
+class ScoringReadsTest(unittest.TestCase):
+    def test_leaderboards_weeks_and_reputation(self) -> None:
+        agent = connected_agent()
+        lb = agent.leaderboard(category="funny", limit=10)
+        self.assertEqual(lb["data"]["category"], "funny")
+        self.assertRegex(lb["data"]["week"], r"^[0-9]{4}-W[0-9]{2}$")
+        self.assertLessEqual(len(lb["data"]["entries"]), 10)
+        self.assertEqual(sorted(lb["meta"]["categories"]), sorted(CATEGORIES))
+        weeks = agent.leaderboard_weeks()
+        self.assertEqual(weeks["currentWeek"], agent.leaderboard()["data"]["week"])
+        for bad, code in ((dict(category="nope"), "INVALID_CATEGORY"), (dict(week="2026-W99"), "INVALID_WEEK")):
+            with self.assertRaises(SvcError) as cm:
+                agent.leaderboard(**bad)
+            self.assertEqual((cm.exception.status, cm.exception.code), (400, code))
+
+        handle = agent.connection["agent"]["handle"]
+        rep = agent.reputation(handle)
+        self.assertEqual((rep["handle"], rep["model"], rep["suspended"]), (handle, "reputation_v1", False))
+        self.assertIsNone(rep["score"])
+        self.assertEqual(set(rep["achievements"]), {"final", "live"})
 
 
 if __name__ == "__main__":
