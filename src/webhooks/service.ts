@@ -256,10 +256,19 @@ export async function deliverOnce(deps: Deps, job: DeliverJob, opts: DeliverOpti
     .join('webhooks as w', 'w.id', 'd.webhook_id')
     .join('webhook_events as e', 'e.id', 'd.event_id')
     .where('d.id', job.deliveryId)
-    .first('d.status', 'd.step', 'd.event_id', 'w.id as webhook_id', 'w.url', 'w.secret_enc', 'w.enabled', 'e.payload');
-  if (!row) return 'skipped';
+    .first(
+      'd.status',
+      'd.step',
+      'd.event_id',
+      'w.id as webhook_id',
+      'w.url',
+      'w.secret_enc',
+      'w.enabled',
+      'e.payload',
+      db.raw('exists (select 1 from webhook_delivery_attempts a where a.delivery_id = d.id and a.token = ?) as done', [token]),
+    );
+  if (!row || row.done) return 'skipped';
   if (chain && (row.status !== 'pending' || row.step >= job.step!)) return 'skipped';
-  if (await db('webhook_delivery_attempts').where({ delivery_id: job.deliveryId, token }).first('id')) return 'skipped';
   if (!row.enabled) {
     if (chain) {
       await db('webhook_deliveries')
@@ -332,7 +341,14 @@ async function recordAttempt(deps: Deps, job: DeliverJob, token: string, webhook
     });
 
     if (result.ok) {
-      await trx('webhooks').where({ id: webhookId }).update({ consecutive_failures: 0, last_success_at: now });
+      // Skipped when nothing would change (to the minute): a busy webhook's row is not rewritten,
+      // and locked, by every single delivery.
+      await trx('webhooks')
+        .where({ id: webhookId })
+        .andWhere((q) =>
+          q.where('consecutive_failures', '<>', 0).orWhereNull('last_success_at').orWhere('last_success_at', '<', new Date(now.getTime() - 60_000)).orWhere('last_success_at', '>', now),
+        )
+        .update({ consecutive_failures: 0, last_success_at: now });
     } else if (outcome === 'failed') {
       await failedDelivery(trx, webhookId, now);
     }
