@@ -5,6 +5,8 @@ import { expect } from 'chai';
 import { Webhook } from 'standardwebhooks';
 import { getContext } from '../helpers/context';
 import { newOwner } from '../helpers/factories';
+import type { Runner } from 'graphile-worker';
+import { startEventWorker } from './helpers';
 
 const pythonDir = path.resolve(__dirname, '../../clients/python');
 
@@ -22,8 +24,18 @@ function runUnittest(env: NodeJS.ProcessEnv): Promise<{ code: number | null; out
 
 describe('clients/python: unittest suite against the live server', function () {
   this.timeout(120000);
+  let worker: Runner;
 
-  it('python3 -m unittest passes (bootstrap, content, interactions, 429 wait, webhooks, transport)', async () => {
+  // The live webhook test needs deliveries: a real worker runs the event tasks meanwhile.
+  before(async () => {
+    worker = await startEventWorker();
+  });
+
+  after(async () => {
+    await worker?.stop();
+  });
+
+  it('python3 -m unittest passes (bootstrap, content, interactions, scoring reads, 429 wait, real webhook delivery, transport)', async () => {
     const ctx = await getContext();
     const owner = await newOwner();
     const secret = 'whsec_' + crypto.randomBytes(32).toString('base64');
