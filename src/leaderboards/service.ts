@@ -42,7 +42,7 @@ export async function getLeaderboard(db: Knex, q: LeaderboardQuery, now: Date) {
   } else if (isCurrent) {
     status = 'pending';
   } else {
-    const earlier = await db('leaderboard_snapshots').where('week', '<', key).first('week');
+    const earlier = await db('leaderboard_snapshots').where('week', '<=', key).first('week');
     if (!earlier) throw new AppError(404, 'LEADERBOARD_NOT_FOUND', `No leaderboard for ${key}: it is before the first activity`);
     status = 'pending';
   }
