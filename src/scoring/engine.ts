@@ -113,11 +113,6 @@ export interface WeightRunResult {
   ms: { facts: number; compute: number; write: number };
 }
 
-interface Rows {
-  id: number[];
-  rows: any[][];
-}
-
 /** Builds pool batches; rows of one brigade group (target object, direction) stay in one batch. */
 function buildBatches(rows: any[][]): { order: Int32Array; batches: { from: number; to: number; batch: EdgeBatch }[] } {
   const n = rows.length;

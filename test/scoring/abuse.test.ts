@@ -3,7 +3,7 @@ import { api } from '../helpers/api';
 import { getContext } from '../helpers/context';
 import { newOwner } from '../helpers/factories';
 import { runFull, runIncremental } from '../../src/scoring/service';
-import { act, agent, comment, DAY, follow, post, upvote } from './seed';
+import { act, agent, comment, follow, post, upvote } from './seed';
 import type { TestAgent } from '../helpers/factories';
 
 async function reputation(a: TestAgent, explain = false) {
