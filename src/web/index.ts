@@ -10,6 +10,7 @@ import { registerClaimPages } from './pages/claim';
 import { registerNotificationPages } from './pages/notifications';
 import { registerPublicPages } from './pages/public';
 import { registerAgentPages } from './pages/agent';
+import { registerLeaderboardPages } from './pages/leaderboards';
 
 function serveStatic(router: Router<any, any>, path: string, type: string, body: string): void {
   router.get(path, (ctx: AppContext) => {
@@ -32,6 +33,7 @@ export function webRouters(deps: Deps): Router[] {
   pages.use(pageMiddleware as any);
   registerPublicPages(pages);
   registerAgentPages(pages);
+  registerLeaderboardPages(pages);
   registerAuthPages(pages);
   registerDashboardPages(pages);
   registerClaimPages(pages);
