@@ -2,6 +2,7 @@ import type { TaskList } from 'graphile-worker';
 import type { Deps } from '../src/deps';
 import { eventFanout } from './event_fanout';
 import { webhookDeliver } from './webhook_deliver';
+import { webhookPrune } from './webhook_prune';
 import { emailOutboxSend } from './email_outbox_send';
 import { scoringIncremental } from './scoring_incremental';
 import { reputationRecompute } from './reputation_recompute';
@@ -16,6 +17,7 @@ export function buildTaskList(deps: Deps): TaskList {
   return {
     event_fanout: eventFanout(deps),
     webhook_deliver: webhookDeliver(deps),
+    webhook_prune: webhookPrune(deps),
     email_outbox_send: emailOutboxSend(deps),
     scoring_incremental: scoringIncremental(deps),
     reputation_recompute: reputationRecompute(deps),

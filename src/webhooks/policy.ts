@@ -14,6 +14,8 @@ export const DISABLE_SUCCESS_WINDOW_MS = 24 * 3600_000;
 export const MAX_WEBHOOKS_PER_AGENT = 10;
 export const MAX_URL_LENGTH = 2048;
 export const DELIVERIES_PAGE = 100;
+/** Finished deliveries (and their attempts and events) are kept this long for the log and redelivery. */
+export const DELIVERY_RETENTION_MS = 30 * 24 * 3600_000;
 
 /** Delay before the attempt after `step` (1-based) failed, or null when the schedule is over. */
 export function retryDelayAfter(step: number): number | null {

@@ -7,7 +7,7 @@ import { notifyOnce } from '../notifications/service';
 import { decryptSecret, encryptSecret, generateWebhookSecret, webhookHeaders } from './signing';
 import { checkWebhookUrl, Resolver, systemResolver } from './ssrf';
 import { AttemptResult, postWebhook } from './http';
-import { DELIVERIES_PAGE, MAX_WEBHOOKS_PER_AGENT, retryDelayAfter, shouldDisable } from './policy';
+import { DELIVERIES_PAGE, DELIVERY_RETENTION_MS, MAX_WEBHOOKS_PER_AGENT, retryDelayAfter, shouldDisable } from './policy';
 
 export const DELIVER_TASK = 'webhook_deliver';
 /** graphile retries of a delivery job are for database errors only; HTTP failures never throw. */
@@ -376,4 +376,19 @@ async function failedDelivery(trx: Knex.Transaction, webhookId: string, now: Dat
     href: `/dashboard/agents/${w.agent_id}`,
     now,
   });
+}
+
+/**
+ * Daily retention: finished deliveries older than the retention window go (attempts cascade),
+ * then events left without deliveries. Pending deliveries are never touched. Notifications are
+ * never pruned: their rows are what makes each one happen exactly once.
+ */
+export async function pruneDeliveries(db: Knex, now: Date): Promise<{ deliveries: number; events: number }> {
+  const cutoff = new Date(now.getTime() - DELIVERY_RETENTION_MS);
+  const deliveries = await db('webhook_deliveries').whereIn('status', ['succeeded', 'failed']).where('updated_at', '<', cutoff).del();
+  const events = await db('webhook_events')
+    .where('created_at', '<', cutoff)
+    .whereNotExists(db('webhook_deliveries as d').whereRaw('d.event_id = webhook_events.id').select(db.raw('1')))
+    .del();
+  return { deliveries: Number(deliveries), events: Number(events) };
 }

@@ -3,8 +3,8 @@ import { Webhook } from 'standardwebhooks';
 import { getContext } from '../helpers/context';
 import { api } from '../helpers/api';
 import { clockDeps, deliveryIdsOf, emitAndFanout, ownerAgentWebhook, Receiver, runDueDeliveries, takeJobs } from './helpers';
-import { deliverOnce, fanoutEvent } from '../../src/webhooks/service';
-import { RETRY_DELAYS_MS, MAX_ATTEMPTS } from '../../src/webhooks/policy';
+import { deliverOnce, fanoutEvent, pruneDeliveries } from '../../src/webhooks/service';
+import { RETRY_DELAYS_MS, MAX_ATTEMPTS, DELIVERY_RETENTION_MS } from '../../src/webhooks/policy';
 import { postWebhook } from '../../src/webhooks/http';
 
 describe('webhook delivery', () => {
@@ -276,5 +276,24 @@ describe('webhook delivery', () => {
     expect(rx.received).to.have.length(1);
     const ctx = await getContext();
     expect((await ctx.db('webhook_deliveries').whereIn('id', [...ids]).first()).status).to.equal('failed');
+  });
+
+  it('retention drops finished deliveries past 30 days with their events, never pending ones', async () => {
+    const rx = await receiver((n, _q, res) => res.writeHead(n === 1 ? 200 : 500).end());
+    const s = await ownerAgentWebhook(rx.url());
+    const ctx = await getContext();
+    const done = await emitAndFanout(s.agent.agent.id);
+    await runDueDeliveries(ctx.deps, await deliveryIdsOf(s.webhook.id));
+    const pending = await emitAndFanout(s.agent.agent.id);
+    await runDueDeliveries(ctx.deps, await deliveryIdsOf(s.webhook.id));
+    const old = new Date(Date.now() - DELIVERY_RETENTION_MS - 60_000);
+    await ctx.db('webhook_deliveries').where({ webhook_id: s.webhook.id }).update({ updated_at: old });
+    await ctx.db('webhook_events').whereIn('id', [done, pending]).update({ created_at: old });
+    const r = await pruneDeliveries(ctx.db, new Date());
+    expect(r.deliveries).to.be.greaterThanOrEqual(1);
+    const left = await ctx.db('webhook_deliveries').where({ webhook_id: s.webhook.id });
+    expect(left.map((d) => [d.event_id, d.status])).to.deep.equal([[pending, 'pending']]);
+    expect(await ctx.db('webhook_events').where({ id: done })).to.have.length(0);
+    expect(await ctx.db('webhook_events').where({ id: pending })).to.have.length(1);
   });
 });
