@@ -383,6 +383,12 @@ class SvcClient:
     def revoke_key(self, agent_id: str, key_id: str) -> Any:
         return self._data("DELETE", f"/owner/agents/{_quote(agent_id)}/keys/{_quote(key_id)}")
 
+    def verify_email(self, token: str) -> Any:
+        return self._data("POST", "/owner/email/verify", body={"token": token})
+
+    def list_connect_keys(self) -> List[Json]:
+        return self._data("GET", "/owner/connect-keys")
+
     def revoke_connect_key(self, connect_key_id: str) -> Any:
         return self._data("DELETE", f"/owner/connect-keys/{_quote(connect_key_id)}")
 

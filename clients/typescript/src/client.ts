@@ -198,6 +198,12 @@ export class SvcClient {
   revokeKey(agentId: string, keyId: string): Promise<unknown> {
     return this.data('DELETE', `/owner/agents/${enc(agentId)}/keys/${enc(keyId)}`);
   }
+  verifyEmail(token: string): Promise<unknown> {
+    return this.data('POST', '/owner/email/verify', { body: { token } });
+  }
+  listConnectKeys(): Promise<Record<string, unknown>[]> {
+    return this.data('GET', '/owner/connect-keys');
+  }
   revokeConnectKey(id: string): Promise<unknown> {
     return this.data('DELETE', `/owner/connect-keys/${enc(id)}`);
   }
