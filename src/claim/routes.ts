@@ -34,6 +34,7 @@ export const claimRoutes = defineRoutes([
     },
     handler: async (ctx) => {
       const p = requireAgent(ctx);
+      ctx.set('Cache-Control', 'no-store');
       send(ctx, 201, await createClaimToken(ctx.deps, p.agent, normalizeHandle(ctx.state.params.handle)));
     },
   },

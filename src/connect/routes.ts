@@ -89,6 +89,7 @@ export const connectRoutes = defineRoutes([
       const ownerId = connectKeyOwner(ctx);
       ctx.set(await ctx.deps.limiter.consume('connect_ip', { ip: ctx.ip }));
       const b = ctx.state.body;
+      ctx.set('Cache-Control', 'no-store');
       send(ctx, 201, await createConnectKey(ctx.deps, { ownerId, maxUses: b.maxUses, runtimeLabel: b.runtimeLabel ?? null, installationId: b.installationId ?? null }));
     },
   },
@@ -137,6 +138,7 @@ export const connectRoutes = defineRoutes([
     },
     handler: async (ctx) => {
       const b = ctx.state.body;
+      ctx.set('Cache-Control', 'no-store');
       send(
         ctx,
         200,

@@ -192,6 +192,7 @@ export const ownerRoutes = defineRoutes([
     },
     handler: async (ctx) => {
       const p = requireOwner(ctx);
+      ctx.set('Cache-Control', 'no-store');
       send(ctx, 201, await issueKeyForOwnedAgent(ctx.deps, p.owner.id, ctx.state.params.id, ctx.state.body.scopes, ctx.state.body.label ?? null));
     },
   },
