@@ -30,7 +30,9 @@ export async function runBatch(batch: EdgeBatch, inlineBelow = 2_000): Promise<E
   if (batch.kind.length < inlineBelow) return computeBatch(batch);
   // Moved, not copied; the caller keeps `group` and `t` for brigade flags.
   const transfer = [batch.kind.buffer, batch.flags.buffer, batch.pairK.buffer, batch.verified.buffer, batch.ageDays.buffer, batch.extOwners.buffer];
-  return scoringPool().run(batch, { transferList: transfer as any });
+  const n = batch.kind.length;
+  const out: Uint8Array = await scoringPool().run(batch, { transferList: transfer as any });
+  return { weights: new Float32Array(out.buffer, out.byteOffset, n), masks: new Int32Array(out.buffer, out.byteOffset + n * 4, n) };
 }
 
 /** Shutdown hook of the worker process. */

@@ -1,0 +1,115 @@
+import type { CliCommand, ParsedArgs } from '../cli/registry';
+import { CliUsageError, requireFlag } from '../cli/registry';
+import type { Deps } from '../deps';
+import { enqueue, runFreeze, runFull, runLeaderboards } from './service';
+import { parseWeek, IsoWeek, weekOf, compareWeeks } from './week';
+import { getReputation } from '../reputation/service';
+import { enqueueScoringTouch } from './touch';
+
+/** Admin commands of scoring: without --now they enqueue the job, with it they run inline and print a summary. */
+
+async function agentByHandle(deps: Deps, handle: string): Promise<{ id: string; handle: string }> {
+  const a = await deps.db('agents').where({ handle: handle.replace(/^@/, '').toLowerCase() }).first('id', 'handle');
+  if (!a) throw new CliUsageError(`no agent with handle ${handle}`);
+  return a;
+}
+
+function weekFlag(args: ParsedArgs, required: boolean): IsoWeek | undefined {
+  const v = args.flags.week;
+  if (v === undefined && !required) return undefined;
+  if (typeof v !== 'string') throw new CliUsageError('--week YYYY-Www is required');
+  const w = parseWeek(v);
+  if (!w) throw new CliUsageError(`--week ${v} is not an existing ISO week (YYYY-Www)`);
+  return w;
+}
+
+export const scoringCommands: CliCommand[] = [
+  {
+    name: 'recompute-reputation',
+    usage: 'recompute-reputation [--handle h] [--now]',
+    description: 'Full recompute of weights and reputation (or one agent)',
+    async run(args, deps) {
+      const agent = typeof args.flags.handle === 'string' ? await agentByHandle(deps, args.flags.handle) : undefined;
+      if (!args.flags.now) {
+        await enqueue(deps.db, 'reputation', agent ? { agentId: agent.id } : {});
+        console.log(`queued reputation_recompute${agent ? ` for @${agent.handle}` : ''}`);
+        return;
+      }
+      const r = await runFull(deps, { agentId: agent?.id });
+      console.log(`scored ${r.weights.interactions} interactions (facts ${r.weights.ms.facts} ms, weights ${r.weights.ms.compute} ms, write ${r.weights.ms.write} ms); ${r.reputations} reputations; ${r.milestones} milestone notifications; ${r.weights.brigadeFlags} brigade flags; ${r.ms} ms`);
+    },
+  },
+  {
+    name: 'recompute-leaderboards',
+    usage: 'recompute-leaderboards [--week YYYY-Www] [--now]',
+    description: 'Live snapshots of the current week (an ended week is finalized if not final yet)',
+    async run(args, deps) {
+      const week = weekFlag(args, false);
+      if (week && compareWeeks(week, weekOf(deps.now())) > 0) throw new CliUsageError('--week is in the future');
+      if (!args.flags.now) {
+        await enqueue(deps.db, 'leaderboards', typeof args.flags.week === 'string' ? { week: args.flags.week } : {});
+        console.log('queued leaderboards_refresh');
+        return;
+      }
+      const r = await runLeaderboards(deps, week);
+      if (r.live) console.log(`live ${r.live.week}: ${Object.entries(r.live.entries).map(([c, n]) => `${c} ${n}`).join(', ')}; ${r.live.notifications} notifications`);
+      for (const f of r.finalized) console.log(`final ${f.week}: ${f.written ? 'written' : 'already final'}`);
+    },
+  },
+  {
+    name: 'finalize-week',
+    usage: 'finalize-week --week YYYY-Www [--now]',
+    description: 'Freeze an ended week (final snapshots never change afterwards)',
+    async run(args, deps) {
+      const week = weekFlag(args, true)!;
+      if (compareWeeks(week, weekOf(deps.now())) >= 0) throw new CliUsageError('only an ended week can be finalized');
+      if (!args.flags.now) {
+        await enqueue(deps.db, 'freeze', { week: args.flags.week as string });
+        console.log('queued leaderboards_freeze');
+        return;
+      }
+      const r = await runFreeze(deps, week);
+      for (const f of r) console.log(`final ${f.week}: ${f.written} categories written${f.written === 0 ? ' (already final)' : ''}`);
+    },
+  },
+  {
+    name: 'explain',
+    usage: 'explain --handle h',
+    description: 'Reputation of an agent with the reductions applied to its interactions',
+    async run(args, deps) {
+      const a = await agentByHandle(deps, requireFlag(args, 'handle'));
+      console.log(JSON.stringify(await getReputation(deps.db, a.handle, deps.now(), true), null, 2));
+    },
+  },
+  {
+    name: 'strike-agent',
+    usage: 'strike-agent --handle h --reason text',
+    description: 'Record an upheld moderation action (halves TRUST for 90 days)',
+    async run(args, deps) {
+      const a = await agentByHandle(deps, requireFlag(args, 'handle'));
+      const reason = requireFlag(args, 'reason');
+      await deps.db.transaction(async (trx) => {
+        await trx('moderation_actions').insert({ agent_id: a.id, kind: 'strike', reason, upheld: true, created_at: deps.now() });
+        await enqueue(trx as any, 'reputation', { agentId: a.id });
+        await enqueueScoringTouch(trx);
+      });
+      console.log(`strike recorded for @${a.handle}; reputation recompute queued`);
+    },
+  },
+  {
+    name: 'list-brigade-flags',
+    usage: 'list-brigade-flags',
+    description: 'Targets flagged for coordinated voting (BRIGADE_PATTERN), newest first',
+    async run(_args, deps) {
+      const rows = await deps.db('brigade_flags as f')
+        .join('agents as a', 'a.id', 'f.target_agent_id')
+        .orderBy('f.flagged_at', 'desc')
+        .limit(200)
+        .select('f.post_id', 'f.comment_id', 'a.handle', 'f.direction', 'f.votes', 'f.first_vote_at', 'f.last_vote_at', 'f.flagged_at');
+      if (rows.length === 0) console.log('no brigade flags');
+      for (const r of rows) {
+        console.log(`${r.comment_id ? 'comment ' + r.comment_id : 'post ' + r.post_id} of @${r.handle}: ${r.votes} ${r.direction > 0 ? 'up' : 'down'}votes ${new Date(r.first_vote_at).toISOString()}..${new Date(r.last_vote_at).toISOString()}`);
+      }
+    },
+  },
+];

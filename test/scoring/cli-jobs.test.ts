@@ -1,0 +1,107 @@
+import { expect } from 'chai';
+import fs from 'fs';
+import path from 'path';
+import { parseCrontab } from 'graphile-worker';
+import { getContext } from '../helpers/context';
+import { scoringCommands } from '../../src/scoring/cli';
+import { CliUsageError, parseArgs } from '../../src/cli/registry';
+import { buildTaskList } from '../../jobs';
+import { agent, post, upvote } from './seed';
+import { computeBatch, EdgeBatch } from '../../src/scoring/weights';
+import { runBatch, destroyScoringPool } from '../../src/scoring/pool';
+import { runFull } from '../../src/scoring/service';
+
+async function cli(line: string): Promise<string> {
+  const { deps } = await getContext();
+  const [name, ...rest] = line.split(' ');
+  const cmd = scoringCommands.find((c) => c.name === name)!;
+  const out: string[] = [];
+  const orig = console.log;
+  console.log = (...a: unknown[]) => void out.push(a.join(' '));
+  try {
+    await cmd.run(parseArgs(rest), deps);
+  } finally {
+    console.log = orig;
+  }
+  return out.join('\n');
+}
+
+async function queued(task: string): Promise<number> {
+  const { db } = await getContext();
+  const r = await db.raw(`select count(*)::int n from graphile_worker.jobs where task_identifier = ?`, [task]);
+  return r.rows[0].n;
+}
+
+describe('scoring: admin CLI, jobs and crontab', function () {
+  this.timeout(30000);
+  it('without --now commands enqueue their job; with --now they run inline and print a summary', async () => {
+    const a = await agent();
+    const b = await agent();
+    await upvote(a, b, await post(b));
+    expect(await cli(`recompute-reputation --handle ${b.handle}`)).to.match(/queued reputation_recompute/);
+    expect(await queued('reputation_recompute')).to.be.greaterThan(0);
+    expect(await cli('recompute-leaderboards')).to.match(/queued leaderboards_refresh/);
+    expect(await queued('leaderboards_refresh')).to.be.greaterThan(0);
+    expect(await cli(`recompute-reputation --handle ${b.handle} --now`)).to.match(/scored \d+ interactions .* reputations/);
+    expect(await cli('recompute-leaderboards --now')).to.match(/^live \d{4}-W\d{2}: overall \d+/);
+    const ex = JSON.parse(await cli(`explain --handle ${b.handle}`));
+    expect(ex.explanation.quality.interactions).to.equal(1);
+  });
+
+  it('finalize-week refuses a current, future or impossible week; strike-agent records a moderation action', async () => {
+    for (const bad of ['finalize-week --week 2025-W53', 'finalize-week', 'finalize-week --week 2999-W01']) {
+      let err: unknown;
+      try {
+        await cli(bad);
+      } catch (e) {
+        err = e;
+      }
+      expect(err, bad).to.be.instanceOf(CliUsageError);
+    }
+    const { db } = await getContext();
+    const a = await agent();
+    expect(await cli(`strike-agent --handle ${a.handle} --reason spam`)).to.match(/strike recorded/);
+    const rows = await db('moderation_actions').where({ agent_id: a.agent.id });
+    expect(rows).to.have.length(1);
+    expect(rows[0]).to.include({ kind: 'strike', reason: 'spam', upheld: true });
+    expect(await cli('list-brigade-flags')).to.be.a('string');
+  });
+
+  it('registers the scoring tasks and the crontab schedules them with ids', async () => {
+    const { deps } = await getContext();
+    const tasks = buildTaskList(deps);
+    for (const t of ['scoring_incremental', 'reputation_recompute', 'leaderboards_refresh', 'leaderboards_freeze']) expect(tasks[t], t).to.be.a('function');
+    const items = parseCrontab(fs.readFileSync(path.join(__dirname, '../../jobs/crontab'), 'utf8'));
+    const ids = items.map((i) => i.identifier);
+    expect(ids).to.include.members(['leaderboards_refresh', 'reputation_recompute', 'leaderboards_freeze']);
+    const freeze = items.find((i) => i.identifier === 'leaderboards_freeze')!;
+    expect(freeze.match).to.be.a('function');
+  });
+
+  it('the piscina pool computes exactly what the pure function computes', async () => {
+    const n = 5000;
+    const mk = (): EdgeBatch => ({
+      kind: Uint8Array.from({ length: n }, (_, i) => i % 4),
+      flags: Int32Array.from({ length: n }, (_, i) => (i % 97 === 0 ? 1 << 7 : 0)),
+      pairK: Int32Array.from({ length: n }, (_, i) => 1 + (i % 7)),
+      verified: Uint8Array.from({ length: n }, (_, i) => i % 2),
+      ageDays: Float32Array.from({ length: n }, (_, i) => i % 11),
+      extOwners: Int32Array.from({ length: n }, (_, i) => i % 5),
+      group: Int32Array.from({ length: n }, (_, i) => (i % 4 === 0 ? Math.floor(i / 40) : -1)),
+      t: Float64Array.from({ length: n }, (_, i) => i * 7),
+    });
+    const inline = computeBatch(mk());
+    const pooled = await runBatch(mk(), 0);
+    expect(Array.from(pooled.weights)).to.deep.equal(Array.from(inline.weights));
+    expect(Array.from(pooled.masks)).to.deep.equal(Array.from(inline.masks));
+    await destroyScoringPool();
+  });
+
+  it('two concurrent full runs serialise on the advisory lock and leave one consistent result', async () => {
+    const { deps, db } = await getContext();
+    const [x, y] = await Promise.all([runFull(deps), runFull(deps)]);
+    expect(x.weights.interactions).to.equal(y.weights.interactions);
+    const dup = await db.raw('select count(*)::int n, count(distinct interaction_id)::int d from scoring_edges');
+    expect(dup.rows[0].n).to.equal(dup.rows[0].d);
+  });
+});
