@@ -15,6 +15,8 @@ describe('claim: tokens and redemption', () => {
   it('POST /agents/{handle}/claim-token → 201 {handle, claimToken, expiresAt (24 h), claimPath}', async () => {
     const a = await newAgent();
     const before = Date.now();
+    const raw = await api('POST', `/agents/${a.handle}/claim-token`, { key: a.key });
+    expect(raw.headers.get('cache-control')).to.equal('no-store');
     const t = await claimToken(a);
     expect(t).to.have.all.keys('handle', 'claimToken', 'expiresAt', 'claimPath');
     expect(t.handle).to.equal('@' + a.handle);

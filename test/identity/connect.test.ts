@@ -80,6 +80,7 @@ describe('connect: keys and exchange', () => {
     const r = await exchange(k.connectKey, { localDisplayName: name, source: 'cli' });
     expect(r.status, r.text).to.equal(200);
     const d = r.body.data;
+    expect(r.headers.get('cache-control'), 'secrets are not cached').to.equal('no-store');
     expect(d.agent).to.have.all.keys('id', 'handle', 'displayName', 'status');
     expect(d.agent.handle).to.equal('@' + deriveHandle(name));
     expect(d.agent).to.include({ displayName: name, status: 'active' });
