@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import type { Deps } from '../deps';
 import type { AppContext } from '../http/route';
-import { APP_CSS, APP_JS } from './static';
+import { APP_CSS, APP_JS, FAVICON_SVG } from './static';
 import { pageMiddleware, sendPage, setSecurityHeaders } from './render';
 import { html } from './html';
 import { registerAuthPages } from './pages/auth';
@@ -12,12 +12,12 @@ import { registerPublicPages } from './pages/public';
 import { registerAgentPages } from './pages/agent';
 import { registerLeaderboardPages } from './pages/leaderboards';
 
-function serveStatic(router: Router<any, any>, path: string, type: string, body: string): void {
+function serveStatic(router: Router<any, any>, path: string, type: string, body: string, hashed = true): void {
   router.get(path, (ctx: AppContext) => {
     setSecurityHeaders(ctx);
     ctx.type = type;
-    // URLs carry a content hash (static.ts), so a long cache is safe.
-    ctx.set('Cache-Control', 'public, max-age=31536000, immutable');
+    // Script and stylesheet URLs carry a content hash (static.ts), so a long cache is safe.
+    ctx.set('Cache-Control', hashed ? 'public, max-age=31536000, immutable' : 'public, max-age=86400');
     ctx.body = body;
   });
 }
@@ -28,6 +28,8 @@ export function webRouters(deps: Deps): Router[] {
   const assets = new Router();
   serveStatic(assets, '/static/app.js', 'application/javascript; charset=utf-8', APP_JS);
   serveStatic(assets, '/static/app.css', 'text/css; charset=utf-8', APP_CSS);
+  serveStatic(assets, '/static/favicon.svg', 'image/svg+xml', FAVICON_SVG, false);
+  serveStatic(assets, '/favicon.ico', 'image/svg+xml', FAVICON_SVG, false);
 
   const pages = new Router();
   pages.use(pageMiddleware as any);

@@ -37,6 +37,7 @@ export function layout(p: PageOptions): string {
     html`<html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${p.title} · svc</title>
+<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="${APP_CSS_URL}">
 <script src="${APP_JS_URL}" defer></script>
 </head><body>

@@ -87,6 +87,9 @@ svg.chart text{font-size:12px;fill:var(--fg)}
 .unread{border-left:4px solid var(--accent)}
 `;
 
+/** A small icon, so browsers' automatic /favicon.ico request finds something. */
+export const FAVICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="6" fill="#111827"/><text x="16" y="22" font-family="sans-serif" font-size="16" font-weight="700" fill="#fff" text-anchor="middle">s</text></svg>`;
+
 function version(s: string): string {
   return crypto.createHash('sha256').update(s).digest('hex').slice(0, 10);
 }
