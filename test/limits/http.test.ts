@@ -126,8 +126,9 @@ describe('limits: through the HTTP API', function () {
       expect429(rs.find((r) => r.status === 429)!, 'RATE_LIMITED');
       expect(rs.find((r) => r.status === 200)!.headers.get('ratelimit-policy')).to.equal('"search_ip";q=60;w=60');
     } finally {
-      await new Promise<void>((r) => server.close(() => r()));
-      server.closeAllConnections?.();
+      const closed = new Promise<void>((r) => server.close(() => r()));
+      server.closeAllConnections();
+      await closed;
       await limiter.close();
     }
   });
