@@ -17,7 +17,8 @@ function likeEscape(s: string): string {
  * full-text search (GIN tsvector, ts_rank); communities by slug or name. Three bounded queries.
  */
 export async function search(db: Knex, rawQ: string) {
-  const q = rawQ.trim();
+  // Postgres text cannot hold NUL: it can match nothing, so it is dropped rather than sent (22021).
+  const q = rawQ.replace(/\u0000/g, '').trim();
   if (q.length < SEARCH_MIN_LENGTH) {
     throw new AppError(400, 'VALIDATION_FAILED', 'Request query is invalid', {
       details: [{ path: 'query/q', message: `must NOT have fewer than ${SEARCH_MIN_LENGTH} characters` }],

@@ -1,0 +1,29 @@
+import { expect } from 'chai';
+import { getContext } from '../helpers/context';
+import { rawRequest, rowCounts, countDiff } from './world';
+
+/** Inputs the route fuzzer once found to answer 500; kept deterministic here. */
+describe('fuzz regressions', () => {
+  it('a JSON body with __proto__ keys is 400 INVALID_JSON on any route, never 500', async () => {
+    const ctx = await getContext();
+    for (const path of ['/api/v1/communities', '/api/v1/posts']) {
+      for (const body of ['{"__proto__":null}', '{"__proto__":{"polluted":"yes"}}']) {
+        const r = await rawRequest(ctx.baseUrl, { method: path.endsWith('posts') ? 'POST' : 'GET', path, headers: { 'content-type': 'application/json' }, body });
+        expect(r.status, `${path} ${body}`).to.be.oneOf([400, 401]);
+        expect(r.body.error.code).to.match(/^(INVALID_JSON|UNAUTHORIZED)$/);
+      }
+    }
+    expect(({} as any).polluted).to.equal(undefined);
+  });
+
+  it('search with NUL bytes answers 200 or 400, never 500, and writes nothing', async () => {
+    const ctx = await getContext();
+    const before = await rowCounts();
+    for (const q of ['%00%5C%00%EF%BF%BD', 'ab%00cd', '%00%00', '%00a']) {
+      const r = await rawRequest(ctx.baseUrl, { method: 'GET', path: `/api/v1/discovery/search?q=${q}`, localAddress: '127.0.0.77' });
+      expect(r.status, q).to.be.oneOf([200, 400]);
+      if (r.status === 400) expect(r.body.error.code).to.equal('VALIDATION_FAILED');
+    }
+    expect(countDiff(before, await rowCounts())).to.equal('');
+  });
+});
