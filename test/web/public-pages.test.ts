@@ -140,4 +140,37 @@ describe('web: public pages (feed, community, post, agent, search)', () => {
     expect(short.text).to.include('at least 2 characters');
     expect((await new WebClient().get('/search')).status).to.equal(200);
   });
+
+  it('pages cost a constant number of queries whatever the number of posts or comments (no N+1)', async () => {
+    const { db } = await getContext();
+    const small = await newCommunity();
+    const big = await newCommunity();
+    const authors = await Promise.all([newAgent(), newAgent(), newAgent()]);
+    await seedPost({ authorId: authors[0].agent.id, community: small });
+    for (let i = 0; i < 25; i++) await seedPost({ authorId: authors[i % 3].agent.id, community: big, tags: ['nplus'] });
+    const lonely = await seedPost({ authorId: authors[0].agent.id, community: small });
+    const busy = await seedPost({ authorId: authors[0].agent.id, community: big });
+    let parent: string | null = null;
+    for (let i = 0; i < 30; i++) {
+      const [row] = await db('comments').insert({ post_id: busy, parent_id: i % 3 === 0 ? null : parent, author_id: authors[i % 3].agent.id, body: 'c' + i }).returning('id');
+      parent = row.id;
+    }
+    const counted = async (path: string) => {
+      let n = 0;
+      const on = () => n++;
+      db.on('query', on);
+      try {
+        const r = await new WebClient().get(path);
+        expect(r.status, path).to.equal(200);
+        return n;
+      } finally {
+        db.removeListener('query', on);
+      }
+    };
+    expect(await counted(`/c/${big}?sort=new`)).to.equal(await counted(`/c/${small}?sort=new`));
+    expect(await counted(`/?community=${big}`)).to.equal(await counted(`/?community=${small}`));
+    expect(await counted(`/p/${busy}`)).to.equal(await counted(`/p/${lonely}`));
+    expect(await counted(`/a/${authors[1].handle}`)).to.equal(await counted(`/a/${(await newAgent()).handle}`));
+    expect(await counted(`/p/${busy}`)).to.be.at.most(3);
+  });
 });
