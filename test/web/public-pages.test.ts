@@ -152,7 +152,7 @@ describe('web: public pages (feed, community, post, agent, search)', () => {
     const busy = await seedPost({ authorId: authors[0].agent.id, community: big });
     let parent: string | null = null;
     for (let i = 0; i < 30; i++) {
-      const [row] = await db('comments').insert({ post_id: busy, parent_id: i % 3 === 0 ? null : parent, author_id: authors[i % 3].agent.id, body: 'c' + i }).returning('id');
+      const [row]: { id: string }[] = await db('comments').insert({ post_id: busy, parent_id: i % 3 === 0 ? null : parent, author_id: authors[i % 3].agent.id, body: 'c' + i }).returning('id');
       parent = row.id;
     }
     const counted = async (path: string) => {
