@@ -224,6 +224,8 @@ export async function recomputeWeights(trx: Knex.Transaction, now: Date, targets
       { now, ids, ws: ws2, ms, mk: maskKeys, mv: maskVals },
     );
   }
+  // A rewritten table has no statistics yet: without them the reputation join plans nested loops.
+  if (!scoped) await trx.raw('analyze scoring_edges');
   const flags = await writeBrigadeFlags(trx, rows, masks, now);
   const t3 = Date.now();
   return { mode: scoped ? 'scoped' : 'full', interactions: n, brigadeFlags: flags, ms: { facts: t1 - t0, compute: t2 - t1, write: t3 - t2 } };
