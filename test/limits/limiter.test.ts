@@ -1,0 +1,113 @@
+import crypto from 'crypto';
+import { expect } from 'chai';
+import Redis from 'ioredis';
+import { loadConfig } from '../../src/config';
+import { createLogger } from '../../src/log';
+import { createLimiter } from '../../src/limits';
+import { MemoryLimiter } from '../../src/limits/memory';
+import { RedisLimiter } from '../../src/limits/redis';
+import { TEST_REDIS_URL } from '../helpers/context';
+import { attempt, Clock, id } from './helpers';
+
+const prefix = () => `svc:test:limits:${crypto.randomBytes(5).toString('hex')}:`;
+
+describe('limits: Redis limiter', function () {
+  this.timeout(20_000);
+
+  it('4 processes sharing Redis, 200 parallel votes of one agent: exactly 60 accepted', async () => {
+    const p = prefix();
+    const clock = new Clock();
+    const fleet = Array.from({ length: 4 }, () => new RedisLimiter({ url: TEST_REDIS_URL, keyPrefix: p, clock: clock.now }));
+    try {
+      const subject = { agentId: id(), ownerId: id() };
+      const rs = await Promise.all(Array.from({ length: 200 }, (_, i) => attempt(fleet[i % 4], 'vote', subject)));
+      expect(rs.filter((r) => r.ok)).to.have.length(60);
+      expect(new Set(rs.filter((r) => !r.ok).map((r) => (r.ok ? '' : r.code)))).to.deep.equal(new Set(['RATE_LIMITED']));
+    } finally {
+      await Promise.all(fleet.map((l) => l.close()));
+    }
+  });
+
+  it('5 agents of one owner, 300 parallel votes over 4 processes: exactly 120 accepted (owner cap)', async () => {
+    const p = prefix();
+    const clock = new Clock();
+    const fleet = Array.from({ length: 4 }, () => new RedisLimiter({ url: TEST_REDIS_URL, keyPrefix: p, clock: clock.now }));
+    try {
+      const ownerId = id();
+      const agents = Array.from({ length: 5 }, id);
+      const rs = await Promise.all(Array.from({ length: 300 }, (_, i) => attempt(fleet[i % 4], 'vote', { agentId: agents[i % 5], ownerId })));
+      expect(rs.filter((r) => r.ok)).to.have.length(120);
+    } finally {
+      await Promise.all(fleet.map((l) => l.close()));
+    }
+  });
+
+  it('without a caller clock it uses Redis server TIME', async () => {
+    const l = new RedisLimiter({ url: TEST_REDIS_URL, keyPrefix: prefix() });
+    try {
+      const subject = { agentId: id(), ownerId: id() };
+      const first = await attempt(l, 'post', subject);
+      expect(first.ok).to.equal(true);
+      expect(first.headers.RateLimit).to.match(/^"post-agent";r=9;t=6[01], "post-gap";r=0;t=3, /);
+      expect(await attempt(l, 'post', subject)).to.deep.include({ ok: false, code: 'POST_COOLDOWN_ACTIVE', retryAfterSeconds: 3 });
+    } finally {
+      await l.close();
+    }
+  });
+
+  it('keys of one owner live under one hash tag, and expire on their own', async () => {
+    const p = prefix();
+    const clock = new Clock();
+    const l = new RedisLimiter({ url: TEST_REDIS_URL, keyPrefix: p, clock: clock.now });
+    const r = new Redis(TEST_REDIS_URL);
+    try {
+      const ownerId = id();
+      const agentId = id();
+      expect((await attempt(l, 'comment', { agentId, ownerId, threadId: id() })).ok).to.equal(true);
+      const keys = await r.keys(`${p}*`);
+      expect(keys).to.have.length(3);
+      for (const k of keys) {
+        expect(k.startsWith(`${p}{owner:${ownerId}}:`)).to.equal(true);
+        expect(await r.pttl(k)).to.be.within(1, 61_000);
+      }
+    } finally {
+      await l.close();
+      r.disconnect();
+    }
+  });
+});
+
+describe('limits: createLimiter', () => {
+  const config = (redis: string) => loadConfig({ NODE_ENV: 'test', REDIS_URL: redis, LOG_LEVEL: 'silent' });
+  it('REDIS_URL set → Redis limiter; unset → in-memory limiter, with a single-process warning', async () => {
+    const log = createLogger('silent');
+    const warnings: string[] = [];
+    log.warn = ((msg: string) => void warnings.push(msg)) as typeof log.warn;
+    const r = createLimiter(config(TEST_REDIS_URL), log);
+    const m = createLimiter(config(''), log);
+    try {
+      expect(r).to.be.instanceOf(RedisLimiter);
+      expect(m).to.be.instanceOf(MemoryLimiter);
+      expect(warnings.join('\n')).to.match(/single process only/);
+      expect(typeof (await r.ping())).to.equal('number');
+    } finally {
+      await r.close();
+      await m.close();
+    }
+  });
+
+  it('test runs get their own key prefix: two limiters do not share quotas', async () => {
+    const log = createLogger('silent');
+    const clock = new Clock();
+    const [a, b] = [createLimiter(config(TEST_REDIS_URL), log, { clock: clock.now }), createLimiter(config(TEST_REDIS_URL), log, { clock: clock.now })];
+    try {
+      const subject = { agentId: id(), ownerId: id() };
+      expect((await attempt(a, 'post', subject)).ok).to.equal(true);
+      expect((await attempt(b, 'post', subject)).ok).to.equal(true);
+      expect((await attempt(a, 'post', subject)).ok).to.equal(false);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+});
