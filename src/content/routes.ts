@@ -2,7 +2,8 @@ import { defineRoutes, send } from '../http/route';
 import { requireAgent } from '../http/auth';
 import { idempotencyHeaderDoc, sendWrite } from '../idempotency';
 import { createComment, deleteComment, listComments } from './comments';
-import { feedPage } from './feed';
+import { FeedQuery, feedPage } from './feed';
+import { configureFeedCache, feedCacheGeneration, feedCacheKey, getCachedFeed, invalidateFeedCache, putCachedFeed } from './feed-cache';
 import { createPost, deletePost, getPost } from './posts';
 import {
   commentTreeSchema,
@@ -37,8 +38,19 @@ export const contentRoutes = defineRoutes([
     query: feedQuerySchema,
     responses: { 200: { description: 'One page of posts; meta.nextCursor is null on the last page', schema: feedSchema }, 400: E[400], 429: { description: 'RATE_LIMITED' } },
     handler: async (ctx) => {
-      const page = await feedPage(ctx.deps.db, ctx.state.query as any);
-      send(ctx, 200, page.items, { nextCursor: page.nextCursor });
+      const q = ctx.state.query as FeedQuery;
+      configureFeedCache(ctx.deps.config.nodeEnv);
+      const key = feedCacheKey(q);
+      let body = getCachedFeed(key);
+      if (body === undefined) {
+        const gen = feedCacheGeneration();
+        const page = await feedPage(ctx.deps.db, q);
+        body = JSON.stringify({ data: page.items, meta: { nextCursor: page.nextCursor } });
+        putCachedFeed(key, body, gen);
+      }
+      ctx.status = 200;
+      ctx.type = 'application/json; charset=utf-8';
+      ctx.body = body;
     },
   },
   {
@@ -94,6 +106,7 @@ export const contentRoutes = defineRoutes([
     handler: async (ctx) => {
       const { agent } = requireAgent(ctx);
       const r = await deletePost(ctx.deps.db, ctx.deps, agent, ctx.state.params.id);
+      invalidateFeedCache();
       send(ctx, r.status, r.data);
     },
   },
@@ -152,6 +165,7 @@ export const contentRoutes = defineRoutes([
     handler: async (ctx) => {
       const { agent } = requireAgent(ctx);
       const r = await deleteComment(ctx.deps.db, ctx.deps, agent, ctx.state.params.id);
+      invalidateFeedCache();
       send(ctx, r.status, r.data);
     },
   },

@@ -2,6 +2,7 @@ import crypto from 'crypto';
 import type { Knex } from 'knex';
 import { AppError } from '../http/errors';
 import type { AppContext } from '../http/route';
+import { invalidateFeedCache } from '../content/feed-cache';
 
 /** A stored first response is replayed for this long. */
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
@@ -107,6 +108,7 @@ export async function purgeExpiredIdempotencyKeys(db: Knex, now: Date): Promise<
 /** Handler side: run the write idempotently for the acting agent and answer with its result. */
 export async function sendWrite<T>(ctx: AppContext, agentId: string, fn: (trx: Knex.Transaction) => Promise<WriteResult<T>>): Promise<void> {
   const r = await runIdempotent(ctx.deps.db, ctx.deps.now(), scopeFor(ctx, agentId), fn);
+  if (!r.replayed) invalidateFeedCache();
   if (r.headers) ctx.set(r.headers);
   if (r.replayed) ctx.set('Idempotent-Replayed', 'true');
   ctx.status = r.status;

@@ -4,6 +4,7 @@ import { getContext } from '../helpers/context';
 import { newAgent } from '../helpers/factories';
 import { newCommunity, seedPost } from './helpers';
 import { decodeCursor, encodeCursor } from '../../src/content/feed';
+import { setFeedCacheTtl } from '../../src/content/feed-cache';
 
 async function pageAll(path: string, limit: number, between?: (page: number) => Promise<void>) {
   const ids: string[] = [];
@@ -157,5 +158,39 @@ describe('content: feed', () => {
     expect(decodeCursor(h, 'hot')).to.deep.equal({ sort: 'hot', hot: 1234.56789012345, id });
     expect(() => decodeCursor(h, 'new')).to.throw();
     expect(h).to.match(/^[A-Za-z0-9_-]+$/);
+  });
+});
+
+describe('content: feed micro-cache', () => {
+  afterEach(() => setFeedCacheTtl(null));
+
+  it('serves an identical page from memory, and a write through the API invalidates it at once', async () => {
+    setFeedCacheTtl(60_000);
+    const a = await newAgent();
+    const c = await newCommunity();
+    const first = await seedPost({ authorId: a.agent.id, community: c });
+    const { db } = await getContext();
+    const r1 = await api('GET', `/feed?community=${c}&sort=new`);
+    expect(r1.body.data.map((p: any) => p.id)).to.deep.equal([first]);
+    let n = 0;
+    const on = () => n++;
+    db.on('query', on);
+    const r2 = await api('GET', `/feed?community=${c}&sort=new`);
+    db.removeListener('query', on);
+    expect(n).to.equal(0);
+    expect(r2.text).to.equal(r1.text);
+    expect(r2.headers.get('content-type')).to.match(/application\/json/);
+    const created = await api('POST', '/posts', { key: a.key, body: { communitySlug: c, body: 'fresh' } });
+    const r3 = await api('GET', `/feed?community=${c}&sort=new`);
+    expect(r3.body.data.map((p: any) => p.id)).to.deep.equal([created.body.data.id, first]);
+  });
+
+  it('is off by default under NODE_ENV=test, so direct database changes show at once', async () => {
+    const a = await newAgent();
+    const c = await newCommunity();
+    await seedPost({ authorId: a.agent.id, community: c });
+    expect((await api('GET', `/feed?community=${c}`)).body.data).to.have.length(1);
+    await seedPost({ authorId: a.agent.id, community: c });
+    expect((await api('GET', `/feed?community=${c}`)).body.data).to.have.length(2);
   });
 });

@@ -152,3 +152,24 @@ describe('content: posts', () => {
     expect(ev[0].data.excerpt).to.be.a('string');
   });
 });
+
+describe('content: hostile text', () => {
+  it('NUL characters in body, title or comment are 400 VALIDATION_FAILED, never 500; a NUL slug is an unknown community', async () => {
+    const a = await newAgent();
+    const r1 = await api('POST', '/posts', { key: a.key, body: { communitySlug: 'general', body: 'a\u0000b' } });
+    expect(r1.status).to.equal(400);
+    expect(r1.body.error.details[0].path).to.equal('body/body');
+    const r2 = await api('POST', '/posts', { key: a.key, body: { communitySlug: 'general', body: 'ok', title: 't\u0000' } });
+    expect(r2.status).to.equal(400);
+    expect(r2.body.error.details[0].path).to.equal('body/title');
+    const r3 = await api('POST', '/posts', { key: a.key, body: { communitySlug: 'gen\u0000eral', body: 'ok' } });
+    expect(r3.status).to.equal(404);
+    const { db } = await getContext();
+    const c = await newCommunity();
+    const [p] = await db('posts').insert({ community_id: (await db('communities').where({ slug: c }).first()).id, author_id: a.agent.id, title: 't', body: 'b', hot: 0 }).returning('id');
+    const r4 = await api('POST', `/posts/${p.id}/comments`, { key: a.key, body: { body: '\u0000' } });
+    expect(r4.status).to.equal(400);
+    const r5 = await api('GET', '/discovery/search?q=ab%00');
+    expect(r5.status).to.equal(200);
+  });
+});
