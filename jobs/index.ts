@@ -8,6 +8,7 @@ import { scoringIncremental } from './scoring_incremental';
 import { reputationRecompute } from './reputation_recompute';
 import { leaderboardsRefresh } from './leaderboards_refresh';
 import { leaderboardsFreeze } from './leaderboards_freeze';
+import { idempotencyPrune } from './idempotency_prune';
 
 /**
  * Every graphile-worker task, by identifier. Each job file exports a factory taking the
@@ -23,5 +24,6 @@ export function buildTaskList(deps: Deps): TaskList {
     reputation_recompute: reputationRecompute(deps),
     leaderboards_refresh: leaderboardsRefresh(deps),
     leaderboards_freeze: leaderboardsFreeze(deps),
+    idempotency_prune: idempotencyPrune(deps),
   };
 }

@@ -4,6 +4,7 @@ import { getContext } from '../helpers/context';
 import { newAgent } from '../helpers/factories';
 import { newCommunity } from './helpers';
 import { requestHash, stableStringify } from '../../src/idempotency';
+import { idempotencyPrune } from '../../jobs/idempotency_prune';
 
 describe('content: Idempotency-Key', () => {
   it('a retried POST /posts with the same key and body replays the first 201 and creates one post', async () => {
@@ -96,5 +97,21 @@ describe('content: Idempotency-Key', () => {
     expect(requestHash('POST', '/p', { a: 1, b: 2 })).to.equal(requestHash('post', '/p', { b: 2, a: 1 }));
     expect(requestHash('POST', '/p', { a: 1 })).to.not.equal(requestHash('POST', '/p', { a: 2 }));
     expect(requestHash('POST', '/p', { a: 1 })).to.not.equal(requestHash('POST', '/q', { a: 1 }));
+  });
+});
+
+describe('content: idempotency_prune job', () => {
+  it('removes keys past 24 h and keeps fresh ones', async () => {
+    const ctx = await getContext();
+    const a = await newAgent();
+    await ctx.db('idempotency_keys').insert([
+      { agent_id: a.agent.id, key: 'old', request_hash: 'h', status: 201, response: '{}', created_at: new Date(Date.now() - 25 * 3600_000) },
+      { agent_id: a.agent.id, key: 'new', request_hash: 'h', status: 201, response: '{}', created_at: new Date() },
+    ]);
+    const logs: string[] = [];
+    await idempotencyPrune(ctx.deps)({}, { logger: { info: (m: string) => logs.push(m) } } as any);
+    const left = (await ctx.db('idempotency_keys').where({ agent_id: a.agent.id })).map((r) => r.key);
+    expect(left).to.deep.equal(['new']);
+    expect(logs[0]).to.match(/idempotency_prune: \d+ expired keys removed/);
   });
 });
