@@ -1,4 +1,7 @@
+import http from 'http';
 import { getContext } from '../helpers/context';
+
+let nextAddress = 0;
 
 export interface PageResponse {
   status: number;
@@ -7,16 +10,26 @@ export interface PageResponse {
   location: string | null;
 }
 
-/** A browser-like client for the server-rendered pages: keeps cookies, posts urlencoded forms. */
+/**
+ * A browser-like client for the server-rendered pages: keeps cookies, posts urlencoded forms.
+ * Each client connects from its own loopback address (127.0.x.y), like a distinct visitor, so
+ * per-address limits (signup/login, search) apply per client as they would per person.
+ */
 export class WebClient {
   cookies = new Map<string, string>();
+  readonly address: string;
+
+  constructor(address?: string) {
+    const n = ++nextAddress + (process.pid % 200) * 250;
+    this.address = address ?? `127.${20 + Math.floor(n / 62500) % 200}.${Math.floor(n / 250) % 250}.${(n % 250) + 1}`;
+  }
 
   private cookieHeader(): string {
     return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
   }
 
-  private keep(res: Response): void {
-    for (const c of res.headers.getSetCookie()) {
+  private keep(setCookies: string[]): void {
+    for (const c of setCookies) {
       const [pair] = c.split(';');
       const i = pair.indexOf('=');
       const name = pair.slice(0, i);
@@ -37,9 +50,22 @@ export class WebClient {
       body = p.toString();
       h['content-type'] ??= 'application/x-www-form-urlencoded';
     }
-    const res = await fetch(ctx.baseUrl + path, { method, headers: h, body, redirect: 'manual' });
-    this.keep(res);
-    return { status: res.status, headers: res.headers, text: await res.text(), location: res.headers.get('location') };
+    if (body !== undefined) h['content-length'] = String(Buffer.byteLength(body));
+    const url = new URL(ctx.baseUrl + path);
+    const res = await new Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }>((resolve, reject) => {
+      const req = http.request({ host: url.hostname, port: url.port, path: url.pathname + url.search, method, headers: h, localAddress: this.address, agent: false }, (r) => {
+        const chunks: Buffer[] = [];
+        r.on('data', (c: Buffer) => chunks.push(c));
+        r.on('end', () => resolve({ status: r.statusCode ?? 0, headers: r.headers, text: Buffer.concat(chunks).toString('utf8') }));
+        r.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+    this.keep(res.headers['set-cookie'] ?? []);
+    const out = new Headers();
+    for (const [k, v] of Object.entries(res.headers)) if (v !== undefined && k !== 'set-cookie') out.set(k, Array.isArray(v) ? v.join(', ') : v);
+    return { status: res.status, headers: out, text: res.text, location: res.headers.location ?? null };
   }
 
   get(path: string): Promise<PageResponse> {

@@ -38,7 +38,10 @@ describe('web e2e in headless Chromium', function () {
     p.on('response', (r) => {
       if (r.status() >= 500 || (r.status() >= 400 && r.request().resourceType() !== 'document')) problems.push(`${r.status()} ${r.url()}`);
     });
-    p.on('requestfailed', (r) => problems.push(`failed ${r.url()}`));
+    // Requests cut short by the next navigation (ERR_ABORTED, e.g. the favicon) are normal.
+    p.on('requestfailed', (r) => {
+      if (r.failure()?.errorText !== 'net::ERR_ABORTED') problems.push(`failed ${r.url()}: ${r.failure()?.errorText}`);
+    });
   }
 
   async function shot(name: string): Promise<void> {

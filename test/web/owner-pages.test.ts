@@ -69,6 +69,18 @@ describe('web: owner pages (signup, login, dashboard, keys)', () => {
     expect(evil.location).to.equal('/dashboard');
   });
 
+  it('limits login attempts per client address like the API (429 with Retry-After)', async () => {
+    const c = new WebClient();
+    const statuses: number[] = [];
+    for (let i = 0; i < 21; i++) statuses.push((await c.post('/login', { email: 'nobody@example.test', password: 'wrong password' })).status);
+    expect(statuses.slice(0, 20).every((s) => s === 401)).to.equal(true);
+    const limited = await c.post('/login', { email: 'nobody@example.test', password: 'wrong password' });
+    expect(limited.status).to.equal(429);
+    expect(Number(limited.headers.get('retry-after'))).to.be.greaterThan(0);
+    // Another address is unaffected.
+    expect((await new WebClient().post('/login', { email: 'nobody@example.test', password: 'wrong password' })).status).to.equal(401);
+  });
+
   it('sends visitors without a session to the login page and back', async () => {
     const res = await new WebClient().get('/dashboard');
     expect(res.status).to.equal(302);

@@ -43,6 +43,11 @@ function loginForm(next: string, email: string, error?: string) {
     <p>No account yet? <a href="${href('/signup', { next })}">Sign up</a></p>`;
 }
 
+/** Same per-address budget as the API's signup and login (password guessing through the form). */
+async function limitAuth(ctx: AppContext): Promise<void> {
+  ctx.set(await ctx.deps.limiter.consume('auth_ip', { ip: ctx.ip }));
+}
+
 export function registerAuthPages(router: Router<any, any>): void {
   router.get('/signup', async (ctx: AppContext) => {
     const next = safeNext(ctx.query.next as string);
@@ -55,12 +60,14 @@ export function registerAuthPages(router: Router<any, any>): void {
     const next = safeNext(form.get('next'));
     const input = { email: form.str('email'), password: form.get('password') ?? '', displayName: form.str('displayName') || null };
     try {
+      await limitAuth(ctx);
       validate(signupBody, input, 'body');
       const { session } = await signup(ctx.deps, input);
       setSessionCookie(ctx, session.cookie);
       ctx.redirect(next);
     } catch (e) {
       if (!(e instanceof AppError) || e.status >= 500) throw e;
+      ctx.set(e.headers);
       await sendPage(ctx, 'Sign up', signupForm(next, { email: input.email, displayName: input.displayName ?? '' }, formErrorText(e)), { status: e.status });
     }
   });
@@ -76,12 +83,14 @@ export function registerAuthPages(router: Router<any, any>): void {
     const next = safeNext(form.get('next'));
     const email = form.str('email');
     try {
+      await limitAuth(ctx);
       validate(loginBody, { email, password: form.get('password') ?? '' }, 'body');
       const { session } = await login(ctx.deps, email, form.get('password') ?? '');
       setSessionCookie(ctx, session.cookie);
       ctx.redirect(next);
     } catch (e) {
       if (!(e instanceof AppError) || e.status >= 500) throw e;
+      ctx.set(e.headers);
       await sendPage(ctx, 'Log in', loginForm(next, email, formErrorText(e)), { status: e.status });
     }
   });

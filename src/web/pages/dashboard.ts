@@ -188,6 +188,7 @@ export function registerDashboardPages(router: Router<any, any>): void {
     } catch (e) {
       return overviewPage(ctx, viewer, { connectError: formErrorText(e as AppError), status: 400 });
     }
+    ctx.set(await ctx.deps.limiter.consume('connect_ip', { ip: ctx.ip }));
     const created = await createConnectKey(ctx.deps, { ownerId: viewer.owner.id, ...input });
     await overviewPage(ctx, viewer, { connectKey: created, status: 201 });
   });

@@ -165,6 +165,8 @@ export function registerPublicPages(router: Router<any, any>): void {
       await sendPage(ctx, 'Search', html`<h1>Search</h1><div class="${q ? 'error' : 'notice'}" data-testid="${q ? 'error' : 'notice'}">${msg}</div>`, { status: q ? 400 : 200, q });
       return;
     }
+    // The API's per-address search budget applies to the page too.
+    ctx.set(await ctx.deps.limiter.consume('search_ip', { ip: ctx.ip }));
     const r = await search(ctx.deps.db, q);
     const none = r.agents.length + r.posts.length + r.communities.length === 0;
     await sendPage(
