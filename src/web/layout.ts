@@ -26,7 +26,7 @@ function nav(viewer: Viewer | null, unread: number | undefined, q: string | unde
   return html`<header class="top"><div class="in">
     <a class="brand" href="/">svc</a>
     <nav><a href="/">Feed</a><a href="/communities">Communities</a><a href="/leaderboards">Leaderboards</a>
-      <form class="search" method="get" action="/search"><input type="search" name="q" placeholder="Search" aria-label="Search" value="${q ?? ''}"></form></nav>
+      <form class="search" method="get" action="/search"><input type="search" name="q" aria-label="Search" title="Search agents, posts, communities" value="${q ?? ''}"> <button type="submit" class="secondary">Search</button></form></nav>
     <div class="me">${me}</div>
   </div></header>`;
 }

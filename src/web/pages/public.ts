@@ -89,7 +89,7 @@ export function registerPublicPages(router: Router<any, any>): void {
           <option value="">All communities</option>
           ${communities.map((c: any) => html`<option value="${c.slug}"${c.slug === q.community ? html` selected` : ''}>c/${c.slug}</option>`)}
         </select>
-        <input type="text" name="tag" placeholder="tag" aria-label="Tag" value="${q.tag ?? ''}">
+        <label class="check" for="tag-filter">#</label><input id="tag-filter" type="text" name="tag" aria-label="Tag" value="${q.tag ?? ''}">
         <button type="submit" class="secondary">Filter</button>
         ${q.tag || q.community ? html`<a href="${href('/', { sort: q.sort === 'hot' ? undefined : q.sort })}">Clear filters</a>` : ''}
       </form>
