@@ -1,0 +1,263 @@
+/**
+ * Mixed load against the real server process: 80% reads (feed hot/new, post detail, comments,
+ * leaderboards, reputation, profiles), 20% writes (posts, comments, votes, reactions, follows)
+ * kept inside the rate limits by a client-side schedule over many agents. Also leaderboard-only
+ * and reputation-only reads. Every figure is a ratio to a bare Koa route (its own child process)
+ * measured in the same run.
+ *
+ *   npx tsx bench/load.ts [--seconds 12] [--connections 16] [--agents 800] [--posts 5000]
+ *
+ * The server is `node dist/src/server.js` when dist/ is built (`--tsx` runs src/server.ts
+ * through tsx instead), against a fresh database on the machine's PostgreSQL
+ * (BENCH_ADMIN_DATABASE_URL) and the machine's Redis (REDIS_URL); the database is dropped at the end.
+ */
+import { spawn, spawnSync, ChildProcess } from 'child_process';
+import fs from 'fs';
+import net from 'net';
+import path from 'path';
+import knexFactory from 'knex';
+import autocannon from 'autocannon';
+import { createDb } from '../src/db/knex';
+import { migrateAll } from '../src/db/migrate';
+import { issueApiKey } from '../src/identity/service';
+import { SCOPES } from '../src/identity/scopes';
+import { HOT_EPOCH_SECONDS, HOT_SCALE_SECONDS } from '../src/content/text';
+
+const arg = (name: string, def: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : def;
+};
+const SECONDS = arg('seconds', 12);
+const CONNECTIONS = arg('connections', 16);
+const AGENTS = arg('agents', 800);
+const POSTS = arg('posts', 5000);
+const ADMIN = process.env.BENCH_ADMIN_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+const REDIS = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
+const ROOT = path.resolve(__dirname, '..');
+const USE_DIST = !process.argv.includes('--tsx') && fs.existsSync(path.join(ROOT, 'dist/src/server.js'));
+
+function dbUrl(name: string): string {
+  const u = new URL(ADMIN);
+  u.pathname = '/' + name;
+  return u.toString();
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const p = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(p));
+    });
+  });
+}
+
+interface Agent {
+  id: string;
+  handle: string;
+  key: string;
+}
+
+async function seed(url: string): Promise<{ agents: Agent[]; posts: string[] }> {
+  const db = createDb(url, 4);
+  await migrateAll(db, url);
+  const tag = Date.now().toString(36);
+  const rows = (await db.raw(`insert into agents (handle, display_name, created_at) select 'l' || ? || '_' || g, 'Load ' || g, now() - (g % 60) * interval '1 day' from generate_series(1, ?) g returning id, handle`, [tag, AGENTS])).rows as { id: string; handle: string }[];
+  const agents: Agent[] = [];
+  for (const r of rows) agents.push({ id: r.id, handle: r.handle, key: (await issueApiKey(db, r.id, [...SCOPES])).key });
+  await db.raw(
+    `insert into posts (community_id, author_id, title, body, tags, score, upvotes, downvotes, comments_count, hot, created_at)
+     select c.id, a.id, 'Load post ' || g, repeat('lorem ipsum dolor sit amet ', 12), array['tag' || (g % 30), 'load'],
+            0, 0, 0, 0, (extract(epoch from s.created_at) - ${HOT_EPOCH_SECONDS}) / ${HOT_SCALE_SECONDS}, s.created_at
+       from generate_series(1, ?) g
+       cross join lateral (select date_trunc('milliseconds', now() - random() * interval '6 days') as created_at) s
+       join lateral (select id from agents where handle = 'l' || ? || '_' || (1 + g % ?)) a on true
+       join lateral (select id from communities order by slug offset (g % 4) limit 1) c on true`,
+    [POSTS, tag, AGENTS],
+  );
+  await db.raw('analyze');
+  const posts = (await db('posts').orderBy('created_at', 'desc').limit(2000).select('id')).map((r: any) => r.id as string);
+  await db.destroy();
+  return { agents, posts };
+}
+
+function startChild(args: string[], env: NodeJS.ProcessEnv, port: number): Promise<ChildProcess> {
+  const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    const until = Date.now() + 60_000;
+    child.once('exit', (c) => reject(new Error(`${args.join(' ')} exited with ${c}`)));
+    const poll = () =>
+      fetch(`http://127.0.0.1:${port}/`)
+        .then(() => resolve(child))
+        .catch(() => (Date.now() > until ? reject(new Error('server did not start')) : setTimeout(poll, 100)));
+    poll();
+  });
+}
+
+const BARE = `
+const Koa = require('koa'); const app = new Koa();
+app.use(async (ctx) => { ctx.body = { data: { id: 'x', handle: '@bare', score: 1 } }; });
+require('http').createServer(app.callback()).listen(Number(process.env.PORT), '127.0.0.1');`;
+
+type Req = { method: string; path: string; headers?: Record<string, string>; body?: string };
+
+/** Client-side schedule that keeps every agent inside its per-action limits (decisions: part 8). */
+class Writer {
+  private next = new Map<string, number>();
+  private rr = 0;
+  constructor(
+    private agents: Agent[],
+    private posts: string[],
+    private slugs: string[],
+  ) {}
+  private gap = { post: 6500, comment: 4000, vote: 2200, react: 2200, follow: 4500 } as const;
+  pick(kind: keyof Writer['gap']): Agent | null {
+    const now = Date.now();
+    for (let i = 0; i < this.agents.length; i++) {
+      const a = this.agents[(this.rr++ + i) % this.agents.length];
+      const k = `${kind}:${a.id}`;
+      if ((this.next.get(k) ?? 0) <= now) {
+        this.next.set(k, now + this.gap[kind]);
+        return a;
+      }
+    }
+    return null;
+  }
+  post(): string {
+    return this.posts[Math.floor(Math.random() * this.posts.length)];
+  }
+  request(): Req | null {
+    const r = Math.random();
+    const json = (a: Agent, method: string, p: string, body: object): Req => ({ method, path: p, headers: { authorization: `Bearer ${a.key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    if (r < 0.1) {
+      const a = this.pick('post');
+      return a && json(a, 'POST', '/api/v1/posts', { communitySlug: this.slugs[Math.floor(Math.random() * this.slugs.length)], title: 'load', body: 'load test post body', tags: ['load'] });
+    }
+    if (r < 0.3) {
+      const a = this.pick('comment');
+      // A distinct thread per comment keeps the 15 s per-thread gap.
+      return a && json(a, 'POST', `/api/v1/posts/${this.post()}/comments`, { body: 'load comment' });
+    }
+    if (r < 0.65) {
+      const a = this.pick('vote');
+      return a && json(a, 'POST', `/api/v1/posts/${this.post()}/vote`, { value: Math.random() < 0.8 ? 1 : -1 });
+    }
+    if (r < 0.85) {
+      const a = this.pick('react');
+      return a && json(a, 'POST', `/api/v1/posts/${this.post()}/react`, { type: ['love', 'fire', 'funny', 'smart', 'savage'][Math.floor(Math.random() * 5)] });
+    }
+    const a = this.pick('follow');
+    const t = this.agents[Math.floor(Math.random() * this.agents.length)];
+    return a && t.id !== a.id ? json(a, 'POST', `/api/v1/agents/${t.handle}/follow`, {}) : null;
+  }
+}
+
+function reads(agents: Agent[], posts: string[]): () => Req {
+  const cats = ['overall', 'helpful', 'funny', 'debater', 'rising', 'savage'];
+  const any = <T>(xs: T[]) => xs[Math.floor(Math.random() * xs.length)];
+  return () => {
+    const r = Math.random();
+    if (r < 0.2) return { method: 'GET', path: '/api/v1/feed?sort=hot' };
+    if (r < 0.3) return { method: 'GET', path: '/api/v1/feed?sort=new' };
+    if (r < 0.45) return { method: 'GET', path: `/api/v1/posts/${any(posts)}` };
+    if (r < 0.6) return { method: 'GET', path: `/api/v1/posts/${any(posts)}/comments` };
+    if (r < 0.72) return { method: 'GET', path: `/api/v1/leaderboards?category=${any(cats)}` };
+    if (r < 0.86) return { method: 'GET', path: `/api/v1/agents/${any(agents).handle}/reputation` };
+    return { method: 'GET', path: `/api/v1/agents/${any(agents).handle}` };
+  };
+}
+
+interface Result {
+  rps: number;
+  p50: number;
+  p99: number;
+  p999: number;
+  total: number;
+  non2xx: number;
+  errors: number;
+  s5xx: number;
+  s429: number;
+}
+
+async function measure(port: number, next: () => Req, seconds: number): Promise<Result> {
+  const status = new Map<number, number>();
+  const inst = autocannon({
+    url: `http://127.0.0.1:${port}`,
+    connections: CONNECTIONS,
+    duration: seconds,
+    requests: [{ setupRequest: (req: any) => ({ ...req, ...next() }) }],
+  } as any);
+  (inst as any).on('response', (_c: unknown, code: number) => status.set(code, (status.get(code) ?? 0) + 1));
+  const r: any = await inst;
+  let s5xx = 0;
+  for (const [s, n] of status) if (s >= 500) s5xx += n;
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, p999: r.latency.p99_9 ?? r.latency.p999, total: r.requests.total, non2xx: r.non2xx, errors: r.errors + r.timeouts, s5xx, s429: status.get(429) ?? 0 };
+}
+
+async function main() {
+  const name = `svc_bench_load_${Date.now().toString(36)}`;
+  const admin = knexFactory({ client: 'pg', connection: ADMIN, pool: { min: 0, max: 1 } });
+  await admin.raw(`create database "${name}"`);
+  const url = dbUrl(name);
+  const children: ChildProcess[] = [];
+  try {
+    const t0 = Date.now();
+    const { agents, posts } = await seed(url);
+    console.log(`seeded ${agents.length} agents with keys and ${POSTS} posts in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    const port = await freePort();
+    const env = { ...process.env, NODE_ENV: 'production', DATABASE_URL: url, REDIS_URL: REDIS, PORT: String(port), HOST: '127.0.0.1', PUBLIC_URL: `http://127.0.0.1:${port}`, SESSION_SECRET: 'bench-session-secret-0123456789abcdef0123456789', LOG_LEVEL: 'silent' };
+    const entry = USE_DIST ? [path.join(ROOT, 'dist/src/server.js')] : ['-r', 'tsx/cjs', path.join(ROOT, 'src/server.ts')];
+    const server = await startChild(entry, env, port);
+    children.push(server);
+    const slugs = ((await (await fetch(`http://127.0.0.1:${port}/api/v1/communities`)).json()) as any).data.map((c: any) => c.slug);
+    // Activity for scoring, then one recompute so leaderboard and reputation reads serve real snapshots.
+    const w = new Writer(agents, posts, slugs);
+    for (let i = 0; i < 400; i++) {
+      const rq = w.request();
+      if (rq) await fetch(`http://127.0.0.1:${port}${rq.path}`, { method: rq.method, headers: rq.headers, body: rq.body });
+    }
+    for (const cmd of ['recompute-reputation', 'recompute-leaderboards']) {
+      const r = spawnSync(process.execPath, [...(USE_DIST ? [path.join(ROOT, 'dist/src/cli.js')] : ['-r', 'tsx/cjs', path.join(ROOT, 'src/cli.ts')]), cmd], { cwd: ROOT, env: { ...env, NODE_ENV: 'production' }, encoding: 'utf8', timeout: 120_000 });
+      console.log(`${cmd}: exit ${r.status}${r.status ? ' ' + (r.stderr || r.stdout).slice(0, 300) : ''}`);
+    }
+    const barePort = await freePort();
+    children.push(await startChild(['-e', BARE], { ...process.env, PORT: String(barePort) }, barePort));
+
+    const read = reads(agents, posts);
+    const mixed = () => (Math.random() < 0.2 ? (w.request() ?? read()) : read());
+    const cats = ['overall', 'helpful', 'funny', 'debater', 'rising', 'savage'];
+    const lb = () => ({ method: 'GET', path: `/api/v1/leaderboards?category=${cats[Math.floor(Math.random() * cats.length)]}` });
+    const rep = () => ({ method: 'GET', path: `/api/v1/agents/${agents[Math.floor(Math.random() * agents.length)].handle}/reputation` });
+    const bareReq = () => ({ method: 'GET', path: '/' });
+
+    await measure(barePort, bareReq, 2); // warm-up
+    await measure(port, read, 2);
+    const bare = await measure(barePort, bareReq, SECONDS);
+    const mix = await measure(port, mixed, SECONDS);
+    const lbr = await measure(port, lb, SECONDS);
+    const repr = await measure(port, rep, SECONDS);
+
+    const row = (label: string, m: Result, target: string) =>
+      `| ${label} | ${m.total} | ${Math.round(m.rps)} | ${m.p50} | ${m.p99} | ${m.p999} | ${((100 * (m.non2xx + m.errors)) / Math.max(1, m.total)).toFixed(2)}% | ${m.s429} | ${m.s5xx} | ${(m.rps / bare.rps).toFixed(2)} | ${target} |`;
+    console.log(`\n${AGENTS} agents, ${POSTS} posts, ${CONNECTIONS} connections, ${SECONDS} s per measurement, server ${USE_DIST ? 'dist/src/server.js' : 'src/server.ts (tsx)'}\n`);
+    console.log('| workload | requests | req/s | p50 ms | p99 ms | p99.9 ms | error rate | 429 | 5xx | ratio to bare | target |');
+    console.log('|---|---|---|---|---|---|---|---|---|---|---|');
+    console.log(row('bare Koa route (baseline, own process)', bare, '-'));
+    console.log(row('mixed: 80% reads, 20% writes', mix, '>= 0.30'));
+    console.log(row('GET /leaderboards (6 categories)', lbr, '>= 0.6'));
+    console.log(row('GET /agents/{handle}/reputation', repr, '>= 0.6'));
+    const ok = mix.s5xx + lbr.s5xx + repr.s5xx === 0 && mix.rps / bare.rps >= 0.3 && lbr.rps / bare.rps >= 0.6 && repr.rps / bare.rps >= 0.6;
+    console.log(`\n${ok ? 'all targets met' : 'TARGETS MISSED'}`);
+    process.exitCode = ok ? 0 : 2;
+  } finally {
+    for (const c of children) c.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 500));
+    await admin.raw(`drop database if exists "${name}" with (force)`);
+    await admin.destroy();
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
