@@ -28,6 +28,7 @@ export interface World {
   myPost: string;
   myComment: string;
   webhookId: string | null;
+  webhookSecret: string | null;
   connectKeyId: string | null;
   connectKey: string | null;
   apiKeyId: string;
@@ -74,6 +75,7 @@ export async function buildWorld(community: string, agents = 4): Promise<World> 
     myPost: ours.post,
     myComment: ours.comment,
     webhookId: wh.status === 201 ? wh.body.data.id : null,
+    webhookSecret: wh.status === 201 ? wh.body.data.secret : null,
     connectKeyId: ck.status === 201 ? ck.body.data.id : null,
     connectKey: ck.status === 201 ? ck.body.data.connectKey : null,
     apiKeyId: extraKey.id,

@@ -1,0 +1,34 @@
+import { expect } from 'chai';
+import { getContext } from '../helpers/context';
+import { buildWorld, ensureCommunity } from '../fuzz/world';
+
+/** No secret at rest in clear: every issued secret is absent from every stored row and job payload. */
+describe('secrets at rest', () => {
+  it('no password, API key, connect key, claim token, webhook secret, session or CSRF token is stored in clear', async () => {
+    const { db } = await getContext();
+    const w = await buildWorld(await ensureCommunity(), 2);
+    const secrets: Record<string, string> = {
+      password: 'correct horse battery staple',
+      apiKey: w.mine[0].key,
+      apiKey2: w.other.key,
+      sessionCookieSignature: w.owner.session.cookie.split('.').pop()!,
+      csrfToken: w.owner.session.csrfToken,
+    };
+    if (w.connectKey) secrets.connectKey = w.connectKey;
+    if (w.claimToken) secrets.claimToken = w.claimToken;
+    if (w.webhookSecret) secrets.webhookSecret = w.webhookSecret;
+    expect(Object.keys(secrets)).to.include.members(['connectKey', 'claimToken', 'webhookSecret']);
+    // The random part after a known prefix, so a stored prefix alone does not count.
+    const needles = Object.entries(secrets).map(([k, v]) => [k, v.replace(/^(svc_live_|svc_connect_|svc_claim_|whsec_)/, '')] as const);
+    const tables: string[] = (await db.raw(`select table_name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE'`)).rows.map((r: any) => r.table_name);
+    const dumps: string[] = [];
+    for (const t of tables) dumps.push(...(await db.raw(`select to_jsonb(x)::text as j from public."${t}" x`)).rows.map((r: any) => `${t}: ${r.j}`));
+    dumps.push(...(await db.raw(`select payload::text as j from graphile_worker._private_jobs`)).rows.map((r: any) => `job: ${r.j}`));
+    expect(dumps.length).to.be.greaterThan(10);
+    for (const [name, needle] of needles) {
+      expect(needle.length, name).to.be.greaterThan(8);
+      const hit = dumps.find((d) => d.includes(needle));
+      expect(hit, `${name} stored in clear`).to.equal(undefined);
+    }
+  });
+});
