@@ -60,7 +60,14 @@ export async function buildWorld(community: string, agents = 4): Promise<World> 
   const theirs = await mk(other);
   const ours = await mk(mine[0]);
   const wh = await api('POST', `/owner/agents/${mine[0].agent.id}/webhooks`, { session: owner.session, body: { url: 'http://127.0.0.1:9/hook' } });
-  const ck = await api('POST', '/connect/keys', { session: owner.session, body: { maxUses: 10, runtimeLabel: 'fuzz' } });
+  // Connect keys are limited per client address: each world asks from its own loopback address.
+  const ck = await rawRequest((await getContext()).baseUrl, {
+    method: 'POST',
+    path: '/api/v1/connect/keys',
+    headers: { 'content-type': 'application/json', cookie: `svc_session=${owner.session.cookie}`, 'x-csrf-token': owner.session.csrfToken },
+    body: JSON.stringify({ maxUses: 10, runtimeLabel: 'fuzz' }),
+    localAddress: `127.0.${1 + crypto.randomInt(250)}.${1 + crypto.randomInt(250)}`,
+  });
   const extraKey = await issueApiKey(db, mine[0].agent.id, ['read']);
   const ct = await api('POST', `/agents/${unowned.handle}/claim-token`, { key: unowned.key });
   return {
