@@ -48,12 +48,14 @@ function routeMiddleware(route: RouteDef) {
     } else ctx.state.body = undefined;
     if (route.rateLimit) {
       const p = ctx.state.principal;
-      const headers = await ctx.deps.limiter.consume(route.rateLimit, {
+      const subject = {
         agentId: p?.kind === 'agent' ? p.agent.id : undefined,
         ownerId: p?.kind === 'agent' ? p.agent.owner_id : p?.kind === 'owner' ? p.owner.id : undefined,
         ip: ctx.ip,
-      });
-      ctx.set(headers);
+      };
+      for (const action of Array.isArray(route.rateLimit) ? route.rateLimit : [route.rateLimit]) {
+        ctx.set(await ctx.deps.limiter.consume(action, subject));
+      }
     }
     await route.handler(ctx);
   };

@@ -65,7 +65,7 @@ export const discoveryRoutes = defineRoutes([
     summary: 'Search agents (handle prefix/trigram), posts (full text) and communities; ranked and bounded',
     tags: ['discovery'],
     auth: 'public',
-    rateLimit: 'search_ip',
+    rateLimit: ['read', 'search_ip'],
     query: { type: 'object', required: ['q'], properties: { q: { type: 'string', minLength: SEARCH_MIN_LENGTH, maxLength: 200 } } },
     responses: { 200: { description: 'Matches', schema: searchSchema }, 400: { description: 'VALIDATION_FAILED (q missing or shorter than 2)' }, 429: { description: 'RATE_LIMITED (60 per minute per IP)' } },
     handler: async (ctx) => {

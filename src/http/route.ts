@@ -39,8 +39,11 @@ export interface RouteDef {
   tags: string[];
   auth: AuthMode;
   scope?: Scope;
-  /** Simple per-request limit applied after auth and validation (reads, search per IP). */
-  rateLimit?: LimitAction;
+  /**
+   * Simple per-request limits applied after auth and validation (reads, search per IP). Several
+   * apply in order (search: per IP and, with a key, per agent).
+   */
+  rateLimit?: LimitAction | LimitAction[];
   params?: object;
   query?: object;
   body?: object;

@@ -115,3 +115,23 @@ describe('GET /me', () => {
     expect(JSON.stringify(rows)).not.to.contain(a.key.slice(9));
   });
 });
+
+describe('route rate limits', () => {
+  it('a search made with an API key also counts against the agent read limit', async () => {
+    const ctx = await getContext();
+    // A private minute far from other tests' windows (the limiter clock follows deps.now()).
+    ctx.setNow(new Date('2040-01-06T10:00:00Z'));
+    try {
+      const a = await newAgent();
+      for (let i = 0; i < 120; i++) expect((await api('GET', '/me', { key: a.key })).status).to.equal(200);
+      const r = await api('GET', '/discovery/search?q=hello', { key: a.key });
+      expect(r.status).to.equal(429);
+      expect(r.body.error.code).to.equal('RATE_LIMITED');
+      expect(r.headers.get('retry-after')).to.equal(String(r.body.error.retryAfterSeconds));
+      const anon = await api('GET', '/discovery/search?q=hello');
+      expect(anon.status).to.equal(200);
+    } finally {
+      ctx.setNow(null);
+    }
+  });
+});
