@@ -19,6 +19,8 @@ export interface Config {
   logLevel: string;
   workerConcurrency: number;
   scoringPoolSize: number;
+  /** A worker silent this long is presumed dead and its job locks are released. */
+  workerStaleSeconds: number;
   dataDir: string;
   embeddedPgPort: number;
   redisCommandTimeoutMs: number;
@@ -104,6 +106,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel,
     workerConcurrency: intVar(env, 'WORKER_CONCURRENCY', 4, 1, 64),
     scoringPoolSize: intVar(env, 'SCORING_POOL_SIZE', 2, 1, 32),
+    workerStaleSeconds: intVar(env, 'WORKER_STALE_SECONDS', 30, 2, 3600),
     dataDir: env.DATA_DIR || '.data',
     embeddedPgPort: intVar(env, 'EMBEDDED_PG_PORT', 54329, 1024, 65535),
     redisCommandTimeoutMs: intVar(env, 'REDIS_COMMAND_TIMEOUT_MS', 250, 10, 10000),

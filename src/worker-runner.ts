@@ -1,14 +1,52 @@
+import { EventEmitter } from 'events';
 import path from 'path';
-import { run, Runner } from 'graphile-worker';
+import { run, Runner, RunnerOptions, WorkerEvents } from 'graphile-worker';
 import type { Deps } from './deps';
 import { buildTaskList } from '../jobs';
 import { repoRoot } from './db/paths';
 import { configureScoringPool, destroyScoringPool } from './scoring/pool';
+import { WorkerLiveness } from './db/worker-liveness';
+
+/**
+ * graphile-worker `run()` with crash recovery: the process keeps a heartbeat row and releases
+ * the job locks of workers that died (src/db/worker-liveness.ts), so a SIGKILLed worker's jobs
+ * run again within WORKER_STALE_SECONDS instead of graphile's 4 hours. `stop()` removes the
+ * heartbeat once the runner has stopped.
+ */
+export async function runWithLiveness(deps: Deps, options: RunnerOptions): Promise<Runner> {
+  const events = (options.events ?? new EventEmitter()) as WorkerEvents;
+  const liveness = new WorkerLiveness(deps.db, deps.log, deps.config.workerStaleSeconds);
+  liveness.attach(events);
+  const runner = await run({ ...options, events });
+  await liveness.start();
+  // A runner that ends by itself (fatal error) stops beating too, so its locks get released.
+  void runner.promise.then(
+    () => liveness.stop(),
+    () => liveness.stop(),
+  );
+  return {
+    ...runner,
+    stop: async (reason?: string) => {
+      try {
+        await runner.stop(reason);
+      } finally {
+        await liveness.stop();
+      }
+    },
+    kill: async (reason?: string) => {
+      try {
+        await runner.kill(reason);
+      } finally {
+        await liveness.stop();
+      }
+    },
+  };
+}
 
 /** Starts graphile-worker with the project's task list and crontab. */
 export async function startWorker(deps: Deps, connectionString: string): Promise<Runner> {
   configureScoringPool(deps.config.scoringPoolSize);
-  const runner = await run({
+  const runner = await runWithLiveness(deps, {
     connectionString,
     concurrency: deps.config.workerConcurrency,
     taskList: buildTaskList(deps),
@@ -20,4 +58,3 @@ export async function startWorker(deps: Deps, connectionString: string): Promise
   void runner.promise.then(destroyScoringPool, destroyScoringPool);
   return runner;
 }
-

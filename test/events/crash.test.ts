@@ -10,7 +10,7 @@ const CHILD = path.join(__dirname, 'worker-child.ts');
 function startWorker(databaseUrl: string): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['--require', 'tsx/cjs', CHILD], {
     cwd: path.resolve(__dirname, '..', '..'),
-    env: { ...process.env, DATABASE_URL: databaseUrl, NODE_ENV: 'test' },
+    env: { ...process.env, DATABASE_URL: databaseUrl, NODE_ENV: 'test', WORKER_STALE_SECONDS: '2' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   return new Promise((resolve, reject) => {
@@ -69,8 +69,8 @@ describe('webhook delivery survives a killed worker', function () {
       const inFlight = rx.received.length;
       expect(inFlight).to.be.greaterThanOrEqual(3);
 
-      // The dead worker's jobs stay locked (graphile would release them after 4 hours):
-      // release exactly the worker ids that hold this test's jobs.
+      // No manual unlock: the next worker finds the dead one's heartbeat stale and releases its
+      // jobs itself (src/db/worker-liveness.ts).
       const locked = (await ctx.db.raw(
         `select distinct j.locked_by from graphile_worker._private_jobs j
          where j.locked_by is not null and (j.payload->>'eventId' = any(?) or j.payload->>'deliveryId' in
@@ -78,7 +78,6 @@ describe('webhook delivery survives a killed worker', function () {
         [eventIds, s.webhook.id],
       )).rows.map((r: { locked_by: string }) => r.locked_by);
       expect(locked.length).to.be.greaterThan(0);
-      await ctx.db.raw('select graphile_worker.force_unlock_workers(?::text[])', [locked]);
 
       hang = false;
       const second = await startWorker(ctx.databaseUrl);
@@ -92,6 +91,9 @@ describe('webhook delivery survives a killed worker', function () {
         'all deliveries to succeed',
       );
       second.kill('SIGKILL');
+      // The second worker removed the dead one's heartbeat when it released its jobs.
+      const rows0 = await ctx.db('worker_heartbeats').whereIn('worker_id', locked);
+      expect(rows0).to.have.length(0);
 
       const delivered = new Set(rx.received.filter((r) => r.headers['webhook-id']).map((r) => r.headers['webhook-id'] as string));
       for (const id of eventIds) expect(delivered.has(id), id).to.equal(true);

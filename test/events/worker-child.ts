@@ -1,8 +1,8 @@
 /**
  * A worker process for the crash test: graphile-worker with the event tasks against the test
- * database named by DATABASE_URL. Prints its runner's readiness on stdout; the test SIGKILLs it.
+ * database named by DATABASE_URL, with the worker's heartbeat and crash recovery. Prints its
+ * runner's readiness on stdout; the test SIGKILLs it.
  */
-import { run } from 'graphile-worker';
 import { testConfig } from '../helpers/context';
 import { createLogger } from '../../src/log';
 import { createDb } from '../../src/db/knex';
@@ -10,13 +10,15 @@ import { createLimiter } from '../../src/limits';
 import type { Deps } from '../../src/deps';
 import { eventFanout } from '../../jobs/event_fanout';
 import { webhookDeliver } from '../../jobs/webhook_deliver';
+import { runWithLiveness } from '../../src/worker-runner';
 
 async function main(): Promise<void> {
   const url = process.env.DATABASE_URL!;
-  const config = testConfig(url);
+  // The crash test shortens the stale bound so the next worker releases a killed one's jobs quickly.
+  const config = testConfig(url, process.env.WORKER_STALE_SECONDS ? { WORKER_STALE_SECONDS: process.env.WORKER_STALE_SECONDS } : {});
   const log = createLogger(config.logLevel);
   const deps: Deps = { config, log, db: createDb(url, 6), limiter: createLimiter(config, log), now: () => new Date() };
-  await run({
+  await runWithLiveness(deps, {
     connectionString: url,
     concurrency: 4,
     taskList: { event_fanout: eventFanout(deps), webhook_deliver: webhookDeliver(deps) },
