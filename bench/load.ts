@@ -5,7 +5,7 @@
  * and reputation-only reads. Every figure is a ratio to a bare Koa route (its own child process)
  * measured in the same run.
  *
- *   npx tsx bench/load.ts [--seconds 12] [--connections 16] [--agents 800] [--posts 5000]
+ *   npx tsx bench/load.ts [--seconds 12] [--connections 16] [--agents 800] [--posts 5000] [--breakdown] [--cpu-prof DIR]
  *
  * The server is `node dist/src/server.js` when dist/ is built (`--tsx` runs src/server.ts
  * through tsx instead), against a fresh database on the machine's PostgreSQL
@@ -35,6 +35,13 @@ const ADMIN = process.env.BENCH_ADMIN_DATABASE_URL || 'postgres://postgres@127.0
 const REDIS = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 const ROOT = path.resolve(__dirname, '..');
 const USE_DIST = !process.argv.includes('--tsx') && fs.existsSync(path.join(ROOT, 'dist/src/server.js'));
+/** Also measure each read kind and the writes alone (short runs), to see where the time goes. */
+const BREAKDOWN = process.argv.includes('--breakdown');
+/** Directory for a V8 CPU profile of the server process (written when it exits). */
+const CPU_PROF = (() => {
+  const i = process.argv.indexOf('--cpu-prof');
+  return i > 0 ? path.resolve(process.argv[i + 1]) : null;
+})();
 
 function dbUrl(name: string): string {
   const u = new URL(ADMIN);
@@ -152,18 +159,30 @@ class Writer {
   }
 }
 
-function reads(agents: Agent[], posts: string[]): () => Req {
+/** The read mix: share of reads, label, request. */
+function readKinds(agents: Agent[], posts: string[]): [number, string, () => Req][] {
   const cats = ['overall', 'helpful', 'funny', 'debater', 'rising', 'savage'];
   const any = <T>(xs: T[]) => xs[Math.floor(Math.random() * xs.length)];
+  return [
+    [0.2, 'GET /feed?sort=hot', () => ({ method: 'GET', path: '/api/v1/feed?sort=hot' })],
+    [0.1, 'GET /feed?sort=new', () => ({ method: 'GET', path: '/api/v1/feed?sort=new' })],
+    [0.15, 'GET /posts/{id}', () => ({ method: 'GET', path: `/api/v1/posts/${any(posts)}` })],
+    [0.15, 'GET /posts/{id}/comments', () => ({ method: 'GET', path: `/api/v1/posts/${any(posts)}/comments` })],
+    [0.12, 'GET /leaderboards', () => ({ method: 'GET', path: `/api/v1/leaderboards?category=${any(cats)}` })],
+    [0.14, 'GET /agents/{handle}/reputation', () => ({ method: 'GET', path: `/api/v1/agents/${any(agents).handle}/reputation` })],
+    [0.14, 'GET /agents/{handle}', () => ({ method: 'GET', path: `/api/v1/agents/${any(agents).handle}` })],
+  ];
+}
+
+function reads(agents: Agent[], posts: string[]): () => Req {
+  const kinds = readKinds(agents, posts);
   return () => {
-    const r = Math.random();
-    if (r < 0.2) return { method: 'GET', path: '/api/v1/feed?sort=hot' };
-    if (r < 0.3) return { method: 'GET', path: '/api/v1/feed?sort=new' };
-    if (r < 0.45) return { method: 'GET', path: `/api/v1/posts/${any(posts)}` };
-    if (r < 0.6) return { method: 'GET', path: `/api/v1/posts/${any(posts)}/comments` };
-    if (r < 0.72) return { method: 'GET', path: `/api/v1/leaderboards?category=${any(cats)}` };
-    if (r < 0.86) return { method: 'GET', path: `/api/v1/agents/${any(agents).handle}/reputation` };
-    return { method: 'GET', path: `/api/v1/agents/${any(agents).handle}` };
+    let r = Math.random();
+    for (const [share, , req] of kinds) {
+      if (r < share) return req();
+      r -= share;
+    }
+    return kinds[kinds.length - 1][2]();
   };
 }
 
@@ -206,7 +225,8 @@ async function main() {
     console.log(`seeded ${agents.length} agents with keys and ${POSTS} posts in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     const port = await freePort();
     const env = { ...process.env, NODE_ENV: 'production', DATABASE_URL: url, REDIS_URL: REDIS, PORT: String(port), HOST: '127.0.0.1', PUBLIC_URL: `http://127.0.0.1:${port}`, SESSION_SECRET: 'bench-session-secret-0123456789abcdef0123456789', LOG_LEVEL: 'silent' };
-    const entry = USE_DIST ? [path.join(ROOT, 'dist/src/server.js')] : ['-r', 'tsx/cjs', path.join(ROOT, 'src/server.ts')];
+    const prof = CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', CPU_PROF] : [];
+    const entry = [...prof, ...(USE_DIST ? [path.join(ROOT, 'dist/src/server.js')] : ['-r', 'tsx/cjs', path.join(ROOT, 'src/server.ts')])];
     const server = await startChild(entry, env, port);
     children.push(server);
     const slugs = ((await (await fetch(`http://127.0.0.1:${port}/api/v1/communities`)).json()) as any).data.map((c: any) => c.slug);
@@ -246,6 +266,14 @@ async function main() {
     console.log(row('mixed: 80% reads, 20% writes', mix, '>= 0.30'));
     console.log(row('GET /leaderboards (6 categories)', lbr, '>= 0.6'));
     console.log(row('GET /agents/{handle}/reputation', repr, '>= 0.6'));
+    if (BREAKDOWN) {
+      // Each part alone, for profiling (short runs; writes keep to the same client-side schedule).
+      console.log('\n| part (alone) | requests | req/s | p50 ms | p99 ms | p99.9 ms | error rate | 429 | 5xx | ratio to bare | |');
+      console.log('|---|---|---|---|---|---|---|---|---|---|---|');
+      for (const [, label, req] of readKinds(agents, posts)) console.log(row(label, await measure(port, req, Math.max(3, SECONDS / 3)), ''));
+      const writes = await measure(port, () => w.request() ?? { method: 'GET', path: '/api/v1/feed?sort=hot' }, Math.max(3, SECONDS / 3));
+      console.log(row('writes (feed read when no agent is free)', writes, ''));
+    }
     const ok = mix.s5xx + lbr.s5xx + repr.s5xx === 0 && mix.rps / bare.rps >= 0.3 && lbr.rps / bare.rps >= 0.6 && repr.rps / bare.rps >= 0.6;
     console.log(`\n${ok ? 'all targets met' : 'TARGETS MISSED'}`);
     process.exitCode = ok ? 0 : 2;

@@ -1,5 +1,6 @@
 import knexFactory, { Knex } from 'knex';
 import pg from 'pg';
+import { observeWrites } from '../cache/ttl';
 
 // bigint counts come back as strings by default; our counts fit in a JS number.
 pg.types.setTypeParser(20, (v) => Number(v));
@@ -8,7 +9,7 @@ pg.types.setTypeParser(20, (v) => Number(v));
 export type Db = Knex;
 
 export function createDb(connectionString: string, poolMax = 10): Db {
-  return knexFactory({
+  const db = knexFactory({
     client: 'pg',
     connection: { connectionString, connectionTimeoutMillis: 3000, statement_timeout: 30000 } as Knex.PgConnectionConfig,
     pool: {
@@ -20,4 +21,7 @@ export function createDb(connectionString: string, poolMax = 10): Db {
       propagateCreateError: false,
     },
   });
+  // In-process read caches (src/cache/ttl.ts) follow every write made through this instance.
+  observeWrites(db);
+  return db;
 }

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { TtlCache } from '../cache/ttl';
 import { API_KEY_PREFIX, constantTimeEqual, hmac, sha256 } from './secrets';
 import type { AgentRow, OwnerRow } from './repo';
 import type { Scope } from './scopes';
@@ -20,10 +21,25 @@ export type Principal = AgentPrincipal | OwnerPrincipal;
 export const SESSION_COOKIE = 'svc_session';
 export const SESSION_TTL_MS = 30 * 24 * 3600 * 1000;
 
-/** Returns the principal for a live key, or null for unknown, malformed or revoked keys. */
-export async function authenticateApiKey(db: Knex, key: string): Promise<AgentPrincipal | null> {
-  if (!key.startsWith(API_KEY_PREFIX) || key.length < API_KEY_PREFIX.length + 40 || key.length > 200) return null;
-  const hash = sha256(key);
+/**
+ * Principals of recently seen keys by key hash, so a busy agent's requests skip the key lookup.
+ * Any write to api_keys or agents through this process (revocation, suspension, claim, new
+ * key) empties it at once; revocations and suspensions made by another process (another web
+ * instance, the admin CLI) take effect within AUTH_CACHE_TTL_MS. Unknown keys are never cached.
+ */
+export const AUTH_CACHE_TTL_MS = 3000;
+// lastUsedAt at minute precision: one write a minute per key, not one per request; it changes nothing cached.
+const TOUCH_SQL = 'update api_keys set last_used_at = now() where id = ?';
+export const authCache = new TtlCache<AgentPrincipal | null>({
+  name: 'api-keys',
+  ttlMs: AUTH_CACHE_TTL_MS,
+  maxEntries: 20_000,
+  tables: ['api_keys', 'agents'],
+  // knex reports it with positional bindings ($1).
+  ignore: (sql) => sql.startsWith(TOUCH_SQL.slice(0, -1)),
+});
+
+async function loadApiKey(db: Knex, hash: Buffer): Promise<AgentPrincipal | null> {
   const row = await db('api_keys as k')
     .join('agents as a', 'a.id', 'k.agent_id')
     .where('k.key_hash', hash)
@@ -31,12 +47,20 @@ export async function authenticateApiKey(db: Knex, key: string): Promise<AgentPr
     .select('k.id as key_id', 'k.key_hash', 'k.key_prefix', 'k.scopes', 'k.last_used_at', 'a.*')
     .first();
   if (!row || !constantTimeEqual(row.key_hash, hash)) return null;
-  // lastUsedAt at minute precision: one write a minute per key, not one per request.
   if (!row.last_used_at || Date.now() - new Date(row.last_used_at).getTime() > 60_000) {
-    db('api_keys').where({ id: row.key_id }).update({ last_used_at: db.fn.now() }).catch(() => undefined);
+    db.raw(TOUCH_SQL, [row.key_id]).catch(() => undefined);
   }
   const { key_id, key_hash: _h, key_prefix, scopes, last_used_at: _l, ...agent } = row;
   return { kind: 'agent', agent: agent as AgentRow, apiKeyId: key_id, keyPrefix: key_prefix, scopes };
+}
+
+/** Returns the principal for a live key, or null for unknown, malformed or revoked keys. */
+export async function authenticateApiKey(db: Knex, key: string): Promise<AgentPrincipal | null> {
+  if (!key.startsWith(API_KEY_PREFIX) || key.length < API_KEY_PREFIX.length + 40 || key.length > 200) return null;
+  const hash = sha256(key);
+  const p = await authCache.load(hash.toString('base64'), () => loadApiKey(db, hash), (v) => v !== null);
+  // A copy per request: handlers may not change what the next request sees.
+  return p && { ...p, agent: { ...p.agent }, scopes: [...p.scopes] };
 }
 
 export function signSession(secret: string, sessionId: string): string {

@@ -1,7 +1,7 @@
 import { defineRoutes, send } from '../http/route';
 import { CATEGORIES, LEADERBOARD } from '../scoring/policy';
 import { WEEK_PATTERN } from '../scoring/week';
-import { getLeaderboard, listWeeks } from './service';
+import { getLeaderboardBody, listWeeks } from './service';
 
 const ts = { type: ['string', 'null'], format: 'date-time' };
 const snapshotSchema = {
@@ -61,8 +61,9 @@ export const leaderboardRoutes = defineRoutes([
       429: { description: 'RATE_LIMITED (read limit of an identified agent)' },
     },
     handler: async (ctx) => {
-      const r = await getLeaderboard(ctx.deps.db, ctx.state.query, ctx.deps.now());
-      send(ctx, 200, r.data, r.meta);
+      ctx.status = 200;
+      ctx.type = 'application/json; charset=utf-8';
+      ctx.body = await getLeaderboardBody(ctx.deps.db, ctx.state.query, ctx.deps.now());
     },
   },
   {

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { TtlCache } from '../cache/ttl';
 import { AppError, badRequest } from '../http/errors';
 import { CATEGORIES, LEADERBOARD } from '../scoring/policy';
 import { isCategory } from '../scoring/leaderboard';
@@ -14,11 +15,28 @@ export interface LeaderboardQuery {
 
 const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 
-export async function getLeaderboard(db: Knex, q: LeaderboardQuery, now: Date) {
+/**
+ * Serialized `{data, meta}` bodies by (week, category, limit, current or not): snapshots change
+ * only when the scoring worker rewrites them (about every 15 minutes), so a few seconds of TTL
+ * serve nearly every read from memory. Writes to leaderboard_snapshots through this process
+ * invalidate at once (src/cache/ttl.ts).
+ */
+export const LEADERBOARD_CACHE_TTL_MS = 5000;
+export const leaderboardCache = new TtlCache<string>({ name: 'leaderboards', ttlMs: LEADERBOARD_CACHE_TTL_MS, maxEntries: 1000, tables: ['leaderboard_snapshots'] });
+
+/** GET /leaderboards as its serialized body, through the cache. */
+export async function getLeaderboardBody(db: Knex, q: LeaderboardQuery, now: Date): Promise<string> {
+  const { week, category } = resolveLeaderboardQuery(q, now);
+  const isCurrent = compareWeeks(week, weekOf(now)) === 0;
+  const key = `${formatWeek(week)}|${category}|${q.limit ?? LEADERBOARD.defaultLimit}|${isCurrent ? 'current' : 'past'}`;
+  return leaderboardCache.load(key, async () => JSON.stringify(await getLeaderboard(db, q, now)));
+}
+
+/** Validates category and week (400 INVALID_CATEGORY / INVALID_WEEK); pure. */
+function resolveLeaderboardQuery(q: LeaderboardQuery, now: Date) {
   const category = q.category ?? 'overall';
   if (!isCategory(category)) throw badRequest('INVALID_CATEGORY', `Unknown category; use one of ${CATEGORIES.join(', ')}`);
-  const current = weekOf(now);
-  let week = current;
+  let week = weekOf(now);
   if (q.week !== undefined) {
     const c = checkWeek(q.week, now);
     if (!c.ok) {
@@ -27,6 +45,12 @@ export async function getLeaderboard(db: Knex, q: LeaderboardQuery, now: Date) {
     }
     week = c.week;
   }
+  return { week, category };
+}
+
+export async function getLeaderboard(db: Knex, q: LeaderboardQuery, now: Date) {
+  const { week, category } = resolveLeaderboardQuery(q, now);
+  const current = weekOf(now);
   const key = formatWeek(week);
   const isCurrent = compareWeeks(week, current) === 0;
   const limit = q.limit ?? LEADERBOARD.defaultLimit;

@@ -1,5 +1,5 @@
-import { defineRoutes, send } from '../http/route';
-import { getReputation } from './service';
+import { defineRoutes } from '../http/route';
+import { getReputationBody } from './service';
 
 const num = { type: 'number' };
 const reputationSchema = {
@@ -62,7 +62,9 @@ export const reputationRoutes = defineRoutes([
       429: { description: 'RATE_LIMITED (read limit of an identified agent)' },
     },
     handler: async (ctx) => {
-      send(ctx, 200, await getReputation(ctx.deps.db, ctx.state.params.handle, ctx.deps.now(), ctx.state.query.explain === true));
+      ctx.status = 200;
+      ctx.type = 'application/json; charset=utf-8';
+      ctx.body = await getReputationBody(ctx.deps.db, ctx.state.params.handle, ctx.deps.now(), ctx.state.query.explain === true);
     },
   },
 ]);

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { TtlCache } from '../cache/ttl';
 import { notFound } from '../http/errors';
 import { LEADERBOARD, REPUTATION, WEIGHTS } from '../scoring/policy';
 import { formatWeek, weekOf } from '../scoring/week';
@@ -56,6 +57,28 @@ async function explain(db: Knex, agentId: string, now: Date, components: any) {
   out.window = { days: WEIGHTS.windowDays };
   out.note = 'Counts only; no other agent is named. Reactions never count toward reputation.';
   return out;
+}
+
+/**
+ * Serialized `{data}` bodies (without explanation) by handle and current week: scores and
+ * snapshots change only when the scoring worker recomputes them, so a few seconds of TTL serve
+ * nearly every read from memory. Writes through this process to the tables read here (a
+ * suspension, a recompute run in-process) invalidate at once (src/cache/ttl.ts). Unknown handles
+ * are not cached.
+ */
+export const REPUTATION_CACHE_TTL_MS = 5000;
+export const reputationCache = new TtlCache<string>({
+  name: 'reputation',
+  ttlMs: REPUTATION_CACHE_TTL_MS,
+  maxEntries: 5000,
+  tables: ['agents', 'reputation_scores', 'leaderboard_snapshots'],
+});
+
+/** GET /agents/{handle}/reputation as its serialized body; ?explain=true is computed every time. */
+export async function getReputationBody(db: Knex, handle: string, now: Date, withExplain: boolean): Promise<string> {
+  if (withExplain) return JSON.stringify({ data: await getReputation(db, handle, now, true) });
+  const key = `${handle.replace(/^@/, '').toLowerCase()}|${formatWeek(weekOf(now))}`;
+  return reputationCache.load(key, async () => JSON.stringify({ data: await getReputation(db, handle, now, false) }));
 }
 
 export async function getReputation(db: Knex, handle: string, now: Date, withExplain: boolean) {

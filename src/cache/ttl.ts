@@ -1,0 +1,195 @@
+import type { Knex } from 'knex';
+
+/**
+ * Small in-process read caches (feed pages, leaderboard and reputation bodies, API-key
+ * principals) with one freshness rule:
+ *
+ * - Within this process a read never sees data from before a write this process committed:
+ *   every statement that writes a watched table (any knex instance made by createDb, so web
+ *   handlers, in-process jobs, the CLI and tests editing rows directly) bumps the cache's
+ *   generation when it runs and again when its connection goes back to the pool (after COMMIT);
+ *   a value loaded under an older generation is never stored.
+ * - Writes by other processes (another web instance, the worker, the admin CLI) show up within
+ *   the cache's TTL, a few seconds at most.
+ *
+ * Entries are bounded (least recently used evicted first). Concurrent misses of one key share
+ * one load (no stampede when an entry expires under load).
+ */
+
+export interface TtlCacheOptions {
+  /** Name in logs, docs and setCacheTtl(). */
+  name: string;
+  ttlMs: number;
+  maxEntries: number;
+  /** Tables whose writes invalidate the whole cache. */
+  tables: readonly string[];
+  /** Statements on those tables that do not change what the cache holds (e.g. a last-used timestamp). */
+  ignore?: (sql: string) => boolean;
+}
+
+const registry = new Map<string, TtlCache<unknown>>();
+/** Table → caches watching it. */
+const watchers = new Map<string, TtlCache<unknown>[]>();
+
+export class TtlCache<V> {
+  readonly name: string;
+  readonly defaultTtlMs: number;
+  private ttlMs: number;
+  private readonly maxEntries: number;
+  readonly ignore?: (sql: string) => boolean;
+  private gen = 0;
+  private readonly entries = new Map<string, { at: number; value: V }>();
+  private readonly inflight = new Map<string, { gen: number; promise: Promise<V> }>();
+  hits = 0;
+  misses = 0;
+
+  constructor(opts: TtlCacheOptions) {
+    if (registry.has(opts.name)) throw new Error(`cache ${opts.name} is defined twice`);
+    this.name = opts.name;
+    this.defaultTtlMs = opts.ttlMs;
+    this.ttlMs = opts.ttlMs;
+    this.maxEntries = opts.maxEntries;
+    this.ignore = opts.ignore;
+    registry.set(opts.name, this as TtlCache<unknown>);
+    for (const t of opts.tables) watchers.set(t, [...(watchers.get(t) ?? []), this as TtlCache<unknown>]);
+  }
+
+  get ttl(): number {
+    return this.ttlMs;
+  }
+
+  /** 0 disables the cache; null restores the default. Clears it either way. */
+  setTtl(ms: number | null): void {
+    this.ttlMs = ms ?? this.defaultTtlMs;
+    this.invalidate();
+  }
+
+  generation(): number {
+    return this.gen;
+  }
+
+  invalidate(): void {
+    this.gen++;
+    this.entries.clear();
+    this.inflight.clear();
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  get(key: string, nowMs = Date.now()): V | undefined {
+    if (this.ttlMs <= 0) return undefined;
+    const e = this.entries.get(key);
+    if (!e) return undefined;
+    if (nowMs - e.at >= this.ttlMs) {
+      this.entries.delete(key);
+      return undefined;
+    }
+    // Re-inserting keeps Map order = least recently used first.
+    this.entries.delete(key);
+    this.entries.set(key, e);
+    return e.value;
+  }
+
+  /** Stores a value loaded under generation `gen`; a write since then makes it unfit. */
+  put(key: string, value: V, gen: number, nowMs = Date.now()): void {
+    if (this.ttlMs <= 0 || gen !== this.gen) return;
+    this.entries.delete(key);
+    while (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value as string);
+    this.entries.set(key, { at: nowMs, value });
+  }
+
+  /**
+   * The cached value, or `load()` once for all concurrent callers of the same generation.
+   * `cacheable(v)` false: returned but not stored (e.g. a result that must not be remembered).
+   */
+  async load(key: string, load: () => Promise<V>, cacheable: (v: V) => boolean = () => true): Promise<V> {
+    const hit = this.get(key);
+    if (hit !== undefined) {
+      this.hits++;
+      return hit;
+    }
+    this.misses++;
+    if (this.ttlMs <= 0) return load();
+    const gen = this.gen;
+    const running = this.inflight.get(key);
+    if (running && running.gen === gen) return running.promise;
+    const promise = load().then(
+      (v) => {
+        if (this.inflight.get(key)?.promise === promise) this.inflight.delete(key);
+        if (cacheable(v)) this.put(key, v, gen);
+        return v;
+      },
+      (e) => {
+        if (this.inflight.get(key)?.promise === promise) this.inflight.delete(key);
+        throw e;
+      },
+    );
+    this.inflight.set(key, { gen, promise });
+    return promise;
+  }
+}
+
+export function getCache(name: string): TtlCache<unknown> | undefined {
+  return registry.get(name);
+}
+
+/** Benchmarks and tests: set one cache's TTL (0 off, null default), or every cache's with name '*'. */
+export function setCacheTtl(name: string, ms: number | null): void {
+  for (const c of registry.values()) if (name === '*' || c.name === name) c.setTtl(ms);
+}
+
+export function cacheStats(): { name: string; ttlMs: number; size: number; hits: number; misses: number }[] {
+  return [...registry.values()].map((c) => ({ name: c.name, ttlMs: c.ttl, size: c.size, hits: c.hits, misses: c.misses }));
+}
+
+// Writing statements and the table they write: INSERT INTO t, UPDATE t, DELETE FROM t, also inside CTEs.
+// "FOR UPDATE OF t" and "DO UPDATE SET" name no watched table, so they never match one.
+const WRITE_RE = /\b(?:insert\s+into|update|delete\s+from)\s+(?:only\s+)?(?:"?public"?\.)?"?([a-z_][a-z0-9_]*)"?/gi;
+const TRUNCATE_RE = /^\s*truncate\b/i;
+
+/** Caches that `sql` makes stale (empty for reads and for writes to unwatched tables). */
+export function cachesWrittenBy(sql: string): TtlCache<unknown>[] {
+  if (TRUNCATE_RE.test(sql)) return [...registry.values()];
+  const out: TtlCache<unknown>[] = [];
+  WRITE_RE.lastIndex = 0;
+  for (let m = WRITE_RE.exec(sql); m; m = WRITE_RE.exec(sql)) {
+    const ws = watchers.get(m[1].toLowerCase());
+    if (!ws) continue;
+    for (const c of ws) {
+      if (c.ignore?.(sql)) continue;
+      if (!out.includes(c)) out.push(c);
+    }
+  }
+  return out;
+}
+
+/**
+ * Wires a knex instance to the caches: a write to a watched table invalidates them when it is
+ * sent and again when its connection returns to the pool, i.e. after its transaction committed
+ * or rolled back (a read that raced the uncommitted write cannot stay cached).
+ */
+export function observeWrites(db: Knex): void {
+  const pending = new Map<string, Set<TtlCache<unknown>>>();
+  db.on('query', (q: { sql?: string; __knexUid?: string }) => {
+    if (typeof q.sql !== 'string') return;
+    const stale = cachesWrittenBy(q.sql);
+    if (stale.length === 0) return;
+    for (const c of stale) c.invalidate();
+    if (!q.__knexUid) return;
+    let s = pending.get(q.__knexUid);
+    if (!s) pending.set(q.__knexUid, (s = new Set()));
+    for (const c of stale) s.add(c);
+  });
+  const client = db.client as { releaseConnection(conn: { __knexUid?: string }): Promise<void> };
+  const release = client.releaseConnection.bind(client);
+  client.releaseConnection = (conn) => {
+    const s = conn?.__knexUid ? pending.get(conn.__knexUid) : undefined;
+    if (s) {
+      pending.delete(conn.__knexUid!);
+      for (const c of s) c.invalidate();
+    }
+    return release(conn);
+  };
+}

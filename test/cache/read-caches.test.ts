@@ -1,0 +1,247 @@
+import { expect } from 'chai';
+import knexFactory from 'knex';
+import { getContext } from '../helpers/context';
+import { api } from '../helpers/api';
+import { newAgent, newOwner } from '../helpers/factories';
+import { TtlCache, cachesWrittenBy, setCacheTtl } from '../../src/cache/ttl';
+import { authCache } from '../../src/identity/authenticate';
+import { leaderboardCache } from '../../src/leaderboards/service';
+import { reputationCache } from '../../src/reputation/service';
+import { setAgentStatus } from '../../src/identity/cli';
+
+/** Runs `fn` and returns how many SQL statements went through the app's knex instance meanwhile. */
+async function queries<T>(fn: () => Promise<T>): Promise<{ n: number; sql: string[]; value: T }> {
+  const { db } = await getContext();
+  const sql: string[] = [];
+  const on = (q: { sql: string }) => sql.push(q.sql);
+  db.on('query', on);
+  try {
+    const value = await fn();
+    return { n: sql.length, sql, value };
+  } finally {
+    db.removeListener('query', on);
+  }
+}
+
+describe('read caches: TtlCache', () => {
+  let seq = 0;
+  const fresh = (ttlMs = 1000, maxEntries = 3) => new TtlCache<string>({ name: `unit-${++seq}`, ttlMs, maxEntries, tables: [`unit_table_${seq}`] });
+
+  it('serves a value until its TTL, then forgets it', () => {
+    const c = fresh(1000);
+    c.put('k', 'v', c.generation(), 10_000);
+    expect(c.get('k', 10_999)).to.equal('v');
+    expect(c.get('k', 11_000)).to.equal(undefined);
+  });
+
+  it('keeps at most maxEntries, evicting the least recently used', () => {
+    const c = fresh(60_000, 3);
+    for (const k of ['a', 'b', 'c']) c.put(k, k, c.generation());
+    expect(c.get('a')).to.equal('a'); // a is now the most recent
+    c.put('d', 'd', c.generation());
+    expect([c.get('a'), c.get('b'), c.get('c'), c.get('d')]).to.deep.equal(['a', undefined, 'c', 'd']);
+    expect(c.size).to.equal(3);
+  });
+
+  it('refuses a value loaded before an invalidation; TTL 0 disables it', () => {
+    const c = fresh();
+    const gen = c.generation();
+    c.invalidate();
+    c.put('k', 'old', gen);
+    expect(c.get('k')).to.equal(undefined);
+    c.setTtl(0);
+    c.put('k', 'v', c.generation());
+    expect(c.get('k')).to.equal(undefined);
+  });
+
+  it('concurrent misses share one load; a load racing an invalidation is returned but not stored', async () => {
+    const c = fresh(60_000);
+    let loads = 0;
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const loader = async () => {
+      loads++;
+      await gate;
+      return `v${loads}`;
+    };
+    const all = Promise.all([c.load('k', loader), c.load('k', loader), c.load('k', loader)]);
+    release();
+    expect(await all).to.deep.equal(['v1', 'v1', 'v1']);
+    expect(loads).to.equal(1);
+    expect(await c.load('k', loader)).to.equal('v1');
+
+    let release2!: () => void;
+    const gate2 = new Promise<void>((r) => (release2 = r));
+    const racing = c.load('other', async () => {
+      await gate2;
+      return 'stale';
+    });
+    c.invalidate();
+    release2();
+    expect(await racing).to.equal('stale');
+    expect(c.get('other')).to.equal(undefined);
+  });
+
+  it('does not store results the caller marks uncacheable, nor failures', async () => {
+    const c = fresh(60_000);
+    expect(await c.load('k', async () => 'no', () => false)).to.equal('no');
+    expect(c.get('k')).to.equal(undefined);
+    let err: unknown;
+    await c.load('e', () => Promise.reject(new Error('boom'))).catch((e) => (err = e));
+    expect(String(err)).to.include('boom');
+    expect(await c.load('e', async () => 'ok')).to.equal('ok');
+  });
+
+  it('knows which statements write which cached tables', () => {
+    const names = (sql: string) => cachesWrittenBy(sql).map((c) => c.name).sort();
+    expect(names('update "api_keys" set "revoked_at" = coalesce(revoked_at, $1) where "id" = $2')).to.deep.equal(['api-keys']);
+    expect(names('update "agents" set "status" = $1 where "id" = $2')).to.deep.equal(['api-keys', 'feed', 'reputation']);
+    expect(names('insert into "leaderboard_snapshots" ("week") values ($1) on conflict (week, category) do update set entries = excluded.entries')).to.deep.equal(['leaderboards', 'reputation']);
+    expect(names('with x as (delete from reputation_scores where agent_id = $1 returning 1) select 1')).to.deep.equal(['reputation']);
+    expect(names('truncate agents cascade')).to.include.members(['api-keys', 'feed', 'leaderboards', 'reputation']);
+    // Reads, locking reads, and the key's minute-precision last-use touch change nothing cached.
+    expect(names('select * from "agents" where "handle" = $1')).to.deep.equal([]);
+    expect(names('select "p"."id" from "posts" as "p" inner join "agents" as "a" on "a"."id" = "p"."author_id" for no key update of "p"')).to.deep.equal([]);
+    expect(names('update api_keys set last_used_at = now() where id = $1')).to.deep.equal([]);
+    expect(names('update api_keys set last_used_at = now(), revoked_at = now() where id = $1')).to.deep.equal(['api-keys']);
+    expect(names('update "votes" set "value" = $1')).to.deep.equal([]);
+  });
+});
+
+describe('read caches: API keys', () => {
+  it('a key seen recently skips the key lookup; revoking it through the owner API refuses it at once', async () => {
+    const owner = await newOwner();
+    const a = await newAgent({ owner });
+    expect((await api('GET', '/me', { key: a.key })).status).to.equal(200);
+    const again = await queries(() => api('GET', '/me', { key: a.key }));
+    expect(again.value.status).to.equal(200);
+    expect(again.sql.filter((s) => s.includes('api_keys'))).to.deep.equal([]);
+
+    const keys = await api('GET', `/owner/agents/${a.agent.id}/keys`, { session: owner.session });
+    const revoked = await api('DELETE', `/owner/agents/${a.agent.id}/keys/${keys.body.data[0].id}`, { session: owner.session });
+    expect(revoked.status).to.equal(200);
+    const after = await api('GET', '/me', { key: a.key });
+    expect(after.status).to.equal(401);
+    expect(after.body.error.code).to.equal('INVALID_API_KEY');
+  });
+
+  it('a revocation or suspension written directly in the database applies to the next request', async () => {
+    const { db, deps } = await getContext();
+    const a = await newAgent();
+    const b = await newAgent();
+    const post = await api('POST', '/posts', { key: a.key, body: { communitySlug: 'general', body: 'cache suspension' } });
+    expect(post.status).to.equal(201);
+    await setAgentStatus(deps, a.handle, 'suspended');
+    const refused = await api('POST', '/posts', { key: a.key, body: { communitySlug: 'general', body: 'again' } });
+    expect(refused.status).to.equal(403);
+    expect(refused.body.error.code).to.equal('AGENT_SUSPENDED');
+
+    expect((await api('GET', '/me', { key: b.key })).status).to.equal(200);
+    await db('api_keys').where({ agent_id: b.agent.id }).update({ revoked_at: new Date() });
+    expect((await api('GET', '/me', { key: b.key })).status).to.equal(401);
+  });
+
+  it("the key's last-use time is still recorded (minute precision)", async () => {
+    const { db } = await getContext();
+    const a = await newAgent();
+    expect((await api('GET', '/me', { key: a.key })).status).to.equal(200);
+    let row: { last_used_at: Date | null } | undefined;
+    for (let i = 0; i < 50 && !row?.last_used_at; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+      row = await db('api_keys').where({ agent_id: a.agent.id }).first('last_used_at');
+    }
+    expect(row?.last_used_at).to.be.instanceOf(Date);
+  });
+});
+
+describe('read caches: leaderboards and reputation', () => {
+  // A past week of its own (after 2001-W10, which other tests expect to be before any activity).
+  const week = '2015-W20';
+  const entries = (score: number, handle: string) =>
+    JSON.stringify([{ rank: 1, score, components: { upvotesWeighted: score }, agent: { id: '00000000-0000-4000-8000-000000000000', handle, displayName: 'Cached' } }]);
+
+  afterEach(() => setCacheTtl('*', null));
+
+  it('GET /leaderboards is served from memory until a write to the snapshot, which shows at once', async () => {
+    const { db } = await getContext();
+    await db('leaderboard_snapshots')
+      .insert({ week, category: 'debater', status: 'live', week_start: new Date('2015-05-11T00:00:00Z'), week_end: new Date('2015-05-18T00:00:00Z'), computed_at: new Date(), entries: entries(5, 'lb_cache_one') })
+      .onConflict(['week', 'category'])
+      .merge();
+    const path = `/leaderboards?week=${week}&category=debater`;
+    const first = await api('GET', path);
+    expect(first.status).to.equal(200);
+    expect(first.body.data.entries[0]).to.deep.include({ rank: 1, score: 5 });
+    const second = await queries(() => api('GET', path));
+    expect(second.n).to.equal(0);
+    expect(second.value.text).to.equal(first.text);
+    expect(second.value.headers.get('content-type')).to.match(/^application\/json/);
+
+    await db('leaderboard_snapshots').where({ week, category: 'debater' }).update({ entries: entries(7, 'lb_cache_two') });
+    const third = await api('GET', path);
+    expect(third.body.data.entries[0]).to.deep.include({ score: 7, agent: { handle: '@lb_cache_two', displayName: 'Cached' } });
+  });
+
+  it('GET /agents/{handle}/reputation is served from memory; a suspension and a rescore show at once', async () => {
+    const { db, deps } = await getContext();
+    const a = await newAgent();
+    await db('reputation_scores').insert({ agent_id: a.agent.id, score: 420, components: JSON.stringify({ version: 1, total: 420 }), computed_at: new Date() });
+    const first = await api('GET', `/agents/@${a.handle.toUpperCase()}/reputation`);
+    expect(first.body.data).to.deep.include({ handle: '@' + a.handle, score: 420, suspended: false });
+    const second = await queries(() => api('GET', `/agents/${a.handle}/reputation`));
+    expect(second.n).to.equal(0);
+    expect(second.value.text).to.equal(first.text);
+
+    await setAgentStatus(deps, a.handle, 'suspended');
+    expect((await api('GET', `/agents/${a.handle}/reputation`)).body.data).to.deep.include({ score: 0, suspended: true });
+    await setAgentStatus(deps, a.handle, 'active');
+    await db('reputation_scores').where({ agent_id: a.agent.id }).update({ score: 421 });
+    expect((await api('GET', `/agents/${a.handle}/reputation`)).body.data).to.deep.include({ score: 421, suspended: false });
+
+    // ?explain=true is never cached; unknown handles are not remembered.
+    const explained = await queries(() => api('GET', `/agents/${a.handle}/reputation?explain=true`));
+    expect(explained.n).to.be.greaterThan(0);
+    const ghost = `ghost_${Date.now().toString(36)}`;
+    expect((await api('GET', `/agents/${ghost}/reputation`)).status).to.equal(404);
+    const g = await newAgent({ handle: ghost });
+    expect((await api('GET', `/agents/${g.handle}/reputation`)).body.data).to.deep.include({ score: null });
+  });
+
+  it('a read that raced an uncommitted rescore is not kept once the transaction commits', async () => {
+    const { db } = await getContext();
+    const a = await newAgent();
+    await db('reputation_scores').insert({ agent_id: a.agent.id, score: 100, components: '{}', computed_at: new Date() });
+    const path = `/agents/${a.handle}/reputation`;
+    await db.transaction(async (trx) => {
+      await trx('reputation_scores').where({ agent_id: a.agent.id }).update({ score: 200 });
+      // Reads the committed 100 while the update is in flight, and may try to cache it.
+      expect((await api('GET', path)).body.data.score).to.equal(100);
+    });
+    expect((await api('GET', path)).body.data.score).to.equal(200);
+  });
+
+  it('writes by another process show within the TTL', async () => {
+    const ctx = await getContext();
+    const a = await newAgent();
+    await ctx.db('reputation_scores').insert({ agent_id: a.agent.id, score: 10, components: '{}', computed_at: new Date() });
+    reputationCache.setTtl(150);
+    const path = `/agents/${a.handle}/reputation`;
+    expect((await api('GET', path)).body.data.score).to.equal(10);
+    // A separate connection pool stands for another process: this process does not see its write.
+    const other = knexFactory({ client: 'pg', connection: ctx.databaseUrl, pool: { min: 0, max: 1 } });
+    try {
+      await other('reputation_scores').where({ agent_id: a.agent.id }).update({ score: 11 });
+    } finally {
+      await other.destroy();
+    }
+    expect((await api('GET', path)).body.data.score).to.equal(10);
+    await new Promise((r) => setTimeout(r, 200));
+    expect((await api('GET', path)).body.data.score).to.equal(11);
+  });
+
+  it('the caches are bounded and have short default TTLs', () => {
+    for (const c of [authCache, leaderboardCache, reputationCache]) {
+      expect(c.defaultTtlMs).to.be.within(1000, 5000);
+    }
+  });
+});
