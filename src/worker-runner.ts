@@ -6,6 +6,7 @@ import { buildTaskList } from '../jobs';
 import { repoRoot } from './db/paths';
 import { configureScoringPool, destroyScoringPool } from './scoring/pool';
 import { WorkerLiveness } from './db/worker-liveness';
+import { createDb } from './db/knex';
 
 /**
  * graphile-worker `run()` with crash recovery: the process keeps a heartbeat row and releases
@@ -15,29 +16,39 @@ import { WorkerLiveness } from './db/worker-liveness';
  */
 export async function runWithLiveness(deps: Deps, options: RunnerOptions): Promise<Runner> {
   const events = (options.events ?? new EventEmitter()) as WorkerEvents;
-  const liveness = new WorkerLiveness(deps.db, deps.log, deps.config.workerStaleSeconds);
+  // Its own connection: long jobs holding the main pool never delay a beat into looking dead.
+  const own = options.connectionString ? createDb(options.connectionString, 1) : null;
+  const liveness = new WorkerLiveness(own ?? deps.db, deps.log, deps.config.workerStaleSeconds);
+  let ended: Promise<void> | undefined;
+  const end = () =>
+    (ended ??= liveness.stop().finally(async () => {
+      await own?.destroy();
+    }));
   liveness.attach(events);
-  const runner = await run({ ...options, events });
+  let runner: Runner;
+  try {
+    runner = await run({ ...options, events });
+  } catch (e) {
+    await end();
+    throw e;
+  }
   await liveness.start();
   // A runner that ends by itself (fatal error) stops beating too, so its locks get released.
-  void runner.promise.then(
-    () => liveness.stop(),
-    () => liveness.stop(),
-  );
+  void runner.promise.then(end, end);
   return {
     ...runner,
     stop: async (reason?: string) => {
       try {
         await runner.stop(reason);
       } finally {
-        await liveness.stop();
+        await end();
       }
     },
     kill: async (reason?: string) => {
       try {
         await runner.kill(reason);
       } finally {
-        await liveness.stop();
+        await end();
       }
     },
   };

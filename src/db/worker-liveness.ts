@@ -12,7 +12,10 @@ import type { Logger } from '../log';
  *  - lock holders that have no heartbeat row at all and whose locks are older than the bound
  *    (a worker that died before registering, or a process without liveness).
  * A live worker beats far more often than the bound, so its locks are never released; all
- * times are the database's clock, so hosts with skewed clocks agree.
+ * staleness is judged on the database's clock, so hosts with skewed clocks agree. A worker only
+ * releases others once it has itself beaten without a failure for a whole bound: after a
+ * database outage longer than the bound every row is stale, and the first worker back must not
+ * release the others before they have had the chance to beat again.
  */
 
 export interface HeartbeatIdentity {
@@ -97,11 +100,14 @@ export class WorkerLiveness {
   private ticking: Promise<void> | null = null;
   private stopped = false;
   private stopping: Promise<void> | null = null;
+  /** monotonic ms of the first beat of the current unbroken run of successful beats */
+  private healthySince: number | null = null;
 
   constructor(
     private readonly db: Knex,
     private readonly log: Logger,
     readonly staleSeconds: number,
+    private readonly clock: () => number = () => performance.now(),
   ) {}
 
   attach(events: WorkerEvents): void {
@@ -123,13 +129,24 @@ export class WorkerLiveness {
     return { workerId: this.poolId, workerIds: this.workerIds, hostname: os.hostname(), pid: process.pid };
   }
 
-  /** One beat and one recovery sweep; failures (database down) are logged and retried next beat. */
+  /**
+   * One beat, then a recovery sweep if this worker has been beating for a whole bound. Failures
+   * (database down) are logged and retried on the next beat.
+   */
   tick(): Promise<void> {
     if (this.stopped) return this.ticking ?? Promise.resolve();
     this.ticking ??= (async () => {
       try {
         const me = this.identity();
-        if (me) await beat(this.db, me);
+        try {
+          if (me) await beat(this.db, me);
+          else await this.db.raw('select 1');
+        } catch (e) {
+          this.healthySince = null;
+          throw e;
+        }
+        this.healthySince ??= this.clock();
+        if (this.clock() - this.healthySince < this.staleSeconds * 1000) return;
         const r = await recoverStaleWorkers(this.db, this.staleSeconds, me ? [me.workerId, ...me.workerIds] : []);
         if (r.workerIds.length) this.log.warn({ deadWorkers: r.workerIds, jobs: r.jobs, queues: r.queues }, 'released the job locks of dead workers');
       } catch (e) {

@@ -3,9 +3,10 @@ import { expect } from 'chai';
 import { getContext } from '../helpers/context';
 import { addJob } from '../../src/db/jobs';
 import { ConfigError, loadConfig } from '../../src/config';
-import { beatIntervalMs, recoverStaleWorkers } from '../../src/db/worker-liveness';
+import { EventEmitter } from 'events';
+import { beatIntervalMs, recoverStaleWorkers, WorkerLiveness } from '../../src/db/worker-liveness';
 import { runWithLiveness } from '../../src/worker-runner';
-import { Logger } from 'graphile-worker';
+import { Logger, WorkerEventMap, WorkerEvents } from 'graphile-worker';
 
 /**
  * Crash recovery rules of src/db/worker-liveness.ts against the real graphile-worker schema:
@@ -148,6 +149,30 @@ describe('worker liveness: automatic release of dead workers\' job locks', funct
     } finally {
       if (!stopped) await runner.stop();
     }
+  });
+
+  it('a worker releases others only after beating for a whole bound itself (back from an outage, it waits for the rest to beat)', async () => {
+    const { db, deps } = await getContext();
+    const dead = `pool-outage-${uid()}`;
+    await heartbeat(dead, 100);
+    const job = await lockedJob(dead, 100);
+    let t = 0;
+    const l = new WorkerLiveness(db, deps.log, 30, () => t);
+    const events = new EventEmitter() as WorkerEvents;
+    l.attach(events);
+    const me = `pool-me-${uid()}`;
+    events.emit('pool:create', { workerPool: { id: me } } as unknown as WorkerEventMap['pool:create']);
+    await l.tick();
+    expect(await db('worker_heartbeats').where({ worker_id: me }).first()).to.not.equal(undefined);
+    expect(await holderOf(job.id), 'first beat: no release yet').to.equal(dead);
+    t = 29_000;
+    await l.tick();
+    expect(await holderOf(job.id)).to.equal(dead);
+    t = 30_000;
+    await l.tick();
+    expect(await holderOf(job.id), 'a bound of healthy beats: released').to.equal(null);
+    await l.stop();
+    expect(await db('worker_heartbeats').where({ worker_id: me }).first()).to.equal(undefined);
   });
 
   it('WORKER_STALE_SECONDS: default 30 s (a beat every 5 s), validated', () => {
