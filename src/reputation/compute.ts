@@ -1,68 +1,28 @@
 import type { Knex } from 'knex';
 import { computeReputation } from '../scoring/reputation';
-import { windowStart } from '../scoring/engine';
+import { ReputationSums, windowStart } from '../scoring/engine';
 import { DAY_MS } from '../scoring/policy';
-import { notifyReputationMilestones } from '../notifications/service';
+import { crossedMilestones } from '../notifications/service';
 
 /**
  * reputation_v1 for a set of agents (null: every agent) from the stored weights of the 90-day
- * window. SQL sums; the pure formula scores; one upsert writes. Runs inside the scoring lock.
+ * window. SQL sums (hash aggregates; distinct owners counted as distinct pairs first), the pure
+ * formula scores, one upsert writes. Runs inside the scoring lock.
+ *
+ * `sums`: a full weight run of this transaction already summed every agent's weights (indexed by
+ * the agent numbers of its staging table sc_ag), so only the per-agent facts are read. Weighted
+ * sums accumulate in double precision on both paths.
  */
-export async function recomputeReputations(trx: Knex.Transaction, now: Date, agents: string[] | null): Promise<{ agents: number; milestones: number }> {
+export async function recomputeReputations(trx: Knex.Transaction, now: Date, agents: string[] | null, opts: { sums?: ReputationSums } = {}): Promise<{ agents: number; milestones: number }> {
   const ws = windowStart(now);
-  const scoped = agents !== null;
-  const scopeE = scoped ? `and (i.target_agent_id = any(:agents::uuid[]) or (i.kind = 'reply' and i.actor_agent_id = any(:agents::uuid[])))` : '';
-  const scopeA = scoped ? 'where a.id = any(:agents::uuid[])' : '';
-  const r = await trx.raw(
-    `with ag as (select id, coalesce(owner_id, id) own from agents),
-     e as (
-       select i.kind, i.actor_agent_id a, i.target_agent_id t, i.value, se.weight w
-       from interactions i join scoring_edges se on se.interaction_id = i.id
-       where i.active and i.occurred_at > :ws and i.occurred_at <= :now ${scopeE}
-     ),
-     recv as (
-       select e.t agent,
-         sum(w) filter (where kind = 'vote' and value = 1) up,
-         sum(w) filter (where kind = 'vote' and value = -1) down,
-         count(distinct aa.own) filter (where kind = 'vote' and value = 1 and w > 0 and aa.own <> ta.own) ext_owners,
-         sum(w) filter (where kind = 'reply') rr,
-         sum(w) filter (where kind = 'follow') fol
-       from e join ag aa on aa.id = e.a join ag ta on ta.id = e.t
-       group by e.t
-     ),
-     auth as (select e.a agent, sum(w) ra from e where kind = 'reply' group by e.a),
-     conv as (
-       select agent, count(distinct own) n from (
-         select e.t agent, aa.own from e join ag aa on aa.id = e.a join ag ta on ta.id = e.t
-           where e.kind = 'reply' and e.w > 0 and aa.own <> ta.own
-         union all
-         select e.a agent, ta.own from e join ag aa on aa.id = e.a join ag ta on ta.id = e.t
-           where e.kind = 'reply' and e.w > 0 and aa.own <> ta.own
-       ) x group by agent
-     ),
-     strikes as (
-       select agent_id, count(*) n from moderation_actions
-       where upheld and created_at > :ws and created_at <= :now group by 1
-     )
-     select a.id, a.status, a.official_connector, a.created_at, (o.email_verified_at is not null) verified,
-       coalesce(recv.up, 0)::float8 up, coalesce(recv.down, 0)::float8 down, coalesce(recv.ext_owners, 0) ext_owners,
-       coalesce(recv.rr, 0)::float8 rr, coalesce(recv.fol, 0)::float8 fol, coalesce(auth.ra, 0)::float8 ra,
-       coalesce(conv.n, 0) conv, coalesce(strikes.n, 0) strikes, rs.score old_score
-     from agents a
-     left join owners o on o.id = a.owner_id
-     left join recv on recv.agent = a.id
-     left join auth on auth.agent = a.id
-     left join conv on conv.agent = a.id
-     left join strikes on strikes.agent_id = a.id
-     left join reputation_scores rs on rs.agent_id = a.id
-     ${scopeA}`,
-    scoped ? { ws, now, agents } : { ws, now },
-  );
+  const t0 = Date.now();
+  const P = (l: string) => process.env.SCORING_PROFILE && console.log('   rep', l, Date.now() - t0);
+  const rows = opts.sums && agents === null ? await stagedRows(trx, ws, now, opts.sums) : await summedRows(trx, ws, now, agents);
   const ids: string[] = [];
   const scores: number[] = [];
   const comps: string[] = [];
-  const changes: { agentId: string; oldScore: number | null; newScore: number }[] = [];
-  for (const row of r.rows) {
+  const ms = { ids: [] as string[], milestones: [] as number[], scores: [] as number[] };
+  for (const row of rows) {
     const rep = computeReputation({
       upvotesWeighted: row.up,
       downvotesWeighted: row.down,
@@ -80,8 +40,13 @@ export async function recomputeReputations(trx: Knex.Transaction, now: Date, age
     ids.push(row.id);
     scores.push(rep.score);
     comps.push(JSON.stringify(rep.components));
-    if (row.old_score === null || row.old_score < rep.score) changes.push({ agentId: row.id, oldScore: row.old_score, newScore: rep.score });
+    for (const m of crossedMilestones(row.old_score, rep.score)) {
+      ms.ids.push(row.id);
+      ms.milestones.push(m);
+      ms.scores.push(rep.score);
+    }
   }
+  P('rows+compute');
   const CH = 20_000;
   for (let s = 0; s < ids.length; s += CH) {
     await trx.raw(
@@ -91,8 +56,99 @@ export async function recomputeReputations(trx: Knex.Transaction, now: Date, age
       { now, ids: ids.slice(s, s + CH), scores: scores.slice(s, s + CH), comps: comps.slice(s, s + CH) },
     );
   }
-  // Same transaction: a rolled-back recompute leaves no notification; the unique index keeps them once.
-  let milestones = 0;
-  for (const c of changes) milestones += await notifyReputationMilestones(trx, c, now);
-  return { agents: ids.length, milestones };
+  P('upsert');
+  return { agents: ids.length, milestones: await notifyMilestones(trx, ms, now) };
+}
+
+const STRIKES = `strikes as (
+    select agent_id, count(*) n from moderation_actions
+    where upheld and created_at > :ws and created_at <= :now group by 1
+  )`;
+
+/** Per-agent facts and sums in SQL: interactions of the window joined with their stored weights. */
+async function summedRows(trx: Knex.Transaction, ws: Date, now: Date, agents: string[] | null): Promise<any[]> {
+  const scoped = agents !== null;
+  const r = await trx.raw(
+    `with e as materialized (
+       select (case i.kind when 'vote' then 0 when 'reply' then 1 when 'follow' then 2 else 3 end) k,
+         i.actor_agent_id a, i.target_agent_id t, coalesce(aa.owner_id, aa.id) aown, coalesce(ta.owner_id, ta.id) town,
+         i.value, se.weight::float8 w
+       from interactions i join scoring_edges se on se.interaction_id = i.id
+       join agents aa on aa.id = i.actor_agent_id join agents ta on ta.id = i.target_agent_id
+       where i.active and i.occurred_at > :ws and i.occurred_at <= :now
+       ${scoped ? `and (i.target_agent_id = any(:agents::uuid[]) or (i.kind = 'reply' and i.actor_agent_id = any(:agents::uuid[])))` : ''}
+     ),
+     recv as (
+       select t agent,
+         sum(w) filter (where k = 0 and value = 1) up,
+         sum(w) filter (where k = 0 and value = -1) down,
+         sum(w) filter (where k = 1) rr,
+         sum(w) filter (where k = 2) fol
+       from e group by t
+     ),
+     ext as (
+       select agent, count(*) n from (select distinct t agent, aown from e where k = 0 and value = 1 and w > 0 and aown <> town) d group by agent
+     ),
+     auth as (select a agent, sum(w) ra from e where k = 1 group by a),
+     conv as (
+       select agent, count(*) n from (
+         select t agent, aown own from e where k = 1 and w > 0 and aown <> town
+         union
+         select a agent, town own from e where k = 1 and w > 0 and aown <> town
+       ) x group by agent
+     ),
+     ${STRIKES}
+     select a.id, a.status, a.official_connector, a.created_at, (o.email_verified_at is not null) verified,
+       coalesce(recv.up, 0)::float8 up, coalesce(recv.down, 0)::float8 down, coalesce(ext.n, 0) ext_owners,
+       coalesce(recv.rr, 0)::float8 rr, coalesce(recv.fol, 0)::float8 fol, coalesce(auth.ra, 0)::float8 ra,
+       coalesce(conv.n, 0) conv, coalesce(strikes.n, 0) strikes, rs.score old_score
+     from agents a
+     left join owners o on o.id = a.owner_id
+     left join recv on recv.agent = a.id
+     left join ext on ext.agent = a.id
+     left join auth on auth.agent = a.id
+     left join conv on conv.agent = a.id
+     left join strikes on strikes.agent_id = a.id
+     left join reputation_scores rs on rs.agent_id = a.id
+     ${scoped ? 'where a.id = any(:agents::uuid[])' : ''}`,
+    scoped ? { ws, now, agents } : { ws, now },
+  );
+  return r.rows;
+}
+
+/** Per-agent facts of every staged agent, with the sums of the full run. */
+async function stagedRows(trx: Knex.Transaction, ws: Date, now: Date, s: ReputationSums): Promise<any[]> {
+  const r = await trx.raw(
+    `with ${STRIKES}
+     select ag.n, a.id, a.status, a.official_connector, a.created_at, ag.verified, coalesce(strikes.n, 0) strikes, rs.score old_score
+     from sc_ag ag join agents a on a.id = ag.id
+     left join strikes on strikes.agent_id = a.id
+     left join reputation_scores rs on rs.agent_id = a.id`,
+    { ws, now },
+  );
+  for (const row of r.rows) {
+    const n = row.n;
+    Object.assign(row, { up: s.up[n], down: s.down[n], rr: s.rr[n], ra: s.ra[n], fol: s.fol[n], ext_owners: s.extOwners[n], conv: s.counterparts[n] });
+  }
+  return r.rows;
+}
+
+/**
+ * reputation_milestone notifications in one statement, the rows notifyReputationMilestones
+ * (src/notifications/service.ts) writes one by one: same type, scope key, data and link, in the
+ * same transaction (a rolled-back recompute leaves none), kept once by the same unique index.
+ */
+async function notifyMilestones(trx: Knex.Transaction, ms: { ids: string[]; milestones: number[]; scores: number[] }, now: Date): Promise<number> {
+  if (ms.ids.length === 0) return 0;
+  const r = await trx.raw(
+    `insert into notifications (owner_id, type, agent_id, category, week, scope_key, data, href, created_at)
+     select a.owner_id, 'reputation_milestone', a.id, null, null, u.m::text,
+       jsonb_build_object('category', null, 'week', null, 'rank', null, 'handle', '@' || a.handle, 'milestone', u.m, 'score', u.score),
+       '/agents/' || a.handle, :now
+     from unnest(:ids::uuid[], :ms::int[], :scores::int[]) u(id, m, score) join agents a on a.id = u.id
+     where a.owner_id is not null
+     on conflict do nothing`,
+    { ids: ms.ids, ms: ms.milestones, scores: ms.scores, now },
+  );
+  return r.rowCount;
 }

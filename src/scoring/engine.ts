@@ -2,15 +2,21 @@ import type { Knex } from 'knex';
 import { BIT, EdgeBatch, maskToCodes } from './weights';
 import { runBatch } from './pool';
 import { DAY_MS, SCHEDULE, WEIGHTS } from './policy';
+import { copyIn, copyOut, encodeTextArray } from './copy';
 
 /**
- * Weighted edges: SQL gathers per-interaction facts with joins and window functions, the pure
- * `computeBatch` turns them into weights in the piscina pool, and one transaction writes them.
+ * Weighted edges. SQL stages the scored interactions once (a temporary table holding every
+ * per-row fact that joins can give), derives the group facts set-based (window functions for
+ * pair ranks and owner duplicates, hash aggregates for reciprocity, rings and owner diversity),
+ * and streams the facts out with binary COPY; the pure `computeBatch` turns them into weights in
+ * the piscina pool; binary COPY streams the weights back.
  *
- * Full mode scores every active interaction of the 90-day window. Scoped mode scores every
- * interaction received by a set of target agents: all partitions a rule looks at (the pair
- * actor→target, the target post/comment, the brigade group) belong to one target agent, so they
- * are complete; per-actor facts (ring, diversity, outgoing totals) are looked up in full.
+ * Full mode scores every active interaction of the 90-day window and rewrites scoring_edges and
+ * scoring_agent_facts. Scoped mode scores every interaction received by a set of target agents:
+ * all partitions a rule looks at (the pair actor→target, the target post/comment, the brigade
+ * group) belong to one target agent, so they are complete. Per-agent facts (outgoing counts,
+ * owner diversity, follow ring) change only when the agent acts or is acted on: scoped mode
+ * refreshes them for the touched agents and reads the stored ones of every other actor.
  */
 
 type Db = Knex | Knex.Transaction;
@@ -20,129 +26,253 @@ export const SCORING_LOCK = 0x5c0e1;
 
 export async function lockScoring(trx: Knex.Transaction): Promise<void> {
   await trx.raw('select pg_advisory_xact_lock(?)', [SCORING_LOCK]);
-  // Batches over millions of rows outlive the pool's default statement timeout.
-  await trx.raw('set local statement_timeout = 0');
+  // Batches over millions of rows outlive the pool's default statement timeout; sorts and hashes
+  // of a million rows must stay in memory; JIT compiles these one-off statements for seconds.
+  await trx.raw(`set local statement_timeout = 0; set local work_mem = '${SCHEDULE.workMem}';
+    set local maintenance_work_mem = '${SCHEDULE.workMem}'; set local jit = off`);
 }
 
 export function windowStart(now: Date): Date {
   return new Date(now.getTime() - WEIGHTS.windowDays * DAY_MS);
 }
 
-/** Facts SQL. `:scoped` restricts the scored rows to interactions received by $targets. */
-function factsSql(scoped: boolean): string {
-  const inScope = scoped ? 'and i.target_agent_id = any(:targets::uuid[])' : '';
-  const actorScope = scoped ? 'and i.actor_agent_id in (select a from scope_actors)' : '';
-  const extScope = scoped ? 'and i.target_agent_id in (select a from scope_actors)' : '';
+/**
+ * Staging tables live in local buffers; their size can only be raised before the session's
+ * first temporary table, so this tries once per connection inside a savepoint.
+ */
+async function tuneTempBuffers(trx: Knex.Transaction): Promise<void> {
+  try {
+    await trx.transaction(async (sp) => {
+      await sp.raw(`set temp_buffers = '${SCHEDULE.tempBuffers}'`);
+    });
+  } catch {
+    // Temporary tables were already used on this connection: keep its current size.
+  }
+}
+
+async function exec(trx: Knex.Transaction, sql: string, b: Record<string, unknown> = {}): Promise<any> {
+  if (process.env.SCORING_EXPLAIN === "all") {
+    const r = await trx.raw('explain (analyze, buffers) ' + sql, b);
+    console.log(r.rows.map((x: any) => x['QUERY PLAN']).join('\n'));
+    return { rowCount: 0, rows: [{ ids: [] }] };
+  }
+  return trx.raw(sql, b);
+}
+
+const WINDOW = 'i.active and i.occurred_at > :ws and i.occurred_at <= :now';
+
+/**
+ * Agents as staging sees them. Full mode numbers them (n, and own_n for their owner or
+ * themselves) so the staged rows carry small integers the reputation sums index by.
+ */
+const AGENTS_FULL_SQL = `
+  create temp table sc_ag on commit drop as
+  select (row_number() over ())::int4 - 1 n, a.id, coalesce(a.owner_id, a.id) own,
+    (dense_rank() over (order by coalesce(a.owner_id, a.id)))::int4 own_n,
+    a.owner_id, a.status = 'suspended' susp, a.created_at, (o.email_verified_at is not null) verified
+  from agents a left join owners o on o.id = a.owner_id`;
+const AGENTS_SCOPED = `(select 0 n, a.id, coalesce(a.owner_id, a.id) own, 0 own_n, a.owner_id, a.status = 'suspended' susp,
+    a.created_at, (o.email_verified_at is not null) verified from agents a left join owners o on o.id = a.owner_id)`;
+
+/** sc_r: the scored rows with every fact one join can give (owners, statuses, deleted content, reply score). */
+function stageSql(scoped: boolean): string {
+  const ag = scoped ? AGENTS_SCOPED : 'sc_ag';
   return `
-  with ag as (
-    select a.id, coalesce(a.owner_id, a.id) own, a.owner_id, a.status = 'suspended' susp, a.created_at,
-           (o.email_verified_at is not null) verified
-    from agents a left join owners o on o.id = a.owner_id
-  ),
-  r as (
-    select i.* from interactions i
-    where i.active and i.occurred_at > :ws and i.occurred_at <= :now ${inScope}
-  ),
-  scope_actors as (select distinct actor_agent_id a from r union select distinct target_agent_id from r),
-  win as (
-    select i.kind, i.actor_agent_id, i.target_agent_id from interactions i
-    where i.active and i.occurred_at > :ws and i.occurred_at <= :now and i.actor_agent_id <> i.target_agent_id ${actorScope}
-  ),
-  pc as (select actor_agent_id a, target_agent_id t, kind, count(*) c from win where kind in ('vote', 'reply') group by 1, 2, 3),
-  oc as (select a, kind, sum(c) c from pc group by 1, 2),
-  recip as (
-    select p.a, p.t, p.kind from pc p
-    join pc q on q.a = p.t and q.t = p.a and q.kind = p.kind
-    join oc oa on oa.a = p.a and oa.kind = p.kind
-    join oc ot on ot.a = p.t and ot.kind = p.kind
-    where p.c >= ${WEIGHTS.reciprocalMinEach} and q.c >= ${WEIGHTS.reciprocalMinEach}
-      and p.c >= ${WEIGHTS.reciprocalMinShare} * oa.c and q.c >= ${WEIGHTS.reciprocalMinShare} * ot.c
-  ),
-  fol as (select actor_agent_id a, target_agent_id t from win where kind = 'follow'),
-  folall as (
-    select i.actor_agent_id a, i.target_agent_id t from interactions i
-    where i.kind = 'follow' and i.active and i.occurred_at > :ws and i.occurred_at <= :now
-  ),
-  ring as (
-    select f.a from fol f left join folall b on b.a = f.t and b.t = f.a
-    group by f.a
-    having count(*) >= ${WEIGHTS.followRingMinFollows} and count(b.a) >= ${WEIGHTS.followRingMinShare} * count(*)
-  ),
-  ext as (
-    select i.target_agent_id a, count(distinct aa.own) n
-    from interactions i join ag aa on aa.id = i.actor_agent_id join ag ta on ta.id = i.target_agent_id
-    where i.active and i.occurred_at > :ws and i.occurred_at <= :now and aa.own <> ta.own
-      and ((i.kind = 'vote' and i.value = 1) or i.kind in ('reply', 'follow')) ${extScope}
+  create temp table sc_r on commit drop as
+  select i.id,
+    (case i.kind when 'vote' then 0 when 'reply' then 1 when 'follow' then 2 else 3 end)::int2 kind,
+    i.actor_agent_id a, i.target_agent_id t, aa.own aown, ta.own town,
+    aa.n an, ta.n tn, aa.own_n aon, ta.own_n ton,
+    i.value, i.occurred_at ts,
+    case when i.kind = 'follow' then i.target_agent_id else coalesce(i.comment_id, i.post_id) end obj,
+    (case when i.kind in ('vote', 'reply') then 1 else 0 end)::int4 pk,
+    ((case when aa.susp or ta.susp then ${BIT.SUSPENDED} else 0 end)
+     | (case when i.kind <> 'follow' and (p.id is not null or c.id is not null) then ${BIT.DELETED_TARGET} else 0 end)
+     | (case when i.actor_agent_id = i.target_agent_id then ${BIT.SELF} else 0 end)
+     | (case when i.actor_agent_id <> i.target_agent_id and aa.owner_id is not null and aa.owner_id = ta.owner_id then ${BIT.SAME_OWNER} else 0 end)
+     | (case when i.kind = 'reply' and rc.id is not null then ${BIT.LOW_SCORE_REPLY} else 0 end))::int4 flags,
+    aa.verified,
+    (extract(epoch from i.occurred_at - aa.created_at) / 86400)::float4 age
+  from interactions i
+  join ${ag} aa on aa.id = i.actor_agent_id
+  join ${ag} ta on ta.id = i.target_agent_id
+  -- Only the few deleted posts and comments and negative replies are hashed (small tables probe fast).
+  left join (select id from posts where deleted_at is not null) p on p.id = i.post_id
+  left join (select id from comments where deleted_at is not null) c on c.id = i.comment_id
+  left join (select id from comments where score < 0) rc on rc.id = i.reply_comment_id
+  where ${WINDOW} ${scoped ? 'and i.target_agent_id = any(:targets::uuid[])' : ''}`;
+}
+
+/** Full mode: every agent's facts from the staged window (hash aggregates, one self-join of follows). */
+const FULL_FACTS_SQL = `
+  insert into scoring_agent_facts (agent_id, out_votes, out_replies, ext_owners, follow_ring, computed_at)
+  select ag.id, coalesce(o.ov, 0), coalesce(o.orp, 0), coalesce(e.n, 0), coalesce(f.ring, false), :now
+  from agents ag
+  left join (
+    select a, count(*) filter (where kind = 0) ov, count(*) filter (where kind = 1) orp
+    from sc_r where a <> t and kind in (0, 1) group by a
+  ) o on o.a = ag.id
+  left join (
+    select r.a, count(*) >= ${WEIGHTS.followRingMinFollows} and count(b.a) >= ${WEIGHTS.followRingMinShare} * count(*) ring
+    from (select a, t from sc_r where kind = 2 and a <> t) r
+    left join (select a, t from sc_r where kind = 2) b on b.a = r.t and b.t = r.a
+    group by r.a
+  ) f on f.a = ag.id
+  left join (
+    select t, count(*) n from (
+      select distinct t, aown from sc_r where aown <> town and ((kind = 0 and value = 1) or kind in (1, 2))
+    ) d group by t
+  ) e on e.t = ag.id`;
+
+/** Scoped mode: the same facts for the agents :ids, from their own activity (index scans). */
+const SCOPED_FACTS_SQL = `
+  insert into scoring_agent_facts (agent_id, out_votes, out_replies, ext_owners, follow_ring, computed_at)
+  select x.id, coalesce(o.ov, 0), coalesce(o.orp, 0), coalesce(e.n, 0), coalesce(o.ring, false), :now
+  from unnest(:ids::uuid[]) x(id)
+  left join (
+    select i.actor_agent_id a, count(*) filter (where i.kind = 'vote') ov, count(*) filter (where i.kind = 'reply') orp,
+      count(*) filter (where i.kind = 'follow') >= ${WEIGHTS.followRingMinFollows}
+        and count(b.id) >= ${WEIGHTS.followRingMinShare} * count(*) filter (where i.kind = 'follow') ring
+    from interactions i
+    left join interactions b on i.kind = 'follow' and b.kind = 'follow' and b.actor_agent_id = i.target_agent_id
+      and b.target_agent_id = i.actor_agent_id and b.active and b.occurred_at > :ws and b.occurred_at <= :now
+    where i.actor_agent_id = any(:ids::uuid[]) and ${WINDOW} and i.actor_agent_id <> i.target_agent_id
+      and i.kind in ('vote', 'reply', 'follow')
     group by 1
+  ) o on o.a = x.id
+  left join (
+    select i.target_agent_id t, count(distinct coalesce(aa.owner_id, aa.id)) n
+    from interactions i join agents aa on aa.id = i.actor_agent_id join agents ta on ta.id = i.target_agent_id
+    where i.target_agent_id = any(:ids::uuid[]) and ${WINDOW}
+      and coalesce(aa.owner_id, aa.id) <> coalesce(ta.owner_id, ta.id)
+      and ((i.kind = 'vote' and i.value = 1) or i.kind in ('reply', 'follow'))
+    group by 1
+  ) e on e.t = x.id
+  on conflict (agent_id) do update set out_votes = excluded.out_votes, out_replies = excluded.out_replies,
+    ext_owners = excluded.ext_owners, follow_ring = excluded.follow_ring, computed_at = excluded.computed_at`;
+
+/**
+ * Pairs (actor, target, kind) of votes or replies with enough staged rows to matter: from the
+ * reciprocity threshold (≥ 3 each way) or beyond the free repeats of PAIR_REPEAT. One hash
+ * aggregate; every other pair is neither reciprocal nor repeated.
+ */
+const PAIRS_SQL = `
+  create temp table sc_pc on commit drop as
+  select a, t, kind, count(*) c from sc_r where kind in (0, 1)
+  group by 1, 2, 3 having count(*) >= ${Math.min(WEIGHTS.reciprocalMinEach, WEIGHTS.pairRepeatFree + 1)}`;
+
+/**
+ * RECIPROCAL_PATTERN: ≥ 3 each way and each direction ≥ 50 % of its actor's outgoing of that
+ * kind. The reverse direction is counted for the candidate pairs only (from the staged pairs in
+ * full mode, by index otherwise); matching rows get the bit.
+ */
+function recipSql(scoped: boolean): string {
+  const share = (side: string, c: string) =>
+    `${c} >= ${WEIGHTS.reciprocalMinShare} * (case p.kind when 0 then ${side}.out_votes else ${side}.out_replies end)`;
+  const rev = scoped
+    ? `select p.a, p.t, p.kind, p.c, count(*) qc from pc p
+       join interactions i on i.actor_agent_id = p.t and i.target_agent_id = p.a
+         and i.kind = (case p.kind when 0 then 'vote' else 'reply' end) and ${WINDOW}
+       group by 1, 2, 3, 4 having count(*) >= ${WEIGHTS.reciprocalMinEach}`
+    : `select p.a, p.t, p.kind, p.c, q.c qc from pc p join pc q on q.a = p.t and q.t = p.a and q.kind = p.kind`;
+  return `
+  with pc as (select * from sc_pc where a <> t and c >= ${WEIGHTS.reciprocalMinEach}),
+  rev as (${rev}),
+  recip as (
+    select p.a, p.t, p.kind from rev p
+    join scoring_agent_facts fa on fa.agent_id = p.a
+    join scoring_agent_facts ft on ft.agent_id = p.t
+    where ${share('fa', 'p.c')} and ${share('ft', 'p.qc')}
   )
-  select r.id,
-    case r.kind when 'vote' then 0 when 'reply' then 1 when 'follow' then 2 else 3 end kind,
-    r.value,
-    extract(epoch from r.occurred_at)::float8 t,
-    (case when aa.susp or ta.susp then ${BIT.SUSPENDED} else 0 end)
-    | (case when r.kind <> 'follow' and (p.deleted_at is not null or c.deleted_at is not null) then ${BIT.DELETED_TARGET} else 0 end)
-    | (case when r.actor_agent_id = r.target_agent_id then ${BIT.SELF} else 0 end)
-    | (case when r.actor_agent_id <> r.target_agent_id and aa.owner_id is not null and aa.owner_id = ta.owner_id then ${BIT.SAME_OWNER} else 0 end)
-    | (case when row_number() over (partition by r.kind, case when r.kind = 'follow' then r.target_agent_id else coalesce(r.comment_id, r.post_id) end, aa.own
-                                    order by r.occurred_at, r.id) > 1 then ${BIT.OWNER_DUPLICATE} else 0 end)
-    | (case when r.kind = 'reply' and rc.score < 0 then ${BIT.LOW_SCORE_REPLY} else 0 end)
-    | (case when recip.a is not null then ${BIT.RECIPROCAL_PATTERN} else 0 end)
-    | (case when r.kind = 'follow' and ring.a is not null then ${BIT.FOLLOW_RING} else 0 end) flags,
-    case when r.kind in ('vote', 'reply') then row_number() over (partition by r.actor_agent_id, r.target_agent_id, r.kind order by r.occurred_at, r.id) else 0 end pair_k,
-    case when aa.verified then 1 else 0 end verified,
-    (extract(epoch from r.occurred_at - aa.created_at) / 86400)::float4 age_days,
-    coalesce(ext.n, 0) ext_owners,
-    case when r.kind = 'vote' then r.post_id end post_id,
-    case when r.kind = 'vote' then r.comment_id end comment_id,
-    r.target_agent_id
-  from r
-  join ag aa on aa.id = r.actor_agent_id
-  join ag ta on ta.id = r.target_agent_id
-  left join posts p on p.id = r.post_id
-  left join comments c on c.id = r.comment_id
-  left join comments rc on rc.id = r.reply_comment_id
-  left join recip on recip.a = r.actor_agent_id and recip.t = r.target_agent_id and recip.kind = r.kind
-  left join ring on ring.a = r.actor_agent_id
-  left join ext on ext.a = r.actor_agent_id`;
+  update sc_r r set flags = r.flags | ${BIT.RECIPROCAL_PATTERN}
+  from recip x where x.a = r.a and x.t = r.t and x.kind = r.kind`;
+}
+
+/** PAIR_REPEAT ranks, for the pairs past the free repeats only (ranks within them are all free: 1). */
+const PAIR_RANKS_SQL = `
+  update sc_r r set pk = x.k from (
+    select r.id, row_number() over (partition by r.a, r.t, r.kind order by r.ts, r.id) k
+    from sc_r r join sc_pc p on p.a = r.a and p.t = r.t and p.kind = r.kind
+    where p.c > ${WEIGHTS.pairRepeatFree}
+  ) x where x.id = r.id and x.k > 1`;
+
+/** OWNER_DUPLICATE: all but the first interaction of one owner on one object; only groups of ≥ 2 are ranked. */
+const OWNER_DUP_SQL = `
+  update sc_r r set flags = r.flags | ${BIT.OWNER_DUPLICATE} from (
+    select id from (
+      select r.id, row_number() over (partition by r.obj, r.kind, r.aown order by r.ts, r.id) k
+      from sc_r r join (select obj, kind, aown from sc_r group by 1, 2, 3 having count(*) > 1) d
+        on d.obj = r.obj and d.kind = r.kind and d.aown = r.aown
+    ) z where z.k > 1
+  ) x where x.id = r.id`;
+
+/** Brigade groups: one id per voted post or comment (the direction is added in the facts). */
+const GROUPS_SQL = `
+  create temp table sc_grp on commit drop as
+  select obj, (row_number() over ())::int4 g from (select obj from sc_r where kind = 0 group by obj) x`;
+
+/** The facts streamed to the pure weights: one row per staged interaction. */
+const FACTS_SELECT = `
+  select r.id::int8, r.kind,
+    (r.flags | (case when r.kind = 2 and fa.follow_ring then ${BIT.FOLLOW_RING} else 0 end))::int4,
+    r.pk, r.verified, r.age, coalesce(fa.ext_owners, 0)::int4,
+    (case when r.kind = 0 then 2 * g.g + (case when r.value > 0 then 1 else 0 end) else -1 end)::int4,
+    extract(epoch from r.ts)::float8, r.value::int2, r.an, r.tn, r.aon, r.ton
+  from sc_r r
+  left join scoring_agent_facts fa on fa.agent_id = r.a
+  left join sc_grp g on r.kind = 0 and g.obj = r.obj`;
+
+const FACT_COLUMNS = { id: 'int8', kind: 'int2', flags: 'int4', pk: 'int4', verified: 'bool', age: 'float4', ext: 'int4', grp: 'int4', t: 'float8', value: 'int2', an: 'int4', tn: 'int4', aon: 'int4', ton: 'int4' } as const;
+
+/**
+ * Inputs of reputation_v1 summed from the weights of a full run, per agent number of sc_ag:
+ * weighted upvotes, downvotes, replies received and authored, followers; distinct other owners
+ * with a weighted upvote, and in weighted conversations. (The same sums as the SQL of
+ * recomputeReputations, without reading a million weights back.)
+ */
+export interface ReputationSums {
+  up: Float64Array;
+  down: Float64Array;
+  rr: Float64Array;
+  ra: Float64Array;
+  fol: Float64Array;
+  extOwners: Int32Array;
+  counterparts: Int32Array;
 }
 
 export interface WeightRunResult {
   mode: 'full' | 'scoped';
+  /** full mode: the reputation sums of every agent (indexed by sc_ag.n) */
+  sums?: ReputationSums;
+  /** scoped mode: agents whose reputation inputs may have changed (the targets and the authors of changed replies) */
+  affected: string[] | null;
+  /** edges written (scoped mode skips unchanged ones) */
+  rewritten: number;
   interactions: number;
   brigadeFlags: number;
+  /** agents whose stored facts were refreshed */
+  agentFacts: number;
   ms: { facts: number; compute: number; write: number };
 }
 
-/** Builds pool batches; rows of one brigade group (target object, direction) stay in one batch. */
-function buildBatches(rows: any[][]): { order: Int32Array; batches: { from: number; to: number; batch: EdgeBatch }[] } {
-  const n = rows.length;
-  const groupOf = new Int32Array(n).fill(-1);
-  const groups = new Map<string, number>();
-  for (let r = 0; r < n; r++) {
-    const row = rows[r];
-    if (row[1] !== 0) continue;
-    const key = (row[10] ?? row[9]) + (row[2] > 0 ? '+' : '-');
-    let g = groups.get(key);
-    if (g === undefined) {
-      g = groups.size;
-      groups.set(key, g);
-    }
-    groupOf[r] = g;
-  }
-  // Counting sort by group: non-votes first, then each group contiguous.
-  const G = groups.size;
-  const counts = new Int32Array(G + 1);
-  for (let r = 0; r < n; r++) counts[groupOf[r] + 1]++;
-  const starts = new Int32Array(G + 1);
-  for (let g = 1; g <= G; g++) starts[g] = starts[g - 1] + counts[g - 1];
-  const order = new Int32Array(n);
-  for (let r = 0; r < n; r++) order[starts[groupOf[r] + 1]++] = r;
+type Facts = Awaited<ReturnType<typeof copyOut<typeof FACT_COLUMNS>>>['cols'];
 
-  const batches: { from: number; to: number; batch: EdgeBatch }[] = [];
+/** Pool batches; rows of one brigade group (target object, direction) stay contiguous in one batch. */
+function buildBatches(f: Facts, n: number): { order: Int32Array; batches: { from: number; batch: EdgeBatch }[] } {
+  let G = 0;
+  for (let r = 0; r < n; r++) if (f.grp[r] >= G) G = f.grp[r] + 1;
+  // Counting sort by group: non-votes (-1) first, then each group contiguous.
+  const starts = new Int32Array(G + 2);
+  for (let r = 0; r < n; r++) starts[f.grp[r] + 2]++;
+  for (let g = 1; g <= G + 1; g++) starts[g] += starts[g - 1];
+  const order = new Int32Array(n);
+  for (let r = 0; r < n; r++) order[starts[f.grp[r] + 1]++] = r;
+
+  const batches: { from: number; batch: EdgeBatch }[] = [];
   let from = 0;
   while (from < n) {
     let to = Math.min(n, from + SCHEDULE.poolChunk);
-    while (to < n && to > from && groupOf[order[to]] >= 0 && groupOf[order[to]] === groupOf[order[to - 1]]) to++;
+    while (to < n && f.grp[order[to]] >= 0 && f.grp[order[to]] === f.grp[order[to - 1]]) to++;
     const m = to - from;
     const b: EdgeBatch = {
       kind: new Uint8Array(m),
@@ -156,37 +286,141 @@ function buildBatches(rows: any[][]): { order: Int32Array; batches: { from: numb
     };
     for (let k = 0; k < m; k++) {
       const r = order[from + k];
-      const row = rows[r];
-      b.kind[k] = row[1];
-      b.t[k] = row[3];
-      b.flags[k] = row[4];
-      b.pairK[k] = row[5];
-      b.verified[k] = row[6];
-      b.ageDays[k] = row[7];
-      b.extOwners[k] = row[8];
-      b.group[k] = groupOf[r];
+      b.kind[k] = f.kind[r];
+      b.flags[k] = f.flags[r];
+      b.pairK[k] = f.pk[r];
+      b.verified[k] = f.verified[r];
+      b.ageDays[k] = f.age[r];
+      b.extOwners[k] = f.ext[r];
+      b.group[k] = f.grp[r];
+      b.t[k] = f.t[r];
     }
-    batches.push({ from, to, batch: b });
+    batches.push({ from, batch: b });
     from = to;
   }
   return { order, batches };
 }
 
+function sumReputation(f: Facts, n: number, w: Float32Array, agents: number): ReputationSums {
+  const s: ReputationSums = {
+    up: new Float64Array(agents),
+    down: new Float64Array(agents),
+    rr: new Float64Array(agents),
+    ra: new Float64Array(agents),
+    fol: new Float64Array(agents),
+    extOwners: new Int32Array(agents),
+    counterparts: new Int32Array(agents),
+  };
+  // Distinct (agent, owner) pairs as one number: agent * 2^24 + owner (both < 2^24).
+  const ext = new Set<number>();
+  const conv = new Set<number>();
+  const K = 16_777_216;
+  for (let r = 0; r < n; r++) {
+    const kind = f.kind[r];
+    const t = f.tn[r];
+    if (kind === 0) {
+      if (f.value[r] === 1) {
+        s.up[t] += w[r];
+        if (w[r] > 0 && f.aon[r] !== f.ton[r]) ext.add(t * K + f.aon[r]);
+      } else if (f.value[r] === -1) s.down[t] += w[r];
+    } else if (kind === 1) {
+      s.rr[t] += w[r];
+      s.ra[f.an[r]] += w[r];
+      if (w[r] > 0 && f.aon[r] !== f.ton[r]) {
+        conv.add(t * K + f.aon[r]);
+        conv.add(f.an[r] * K + f.ton[r]);
+      }
+    } else if (kind === 2) s.fol[t] += w[r];
+  }
+  for (const k of ext) s.extOwners[Math.floor(k / K)]++;
+  for (const k of conv) s.counterparts[Math.floor(k / K)]++;
+  return s;
+}
+
+/** PostgreSQL binary timestamptz: microseconds since 2000-01-01 UTC. */
+const PG_EPOCH_MS = 946_684_800_000;
+
+/** Streams (id, weight, reasons, computed_at) rows to `target`. */
+/** Weights as stored (real, rounded to 1e-6). */
+function storedWeights(weights: Float32Array): Float32Array {
+  const out = new Float32Array(weights.length);
+  for (let r = 0; r < weights.length; r++) out[r] = Math.round(weights[r] * 1e6) / 1e6;
+  return out;
+}
+
+async function copyEdges(trx: Knex.Transaction, target: string, ids: Float64Array, rounded: Float32Array, masks: Int32Array, now: Date): Promise<void> {
+  const encoded = new Map<number, Buffer>();
+  const reasons = (r: number) => {
+    let b = encoded.get(masks[r]);
+    if (!b) encoded.set(masks[r], (b = encodeTextArray(maskToCodes(masks[r]))));
+    return b;
+  };
+  const at = (now.getTime() - PG_EPOCH_MS) * 1000;
+  await copyIn(trx, `${target} (interaction_id, weight, reasons, computed_at)`, ids.length, [
+    { type: 'int8', values: ids },
+    { type: 'float4', values: rounded },
+    { type: 'bytes', values: reasons },
+    { type: 'int8', values: new Float64Array(ids.length).fill(at) },
+  ]);
+}
+
+export interface WeightOptions {
+  /** Scoped mode: refresh the stored facts of every actor of the scored rows too (one-agent recompute). */
+  freshActors?: boolean;
+}
+
 /**
  * Scores interactions and writes scoring_edges (and brigade flags) inside `trx`, which holds
- * the scoring lock. `targets` null: full recompute (the table is rewritten).
+ * the scoring lock. `targets` null: full recompute (the table is rewritten). Leaves the staged
+ * rows in the temporary table `sc_r` for the rest of the transaction (reputation reads it).
  */
-export async function recomputeWeights(trx: Knex.Transaction, now: Date, targets: string[] | null): Promise<WeightRunResult> {
+export async function recomputeWeights(trx: Knex.Transaction, now: Date, targets: string[] | null, opts: WeightOptions = {}): Promise<WeightRunResult> {
   const t0 = Date.now();
+  const P = (l: string) => process.env.SCORING_PROFILE && console.log('  ', l, Date.now() - t0);
   const ws = windowStart(now);
   const scoped = targets !== null;
-  const res: any = await (trx.raw(factsSql(scoped), scoped ? { ws, now, targets } : { ws, now }) as any).options({ rowMode: 'array' });
-  const rows: any[][] = res.rows;
+  await tuneTempBuffers(trx);
+  await trx.raw('drop table if exists sc_ag, sc_r, sc_pc, sc_grp, sc_out');
+  if (!scoped) await trx.raw(AGENTS_FULL_SQL);
+  await exec(trx, stageSql(scoped), scoped ? { ws, now, targets } : { ws, now });
+  P('stage');
+  await trx.raw('analyze sc_r');
+  P('analyze');
+  let agentFacts: number;
+  if (scoped) {
+    // Touched agents (and actors never seen before, or every actor when asked) get fresh facts.
+    const ids = await trx.raw(
+      `select array(
+         select unnest(:targets::uuid[])
+         union select distinct r.a from sc_r r ${opts.freshActors ? '' : 'where not exists (select 1 from scoring_agent_facts f where f.agent_id = r.a)'}
+       ) ids`,
+      { targets },
+    );
+    agentFacts = ids.rows[0].ids.length;
+    await trx.raw(SCOPED_FACTS_SQL, { ws, now, ids: ids.rows[0].ids });
+  } else {
+    await trx.raw('truncate scoring_agent_facts');
+    agentFacts = (await exec(trx, FULL_FACTS_SQL, { now })).rowCount;
+    await trx.raw('analyze scoring_agent_facts');
+  }
+  P('agentfacts');
+  await exec(trx, PAIRS_SQL);
+  P('pairs');
+  await exec(trx, recipSql(scoped), { ws, now });
+  P('recip');
+  await exec(trx, PAIR_RANKS_SQL);
+  P('ranks');
+  await exec(trx, OWNER_DUP_SQL);
+  P('dup');
+  await exec(trx, GROUPS_SQL);
+  await trx.raw('analyze sc_grp');
+  P('groups');
+  const { n, cols } = await copyOut(trx, FACTS_SELECT, FACT_COLUMNS);
   const t1 = Date.now();
-  const n = rows.length;
+
   const weights = new Float32Array(n);
   const masks = new Int32Array(n);
-  const { order, batches } = buildBatches(rows);
+  const { order, batches } = buildBatches(cols, n);
   await Promise.all(
     batches.map(async ({ from, batch }) => {
       const out = await runBatch(batch);
@@ -199,62 +433,54 @@ export async function recomputeWeights(trx: Knex.Transaction, now: Date, targets
   );
   const t2 = Date.now();
 
-  if (!scoped) await trx.raw('truncate scoring_edges');
-  const maskCodes = new Map<number, string>();
-  for (let r = 0; r < n; r++) if (!maskCodes.has(masks[r])) maskCodes.set(masks[r], maskToCodes(masks[r]).join(','));
-  const maskKeys = [...maskCodes.keys()];
-  const maskVals = maskKeys.map((k) => maskCodes.get(k)!);
-  const CH = 200_000;
-  for (let s = 0; s < n; s += CH) {
-    const e = Math.min(n, s + CH);
-    const ids: number[] = new Array(e - s);
-    const ws2: number[] = new Array(e - s);
-    const ms: number[] = new Array(e - s);
-    for (let r = s; r < e; r++) {
-      ids[r - s] = rows[r][0];
-      ws2[r - s] = Math.round(weights[r] * 1e6) / 1e6;
-      ms[r - s] = masks[r];
-    }
-    await trx.raw(
-      `insert into scoring_edges (interaction_id, weight, reasons, computed_at)
-       select u.id, u.w, string_to_array(m.codes, ','), :now
-       from unnest(:ids::bigint[], :ws::real[], :ms::int[]) u(id, w, mask)
-       join unnest(:mk::int[], :mv::text[]) m(mask, codes) on m.mask = u.mask
-       ${scoped ? 'on conflict (interaction_id) do update set weight = excluded.weight, reasons = excluded.reasons, computed_at = excluded.computed_at' : ''}`,
-      { now, ids, ws: ws2, ms, mk: maskKeys, mv: maskVals },
-    );
+  const stored = storedWeights(weights);
+  let rewritten = n;
+  let affected: string[] | null = null;
+  if (scoped) {
+    await trx.raw('create temp table sc_out (like scoring_edges) on commit drop');
+    await copyEdges(trx, 'sc_out', cols.id, stored, masks, now);
+    // Only rows whose weight or reasons change are written; the authors of changed replies
+    // (received by a scored target, authored by anyone) get their reputation recomputed too.
+    const up = await trx.raw(`with up as (
+        insert into scoring_edges as se select * from sc_out
+        on conflict (interaction_id) do update set weight = excluded.weight, reasons = excluded.reasons, computed_at = excluded.computed_at
+        where se.weight is distinct from excluded.weight or se.reasons is distinct from excluded.reasons
+        returning interaction_id)
+      select array(select distinct r.a from up join sc_r r on r.id = up.interaction_id where r.kind = 1) actors, (select count(*) from up)::int n`);
+    rewritten = up.rows[0].n;
+    affected = [...new Set([...targets, ...up.rows[0].actors])];
+  } else {
+    // Bulk load without the index, then build it once (the lock is exclusive since the truncate anyway).
+    await trx.raw('truncate scoring_edges');
+    await trx.raw('alter table scoring_edges drop constraint scoring_edges_pkey');
+    await copyEdges(trx, 'scoring_edges', cols.id, stored, masks, now);
+    await trx.raw('alter table scoring_edges add primary key (interaction_id)');
+    // A rewritten table has no statistics yet: without them later joins plan nested loops.
+    await trx.raw('analyze scoring_edges');
   }
-  // A rewritten table has no statistics yet: without them the reputation join plans nested loops.
-  if (!scoped) await trx.raw('analyze scoring_edges');
-  const flags = await writeBrigadeFlags(trx, rows, masks, now);
+  const brigade: number[] = [];
+  for (let r = 0; r < n; r++) if (masks[r] & BIT.BRIGADE_PATTERN) brigade.push(cols.id[r]);
+  const flags = await writeBrigadeFlags(trx, brigade, now);
   const t3 = Date.now();
-  return { mode: scoped ? 'scoped' : 'full', interactions: n, brigadeFlags: flags, ms: { facts: t1 - t0, compute: t2 - t1, write: t3 - t2 } };
+  let sums: ReputationSums | undefined;
+  if (!scoped) sums = sumReputation(cols, n, stored, (await trx.raw('select count(*)::int n from sc_ag')).rows[0].n);
+  return { mode: scoped ? 'scoped' : 'full', sums, affected, rewritten, interactions: n, brigadeFlags: flags, agentFacts, ms: { facts: t1 - t0, compute: t2 - t1, write: t3 - t2 } };
 }
 
 /** One flag per (post or comment, direction) with brigaded votes; re-detection refreshes it. */
-async function writeBrigadeFlags(trx: Db, rows: any[][], masks: Int32Array, now: Date): Promise<number> {
-  const byTarget = new Map<string, { post: string | null; comment: string | null; target: string; dir: number; votes: number; first: number; last: number }>();
-  for (let r = 0; r < rows.length; r++) {
-    if (!(masks[r] & BIT.BRIGADE_PATTERN)) continue;
-    const row = rows[r];
-    const dir = row[2] > 0 ? 1 : -1;
-    const key = `${row[9]}|${row[10]}|${dir}`;
-    const f = byTarget.get(key) ?? { post: row[10] ? null : row[9], comment: row[10] ?? null, target: row[11], dir, votes: 0, first: row[3], last: row[3] };
-    f.votes++;
-    f.first = Math.min(f.first, row[3]);
-    f.last = Math.max(f.last, row[3]);
-    byTarget.set(key, f);
-  }
-  for (const f of byTarget.values()) {
-    await trx.raw(
-      `insert into brigade_flags (post_id, comment_id, target_agent_id, direction, votes, first_vote_at, last_vote_at, flagged_at)
-       values (?, ?, ?, ?, ?, to_timestamp(?), to_timestamp(?), ?)
-       on conflict (post_id, comment_id, direction) do update set votes = excluded.votes,
-         first_vote_at = excluded.first_vote_at, last_vote_at = excluded.last_vote_at, flagged_at = excluded.flagged_at`,
-      [f.post, f.comment, f.target, f.dir, f.votes, f.first, f.last, now],
-    );
-  }
-  return byTarget.size;
+async function writeBrigadeFlags(trx: Db, ids: number[], now: Date): Promise<number> {
+  if (ids.length === 0) return 0;
+  const r = await trx.raw(
+    `insert into brigade_flags (post_id, comment_id, target_agent_id, direction, votes, first_vote_at, last_vote_at, flagged_at)
+     select case when comment_id is null then post_id end, comment_id, (array_agg(t))[1], dir, count(*), min(ts), max(ts), :now
+     from (select i.post_id, i.comment_id, i.target_agent_id t, case when i.value > 0 then 1 else -1 end dir, i.occurred_at ts
+           from interactions i where i.id = any(:ids::bigint[])) x
+     group by 1, 2, 4
+     on conflict (post_id, comment_id, direction) do update set votes = excluded.votes,
+       first_vote_at = excluded.first_vote_at, last_vote_at = excluded.last_vote_at, flagged_at = excluded.flagged_at`,
+    { ids, now },
+  );
+  return r.rowCount;
 }
 
 export const WATERMARK = 'scoring_incremental';

@@ -91,6 +91,10 @@ export const SCHEDULE = {
   watermarkOverlapSeconds: 120,
   /** Rows per piscina task. */
   poolChunk: 50_000,
+  /** Per-transaction memory of scoring batches (SET LOCAL): sorts and hashes of the window stay in RAM. */
+  workMem: '256MB',
+  /** Local buffers for the staging tables (settable before a connection's first temporary table). */
+  tempBuffers: '512MB',
 } as const;
 
 export const DAY_MS = 86_400_000;

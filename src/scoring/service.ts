@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Deps } from '../deps';
-import { getWatermark, lockScoring, recomputeWeights, setWatermark, touchedTargets, WeightRunResult, windowStart } from './engine';
+import { getWatermark, lockScoring, recomputeWeights, setWatermark, touchedTargets, WeightRunResult } from './engine';
 import { recomputeReputations } from '../reputation/compute';
 import { freezeEndedWeeks, SnapshotResult, writeWeekSnapshots } from '../leaderboards/compute';
 import { compareWeeks, formatWeek, IsoWeek, weekOf } from './week';
@@ -33,19 +33,6 @@ async function dbClock(trx: Knex | Knex.Transaction): Promise<Date> {
   return new Date(r.rows[0].t);
 }
 
-/** Agents whose reputation depends on interactions received by `targets`: the targets and the authors of replies to them. */
-async function reputationScope(trx: Knex.Transaction, targets: string[], now: Date): Promise<string[]> {
-  const r = await trx.raw(
-    `select array(
-       select unnest(:targets::uuid[])
-       union select actor_agent_id from interactions
-       where kind = 'reply' and active and target_agent_id = any(:targets::uuid[]) and occurred_at > :ws and occurred_at <= :now
-     ) ids`,
-    { targets, ws: windowStart(now), now },
-  );
-  return r.rows[0].ids;
-}
-
 /** Rescores what changed since the watermark: interactions received by touched agents, then their reputation. */
 export async function runIncremental(deps: Deps): Promise<IncrementalResult> {
   const started = Date.now();
@@ -58,7 +45,7 @@ export async function runIncremental(deps: Deps): Promise<IncrementalResult> {
     let reps = { agents: 0, milestones: 0 };
     if (targets.length > 0) {
       weights = await recomputeWeights(trx, now, targets);
-      reps = await recomputeReputations(trx, now, await reputationScope(trx, targets, now));
+      reps = await recomputeReputations(trx, now, weights.affected);
     }
     await setWatermark(trx, mark);
     return { changed, targets: targets.length, weights, reputations: reps.agents, milestones: reps.milestones, ms: Date.now() - started };
@@ -79,12 +66,12 @@ export async function runFull(deps: Deps, opts: { agentId?: string } = {}): Prom
     const now = deps.now();
     const mark = await dbClock(trx);
     if (opts.agentId) {
-      const weights = await recomputeWeights(trx, now, [opts.agentId]);
-      const reps = await recomputeReputations(trx, now, await reputationScope(trx, [opts.agentId], now));
+      const weights = await recomputeWeights(trx, now, [opts.agentId], { freshActors: true });
+      const reps = await recomputeReputations(trx, now, weights.affected);
       return { weights, reputations: reps.agents, milestones: reps.milestones, ms: Date.now() - started };
     }
-    const weights = await recomputeWeights(trx, now, null);
-    const reps = await recomputeReputations(trx, now, null);
+    const { sums, ...weights } = await recomputeWeights(trx, now, null);
+    const reps = await recomputeReputations(trx, now, null, { sums });
     await setWatermark(trx, mark);
     return { weights, reputations: reps.agents, milestones: reps.milestones, ms: Date.now() - started };
   });
