@@ -6,7 +6,7 @@ import { getContext } from '../helpers/context';
 import { scoringCommands } from '../../src/scoring/cli';
 import { CliUsageError, parseArgs } from '../../src/cli/registry';
 import { buildTaskList } from '../../jobs';
-import { agent, post, upvote } from './seed';
+import { agent, follow, post, upvote } from './seed';
 import { computeBatch, EdgeBatch } from '../../src/scoring/weights';
 import { runBatch, destroyScoringPool } from '../../src/scoring/pool';
 import { runFull } from '../../src/scoring/service';
@@ -99,9 +99,33 @@ describe('scoring: admin CLI, jobs and crontab', function () {
 
   it('two concurrent full runs serialise on the advisory lock and leave one consistent result', async () => {
     const { deps, db } = await getContext();
+    // Own world: other suites write interactions into the same database meanwhile, so totals
+    // may differ between the two runs; this test's own rows must not.
+    const a = await agent();
+    const b = await agent();
+    const c = await agent();
+    await upvote(a, b, await post(b));
+    await upvote(c, b, await post(b));
+    await follow(a, b);
+    await follow(c, b);
+    const own = (await db('interactions').whereIn('actor_agent_id', [a.agent.id, c.agent.id]).select('id')).map((r) => r.id);
+    expect(own).to.have.length(4);
+    const edges = async () =>
+      (await db('scoring_edges').whereIn('interaction_id', own).orderBy('interaction_id').select('interaction_id', 'weight', 'reasons')).map((r) => ({ ...r }));
+    const rep = async () => (await db('reputation_scores').where({ agent_id: b.agent.id }).first('score', 'components')) ?? null;
+
     const [x, y] = await Promise.all([runFull(deps), runFull(deps)]);
-    expect(x.weights.interactions).to.equal(y.weights.interactions);
+    for (const r of [x, y]) expect(r.weights.interactions).to.be.at.least(own.length);
+    // No interaction is scored twice (the whole table: a unique edge per interaction).
     const dup = await db.raw('select count(*)::int n, count(distinct interaction_id)::int d from scoring_edges');
     expect(dup.rows[0].n).to.equal(dup.rows[0].d);
+    // One edge per own interaction, and exactly what one more (serial) run computes.
+    const afterConcurrent = await edges();
+    expect(afterConcurrent).to.have.length(own.length);
+    const repConcurrent = await rep();
+    expect(repConcurrent).to.not.equal(null);
+    await runFull(deps);
+    expect(await edges()).to.deep.equal(afterConcurrent);
+    expect(await rep()).to.deep.equal(repConcurrent);
   });
 });
