@@ -5,7 +5,7 @@
  * and reputation-only reads. Every figure is a ratio to a bare Koa route (its own child process)
  * measured in the same run.
  *
- *   npx tsx bench/load.ts [--seconds 12] [--connections 16] [--agents 800] [--posts 5000] [--breakdown] [--cpu-prof DIR]
+ *   npx tsx bench/load.ts [--seconds 12] [--rounds 3] [--connections 16] [--agents 800] [--posts 5000] [--breakdown] [--cpu-prof DIR] [--log-level info] [--only mixed,lb,rep]
  *
  * The server is `node dist/src/server.js` when dist/ is built (`--tsx` runs src/server.ts
  * through tsx instead), against a fresh database on the machine's PostgreSQL
@@ -14,6 +14,7 @@
 import { spawn, spawnSync, ChildProcess } from 'child_process';
 import fs from 'fs';
 import net from 'net';
+import os from 'os';
 import path from 'path';
 import knexFactory from 'knex';
 import autocannon from 'autocannon';
@@ -28,6 +29,8 @@ const arg = (name: string, def: number) => {
   return i > 0 ? Number(process.argv[i + 1]) : def;
 };
 const SECONDS = arg('seconds', 12);
+/** Each workload's SECONDS are split into this many slices, interleaved with the other workloads'. */
+const ROUNDS = arg('rounds', 3);
 const CONNECTIONS = arg('connections', 16);
 const AGENTS = arg('agents', 800);
 const POSTS = arg('posts', 5000);
@@ -37,6 +40,16 @@ const ROOT = path.resolve(__dirname, '..');
 const USE_DIST = !process.argv.includes('--tsx') && fs.existsSync(path.join(ROOT, 'dist/src/server.js'));
 /** Also measure each read kind and the writes alone (short runs), to see where the time goes. */
 const BREAKDOWN = process.argv.includes('--breakdown');
+/** Measurements to run (profiling): any of mixed, lb, rep; default all. */
+const ONLY = (() => {
+  const i = process.argv.indexOf('--only');
+  return i > 0 ? process.argv[i + 1].split(',') : ['mixed', 'lb', 'rep'];
+})();
+/** The server's log level (production default: info). */
+const LOG_LEVEL = (() => {
+  const i = process.argv.indexOf('--log-level');
+  return i > 0 ? process.argv[i + 1] : 'info';
+})();
 /** Directory for a V8 CPU profile of the server process (written when it exits). */
 const CPU_PROF = (() => {
   const i = process.argv.indexOf('--cpu-prof');
@@ -88,8 +101,9 @@ async function seed(url: string): Promise<{ agents: Agent[]; posts: string[] }> 
   return { agents, posts };
 }
 
-function startChild(args: string[], env: NodeJS.ProcessEnv, port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'] });
+/** `stdout`: a file descriptor for the child's standard output (the server's logs), else discarded. */
+function startChild(args: string[], env: NodeJS.ProcessEnv, port: number, stdout?: number): Promise<ChildProcess> {
+  const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', stdout ?? 'ignore', 'inherit'] });
   return new Promise((resolve, reject) => {
     const until = Date.now() + 60_000;
     child.once('exit', (c) => reject(new Error(`${args.join(' ')} exited with ${c}`)));
@@ -196,6 +210,9 @@ interface Result {
   errors: number;
   s5xx: number;
   s429: number;
+  /** Mean response size, headers included. */
+  bytes: number;
+  seconds: number;
 }
 
 async function measure(port: number, next: () => Req, seconds: number): Promise<Result> {
@@ -210,7 +227,28 @@ async function measure(port: number, next: () => Req, seconds: number): Promise<
   const r: any = await inst;
   let s5xx = 0;
   for (const [s, n] of status) if (s >= 500) s5xx += n;
-  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, p999: r.latency.p99_9 ?? r.latency.p999, total: r.requests.total, non2xx: r.non2xx, errors: r.errors + r.timeouts, s5xx, s429: status.get(429) ?? 0 };
+  return { rps: r.requests.total / r.duration, p50: r.latency.p50, p99: r.latency.p99, p999: r.latency.p99_9 ?? r.latency.p999, total: r.requests.total, non2xx: r.non2xx, errors: r.errors + r.timeouts, s5xx, s429: status.get(429) ?? 0, bytes: Math.round(r.throughput.total / Math.max(1, r.requests.total)), seconds: r.duration };
+}
+
+/** Several measurements of one workload as one: summed counts, req/s over the summed time, median p50, worst p99 and p99.9. */
+function combine(parts: Result[]): Result {
+  const sum = (f: (m: Result) => number) => parts.reduce((n, m) => n + f(m), 0);
+  const seconds = sum((m) => m.seconds);
+  const total = sum((m) => m.total);
+  const p50s = parts.map((m) => m.p50).sort((a, b) => a - b);
+  return {
+    rps: total / Math.max(seconds, 1e-9),
+    p50: p50s[Math.floor(p50s.length / 2)] ?? 0,
+    p99: Math.max(0, ...parts.map((m) => m.p99)),
+    p999: Math.max(0, ...parts.map((m) => m.p999)),
+    total,
+    non2xx: sum((m) => m.non2xx),
+    errors: sum((m) => m.errors),
+    s5xx: sum((m) => m.s5xx),
+    s429: sum((m) => m.s429),
+    bytes: Math.round(sum((m) => m.bytes * m.total) / Math.max(1, total)),
+    seconds,
+  };
 }
 
 async function main() {
@@ -219,15 +257,19 @@ async function main() {
   await admin.raw(`create database "${name}"`);
   const url = dbUrl(name);
   const children: ChildProcess[] = [];
+  const logFile = path.join(os.tmpdir(), `${name}.log`);
   try {
     const t0 = Date.now();
     const { agents, posts } = await seed(url);
     console.log(`seeded ${agents.length} agents with keys and ${POSTS} posts in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     const port = await freePort();
-    const env = { ...process.env, NODE_ENV: 'production', DATABASE_URL: url, REDIS_URL: REDIS, PORT: String(port), HOST: '127.0.0.1', PUBLIC_URL: `http://127.0.0.1:${port}`, SESSION_SECRET: 'bench-session-secret-0123456789abcdef0123456789', LOG_LEVEL: 'silent' };
+    const env = { ...process.env, NODE_ENV: 'production', DATABASE_URL: url, REDIS_URL: REDIS, PORT: String(port), HOST: '127.0.0.1', PUBLIC_URL: `http://127.0.0.1:${port}`, SESSION_SECRET: 'bench-session-secret-0123456789abcdef0123456789', LOG_LEVEL: LOG_LEVEL };
     const prof = CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', CPU_PROF] : [];
     const entry = [...prof, ...(USE_DIST ? [path.join(ROOT, 'dist/src/server.js')] : ['-r', 'tsx/cjs', path.join(ROOT, 'src/server.ts')])];
-    const server = await startChild(entry, env, port);
+    // As deployed: JSON request logs at info, written to a file as a log collector would read them.
+    const logFd = fs.openSync(logFile, 'w');
+    const server = await startChild(entry, env, port, logFd);
+    fs.closeSync(logFd);
     children.push(server);
     const slugs = ((await (await fetch(`http://127.0.0.1:${port}/api/v1/communities`)).json()) as any).data.map((c: any) => c.slug);
     // Activity for scoring, then one recompute so leaderboard and reputation reads serve real snapshots.
@@ -252,24 +294,32 @@ async function main() {
 
     await measure(barePort, bareReq, 2); // warm-up
     await measure(port, read, 2);
-    const bare = await measure(barePort, bareReq, SECONDS);
-    const mix = await measure(port, mixed, SECONDS);
-    const lbr = await measure(port, lb, SECONDS);
-    const repr = await measure(port, rep, SECONDS);
+    // Interleaved rounds (bare, mixed, leaderboards, reputation, then again): load from other
+    // processes on the shared machine falls on the baseline and the app alike.
+    const runs: Record<'bare' | 'mixed' | 'lb' | 'rep', Result[]> = { bare: [], mixed: [], lb: [], rep: [] };
+    const slice = SECONDS / ROUNDS;
+    for (let i = 0; i < ROUNDS; i++) {
+      runs.bare.push(await measure(barePort, bareReq, slice));
+      if (ONLY.includes('mixed')) runs.mixed.push(await measure(port, mixed, slice));
+      if (ONLY.includes('lb')) runs.lb.push(await measure(port, lb, slice));
+      if (ONLY.includes('rep')) runs.rep.push(await measure(port, rep, slice));
+    }
+    const [bare, mix, lbr, repr] = [combine(runs.bare), combine(runs.mixed), combine(runs.lb), combine(runs.rep)];
 
     const row = (label: string, m: Result, target: string) =>
-      `| ${label} | ${m.total} | ${Math.round(m.rps)} | ${m.p50} | ${m.p99} | ${m.p999} | ${((100 * (m.non2xx + m.errors)) / Math.max(1, m.total)).toFixed(2)}% | ${m.s429} | ${m.s5xx} | ${(m.rps / bare.rps).toFixed(2)} | ${target} |`;
-    console.log(`\n${AGENTS} agents, ${POSTS} posts, ${CONNECTIONS} connections, ${SECONDS} s per measurement, server ${USE_DIST ? 'dist/src/server.js' : 'src/server.ts (tsx)'}\n`);
-    console.log('| workload | requests | req/s | p50 ms | p99 ms | p99.9 ms | error rate | 429 | 5xx | ratio to bare | target |');
-    console.log('|---|---|---|---|---|---|---|---|---|---|---|');
+      `| ${label} | ${m.bytes} | ${m.total} | ${Math.round(m.rps)} | ${m.p50} | ${m.p99} | ${m.p999} | ${((100 * (m.non2xx + m.errors)) / Math.max(1, m.total)).toFixed(2)}% | ${m.s429} | ${m.s5xx} | ${(m.rps / bare.rps).toFixed(2)} | ${target} |`;
+    const logLines = fs.readFileSync(logFile, 'utf8').split('\n').length - 1;
+    console.log(`\n${AGENTS} agents, ${POSTS} posts, ${CONNECTIONS} connections, ${SECONDS} s per workload in ${ROUNDS} interleaved rounds, server ${USE_DIST ? 'dist/src/server.js' : 'src/server.ts (tsx)'} (NODE_ENV=production, LOG_LEVEL=${LOG_LEVEL}: ${logLines} log lines written)\n`);
+    console.log('| workload | bytes/response | requests | req/s | p50 ms | p99 ms | p99.9 ms | error rate | 429 | 5xx | ratio to bare | target |');
+    console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
     console.log(row('bare Koa route (baseline, own process)', bare, '-'));
     console.log(row('mixed: 80% reads, 20% writes', mix, '>= 0.30'));
     console.log(row('GET /leaderboards (6 categories)', lbr, '>= 0.6'));
     console.log(row('GET /agents/{handle}/reputation', repr, '>= 0.6'));
     if (BREAKDOWN) {
       // Each part alone, for profiling (short runs; writes keep to the same client-side schedule).
-      console.log('\n| part (alone) | requests | req/s | p50 ms | p99 ms | p99.9 ms | error rate | 429 | 5xx | ratio to bare | |');
-      console.log('|---|---|---|---|---|---|---|---|---|---|---|');
+      console.log('\n| part (alone) | bytes/response | requests | req/s | p50 ms | p99 ms | p99.9 ms | error rate | 429 | 5xx | ratio to bare | |');
+      console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
       for (const [, label, req] of readKinds(agents, posts)) console.log(row(label, await measure(port, req, Math.max(3, SECONDS / 3)), ''));
       const writes = await measure(port, () => w.request() ?? { method: 'GET', path: '/api/v1/feed?sort=hot' }, Math.max(3, SECONDS / 3));
       console.log(row('writes (feed read when no agent is free)', writes, ''));
@@ -280,6 +330,7 @@ async function main() {
   } finally {
     for (const c of children) c.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 500));
+    fs.rmSync(logFile, { force: true });
     await admin.raw(`drop database if exists "${name}" with (force)`);
     await admin.destroy();
   }

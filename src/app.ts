@@ -3,6 +3,8 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import bodyParser from 'koa-bodyparser';
 import type { Deps } from './deps';
+import { requestLogger } from './log';
+import { cachedResponse, isAnonymousRead, responseCacheOf, responseKey } from './cache/http';
 import { AppError, isDatabaseUnavailable } from './http/errors';
 import { authenticate } from './http/auth';
 import { validate } from './http/validate';
@@ -29,8 +31,13 @@ function toAppError(err: any): AppError {
   return new AppError(500, 'INTERNAL', 'Internal server error');
 }
 
+const JSON_TYPE = 'application/json; charset=utf-8';
+
 function routeMiddleware(route: RouteDef) {
+  const responses = responseCacheOf(route);
   return async (ctx: AppContext) => {
+    // Generation before any read: a write committed meanwhile keeps this answer out of the cache.
+    const store = responses && isAnonymousRead(ctx.req) ? { gen: responses.generation(), key: responseKey(ctx.url, ctx.deps.now().getTime()) } : null;
     await authenticate(ctx, route);
     // Path parameters that cannot name anything (malformed id or handle) are a 404, as for unknown ones.
     if (route.params) {
@@ -58,6 +65,7 @@ function routeMiddleware(route: RouteDef) {
       }
     }
     await route.handler(ctx);
+    if (store && ctx.status === 200 && typeof ctx.body === 'string' && ctx.response.is('json')) responses!.put(store.key, ctx.body, store.gen);
   };
 }
 
@@ -70,6 +78,7 @@ export interface AppOptions {
 export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
   const app = new Koa({ proxy: deps.config.nodeEnv === 'production' });
   (app.context as any).deps = deps;
+  const accessLog = requestLogger(deps.log);
 
   app.use(async (ctx, next) => {
     const started = process.hrtime.bigint();
@@ -79,6 +88,13 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
     ctx.set('X-Request-Id', requestId);
     ctx.set('X-Content-Type-Options', 'nosniff');
     try {
+      const cached = isAnonymousRead(ctx.req) ? cachedResponse(ctx.url, deps.now().getTime()) : undefined;
+      if (cached !== undefined) {
+        ctx.status = 200;
+        ctx.type = JSON_TYPE;
+        ctx.body = cached;
+        return;
+      }
       await next();
       if (ctx.status === 404 && ctx.body === undefined) throw new AppError(404, 'NOT_FOUND', 'No such route');
     } catch (e) {
@@ -89,7 +105,7 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
       ctx.body = errorBody(err);
     } finally {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      deps.log.info({ requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 10) / 10 }, 'request');
+      accessLog.info({ requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 10) / 10 }, 'request');
     }
   });
 
@@ -99,7 +115,9 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
     if (len > MAX_BODY_BYTES) throw new AppError(413, 'PAYLOAD_TOO_LARGE', `Request body exceeds ${MAX_BODY_BYTES} bytes`);
     await next();
   });
-  app.use(bodyParser({ enableTypes: ['json'], jsonLimit: '64kb', strict: true }));
+  const parseJson = bodyParser({ enableTypes: ['json'], jsonLimit: '64kb', strict: true });
+  // Requests without a body (most reads) skip the parser, which would only set {}.
+  app.use((ctx, next) => (ctx.get('content-length') || ctx.get('transfer-encoding') ? parseJson(ctx, next) : next()));
 
   const router = new Router();
   for (const r of apiRoutes()) {

@@ -1,4 +1,5 @@
 import { TtlCache } from '../cache/ttl';
+import { cacheResponsesOf } from '../cache/http';
 import { normalizeHandle } from '../identity/repo';
 import type { FeedQuery } from './feed';
 
@@ -13,6 +14,7 @@ import type { FeedQuery } from './feed';
 export const FEED_CACHE_TTL_MS = 1000;
 
 const cache = new TtlCache<string>({ name: 'feed', ttlMs: FEED_CACHE_TTL_MS, maxEntries: 2000, tables: ['posts', 'agents', 'communities'] });
+cacheResponsesOf('getFeed', cache);
 
 /** null: the default of the environment (off under NODE_ENV=test). */
 let override: number | null = null;

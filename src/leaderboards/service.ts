@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { TtlCache } from '../cache/ttl';
+import { cacheResponsesOf } from '../cache/http';
 import { AppError, badRequest } from '../http/errors';
 import { CATEGORIES, LEADERBOARD } from '../scoring/policy';
 import { isCategory } from '../scoring/leaderboard';
@@ -23,11 +24,23 @@ const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOS
  */
 export const LEADERBOARD_CACHE_TTL_MS = 5000;
 export const leaderboardCache = new TtlCache<string>({ name: 'leaderboards', ttlMs: LEADERBOARD_CACHE_TTL_MS, maxEntries: 1000, tables: ['leaderboard_snapshots'] });
+cacheResponsesOf('getLeaderboard', leaderboardCache);
+
+let weekMemo: { minute: number; week: ReturnType<typeof weekOf>; key: string } | null = null;
+/** The ISO week of `now` and its key, computed once per minute (weeks start on a minute boundary). */
+export function currentWeek(now: Date): { week: ReturnType<typeof weekOf>; key: string } {
+  const minute = Math.floor(now.getTime() / 60_000);
+  if (weekMemo?.minute !== minute) {
+    const week = weekOf(now);
+    weekMemo = { minute, week, key: formatWeek(week) };
+  }
+  return weekMemo;
+}
 
 /** GET /leaderboards as its serialized body, through the cache. */
 export async function getLeaderboardBody(db: Knex, q: LeaderboardQuery, now: Date): Promise<string> {
   const { week, category } = resolveLeaderboardQuery(q, now);
-  const isCurrent = compareWeeks(week, weekOf(now)) === 0;
+  const isCurrent = compareWeeks(week, currentWeek(now).week) === 0;
   const key = `${formatWeek(week)}|${category}|${q.limit ?? LEADERBOARD.defaultLimit}|${isCurrent ? 'current' : 'past'}`;
   return leaderboardCache.load(key, async () => JSON.stringify(await getLeaderboard(db, q, now)));
 }
@@ -36,7 +49,7 @@ export async function getLeaderboardBody(db: Knex, q: LeaderboardQuery, now: Dat
 function resolveLeaderboardQuery(q: LeaderboardQuery, now: Date) {
   const category = q.category ?? 'overall';
   if (!isCategory(category)) throw badRequest('INVALID_CATEGORY', `Unknown category; use one of ${CATEGORIES.join(', ')}`);
-  let week = weekOf(now);
+  let week = currentWeek(now).week;
   if (q.week !== undefined) {
     const c = checkWeek(q.week, now);
     if (!c.ok) {

@@ -1,26 +1,14 @@
 import type { Knex } from 'knex';
 import { TtlCache } from '../cache/ttl';
+import { cacheResponsesOf } from '../cache/http';
+import { currentWeek } from '../leaderboards/service';
 import { notFound } from '../http/errors';
 import { LEADERBOARD, REPUTATION, WEIGHTS } from '../scoring/policy';
-import { formatWeek, weekOf } from '../scoring/week';
 import { windowStart } from '../scoring/engine';
 
 /** GET /agents/{handle}/reputation: the stored reputation, achievements and an optional explanation. */
 
 const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
-
-async function achievements(db: Knex, agentId: string, now: Date) {
-  const r = await db.raw(
-    `select s.week, s.category, s.status, (e ->> 'rank')::int as rank
-     from leaderboard_snapshots s cross join lateral jsonb_array_elements(s.entries) e
-     where e -> 'agent' ->> 'id' = ? and (e ->> 'rank')::int <= ?
-       and (s.status = 'final' or s.week = ?)
-     order by s.week desc, rank, s.category`,
-    [agentId, LEADERBOARD.topN, formatWeek(weekOf(now))],
-  );
-  const pick = (status: string) => r.rows.filter((x: any) => x.status === status).map((x: any) => ({ category: x.category, rank: x.rank, week: x.week }));
-  return { final: pick('final'), live: pick('live') };
-}
 
 /** Per component: interactions, their weighted sum, and for each reason code how many were reduced and the weight lost. */
 async function explain(db: Knex, agentId: string, now: Date, components: any) {
@@ -73,19 +61,61 @@ export const reputationCache = new TtlCache<string>({
   maxEntries: 5000,
   tables: ['agents', 'reputation_scores', 'leaderboard_snapshots'],
 });
+cacheResponsesOf('getAgentReputation', reputationCache);
+
+/**
+ * Top-N placements of every agent for one current week (final weeks and the live one), read in
+ * one pass over the snapshots and shared by all reputation reads until a snapshot is written
+ * (or the TTL passes), instead of scanning every snapshot's entries once per agent.
+ */
+const achievementsCache = new TtlCache<Map<string, { final: Placement[]; live: Placement[] }>>({
+  name: 'achievements',
+  ttlMs: REPUTATION_CACHE_TTL_MS,
+  maxEntries: 4,
+  tables: ['leaderboard_snapshots'],
+});
+interface Placement {
+  category: string;
+  rank: number;
+  week: string;
+}
+
+async function allAchievements(db: Knex, now: Date) {
+  const week = currentWeek(now).key;
+  return achievementsCache.load(week, async () => {
+    const r = await db.raw(
+      `select e -> 'agent' ->> 'id' as agent_id, s.week, s.category, s.status, (e ->> 'rank')::int as rank
+       from leaderboard_snapshots s cross join lateral jsonb_array_elements(s.entries) e
+       where (e ->> 'rank')::int <= ? and (s.status = 'final' or s.week = ?)
+       order by s.week desc, rank, s.category`,
+      [LEADERBOARD.topN, week],
+    );
+    const by = new Map<string, { final: Placement[]; live: Placement[] }>();
+    for (const x of r.rows as { agent_id: string; week: string; category: string; status: string; rank: number }[]) {
+      let a = by.get(x.agent_id);
+      if (!a) by.set(x.agent_id, (a = { final: [], live: [] }));
+      (x.status === 'final' ? a.final : a.live).push({ category: x.category, rank: x.rank, week: x.week });
+    }
+    return by;
+  });
+}
 
 /** GET /agents/{handle}/reputation as its serialized body; ?explain=true is computed every time. */
 export async function getReputationBody(db: Knex, handle: string, now: Date, withExplain: boolean): Promise<string> {
   if (withExplain) return JSON.stringify({ data: await getReputation(db, handle, now, true) });
-  const key = `${handle.replace(/^@/, '').toLowerCase()}|${formatWeek(weekOf(now))}`;
+  const key = `${handle.replace(/^@/, '').toLowerCase()}|${currentWeek(now).key}`;
   return reputationCache.load(key, async () => JSON.stringify({ data: await getReputation(db, handle, now, false) }));
 }
 
 export async function getReputation(db: Knex, handle: string, now: Date, withExplain: boolean) {
   const h = handle.replace(/^@/, '').toLowerCase();
-  const agent = await db('agents').where({ handle: h }).first('id', 'handle', 'status');
+  // One round trip: the agent and its stored score (null columns until the first computation).
+  const agent = await db('agents as a')
+    .leftJoin('reputation_scores as r', 'r.agent_id', 'a.id')
+    .where('a.handle', h)
+    .first('a.id', 'a.handle', 'a.status', 'r.agent_id as rep_agent_id', 'r.score', 'r.components', 'r.computed_at');
   if (!agent) throw notFound('Agent');
-  const rep = await db('reputation_scores').where({ agent_id: agent.id }).first();
+  const rep = agent.rep_agent_id ? { score: agent.score as number, components: agent.components, computed_at: agent.computed_at as Date } : undefined;
   const suspended = agent.status === 'suspended';
   const data: Record<string, unknown> = {
     handle: '@' + agent.handle,
@@ -94,7 +124,7 @@ export async function getReputation(db: Knex, handle: string, now: Date, withExp
     suspended,
     computedAt: rep ? iso(rep.computed_at) : null,
     components: rep ? rep.components : null,
-    achievements: await achievements(db, agent.id, now),
+    achievements: (await allAchievements(db, now)).get(agent.id) ?? { final: [], live: [] },
   };
   if (withExplain) data.explanation = rep ? await explain(db, agent.id, now, rep.components) : null;
   return data;

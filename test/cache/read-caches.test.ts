@@ -8,6 +8,8 @@ import { authCache } from '../../src/identity/authenticate';
 import { leaderboardCache } from '../../src/leaderboards/service';
 import { reputationCache } from '../../src/reputation/service';
 import { setAgentStatus } from '../../src/identity/cli';
+import { setFeedCacheTtl } from '../../src/content/feed-cache';
+import { rawRequest } from '../fuzz/world';
 
 /** Runs `fn` and returns how many SQL statements went through the app's knex instance meanwhile. */
 async function queries<T>(fn: () => Promise<T>): Promise<{ n: number; sql: string[]; value: T }> {
@@ -96,7 +98,7 @@ describe('read caches: TtlCache', () => {
     const names = (sql: string) => cachesWrittenBy(sql).map((c) => c.name).sort();
     expect(names('update "api_keys" set "revoked_at" = coalesce(revoked_at, $1) where "id" = $2')).to.deep.equal(['api-keys']);
     expect(names('update "agents" set "status" = $1 where "id" = $2')).to.deep.equal(['api-keys', 'feed', 'reputation']);
-    expect(names('insert into "leaderboard_snapshots" ("week") values ($1) on conflict (week, category) do update set entries = excluded.entries')).to.deep.equal(['leaderboards', 'reputation']);
+    expect(names('insert into "leaderboard_snapshots" ("week") values ($1) on conflict (week, category) do update set entries = excluded.entries')).to.deep.equal(['achievements', 'leaderboards', 'reputation']);
     expect(names('with x as (delete from reputation_scores where agent_id = $1 returning 1) select 1')).to.deep.equal(['reputation']);
     expect(names('truncate agents cascade')).to.include.members(['api-keys', 'feed', 'leaderboards', 'reputation']);
     // Reads, locking reads, and the key's minute-precision last-use touch change nothing cached.
@@ -180,6 +182,9 @@ describe('read caches: leaderboards and reputation', () => {
     await db('leaderboard_snapshots').where({ week, category: 'debater' }).update({ entries: entries(7, 'lb_cache_two') });
     const third = await api('GET', path);
     expect(third.body.data.entries[0]).to.deep.include({ score: 7, agent: { handle: '@lb_cache_two', displayName: 'Cached' } });
+    // Not left behind: a snapshot that old would make full recomputes of other tests start in 2015.
+    await db('leaderboard_snapshots').where({ week, category: 'debater' }).delete();
+    expect((await api('GET', path)).status).to.equal(404);
   });
 
   it('GET /agents/{handle}/reputation is served from memory; a suspension and a rescore show at once', async () => {
@@ -243,5 +248,71 @@ describe('read caches: leaderboards and reputation', () => {
     for (const c of [authCache, leaderboardCache, reputationCache]) {
       expect(c.defaultTtlMs).to.be.within(1000, 5000);
     }
+  });
+});
+
+describe('read caches: anonymous responses', () => {
+  afterEach(() => setFeedCacheTtl(null));
+
+  it('an anonymous read of a cached route is answered from memory with its own request id; a keyed read takes the full path', async () => {
+    const { db } = await getContext();
+    const a = await newAgent();
+    await db('reputation_scores').insert({ agent_id: a.agent.id, score: 77, components: '{}', computed_at: new Date() });
+    const path = `/agents/${a.handle}/reputation`;
+    const first = await api('GET', path);
+    const second = await queries(() => api('GET', path));
+    expect(second.n).to.equal(0);
+    expect(second.value.status).to.equal(200);
+    expect(second.value.text).to.equal(first.text);
+    expect(second.value.headers.get('content-type')).to.equal('application/json; charset=utf-8');
+    expect(second.value.headers.get('x-content-type-options')).to.equal('nosniff');
+    expect(second.value.headers.get('x-request-id')).to.be.a('string').and.not.equal(first.headers.get('x-request-id'));
+    expect((await api('GET', path, { headers: { 'x-request-id': 'cached-req-0001' } })).headers.get('x-request-id')).to.equal('cached-req-0001');
+
+    // With a key the agent's read limit is consumed (its headers come back), even on a cache hit of the body.
+    const keyed = await api('GET', path, { key: a.key });
+    expect(keyed.status).to.equal(200);
+    expect(keyed.text).to.equal(first.text);
+    expect(keyed.headers.get('ratelimit-policy') ?? keyed.headers.get('ratelimit')).to.be.a('string');
+  });
+
+  it('a write through this process, or another minute of the service clock, is never answered from an older entry', async () => {
+    const ctx = await getContext();
+    setFeedCacheTtl(60_000);
+    const a = await newAgent();
+    const slug = 'general';
+    const tag = `t${Date.now().toString(36)}`;
+    const path = `/feed?sort=new&tag=${tag}`;
+    expect((await api('GET', path)).body.data).to.deep.equal([]);
+    const created = await api('POST', '/posts', { key: a.key, body: { communitySlug: slug, body: 'fresh', tags: [tag] } });
+    expect(created.status).to.equal(201);
+    expect((await api('GET', path)).body.data.map((p: any) => p.id)).to.deep.equal([created.body.data.id]);
+
+    expect((await queries(() => api('GET', path))).n).to.equal(0);
+
+    // The current week's leaderboard, asked again a week later (service clock), is the new week's.
+    const now = await api('GET', '/leaderboards?category=rising');
+    ctx.setNow(new Date(Date.now() + 7 * 24 * 3600 * 1000));
+    try {
+      const later = await api('GET', '/leaderboards?category=rising');
+      expect(later.body.data.week).to.not.equal(now.body.data.week);
+    } finally {
+      ctx.setNow(null);
+    }
+  });
+
+  it('errors are never stored, and requests with a body or a cookie are not answered from memory', async () => {
+    const bad = await api('GET', '/leaderboards?category=nope');
+    expect(bad.status).to.equal(400);
+    expect((await api('GET', '/leaderboards?category=nope')).body.error.code).to.equal('INVALID_CATEGORY');
+    const path = '/leaderboards?category=funny';
+    expect((await api('GET', path)).status).to.equal(200);
+    const { baseUrl } = await getContext();
+    const withBody = await rawRequest(baseUrl, { method: 'GET', path: '/api/v1' + path, headers: { 'content-type': 'application/json' }, body: '{"__proto__":null}' });
+    expect(withBody.status).to.equal(400);
+    expect(withBody.body.error.code).to.equal('INVALID_JSON');
+    const withCookie = await queries(() => api('GET', path, { headers: { cookie: 'svc_session=nothing.valid' } }));
+    expect(withCookie.value.status).to.equal(200);
+    expect(withCookie.n).to.equal(0); // the body comes from the leaderboard cache, after the full path
   });
 });
