@@ -46,7 +46,7 @@ export async function generateNetwork(db: Knex, size: NetworkSize, now: Date): P
   // Authors mildly skewed toward low agent numbers (random^1.3), as are the posts and agents that draw votes, replies, reactions and follows.
   await q(`insert into posts (community_id, author_id, title, body, hot, created_at)
     select (select id from communities where slug = 'general'), ba.id, 'p', 'b', 0, :now::timestamptz - random() * interval '85 days'
-    from generate_series(1, :posts::int) g join ba on ba.n = 1 + floor(:agents::int * random() ^ 1.3)::int`, { posts, agents });
+    from (select 1 + floor(:agents::int * random() ^ 1.3)::int a from generate_series(1, :posts::int)) r join ba on ba.n = r.a`, { posts, agents });
   await q(`create temp table bp as select row_number() over (order by id) n, id, author_id from posts p where exists (select 1 from ba where ba.id = p.author_id)`);
   await q(`create unique index on bp (n)`);
   const rnd = (what: string, count: number) => `1 + floor(${count} * random() ^ 1.3)::int ${what}`;

@@ -3,6 +3,7 @@ import { computeReputation } from '../scoring/reputation';
 import { ReputationSums, windowStart } from '../scoring/engine';
 import { DAY_MS } from '../scoring/policy';
 import { crossedMilestones } from '../notifications/service';
+import { copyInText, copyTextField } from '../scoring/copy';
 
 /**
  * reputation_v1 for a set of agents (null: every agent) from the stored weights of the 90-day
@@ -15,12 +16,8 @@ import { crossedMilestones } from '../notifications/service';
  */
 export async function recomputeReputations(trx: Knex.Transaction, now: Date, agents: string[] | null, opts: { sums?: ReputationSums } = {}): Promise<{ agents: number; milestones: number }> {
   const ws = windowStart(now);
-  const t0 = Date.now();
-  const P = (l: string) => process.env.SCORING_PROFILE && console.log('   rep', l, Date.now() - t0);
   const rows = opts.sums && agents === null ? await stagedRows(trx, ws, now, opts.sums) : await summedRows(trx, ws, now, agents);
-  const ids: string[] = [];
-  const scores: number[] = [];
-  const comps: string[] = [];
+  const out: string[][] = [];
   const ms = { ids: [] as string[], milestones: [] as number[], scores: [] as number[] };
   for (const row of rows) {
     const rep = computeReputation({
@@ -37,27 +34,25 @@ export async function recomputeReputations(trx: Knex.Transaction, now: Date, age
       suspended: row.status === 'suspended',
       strikes: Number(row.strikes),
     });
-    ids.push(row.id);
-    scores.push(rep.score);
-    comps.push(JSON.stringify(rep.components));
+    out.push([row.id, String(rep.score), copyTextField(JSON.stringify(rep.components))]);
     for (const m of crossedMilestones(row.old_score, rep.score)) {
       ms.ids.push(row.id);
       ms.milestones.push(m);
       ms.scores.push(rep.score);
     }
   }
-  P('rows+compute');
-  const CH = 20_000;
-  for (let s = 0; s < ids.length; s += CH) {
-    await trx.raw(
-      `insert into reputation_scores (agent_id, score, components, computed_at)
-       select u.id, u.score, u.comp::jsonb, :now from unnest(:ids::uuid[], :scores::int[], :comps::text[]) u(id, score, comp)
-       on conflict (agent_id) do update set score = excluded.score, components = excluded.components, computed_at = excluded.computed_at`,
-      { now, ids: ids.slice(s, s + CH), scores: scores.slice(s, s + CH), comps: comps.slice(s, s + CH) },
-    );
-  }
-  P('upsert');
-  return { agents: ids.length, milestones: await notifyMilestones(trx, ms, now) };
+  // Streamed with COPY into a staging table, then one upsert.
+  await trx.raw('drop table if exists sc_rep');
+  await trx.raw('create temp table sc_rep (agent_id uuid, score int, components jsonb) on commit drop');
+  await copyInText(trx, 'sc_rep', out);
+  await trx.raw(
+    `insert into reputation_scores (agent_id, score, components, computed_at)
+     select agent_id, score, components, :now from sc_rep
+     on conflict (agent_id) do update set score = excluded.score, components = excluded.components, computed_at = excluded.computed_at`,
+    { now },
+  );
+  const milestones = await notifyMilestones(trx, ms, now);
+  return { agents: out.length, milestones };
 }
 
 const STRIKES = `strikes as (

@@ -52,7 +52,6 @@ export async function copyOut<T extends Record<string, ColType>>(trx: Knex.Trans
       },
     }),
   );
-  const tq = Date.now();
   const buf = Buffer.concat(chunks);
   if (buf.length < 19 || !buf.subarray(0, 11).equals(SIGNATURE)) throw new Error('copyOut: not a binary COPY stream');
   let p = 19 + buf.readInt32BE(15);
@@ -104,7 +103,6 @@ export async function copyOut<T extends Record<string, ColType>>(trx: Knex.Trans
     }
     n++;
   }
-  if (process.env.SCORING_PROFILE) console.log('   copy parse', Date.now() - tq, 'ms', buf.length, 'bytes');
   const out = {} as Record<string, ColArray>;
   names.forEach((k, i) => (out[k] = arrays[i].subarray(0, n)));
   return { n, cols: out as Columns<T> };
@@ -181,4 +179,23 @@ export function encodeTextArray(items: readonly string[]): Buffer {
     p += 4 + e.length;
   }
   return out;
+}
+
+/** Escapes one field of COPY's text format. */
+export function copyTextField(v: string): string {
+  return v.replace(/[\\\t\n\r]/g, (c) => (c === '\\' ? '\\\\' : c === '\t' ? '\\t' : c === '\n' ? '\\n' : '\\r'));
+}
+
+/** Streams rows (fields already escaped with copyTextField) to `copy <target> from stdin` in text format. */
+export async function copyInText(trx: Knex.Transaction, target: string, rows: string[][]): Promise<void> {
+  const conn = await connectionOf(trx);
+  function* chunks(): Generator<string> {
+    const CH = 5_000;
+    for (let s = 0; s < rows.length; s += CH) {
+      let out = '';
+      for (let r = s; r < Math.min(rows.length, s + CH); r++) out += rows[r].join('\t') + '\n';
+      yield out;
+    }
+  }
+  await pipeline(Readable.from(chunks()), conn.query(copyFrom(`copy ${target} from stdin`)));
 }

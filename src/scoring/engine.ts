@@ -50,15 +50,6 @@ async function tuneTempBuffers(trx: Knex.Transaction): Promise<void> {
   }
 }
 
-async function exec(trx: Knex.Transaction, sql: string, b: Record<string, unknown> = {}): Promise<any> {
-  if (process.env.SCORING_EXPLAIN === "all") {
-    const r = await trx.raw('explain (analyze, buffers) ' + sql, b);
-    console.log(r.rows.map((x: any) => x['QUERY PLAN']).join('\n'));
-    return { rowCount: 0, rows: [{ ids: [] }] };
-  }
-  return trx.raw(sql, b);
-}
-
 const WINDOW = 'i.active and i.occurred_at > :ws and i.occurred_at <= :now';
 
 /**
@@ -184,27 +175,30 @@ function recipSql(scoped: boolean): string {
     join scoring_agent_facts ft on ft.agent_id = p.t
     where ${share('fa', 'p.c')} and ${share('ft', 'p.qc')}
   )
-  update sc_r r set flags = r.flags | ${BIT.RECIPROCAL_PATTERN}
-  from recip x where x.a = r.a and x.t = r.t and x.kind = r.kind`;
+  insert into sc_recip select * from recip`;
 }
 
-/** PAIR_REPEAT ranks, for the pairs past the free repeats only (ranks within them are all free: 1). */
+const RECIP_FLAG_SQL = `
+  update sc_r r set flags = r.flags | ${BIT.RECIPROCAL_PATTERN}
+  from sc_recip x where x.a = r.a and x.t = r.t and x.kind = r.kind`;
+
+/** PAIR_REPEAT ranks (> 1), for the pairs past the free repeats only (ranks within them are all free: 1). */
 const PAIR_RANKS_SQL = `
-  update sc_r r set pk = x.k from (
-    select r.id, row_number() over (partition by r.a, r.t, r.kind order by r.ts, r.id) k
+  create temp table sc_pk on commit drop as
+  select id, k from (
+    select r.id, (row_number() over (partition by r.a, r.t, r.kind order by r.ts, r.id))::int4 k
     from sc_r r join sc_pc p on p.a = r.a and p.t = r.t and p.kind = r.kind
     where p.c > ${WEIGHTS.pairRepeatFree}
-  ) x where x.id = r.id and x.k > 1`;
+  ) x where k > 1`;
 
 /** OWNER_DUPLICATE: all but the first interaction of one owner on one object; only groups of ≥ 2 are ranked. */
 const OWNER_DUP_SQL = `
-  update sc_r r set flags = r.flags | ${BIT.OWNER_DUPLICATE} from (
-    select id from (
-      select r.id, row_number() over (partition by r.obj, r.kind, r.aown order by r.ts, r.id) k
-      from sc_r r join (select obj, kind, aown from sc_r group by 1, 2, 3 having count(*) > 1) d
-        on d.obj = r.obj and d.kind = r.kind and d.aown = r.aown
-    ) z where z.k > 1
-  ) x where x.id = r.id`;
+  create temp table sc_dup on commit drop as
+  select id from (
+    select r.id, row_number() over (partition by r.obj, r.kind, r.aown order by r.ts, r.id) k
+    from sc_r r join (select obj, kind, aown from sc_r group by 1, 2, 3 having count(*) > 1) d
+      on d.obj = r.obj and d.kind = r.kind and d.aown = r.aown
+  ) z where z.k > 1`;
 
 /** Brigade groups: one id per voted post or comment (the direction is added in the facts). */
 const GROUPS_SQL = `
@@ -214,13 +208,17 @@ const GROUPS_SQL = `
 /** The facts streamed to the pure weights: one row per staged interaction. */
 const FACTS_SELECT = `
   select r.id::int8, r.kind,
-    (r.flags | (case when r.kind = 2 and fa.follow_ring then ${BIT.FOLLOW_RING} else 0 end))::int4,
-    r.pk, r.verified, r.age, coalesce(fa.ext_owners, 0)::int4,
+    (r.flags
+     | (case when r.kind = 2 and fa.follow_ring then ${BIT.FOLLOW_RING} else 0 end)
+     | (case when d.id is not null then ${BIT.OWNER_DUPLICATE} else 0 end))::int4,
+    coalesce(pk.k, r.pk), r.verified, r.age, coalesce(fa.ext_owners, 0)::int4,
     (case when r.kind = 0 then 2 * g.g + (case when r.value > 0 then 1 else 0 end) else -1 end)::int4,
     extract(epoch from r.ts)::float8, r.value::int2, r.an, r.tn, r.aon, r.ton
   from sc_r r
   left join scoring_agent_facts fa on fa.agent_id = r.a
-  left join sc_grp g on r.kind = 0 and g.obj = r.obj`;
+  left join sc_grp g on r.kind = 0 and g.obj = r.obj
+  left join sc_pk pk on pk.id = r.id
+  left join sc_dup d on d.id = r.id`;
 
 const FACT_COLUMNS = { id: 'int8', kind: 'int2', flags: 'int4', pk: 'int4', verified: 'bool', age: 'float4', ext: 'int4', grp: 'int4', t: 'float8', value: 'int2', an: 'int4', tn: 'int4', aon: 'int4', ton: 'int4' } as const;
 
@@ -242,10 +240,6 @@ export interface ReputationSums {
 
 export interface WeightRunResult {
   mode: 'full' | 'scoped';
-  /** full mode: the reputation sums of every agent (indexed by sc_ag.n) */
-  sums?: ReputationSums;
-  /** scoped mode: agents whose reputation inputs may have changed (the targets and the authors of changed replies) */
-  affected: string[] | null;
   /** edges written (scoped mode skips unchanged ones) */
   rewritten: number;
   interactions: number;
@@ -374,18 +368,25 @@ export interface WeightOptions {
  * the scoring lock. `targets` null: full recompute (the table is rewritten). Leaves the staged
  * rows in the temporary table `sc_r` for the rest of the transaction (reputation reads it).
  */
-export async function recomputeWeights(trx: Knex.Transaction, now: Date, targets: string[] | null, opts: WeightOptions = {}): Promise<WeightRunResult> {
+export interface WeightRun extends WeightRunResult {
+  /** full mode: the reputation sums of every agent (indexed by sc_ag.n) */
+  sums?: ReputationSums;
+  /** scoped mode: agents whose reputation inputs may have changed (the targets and the authors of changed replies) */
+  affected: string[] | null;
+}
+
+export async function recomputeWeights(trx: Knex.Transaction, now: Date, targets: string[] | null, opts: WeightOptions = {}): Promise<WeightRun> {
   const t0 = Date.now();
-  const P = (l: string) => process.env.SCORING_PROFILE && console.log('  ', l, Date.now() - t0);
   const ws = windowStart(now);
   const scoped = targets !== null;
   await tuneTempBuffers(trx);
-  await trx.raw('drop table if exists sc_ag, sc_r, sc_pc, sc_grp, sc_out');
-  if (!scoped) await trx.raw(AGENTS_FULL_SQL);
-  await exec(trx, stageSql(scoped), scoped ? { ws, now, targets } : { ws, now });
-  P('stage');
+  await trx.raw('drop table if exists sc_ag, sc_r, sc_pc, sc_recip, sc_pk, sc_dup, sc_grp, sc_out');
+  if (!scoped) {
+    await trx.raw(AGENTS_FULL_SQL);
+    await trx.raw('analyze sc_ag');
+  }
+  await trx.raw(stageSql(scoped), scoped ? { ws, now, targets } : { ws, now });
   await trx.raw('analyze sc_r');
-  P('analyze');
   let agentFacts: number;
   if (scoped) {
     // Touched agents (and actors never seen before, or every actor when asked) get fresh facts.
@@ -400,21 +401,25 @@ export async function recomputeWeights(trx: Knex.Transaction, now: Date, targets
     await trx.raw(SCOPED_FACTS_SQL, { ws, now, ids: ids.rows[0].ids });
   } else {
     await trx.raw('truncate scoring_agent_facts');
-    agentFacts = (await exec(trx, FULL_FACTS_SQL, { now })).rowCount;
+    agentFacts = (await trx.raw(FULL_FACTS_SQL, { now })).rowCount;
     await trx.raw('analyze scoring_agent_facts');
   }
-  P('agentfacts');
-  await exec(trx, PAIRS_SQL);
-  P('pairs');
-  await exec(trx, recipSql(scoped), { ws, now });
-  P('recip');
-  await exec(trx, PAIR_RANKS_SQL);
-  P('ranks');
-  await exec(trx, OWNER_DUP_SQL);
-  P('dup');
-  await exec(trx, GROUPS_SQL);
+  // Every derived table is analyzed: without statistics the planner joins them to the million
+  // staged rows by nested loops.
+  await trx.raw(PAIRS_SQL);
+  await trx.raw('analyze sc_pc');
+  await trx.raw('create temp table sc_recip (a uuid, t uuid, kind int2) on commit drop');
+  const recips = (await trx.raw(recipSql(scoped), { ws, now })).rowCount;
+  if (recips > 0) {
+    await trx.raw('analyze sc_recip');
+    await trx.raw(RECIP_FLAG_SQL);
+  }
+  await trx.raw(PAIR_RANKS_SQL);
+  await trx.raw('analyze sc_pk');
+  await trx.raw(OWNER_DUP_SQL);
+  await trx.raw('analyze sc_dup');
+  await trx.raw(GROUPS_SQL);
   await trx.raw('analyze sc_grp');
-  P('groups');
   const { n, cols } = await copyOut(trx, FACTS_SELECT, FACT_COLUMNS);
   const t1 = Date.now();
 

@@ -44,8 +44,9 @@ export async function runIncremental(deps: Deps): Promise<IncrementalResult> {
     let weights: WeightRunResult | null = null;
     let reps = { agents: 0, milestones: 0 };
     if (targets.length > 0) {
-      weights = await recomputeWeights(trx, now, targets);
-      reps = await recomputeReputations(trx, now, weights.affected);
+      const { affected, ...w } = await recomputeWeights(trx, now, targets);
+      weights = w;
+      reps = await recomputeReputations(trx, now, affected);
     }
     await setWatermark(trx, mark);
     return { changed, targets: targets.length, weights, reputations: reps.agents, milestones: reps.milestones, ms: Date.now() - started };
@@ -66,11 +67,11 @@ export async function runFull(deps: Deps, opts: { agentId?: string } = {}): Prom
     const now = deps.now();
     const mark = await dbClock(trx);
     if (opts.agentId) {
-      const weights = await recomputeWeights(trx, now, [opts.agentId], { freshActors: true });
-      const reps = await recomputeReputations(trx, now, weights.affected);
+      const { affected, ...weights } = await recomputeWeights(trx, now, [opts.agentId], { freshActors: true });
+      const reps = await recomputeReputations(trx, now, affected);
       return { weights, reputations: reps.agents, milestones: reps.milestones, ms: Date.now() - started };
     }
-    const { sums, ...weights } = await recomputeWeights(trx, now, null);
+    const { sums, affected: _everyone, ...weights } = await recomputeWeights(trx, now, null);
     const reps = await recomputeReputations(trx, now, null, { sums });
     await setWatermark(trx, mark);
     return { weights, reputations: reps.agents, milestones: reps.milestones, ms: Date.now() - started };
