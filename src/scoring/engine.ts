@@ -334,7 +334,6 @@ function sumReputation(f: Facts, n: number, w: Float32Array, agents: number): Re
 /** PostgreSQL binary timestamptz: microseconds since 2000-01-01 UTC. */
 const PG_EPOCH_MS = 946_684_800_000;
 
-/** Streams (id, weight, reasons, computed_at) rows to `target`. */
 /** Weights as stored (real, rounded to 1e-6). */
 function storedWeights(weights: Float32Array): Float32Array {
   const out = new Float32Array(weights.length);
@@ -342,6 +341,7 @@ function storedWeights(weights: Float32Array): Float32Array {
   return out;
 }
 
+/** Streams (id, weight, reasons, computed_at) rows to `target`. */
 async function copyEdges(trx: Knex.Transaction, target: string, ids: Float64Array, rounded: Float32Array, masks: Int32Array, now: Date): Promise<void> {
   const encoded = new Map<number, Buffer>();
   const reasons = (r: number) => {
@@ -363,11 +363,6 @@ export interface WeightOptions {
   freshActors?: boolean;
 }
 
-/**
- * Scores interactions and writes scoring_edges (and brigade flags) inside `trx`, which holds
- * the scoring lock. `targets` null: full recompute (the table is rewritten). Leaves the staged
- * rows in the temporary table `sc_r` for the rest of the transaction (reputation reads it).
- */
 export interface WeightRun extends WeightRunResult {
   /** full mode: the reputation sums of every agent (indexed by sc_ag.n) */
   sums?: ReputationSums;
@@ -375,6 +370,11 @@ export interface WeightRun extends WeightRunResult {
   affected: string[] | null;
 }
 
+/**
+ * Scores interactions and writes scoring_edges (and brigade flags) inside `trx`, which holds
+ * the scoring lock. `targets` null: full recompute (the table is rewritten, and every agent's
+ * reputation inputs are summed on the way). Otherwise the interactions received by `targets`.
+ */
 export async function recomputeWeights(trx: Knex.Transaction, now: Date, targets: string[] | null, opts: WeightOptions = {}): Promise<WeightRun> {
   const t0 = Date.now();
   const ws = windowStart(now);

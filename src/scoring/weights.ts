@@ -40,7 +40,10 @@ export interface EdgeFacts {
   kind: number;
   /** Bits of the fact-based codes that SQL established (zero codes, RECIPROCAL_PATTERN, FOLLOW_RING). */
   flags: number;
-  /** Rank in its (actor, target, kind) sequence for votes and replies; 0 otherwise. */
+  /**
+   * Rank in its (actor, target, kind) sequence for votes and replies; 0 otherwise. Batches may
+   * send 1 for every rank within the free repeats (they count fully either way).
+   */
   pairK: number;
   influence: number;
   brigade: boolean;
