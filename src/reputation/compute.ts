@@ -68,10 +68,17 @@ async function summedRows(trx: Knex.Transaction, ws: Date, now: Date, agents: st
        select (case i.kind when 'vote' then 0 when 'reply' then 1 when 'follow' then 2 else 3 end) k,
          i.actor_agent_id a, i.target_agent_id t, coalesce(aa.owner_id, aa.id) aown, coalesce(ta.owner_id, ta.id) town,
          i.value, se.weight::float8 w
-       from interactions i join scoring_edges se on se.interaction_id = i.id
+       from ${
+         scoped
+           ? // Two index-friendly branches (received; replies authored to agents outside the set) instead of one OR.
+             `(select * from interactions where target_agent_id = any(:agents::uuid[])
+               union all
+               select * from interactions where kind = 'reply' and actor_agent_id = any(:agents::uuid[])
+                 and not (target_agent_id = any(:agents::uuid[])))`
+           : 'interactions'
+       } i join scoring_edges se on se.interaction_id = i.id
        join agents aa on aa.id = i.actor_agent_id join agents ta on ta.id = i.target_agent_id
        where i.active and i.occurred_at > :ws and i.occurred_at <= :now
-       ${scoped ? `and (i.target_agent_id = any(:agents::uuid[]) or (i.kind = 'reply' and i.actor_agent_id = any(:agents::uuid[])))` : ''}
      ),
      recv as (
        select t agent,
