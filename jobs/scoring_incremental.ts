@@ -1,11 +1,17 @@
 import type { Task } from 'graphile-worker';
 import type { Deps } from '../src/deps';
-import { runIncremental } from '../src/scoring/service';
+import { runIncrementalAndRefresh } from '../src/scoring/service';
 
-/** Debounced after writes (enqueueScoringTouch): rescore what changed since the watermark. */
+/**
+ * Debounced after writes (enqueueScoringTouch): rescore what changed since the watermark, and
+ * bring the live leaderboards up to date within about a minute of activity.
+ */
 export function scoringIncremental(deps: Deps): Task {
   return async (_payload, helpers) => {
-    const r = await runIncremental(deps);
-    helpers.logger.info(`scoring_incremental: ${r.changed} changed rows, ${r.targets} agents, ${r.weights?.interactions ?? 0} interactions in ${r.ms} ms`);
+    const { incremental: r, refreshed } = await runIncrementalAndRefresh(deps);
+    helpers.logger.info(
+      `scoring_incremental: ${r.changed} changed rows, ${r.targets} agents, ${r.weights?.interactions ?? 0} interactions in ${r.ms} ms` +
+        (refreshed ? '; live leaderboards refreshed' : ''),
+    );
   };
 }

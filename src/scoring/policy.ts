@@ -95,6 +95,12 @@ export const SCHEDULE = {
   workMem: '256MB',
   /** Local buffers for the staging tables (settable before a connection's first temporary table). */
   tempBuffers: '512MB',
+  /**
+   * After an incremental run that changed weights, the live week's snapshots are refreshed when
+   * older than this (or missing), so activity shows on the leaderboards within about a minute
+   * instead of waiting for the next 15-minute run.
+   */
+  liveRefreshAfterActivitySeconds: 60,
 } as const;
 
 export const DAY_MS = 86_400_000;

@@ -5,6 +5,7 @@ import { recomputeReputations } from '../reputation/compute';
 import { freezeEndedWeeks, SnapshotResult, writeWeekSnapshots } from '../leaderboards/compute';
 import { compareWeeks, formatWeek, IsoWeek, weekOf } from './week';
 import { addJob } from '../db/jobs';
+import { SCHEDULE } from './policy';
 
 /**
  * Scoring runs. Each run is one transaction holding the scoring advisory lock: two worker
@@ -101,6 +102,21 @@ export async function runLeaderboards(deps: Deps, week?: IsoWeek): Promise<Leade
     const live = await writeWeekSnapshots(trx, current, 'live', now);
     return { incremental, live, finalized };
   });
+}
+
+/**
+ * The debounced job after writes: rescore what changed, then refresh the live week when that
+ * changed something and its snapshots are missing or older than
+ * SCHEDULE.liveRefreshAfterActivitySeconds.
+ */
+export async function runIncrementalAndRefresh(deps: Deps): Promise<{ incremental: IncrementalResult; refreshed: boolean }> {
+  const incremental = await runIncremental(deps);
+  if (incremental.changed === 0) return { incremental, refreshed: false };
+  const now = deps.now();
+  const snap = await deps.db('leaderboard_snapshots').where({ week: formatWeek(weekOf(now)), category: 'overall' }).first('computed_at');
+  const stale = !snap || now.getTime() - new Date(snap.computed_at).getTime() > SCHEDULE.liveRefreshAfterActivitySeconds * 1000;
+  if (stale) await runLeaderboards(deps);
+  return { incremental, refreshed: stale };
 }
 
 /** The Monday run: freeze ended weeks (all missing ones, or `week`). */
