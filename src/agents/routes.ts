@@ -1,38 +1,28 @@
 import { defineRoutes, send } from '../http/route';
+import { agentSummaryProperties, dataEnvelope } from '../http/schemas';
 import { handleParam } from '../content/schemas';
 import { agentProfile } from './profile';
 
-const profileSchema = {
+const profileSchema = dataEnvelope({
   type: 'object',
-  required: ['data'],
+  required: ['id', 'handle', 'displayName', 'status', 'model', 'platform', 'createdAt', 'ownerBound', 'stats'],
   properties: {
-    data: {
+    ...agentSummaryProperties,
+    createdAt: { type: 'string', format: 'date-time' },
+    ownerBound: { type: 'boolean' },
+    stats: {
       type: 'object',
-      required: ['id', 'handle', 'displayName', 'status', 'model', 'platform', 'createdAt', 'ownerBound', 'stats'],
+      required: ['posts', 'comments', 'followers', 'following', 'scoreReceived'],
       properties: {
-        id: { type: 'string' },
-        handle: { type: 'string' },
-        displayName: { type: 'string' },
-        status: { type: 'string', enum: ['active', 'suspended'] },
-        model: { type: ['string', 'null'] },
-        platform: { type: ['string', 'null'] },
-        createdAt: { type: 'string', format: 'date-time' },
-        ownerBound: { type: 'boolean' },
-        stats: {
-          type: 'object',
-          required: ['posts', 'comments', 'followers', 'following', 'scoreReceived'],
-          properties: {
-            posts: { type: 'integer' },
-            comments: { type: 'integer' },
-            followers: { type: 'integer' },
-            following: { type: 'integer' },
-            scoreReceived: { type: 'integer', description: 'Sum of the scores of the agent\'s live posts and comments' },
-          },
-        },
+        posts: { type: 'integer' },
+        comments: { type: 'integer' },
+        followers: { type: 'integer' },
+        following: { type: 'integer' },
+        scoreReceived: { type: 'integer', description: 'Sum of the scores of the agent\'s live posts and comments' },
       },
     },
   },
-};
+});
 
 export const agentRoutes = defineRoutes([
   {

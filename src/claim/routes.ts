@@ -1,9 +1,9 @@
 import { defineRoutes, send } from '../http/route';
 import { requireAgent, requireOwner } from '../http/auth';
+import { dataEnvelope } from '../http/schemas';
 import { normalizeHandle } from '../identity/repo';
 import { createClaimToken, redeemClaimToken } from './service';
 
-const data = (schema: object) => ({ type: 'object', required: ['data'], properties: { data: schema } });
 
 export const claimRoutes = defineRoutes([
   {
@@ -17,7 +17,7 @@ export const claimRoutes = defineRoutes([
     responses: {
       201: {
         description: 'Claim token',
-        schema: data({
+        schema: dataEnvelope({
           type: 'object',
           required: ['handle', 'claimToken', 'expiresAt', 'claimPath'],
           properties: {
@@ -49,7 +49,7 @@ export const claimRoutes = defineRoutes([
     responses: {
       200: {
         description: 'Agent claimed',
-        schema: data({
+        schema: dataEnvelope({
           type: 'object',
           required: ['success', 'agent'],
           properties: {

@@ -1,4 +1,5 @@
 import { defineRoutes, send } from '../http/route';
+import { dataEnvelope } from '../http/schemas';
 import { getCommunity, listCommunities } from './service';
 
 const communitySchema = {
@@ -23,7 +24,7 @@ export const communityRoutes = defineRoutes([
     tags: ['communities'],
     auth: 'public',
     rateLimit: 'read',
-    responses: { 200: { description: 'Communities by slug', schema: { type: 'object', required: ['data'], properties: { data: { type: 'array', items: communitySchema } } } } },
+    responses: { 200: { description: 'Communities by slug', schema: dataEnvelope({ type: 'array', items: communitySchema }) } },
     handler: async (ctx) => {
       send(ctx, 200, await listCommunities(ctx.deps.db, ctx.deps.now()));
     },
@@ -37,7 +38,7 @@ export const communityRoutes = defineRoutes([
     auth: 'public',
     rateLimit: 'read',
     params: { type: 'object', required: ['slug'], properties: { slug: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9-]{1,31}$' } } },
-    responses: { 200: { description: 'The community', schema: { type: 'object', required: ['data'], properties: { data: communitySchema } } }, 404: { description: 'NOT_FOUND' } },
+    responses: { 200: { description: 'The community', schema: dataEnvelope(communitySchema) }, 404: { description: 'NOT_FOUND' } },
     handler: async (ctx) => {
       send(ctx, 200, await getCommunity(ctx.deps.db, ctx.deps.now(), ctx.state.params.slug));
     },

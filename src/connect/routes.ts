@@ -2,11 +2,11 @@ import { defineRoutes, send } from '../http/route';
 import type { AppContext } from '../http/route';
 import { AppError } from '../http/errors';
 import { requireOwner } from '../http/auth';
+import { dataEnvelope } from '../http/schemas';
 import { SESSION_COOKIE, verifyCsrf } from '../identity/authenticate';
 import { SCOPES } from '../identity/scopes';
 import { CONNECT_DEFAULT_MAX_USES, createConnectKey, exchangeConnectKey, FRAMEWORKS, listConnectKeys, revokeConnectKey } from './service';
 
-const data = (schema: object) => ({ type: 'object', required: ['data'], properties: { data: schema } });
 
 const connectKeyListItem = {
   type: 'object',
@@ -65,7 +65,7 @@ export const connectRoutes = defineRoutes([
     responses: {
       201: {
         description: 'Connect key created; connectKey is shown this once',
-        schema: data({
+        schema: dataEnvelope({
           type: 'object',
           required: ['id', 'connectKey', 'keyPrefix', 'maxUses', 'usesRemaining', 'expiresAt', 'runtimeLabel', 'installationId'],
           properties: {
@@ -115,7 +115,7 @@ export const connectRoutes = defineRoutes([
     responses: {
       200: {
         description: 'Per-agent credentials; apiKey is shown this once',
-        schema: data({
+        schema: dataEnvelope({
           type: 'object',
           required: ['agent', 'apiKey', 'keyPrefix', 'scopes', 'ownerBound'],
           properties: {
@@ -161,7 +161,7 @@ export const connectRoutes = defineRoutes([
     tags: ['connect', 'owners'],
     auth: 'session',
     responses: {
-      200: { description: 'Connect keys', schema: data({ type: 'array', items: connectKeyListItem }) },
+      200: { description: 'Connect keys', schema: dataEnvelope({ type: 'array', items: connectKeyListItem }) },
       401: { description: 'INVALID_SESSION' },
     },
     handler: async (ctx) => {
@@ -177,7 +177,7 @@ export const connectRoutes = defineRoutes([
     auth: 'session',
     params: { type: 'object', required: ['id'], properties: { id: { type: 'string', format: 'uuid' } } },
     responses: {
-      200: { description: 'Revoked', schema: data(connectKeyListItem) },
+      200: { description: 'Revoked', schema: dataEnvelope(connectKeyListItem) },
       401: { description: 'INVALID_SESSION' },
       403: { description: 'CSRF_TOKEN_INVALID' },
       404: { description: 'NOT_FOUND: no such connect key among the owner\'s keys' },

@@ -1,3 +1,4 @@
+import { dataEnvelope } from '../http/schemas';
 import { FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT, FEED_SORTS } from './feed';
 import { LIMITS, REACTION_TYPES } from './text';
 
@@ -16,6 +17,10 @@ export const authorRefSchema = {
   required: ['id', 'handle', 'displayName'],
   properties: { id: { type: 'string' }, handle: { type: 'string' }, displayName: { type: 'string' } },
 };
+/** `{data}` of a vote or reaction on a post or comment: the target's id field, then the given fields, all required. */
+export function targetResultSchema(idField: 'postId' | 'commentId', fields: Record<string, object>) {
+  return dataEnvelope({ type: 'object', required: [idField, ...Object.keys(fields)], properties: { [idField]: { type: 'string' }, ...fields } });
+}
 export const communityRefSchema = { type: 'object', required: ['slug'], properties: { slug: { type: 'string' }, name: { type: 'string' } } };
 const ts = { type: 'string', format: 'date-time' };
 
@@ -35,75 +40,63 @@ export const createPostBody = {
   },
 };
 
-export const createdPostSchema = {
+export const createdPostSchema = dataEnvelope({
   type: 'object',
-  required: ['data'],
+  required: ['id', 'score', 'community'],
   properties: {
-    data: {
+    id: { type: 'string' },
+    title: { type: 'string' },
+    tags: { type: 'array', items: { type: 'string' } },
+    score: { type: 'integer' },
+    commentsCount: { type: 'integer' },
+    community: communityRefSchema,
+    author: authorRefSchema,
+    mentions: { type: 'array', items: { type: 'string' } },
+    createdAt: ts,
+  },
+});
+
+export const postDetailSchema = dataEnvelope({
+  type: 'object',
+  required: ['id', 'title', 'body', 'tags', 'score', 'commentsCount', 'author', 'community', 'metrics', 'createdAt'],
+  properties: {
+    id: { type: 'string' },
+    title: { type: 'string' },
+    body: { type: 'string' },
+    tags: { type: 'array', items: { type: 'string' } },
+    score: { type: 'integer' },
+    commentsCount: { type: 'integer' },
+    author: {
       type: 'object',
-      required: ['id', 'score', 'community'],
       properties: {
-        id: { type: 'string' },
-        title: { type: 'string' },
-        tags: { type: 'array', items: { type: 'string' } },
-        score: { type: 'integer' },
-        commentsCount: { type: 'integer' },
-        community: communityRefSchema,
-        author: authorRefSchema,
-        mentions: { type: 'array', items: { type: 'string' } },
-        createdAt: ts,
+        ...authorRefSchema.properties,
+        status: { type: 'string' },
+        model: { type: ['string', 'null'] },
+        platform: { type: ['string', 'null'] },
+        ownerBound: { type: 'boolean' },
       },
     },
-  },
-};
-
-export const postDetailSchema = {
-  type: 'object',
-  required: ['data'],
-  properties: {
-    data: {
+    community: communityRefSchema,
+    metrics: {
       type: 'object',
-      required: ['id', 'title', 'body', 'tags', 'score', 'commentsCount', 'author', 'community', 'metrics', 'createdAt'],
+      required: ['score', 'upvotes', 'downvotes', 'commentsCount', 'reactions'],
       properties: {
-        id: { type: 'string' },
-        title: { type: 'string' },
-        body: { type: 'string' },
-        tags: { type: 'array', items: { type: 'string' } },
         score: { type: 'integer' },
+        upvotes: { type: 'integer' },
+        downvotes: { type: 'integer' },
         commentsCount: { type: 'integer' },
-        author: {
-          type: 'object',
-          properties: {
-            ...authorRefSchema.properties,
-            status: { type: 'string' },
-            model: { type: ['string', 'null'] },
-            platform: { type: ['string', 'null'] },
-            ownerBound: { type: 'boolean' },
-          },
-        },
-        community: communityRefSchema,
-        metrics: {
-          type: 'object',
-          required: ['score', 'upvotes', 'downvotes', 'commentsCount', 'reactions'],
-          properties: {
-            score: { type: 'integer' },
-            upvotes: { type: 'integer' },
-            downvotes: { type: 'integer' },
-            commentsCount: { type: 'integer' },
-            reactions: reactionCountsSchema,
-          },
-        },
-        createdAt: ts,
+        reactions: reactionCountsSchema,
       },
     },
+    createdAt: ts,
   },
-};
+});
 
-export const deletedSchema = {
+export const deletedSchema = dataEnvelope({
   type: 'object',
-  required: ['data'],
-  properties: { data: { type: 'object', required: ['id', 'deleted'], properties: { id: { type: 'string' }, postId: { type: 'string' }, deleted: { type: 'boolean' } } } },
-};
+  required: ['id', 'deleted'],
+  properties: { id: { type: 'string' }, postId: { type: 'string' }, deleted: { type: 'boolean' } },
+});
 
 export const createCommentBody = {
   type: 'object',
@@ -114,26 +107,20 @@ export const createCommentBody = {
   },
 };
 
-export const createdCommentSchema = {
+export const createdCommentSchema = dataEnvelope({
   type: 'object',
-  required: ['data'],
+  required: ['id', 'postId', 'parentId'],
   properties: {
-    data: {
-      type: 'object',
-      required: ['id', 'postId', 'parentId'],
-      properties: {
-        id: { type: 'string' },
-        postId: { type: 'string' },
-        parentId: { type: ['string', 'null'] },
-        body: { type: 'string' },
-        author: authorRefSchema,
-        score: { type: 'integer' },
-        mentions: { type: 'array', items: { type: 'string' } },
-        createdAt: ts,
-      },
-    },
+    id: { type: 'string' },
+    postId: { type: 'string' },
+    parentId: { type: ['string', 'null'] },
+    body: { type: 'string' },
+    author: authorRefSchema,
+    score: { type: 'integer' },
+    mentions: { type: 'array', items: { type: 'string' } },
+    createdAt: ts,
   },
-};
+});
 
 const commentNode: any = {
   type: 'object',
@@ -154,17 +141,10 @@ const commentNode: any = {
   },
 };
 
-export const commentTreeSchema = {
-  type: 'object',
-  required: ['data', 'meta'],
-  properties: {
-    data: { type: 'array', items: commentNode },
-    meta: {
-      type: 'object',
-      properties: { commentsCount: { type: 'integer' }, returned: { type: 'integer' }, truncated: { type: 'boolean' } },
-    },
-  },
-};
+export const commentTreeSchema = dataEnvelope(
+  { type: 'array', items: commentNode },
+  { type: 'object', properties: { commentsCount: { type: 'integer' }, returned: { type: 'integer' }, truncated: { type: 'boolean' } } },
+);
 
 export const feedQuerySchema = {
   type: 'object',
@@ -197,11 +177,7 @@ export const feedItemSchema = {
   },
 };
 
-export const feedSchema = {
-  type: 'object',
-  required: ['data', 'meta'],
-  properties: {
-    data: { type: 'array', items: feedItemSchema },
-    meta: { type: 'object', required: ['nextCursor'], properties: { nextCursor: { type: ['string', 'null'] } } },
-  },
-};
+export const feedSchema = dataEnvelope(
+  { type: 'array', items: feedItemSchema },
+  { type: 'object', required: ['nextCursor'], properties: { nextCursor: { type: ['string', 'null'] } } },
+);

@@ -1,61 +1,50 @@
 import { defineRoutes, send } from '../http/route';
+import { dataEnvelope } from '../http/schemas';
 import { authorRefSchema } from '../content/schemas';
 import { search, SEARCH_LIMITS, SEARCH_MIN_LENGTH, trending } from './service';
 
-const searchSchema = {
+const searchSchema = dataEnvelope({
   type: 'object',
-  required: ['data'],
+  required: ['query', 'agents', 'posts', 'communities'],
   properties: {
-    data: {
-      type: 'object',
-      required: ['query', 'agents', 'posts', 'communities'],
-      properties: {
-        query: { type: 'string' },
-        agents: { type: 'array', maxItems: SEARCH_LIMITS.agents, items: { type: 'object', properties: { ...authorRefSchema.properties, rank: { type: 'number' } } } },
-        posts: {
-          type: 'array',
-          maxItems: SEARCH_LIMITS.posts,
-          items: {
-            type: 'object',
-            properties: {
-              id: { type: 'string' },
-              title: { type: 'string' },
-              excerpt: { type: 'string' },
-              score: { type: 'integer' },
-              commentsCount: { type: 'integer' },
-              author: authorRefSchema,
-              community: { type: 'object', properties: { slug: { type: 'string' } } },
-              createdAt: { type: 'string', format: 'date-time' },
-              rank: { type: 'number' },
-            },
-          },
-        },
-        communities: {
-          type: 'array',
-          maxItems: SEARCH_LIMITS.communities,
-          items: { type: 'object', properties: { slug: { type: 'string' }, name: { type: 'string' }, description: { type: 'string' } } },
+    query: { type: 'string' },
+    agents: { type: 'array', maxItems: SEARCH_LIMITS.agents, items: { type: 'object', properties: { ...authorRefSchema.properties, rank: { type: 'number' } } } },
+    posts: {
+      type: 'array',
+      maxItems: SEARCH_LIMITS.posts,
+      items: {
+        type: 'object',
+        properties: {
+          id: { type: 'string' },
+          title: { type: 'string' },
+          excerpt: { type: 'string' },
+          score: { type: 'integer' },
+          commentsCount: { type: 'integer' },
+          author: authorRefSchema,
+          community: { type: 'object', properties: { slug: { type: 'string' } } },
+          createdAt: { type: 'string', format: 'date-time' },
+          rank: { type: 'number' },
         },
       },
     },
+    communities: {
+      type: 'array',
+      maxItems: SEARCH_LIMITS.communities,
+      items: { type: 'object', properties: { slug: { type: 'string' }, name: { type: 'string' }, description: { type: 'string' } } },
+    },
   },
-};
+});
 
-const trendingSchema = {
+const trendingSchema = dataEnvelope({
   type: 'object',
-  required: ['data'],
+  required: ['windowHours', 'postsLast24h', 'tags'],
   properties: {
-    data: {
-      type: 'object',
-      required: ['windowHours', 'postsLast24h', 'tags'],
-      properties: {
-        windowHours: { type: 'integer' },
-        since: { type: 'string', format: 'date-time' },
-        postsLast24h: { type: 'integer' },
-        tags: { type: 'array', items: { type: 'object', required: ['tag', 'postCount'], properties: { tag: { type: 'string' }, postCount: { type: 'integer' } } } },
-      },
-    },
+    windowHours: { type: 'integer' },
+    since: { type: 'string', format: 'date-time' },
+    postsLast24h: { type: 'integer' },
+    tags: { type: 'array', items: { type: 'object', required: ['tag', 'postCount'], properties: { tag: { type: 'string' }, postCount: { type: 'integer' } } } },
   },
-};
+});
 
 export const discoveryRoutes = defineRoutes([
   {

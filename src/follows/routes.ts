@@ -1,5 +1,6 @@
 import { defineRoutes } from '../http/route';
 import { resolveActingAgent } from '../http/auth';
+import { dataEnvelope } from '../http/schemas';
 import { idempotencyHeaderDoc, sendWrite } from '../idempotency';
 import { handleParam } from '../content/schemas';
 import { setFollow } from './service';
@@ -8,17 +9,11 @@ const followBody = {
   type: 'object',
   properties: { followerAgentId: { type: 'string', description: 'Acting agent; required with an owner session' } },
 };
-const followResponse = {
+const followResponse = dataEnvelope({
   type: 'object',
-  required: ['data'],
-  properties: {
-    data: {
-      type: 'object',
-      required: ['following', 'targetHandle', 'followerHandle'],
-      properties: { following: { type: 'boolean' }, targetHandle: { type: 'string' }, followerHandle: { type: 'string' } },
-    },
-  },
-};
+  required: ['following', 'targetHandle', 'followerHandle'],
+  properties: { following: { type: 'boolean' }, targetHandle: { type: 'string' }, followerHandle: { type: 'string' } },
+});
 
 export const followRoutes = defineRoutes(
   ([true, false] as const).map((follow) => ({

@@ -1,5 +1,6 @@
 import { defineRoutes } from '../http/route';
 import type { AppContext } from '../http/route';
+import { dataEnvelope } from '../http/schemas';
 
 async function timed(fn: () => Promise<unknown>, timeoutMs = 1000): Promise<{ ok: boolean; latencyMs: number }> {
   const t0 = process.hrtime.bigint();
@@ -26,22 +27,16 @@ const componentSchema = {
   required: ['ok', 'latencyMs'],
   properties: { ok: { type: 'boolean' }, latencyMs: { type: 'number' } },
 };
-const healthSchema = {
+const healthSchema = dataEnvelope({
   type: 'object',
-  required: ['data'],
+  required: ['status', 'database', 'cache', 'queue'],
   properties: {
-    data: {
-      type: 'object',
-      required: ['status', 'database', 'cache', 'queue'],
-      properties: {
-        status: { type: 'string', enum: ['ok', 'degraded'] },
-        database: componentSchema,
-        cache: componentSchema,
-        queue: componentSchema,
-      },
-    },
+    status: { type: 'string', enum: ['ok', 'degraded'] },
+    database: componentSchema,
+    cache: componentSchema,
+    queue: componentSchema,
   },
-};
+});
 
 export const healthRoutes = defineRoutes([
   {

@@ -1,5 +1,6 @@
 import { defineRoutes, send } from '../http/route';
 import { requireAgent } from '../http/auth';
+import { dataEnvelope } from '../http/schemas';
 import { agentSummary } from './repo';
 import { meRateLimit } from '../limits/policy';
 import { SCOPES } from './scopes';
@@ -10,29 +11,23 @@ const agentSchema = {
   properties: { id: { type: 'string' }, handle: { type: 'string' }, displayName: { type: 'string' }, status: { type: 'string', enum: ['active', 'suspended'] } },
 };
 
-export const meSchema = {
+export const meSchema = dataEnvelope({
   type: 'object',
-  required: ['data'],
+  required: ['agent', 'apiKey', 'ownerBound', 'rateLimit'],
   properties: {
-    data: {
+    agent: agentSchema,
+    apiKey: {
       type: 'object',
-      required: ['agent', 'apiKey', 'ownerBound', 'rateLimit'],
-      properties: {
-        agent: agentSchema,
-        apiKey: {
-          type: 'object',
-          required: ['keyPrefix', 'scopes'],
-          properties: { keyPrefix: { type: 'string' }, scopes: { type: 'array', items: { type: 'string', enum: [...SCOPES] } } },
-        },
-        ownerBound: { type: 'boolean' },
-        rateLimit: {
-          type: 'object',
-          properties: Object.fromEntries(Object.entries(meRateLimit()).map(([k, v]) => [k, { type: typeof v === 'boolean' ? 'boolean' : 'integer' }])),
-        },
-      },
+      required: ['keyPrefix', 'scopes'],
+      properties: { keyPrefix: { type: 'string' }, scopes: { type: 'array', items: { type: 'string', enum: [...SCOPES] } } },
+    },
+    ownerBound: { type: 'boolean' },
+    rateLimit: {
+      type: 'object',
+      properties: Object.fromEntries(Object.entries(meRateLimit()).map(([k, v]) => [k, { type: typeof v === 'boolean' ? 'boolean' : 'integer' }])),
     },
   },
-};
+});
 
 export const identityRoutes = defineRoutes([
   {

@@ -1,41 +1,38 @@
 import { defineRoutes, send } from '../http/route';
+import { dataEnvelope } from '../http/schemas';
 import { CATEGORIES, LEADERBOARD } from '../scoring/policy';
 import { WEEK_PATTERN } from '../scoring/week';
 import { getLeaderboardBody, listWeeks } from './service';
 
 const ts = { type: ['string', 'null'], format: 'date-time' };
-const snapshotSchema = {
-  type: 'object',
-  required: ['data', 'meta'],
-  properties: {
-    data: {
-      type: 'object',
-      required: ['week', 'weekStart', 'weekEnd', 'category', 'status', 'computedAt', 'entries'],
-      properties: {
-        week: { type: 'string', pattern: WEEK_PATTERN },
-        weekStart: { type: 'string', format: 'date-time' },
-        weekEnd: { type: 'string', format: 'date-time' },
-        category: { type: 'string', enum: [...CATEGORIES] },
-        status: { type: 'string', enum: ['live', 'final', 'pending'] },
-        computedAt: ts,
-        entries: {
-          type: 'array',
-          items: {
-            type: 'object',
-            required: ['rank', 'score', 'components', 'agent'],
-            properties: {
-              rank: { type: 'integer' },
-              score: { type: 'number' },
-              components: { type: 'object', additionalProperties: { type: 'number' } },
-              agent: { type: 'object', required: ['handle', 'displayName'], properties: { handle: { type: 'string' }, displayName: { type: 'string' } } },
-            },
+const snapshotSchema = dataEnvelope(
+  {
+    type: 'object',
+    required: ['week', 'weekStart', 'weekEnd', 'category', 'status', 'computedAt', 'entries'],
+    properties: {
+      week: { type: 'string', pattern: WEEK_PATTERN },
+      weekStart: { type: 'string', format: 'date-time' },
+      weekEnd: { type: 'string', format: 'date-time' },
+      category: { type: 'string', enum: [...CATEGORIES] },
+      status: { type: 'string', enum: ['live', 'final', 'pending'] },
+      computedAt: ts,
+      entries: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['rank', 'score', 'components', 'agent'],
+          properties: {
+            rank: { type: 'integer' },
+            score: { type: 'number' },
+            components: { type: 'object', additionalProperties: { type: 'number' } },
+            agent: { type: 'object', required: ['handle', 'displayName'], properties: { handle: { type: 'string' }, displayName: { type: 'string' } } },
           },
         },
       },
     },
-    meta: { type: 'object', required: ['categories'], properties: { categories: { type: 'array', items: { type: 'string', enum: [...CATEGORIES] } } } },
   },
-};
+  { type: 'object', required: ['categories'], properties: { categories: { type: 'array', items: { type: 'string', enum: [...CATEGORIES] } } } },
+);
 
 export const leaderboardRoutes = defineRoutes([
   {
@@ -77,23 +74,17 @@ export const leaderboardRoutes = defineRoutes([
     responses: {
       200: {
         description: 'The current week and every week with snapshots',
-        schema: {
+        schema: dataEnvelope({
           type: 'object',
-          required: ['data'],
+          required: ['currentWeek', 'weeks'],
           properties: {
-            data: {
-              type: 'object',
-              required: ['currentWeek', 'weeks'],
-              properties: {
-                currentWeek: { type: 'string', pattern: WEEK_PATTERN },
-                weeks: {
-                  type: 'array',
-                  items: { type: 'object', required: ['week', 'status', 'computedAt'], properties: { week: { type: 'string' }, status: { type: 'string', enum: ['live', 'final', 'pending'] }, computedAt: ts } },
-                },
-              },
+            currentWeek: { type: 'string', pattern: WEEK_PATTERN },
+            weeks: {
+              type: 'array',
+              items: { type: 'object', required: ['week', 'status', 'computedAt'], properties: { week: { type: 'string' }, status: { type: 'string', enum: ['live', 'final', 'pending'] }, computedAt: ts } },
             },
           },
-        },
+        }),
       },
       429: { description: 'RATE_LIMITED (read limit of an identified agent)' },
     },

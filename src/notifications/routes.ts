@@ -1,6 +1,7 @@
 import { defineRoutes, send } from '../http/route';
 import { requireOwner } from '../http/auth';
 import { AppError } from '../http/errors';
+import { dataEnvelope } from '../http/schemas';
 import { decodeCursor, listNotifications, markRead } from './service';
 
 const itemSchema = {
@@ -57,14 +58,10 @@ export const notificationRoutes = defineRoutes([
     responses: {
       200: {
         description: 'unreadCount and one page of items; meta.nextCursor is null on the last page',
-        schema: {
-          type: 'object',
-          required: ['data', 'meta'],
-          properties: {
-            data: { type: 'object', required: ['unreadCount', 'items'], properties: { unreadCount: { type: 'integer' }, items: { type: 'array', items: itemSchema } } },
-            meta: { type: 'object', properties: { nextCursor: { type: ['string', 'null'] } } },
-          },
-        },
+        schema: dataEnvelope(
+          { type: 'object', required: ['unreadCount', 'items'], properties: { unreadCount: { type: 'integer' }, items: { type: 'array', items: itemSchema } } },
+          { type: 'object', properties: { nextCursor: { type: ['string', 'null'] } } },
+        ),
       },
       400: { description: 'VALIDATION_FAILED (limit out of 1..50, malformed cursor)' },
       401: { description: 'INVALID_SESSION' },
@@ -89,11 +86,7 @@ export const notificationRoutes = defineRoutes([
     responses: {
       200: {
         description: 'marked counts only the caller\'s notifications that were unread; other ids are ignored',
-        schema: {
-          type: 'object',
-          required: ['data'],
-          properties: { data: { type: 'object', required: ['marked', 'unreadCount'], properties: { marked: { type: 'integer' }, unreadCount: { type: 'integer' } } } },
-        },
+        schema: dataEnvelope({ type: 'object', required: ['marked', 'unreadCount'], properties: { marked: { type: 'integer' }, unreadCount: { type: 'integer' } } }),
       },
       400: { description: 'VALIDATION_FAILED (empty ids, neither ids nor all)' },
       401: { description: 'INVALID_SESSION' },

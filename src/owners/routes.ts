@@ -1,6 +1,7 @@
 import { defineRoutes, send } from '../http/route';
 import type { AppContext } from '../http/route';
 import { requireOwner } from '../http/auth';
+import { dataEnvelope } from '../http/schemas';
 import { csrfTokenFor } from '../identity/authenticate';
 import { clearSessionCookie, setSessionCookie } from './cookie';
 import {
@@ -28,8 +29,6 @@ import {
   signupBody,
   tokenBody,
 } from './schemas';
-
-const data = (schema: object) => ({ type: 'object', required: ['data'], properties: { data: schema } });
 
 const SESSION_ERRORS = {
   401: { description: 'No valid owner session (INVALID_SESSION)' },
@@ -91,7 +90,7 @@ export const ownerRoutes = defineRoutes([
     tags: ['owners'],
     auth: 'session',
     responses: {
-      200: { description: 'Logged out', schema: data({ type: 'object', required: ['loggedOut'], properties: { loggedOut: { type: 'boolean' } } }) },
+      200: { description: 'Logged out', schema: dataEnvelope({ type: 'object', required: ['loggedOut'], properties: { loggedOut: { type: 'boolean' } } }) },
       ...SESSION_ERRORS,
     },
     handler: async (ctx) => {
@@ -110,7 +109,7 @@ export const ownerRoutes = defineRoutes([
     responses: {
       200: {
         description: 'Owner and agents',
-        schema: data({
+        schema: dataEnvelope({
           type: 'object',
           required: ['owner', 'agents', 'csrfToken'],
           properties: {
@@ -141,7 +140,7 @@ export const ownerRoutes = defineRoutes([
     auth: 'public',
     body: tokenBody,
     responses: {
-      200: { description: 'Email verified', schema: data({ type: 'object', required: ['owner'], properties: { owner: ownerSchema } }) },
+      200: { description: 'Email verified', schema: dataEnvelope({ type: 'object', required: ['owner'], properties: { owner: ownerSchema } }) },
       404: { description: 'VERIFICATION_TOKEN_NOT_FOUND' },
       409: { description: 'VERIFICATION_TOKEN_USED' },
       410: { description: 'VERIFICATION_TOKEN_EXPIRED' },
@@ -159,7 +158,7 @@ export const ownerRoutes = defineRoutes([
     auth: 'session',
     body: createAgentBody,
     responses: {
-      201: { description: 'Agent created', schema: data(managedAgentSchema) },
+      201: { description: 'Agent created', schema: dataEnvelope(managedAgentSchema) },
       ...SESSION_ERRORS,
       409: { description: 'HANDLE_TAKEN' },
     },
@@ -181,7 +180,7 @@ export const ownerRoutes = defineRoutes([
     responses: {
       201: {
         description: 'Key issued',
-        schema: data({
+        schema: dataEnvelope({
           type: 'object',
           required: ['id', 'key', 'keyPrefix', 'scopes'],
           properties: { ...apiKeySchema.properties, key: { type: 'string', description: 'svc_live_...; never shown again' } },
@@ -205,7 +204,7 @@ export const ownerRoutes = defineRoutes([
     auth: 'session',
     params: agentIdParams,
     responses: {
-      200: { description: 'Keys, newest first', schema: data({ type: 'array', items: apiKeySchema }) },
+      200: { description: 'Keys, newest first', schema: dataEnvelope({ type: 'array', items: apiKeySchema }) },
       401: SESSION_ERRORS[401],
       404: { description: 'NOT_FOUND' },
     },
@@ -222,7 +221,7 @@ export const ownerRoutes = defineRoutes([
     auth: 'session',
     params: agentKeyParams,
     responses: {
-      200: { description: 'Key revoked', schema: data(apiKeySchema) },
+      200: { description: 'Key revoked', schema: dataEnvelope(apiKeySchema) },
       ...SESSION_ERRORS,
       404: { description: 'NOT_FOUND' },
     },

@@ -1,3 +1,4 @@
+import { agentSummaryProperties, dataEnvelope } from '../http/schemas';
 import { SCOPES } from '../identity/scopes';
 
 export const uuid = { type: 'string', format: 'uuid' } as const;
@@ -8,22 +9,13 @@ export const ownerSchema = {
   properties: { id: { type: 'string' }, email: { type: 'string' }, emailVerified: { type: 'boolean' } },
 } as const;
 
-export const ownerSessionResponse = {
-  type: 'object',
-  required: ['data'],
-  properties: { data: { type: 'object', required: ['owner', 'csrfToken'], properties: { owner: ownerSchema, csrfToken: { type: 'string' } } } },
-} as const;
+export const ownerSessionResponse = dataEnvelope({ type: 'object', required: ['owner', 'csrfToken'], properties: { owner: ownerSchema, csrfToken: { type: 'string' } } });
 
 export const managedAgentSchema = {
   type: 'object',
   required: ['id', 'handle', 'displayName', 'status', 'ownerBound', 'createdAt'],
   properties: {
-    id: { type: 'string' },
-    handle: { type: 'string' },
-    displayName: { type: 'string' },
-    status: { type: 'string', enum: ['active', 'suspended'] },
-    model: { type: ['string', 'null'] },
-    platform: { type: ['string', 'null'] },
+    ...agentSummaryProperties,
     officialConnector: { type: 'boolean' },
     ownerBound: { type: 'boolean' },
     createdAt: { type: 'string', format: 'date-time' },

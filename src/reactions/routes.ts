@@ -1,7 +1,7 @@
 import { defineRoutes } from '../http/route';
 import { resolveActingAgent } from '../http/auth';
 import { idempotencyHeaderDoc, sendWrite } from '../idempotency';
-import { idParams, reactionCountsSchema } from '../content/schemas';
+import { idParams, reactionCountsSchema, targetResultSchema } from '../content/schemas';
 import { REACTION_TYPES } from '../content/text';
 import { react } from './service';
 
@@ -15,17 +15,7 @@ const reactBody = {
 };
 
 function reactResponse(idField: 'postId' | 'commentId') {
-  return {
-    type: 'object',
-    required: ['data'],
-    properties: {
-      data: {
-        type: 'object',
-        required: [idField, 'reaction', 'counts'],
-        properties: { [idField]: { type: 'string' }, reaction: { enum: [...REACTION_TYPES, null] }, counts: reactionCountsSchema },
-      },
-    },
-  };
+  return targetResultSchema(idField, { reaction: { enum: [...REACTION_TYPES, null] }, counts: reactionCountsSchema });
 }
 
 export const reactionRoutes = defineRoutes(

@@ -1,48 +1,43 @@
 import { defineRoutes } from '../http/route';
+import { dataEnvelope } from '../http/schemas';
 import { getReputationBody } from './service';
 
 const num = { type: 'number' };
-const reputationSchema = {
+const reputationSchema = dataEnvelope({
   type: 'object',
-  required: ['data'],
+  required: ['handle', 'model', 'score', 'suspended', 'computedAt', 'components', 'achievements'],
   properties: {
-    data: {
-      type: 'object',
-      required: ['handle', 'model', 'score', 'suspended', 'computedAt', 'components', 'achievements'],
+    handle: { type: 'string' },
+    model: { type: 'string', enum: ['reputation_v1'] },
+    score: { type: ['integer', 'null'], minimum: 0, maximum: 1000 },
+    suspended: { type: 'boolean' },
+    computedAt: { type: ['string', 'null'], format: 'date-time' },
+    components: {
+      type: ['object', 'null'],
       properties: {
-        handle: { type: 'string' },
-        model: { type: 'string', enum: ['reputation_v1'] },
-        score: { type: ['integer', 'null'], minimum: 0, maximum: 1000 },
-        suspended: { type: 'boolean' },
-        computedAt: { type: ['string', 'null'], format: 'date-time' },
-        components: {
-          type: ['object', 'null'],
-          properties: {
-            version: { type: 'integer' },
-            total: { type: 'integer' },
-            quality: { type: 'object', properties: { score: num, max: num, upvotesWeighted: num, downvotesWeighted: num, uniqueExternalOwners: { type: 'integer' } } },
-            engagement: { type: 'object', properties: { score: num, max: num, repliesReceivedWeighted: num, repliesAuthoredWeighted: num, distinctCounterparts: { type: 'integer' } } },
-            reach: { type: 'object', properties: { score: num, max: num, followersWeighted: num } },
-            trust: {
-              type: 'object',
-              properties: { score: num, max: num, verifiedOwnerEmail: { type: 'boolean' }, agentAgeDays: { type: 'integer' }, officialConnector: { type: 'boolean' }, goodStanding: { type: 'boolean' } },
-            },
-            window: { type: 'object', properties: { days: { type: 'integer' } } },
-          },
-        },
-        achievements: {
+        version: { type: 'integer' },
+        total: { type: 'integer' },
+        quality: { type: 'object', properties: { score: num, max: num, upvotesWeighted: num, downvotesWeighted: num, uniqueExternalOwners: { type: 'integer' } } },
+        engagement: { type: 'object', properties: { score: num, max: num, repliesReceivedWeighted: num, repliesAuthoredWeighted: num, distinctCounterparts: { type: 'integer' } } },
+        reach: { type: 'object', properties: { score: num, max: num, followersWeighted: num } },
+        trust: {
           type: 'object',
-          required: ['final', 'live'],
-          properties: {
-            final: { type: 'array', items: { type: 'object', properties: { category: { type: 'string' }, rank: { type: 'integer' }, week: { type: 'string' } } } },
-            live: { type: 'array', items: { type: 'object', properties: { category: { type: 'string' }, rank: { type: 'integer' }, week: { type: 'string' } } } },
-          },
+          properties: { score: num, max: num, verifiedOwnerEmail: { type: 'boolean' }, agentAgeDays: { type: 'integer' }, officialConnector: { type: 'boolean' }, goodStanding: { type: 'boolean' } },
         },
-        explanation: { type: ['object', 'null'], description: 'With ?explain=true: per component, interactions reduced by each reason code and the weight lost' },
+        window: { type: 'object', properties: { days: { type: 'integer' } } },
       },
     },
+    achievements: {
+      type: 'object',
+      required: ['final', 'live'],
+      properties: {
+        final: { type: 'array', items: { type: 'object', properties: { category: { type: 'string' }, rank: { type: 'integer' }, week: { type: 'string' } } } },
+        live: { type: 'array', items: { type: 'object', properties: { category: { type: 'string' }, rank: { type: 'integer' }, week: { type: 'string' } } } },
+      },
+    },
+    explanation: { type: ['object', 'null'], description: 'With ?explain=true: per component, interactions reduced by each reason code and the weight lost' },
   },
-};
+});
 
 export const reputationRoutes = defineRoutes([
   {

@@ -1,7 +1,7 @@
 import { defineRoutes } from '../http/route';
 import { resolveActingAgent } from '../http/auth';
 import { idempotencyHeaderDoc, sendWrite } from '../idempotency';
-import { idParams } from '../content/schemas';
+import { idParams, targetResultSchema } from '../content/schemas';
 import { castVote } from './service';
 
 const voteBody = {
@@ -14,17 +14,7 @@ const voteBody = {
 };
 
 function voteResponse(idField: 'postId' | 'commentId') {
-  return {
-    type: 'object',
-    required: ['data'],
-    properties: {
-      data: {
-        type: 'object',
-        required: [idField, 'userVote', 'score'],
-        properties: { [idField]: { type: 'string' }, userVote: { type: 'integer', enum: [1, -1, 0] }, score: { type: 'integer' } },
-      },
-    },
-  };
+  return targetResultSchema(idField, { userVote: { type: 'integer', enum: [1, -1, 0] }, score: { type: 'integer' } });
 }
 
 const errors = {

@@ -1,5 +1,6 @@
 import { defineRoutes, send } from '../http/route';
 import { requireOwner } from '../http/auth';
+import { dataEnvelope } from '../http/schemas';
 import { createWebhook, deleteWebhook, listDeliveries, listWebhooks, redeliver, rotateSecret, updateWebhook } from './service';
 import { MAX_URL_LENGTH, WEBHOOK_EVENTS } from './policy';
 
@@ -16,7 +17,6 @@ const webhookSchema = {
   required: ['id', 'url', 'events', 'enabled'],
   properties: { id: { type: 'string' }, url: { type: 'string' }, events: eventsSchema, enabled: { type: 'boolean' } },
 };
-const dataOf = (schema: object) => ({ type: 'object', required: ['data'], properties: { data: schema } });
 
 const deliverySchema = {
   type: 'object',
@@ -61,7 +61,7 @@ export const webhookRoutes = defineRoutes([
     responses: {
       201: {
         description: 'Created; secret is whsec_<base64 of 32 bytes> (Standard Webhooks)',
-        schema: dataOf({ ...webhookSchema, required: [...webhookSchema.required, 'secret'], properties: { ...webhookSchema.properties, secret: { type: 'string' } } }),
+        schema: dataEnvelope({ ...webhookSchema, required: [...webhookSchema.required, 'secret'], properties: { ...webhookSchema.properties, secret: { type: 'string' } } }),
       },
       400: { description: urlErrors },
       409: { description: 'WEBHOOK_LIMIT_REACHED (10 per agent)' },
@@ -80,7 +80,7 @@ export const webhookRoutes = defineRoutes([
     tags: ['webhooks'],
     auth: 'session',
     params: agentParams,
-    responses: { 200: { description: 'Webhooks, oldest first', schema: dataOf({ type: 'array', items: webhookSchema }) }, ...common },
+    responses: { 200: { description: 'Webhooks, oldest first', schema: dataEnvelope({ type: 'array', items: webhookSchema }) }, ...common },
     handler: async (ctx) => {
       const p = requireOwner(ctx);
       send(ctx, 200, await listWebhooks(ctx.deps, p.owner.id, ctx.state.params.id));
@@ -100,7 +100,7 @@ export const webhookRoutes = defineRoutes([
       minProperties: 1,
       properties: { url: urlSchema, events: eventsSchema, enabled: { type: 'boolean' } },
     },
-    responses: { 200: { description: 'The webhook', schema: dataOf(webhookSchema) }, 400: { description: urlErrors }, ...unsafe },
+    responses: { 200: { description: 'The webhook', schema: dataEnvelope(webhookSchema) }, 400: { description: urlErrors }, ...unsafe },
     handler: async (ctx) => {
       const p = requireOwner(ctx);
       send(ctx, 200, await updateWebhook(ctx.deps, p.owner.id, ctx.state.params.id, ctx.state.params.webhookId, ctx.state.body));
@@ -114,7 +114,7 @@ export const webhookRoutes = defineRoutes([
     tags: ['webhooks'],
     auth: 'session',
     params: hookParams,
-    responses: { 200: { description: 'Deleted', schema: dataOf({ type: 'object', required: ['id', 'deleted'], properties: { id: { type: 'string' }, deleted: { type: 'boolean' } } }) }, ...unsafe },
+    responses: { 200: { description: 'Deleted', schema: dataEnvelope({ type: 'object', required: ['id', 'deleted'], properties: { id: { type: 'string' }, deleted: { type: 'boolean' } } }) }, ...unsafe },
     handler: async (ctx) => {
       const p = requireOwner(ctx);
       await deleteWebhook(ctx.deps, p.owner.id, ctx.state.params.id, ctx.state.params.webhookId);
@@ -129,7 +129,7 @@ export const webhookRoutes = defineRoutes([
     tags: ['webhooks'],
     auth: 'session',
     params: hookParams,
-    responses: { 200: { description: 'New secret', schema: dataOf({ type: 'object', required: ['id', 'secret'], properties: { id: { type: 'string' }, secret: { type: 'string' } } }) }, ...unsafe },
+    responses: { 200: { description: 'New secret', schema: dataEnvelope({ type: 'object', required: ['id', 'secret'], properties: { id: { type: 'string' }, secret: { type: 'string' } } }) }, ...unsafe },
     handler: async (ctx) => {
       const p = requireOwner(ctx);
       send(ctx, 200, await rotateSecret(ctx.deps, p.owner.id, ctx.state.params.id, ctx.state.params.webhookId));
@@ -143,7 +143,7 @@ export const webhookRoutes = defineRoutes([
     tags: ['webhooks'],
     auth: 'session',
     params: hookParams,
-    responses: { 200: { description: 'Deliveries', schema: dataOf({ type: 'array', items: deliverySchema }) }, ...common },
+    responses: { 200: { description: 'Deliveries', schema: dataEnvelope({ type: 'array', items: deliverySchema }) }, ...common },
     handler: async (ctx) => {
       const p = requireOwner(ctx);
       send(ctx, 200, await listDeliveries(ctx.deps, p.owner.id, ctx.state.params.id, ctx.state.params.webhookId));
@@ -158,7 +158,7 @@ export const webhookRoutes = defineRoutes([
     auth: 'session',
     params: deliveryParams,
     responses: {
-      202: { description: 'Queued; the delivery as it stands now', schema: dataOf(deliverySchema) },
+      202: { description: 'Queued; the delivery as it stands now', schema: dataEnvelope(deliverySchema) },
       409: { description: 'WEBHOOK_DISABLED' },
       ...unsafe,
     },
