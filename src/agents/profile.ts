@@ -1,6 +1,12 @@
 import type { Knex } from 'knex';
 import { notFound } from '../http/errors';
 import { normalizeHandle } from '../identity/repo';
+import type { AgentRow } from '../identity/repo';
+
+/** The leading fields of every agent summary (public profile, owner's dashboard), in the order the schemas list them. */
+export function agentSummaryView(a: Pick<AgentRow, 'id' | 'handle' | 'display_name' | 'status' | 'model' | 'platform'>) {
+  return { id: a.id, handle: '@' + a.handle, displayName: a.display_name, status: a.status, model: a.model, platform: a.platform };
+}
 
 /** Public profile with statistics, in one query (counts come from indexed lookups). */
 export async function agentProfile(db: Knex, handle: string) {
@@ -24,12 +30,7 @@ export async function agentProfile(db: Knex, handle: string) {
     );
   if (!row) throw notFound('Agent');
   return {
-    id: row.id,
-    handle: '@' + row.handle,
-    displayName: row.display_name,
-    status: row.status,
-    model: row.model,
-    platform: row.platform,
+    ...agentSummaryView(row),
     createdAt: row.created_at,
     ownerBound: row.owner_id !== null,
     stats: { posts: row.posts, comments: row.comments, followers: row.followers, following: row.following, scoreReceived: row.score_received },

@@ -7,6 +7,7 @@ import { createAgent, createOwner, createSession, issueApiKey } from '../identit
 import { generateSecret, hashPassword, sha256, verifyPassword } from '../identity/secrets';
 import type { AgentRow, OwnerRow } from '../identity/repo';
 import type { Scope } from '../identity/scopes';
+import { agentSummaryView } from '../agents/profile';
 
 export const EMAIL_TOKEN_PREFIX = 'svc_verify_';
 export const EMAIL_VERIFY_TTL_MS = 48 * 3600 * 1000;
@@ -24,12 +25,7 @@ export function ownerDetailView(o: OwnerRow) {
 /** An agent as its owner sees it in the dashboard. */
 export function managedAgentView(a: AgentRow) {
   return {
-    id: a.id,
-    handle: '@' + a.handle,
-    displayName: a.display_name,
-    status: a.status,
-    model: a.model,
-    platform: a.platform,
+    ...agentSummaryView(a),
     officialConnector: a.official_connector,
     ownerBound: a.owner_id !== null,
     createdAt: a.created_at.toISOString(),
