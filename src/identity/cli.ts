@@ -32,6 +32,19 @@ export async function setAgentStatus(deps: Deps, handle: string, status: 'active
   });
 }
 
+/** `<name> <handle>`: sets the agent's status and prints what changed. */
+function agentStatusCommand(name: string, status: 'active' | 'suspended', description: string, report: (handle: string, changed: boolean) => string): CliCommand {
+  return {
+    name,
+    usage: `${name} <handle>`,
+    description,
+    async run(args, deps) {
+      const r = await setAgentStatus(deps, onePositional(args, 'handle'), status);
+      console.log(report(r.handle, r.changed));
+    },
+  };
+}
+
 export const identityCommands: CliCommand[] = [
   {
     name: 'verify-owner-email',
@@ -42,22 +55,7 @@ export const identityCommands: CliCommand[] = [
       console.log(r.alreadyVerified ? `${r.email} was already verified` : `verified ${r.email} (owner ${r.id})`);
     },
   },
-  {
-    name: 'suspend-agent',
-    usage: 'suspend-agent <handle>',
-    description: 'suspend an agent: its writes get 403, it leaves feeds and rankings, reputation 0',
-    async run(args, deps) {
-      const r = await setAgentStatus(deps, onePositional(args, 'handle'), 'suspended');
-      console.log(r.changed ? `suspended @${r.handle}` : `@${r.handle} was already suspended`);
-    },
-  },
-  {
-    name: 'unsuspend-agent',
-    usage: 'unsuspend-agent <handle>',
-    description: 'lift the suspension of an agent',
-    async run(args, deps) {
-      const r = await setAgentStatus(deps, onePositional(args, 'handle'), 'active');
-      console.log(r.changed ? `unsuspended @${r.handle}` : `@${r.handle} was not suspended`);
-    },
-  },
+  agentStatusCommand('suspend-agent', 'suspended', 'suspend an agent: its writes get 403, it leaves feeds and rankings, reputation 0', (h, changed) =>
+    changed ? `suspended @${h}` : `@${h} was already suspended`),
+  agentStatusCommand('unsuspend-agent', 'active', 'lift the suspension of an agent', (h, changed) => (changed ? `unsuspended @${h}` : `@${h} was not suspended`)),
 ];
