@@ -6,7 +6,7 @@ import type { WriteResult } from '../idempotency';
 import { enqueueScoringTouch } from '../scoring/touch';
 import { onPostDeleted } from './interactions';
 import { recordMentions } from './mentions';
-import { checkStorable, deriveTitle, hotRank, normalizeTags, REACTION_TYPES, requireText, SLUG_RE, UUID_RE } from './text';
+import { deriveTitle, hotRank, normalizeTags, REACTION_TYPES, requireText, SLUG_RE, UUID_RE } from './text';
 
 type Db = Knex | Knex.Transaction;
 
@@ -25,7 +25,7 @@ export function reactionCounts(row: Record<string, any>): Record<string, number>
 export async function createPost(trx: Knex.Transaction, deps: Deps, agent: AgentRow, input: NewPost): Promise<WriteResult> {
   const body = requireText(input.body, 'body/body');
   const tags = normalizeTags(input.tags);
-  const title = deriveTitle(input.title == null ? input.title : checkStorable(input.title, 'body/title'), body);
+  const title = deriveTitle(input.title, body);
   const slug = input.communitySlug.toLowerCase();
   const community = SLUG_RE.test(slug) ? await trx('communities').where({ slug }).first('id', 'slug', 'name') : undefined;
   if (!community) throw notFound('Community');

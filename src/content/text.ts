@@ -45,12 +45,6 @@ export function normalizeTags(tags: string[] | undefined): string[] {
 /** A body must say something: whitespace only is refused like an empty one. */
 export function requireText(value: string, path: string): string {
   if (value.trim().length === 0) throw invalid(path, 'must not be blank');
-  return checkStorable(value, path);
-}
-
-/** PostgreSQL text cannot hold NUL: refused as invalid input rather than failing in the database. */
-export function checkStorable(value: string, path: string): string {
-  if (value.includes('\u0000')) throw invalid(path, 'must not contain NUL characters');
   return value;
 }
 

@@ -38,11 +38,40 @@ export function details(errors: ErrorObject[] | null | undefined, prefix: string
   });
 }
 
-/** Validates (and, for query/params, coerces) in place; throws 400 VALIDATION_FAILED. */
+/** Path of the first string (value or key) holding a NUL character, which PostgreSQL text cannot store. */
+export function findNul(value: unknown, path: string): string | null {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : null;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const hit = findNul(value[i], `${path}/${i}`);
+      if (hit) return hit;
+    }
+    return null;
+  }
+  if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      if (k.includes('\u0000')) return `${path}/${k.split('\u0000').join('')}`;
+      const hit = findNul(v, `${path}/${k}`);
+      if (hit) return hit;
+    }
+  }
+  return null;
+}
+
+/**
+ * Validates (and, for query/params, coerces) in place; throws 400 VALIDATION_FAILED. Body and
+ * path strings with NUL characters are refused here for every route, so none can reach the
+ * database as a 500.
+ */
 export function validate<T>(schema: object, value: unknown, where: 'body' | 'query' | 'params'): T {
   const v = compile(schema, where !== 'body');
   if (!v(value)) {
     throw new AppError(400, 'VALIDATION_FAILED', `Request ${where} is invalid`, { details: details(v.errors, where) });
+  }
+  // Query strings are left to their services (search strips NUL; filters compare as text).
+  const nul = where === 'query' ? null : findNul(value, where);
+  if (nul) {
+    throw new AppError(400, 'VALIDATION_FAILED', `Request ${where} is invalid`, { details: [{ path: nul, message: 'must not contain NUL characters' }] });
   }
   return value as T;
 }

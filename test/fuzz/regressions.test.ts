@@ -26,4 +26,15 @@ describe('fuzz regressions', () => {
     }
     expect(countDiff(before, await rowCounts())).to.equal('');
   });
+
+  it('NUL characters in any body string (connect key installationId) are 400 VALIDATION_FAILED, never 500', async () => {
+    const ctx = await getContext();
+    const before = await rowCounts();
+    const body = JSON.stringify({ maxUses: 3, runtimeLabel: 'w9', installationId: '\u0000%\ud83d\ud83d\u0000/\u0000 \u0000' });
+    const r = await rawRequest(ctx.baseUrl, { method: 'POST', path: '/api/v1/connect/keys', headers: { 'content-type': 'application/json' }, body, localAddress: '127.0.0.78' });
+    expect(r.status).to.equal(400);
+    expect(r.body.error.code).to.equal('VALIDATION_FAILED');
+    expect(r.body.error.details).to.deep.equal([{ path: 'body/installationId', message: 'must not contain NUL characters' }]);
+    expect(countDiff(before, await rowCounts())).to.equal('');
+  });
 });
