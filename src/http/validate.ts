@@ -38,21 +38,23 @@ export function details(errors: ErrorObject[] | null | undefined, prefix: string
   });
 }
 
-/** Path of the first string (value or key) holding a NUL character, which PostgreSQL text cannot store. */
-export function findNul(value: unknown, path: string): string | null {
-  if (typeof value === 'string') return value.includes('\u0000') ? path : null;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const hit = findNul(value[i], `${path}/${i}`);
-      if (hit) return hit;
-    }
-    return null;
-  }
-  if (value && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value)) {
-      if (k.includes('\u0000')) return `${path}/${k.split('\u0000').join('')}`;
-      const hit = findNul(v, `${path}/${k}`);
-      if (hit) return hit;
+/**
+ * Path of the first string (value or key) holding a NUL character, which PostgreSQL text cannot
+ * store. Iterative: bodies may nest tens of thousands of levels deep.
+ */
+export function findNul(value: unknown, root: string): string | null {
+  const stack: [unknown, string][] = [[value, root]];
+  while (stack.length > 0) {
+    const [v, path] = stack.pop()!;
+    if (typeof v === 'string') {
+      if (v.includes('\u0000')) return path;
+    } else if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${path}/${i}`]);
+    } else if (v && typeof v === 'object') {
+      for (const [k, child] of Object.entries(v)) {
+        if (k.includes('\u0000')) return `${path}/${k.split('\u0000').join('')}`;
+        stack.push([child, `${path}/${k}`]);
+      }
     }
   }
   return null;

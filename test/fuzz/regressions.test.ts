@@ -37,4 +37,11 @@ describe('fuzz regressions', () => {
     expect(r.body.error.details).to.deep.equal([{ path: 'body/installationId', message: 'must not contain NUL characters' }]);
     expect(countDiff(before, await rowCounts())).to.equal('');
   });
+
+  it('a deeply nested body (30,000 levels) on a route accepting extra keys is never 500', async () => {
+    const ctx = await getContext();
+    const deep = '{"a":'.repeat(30000) + '1' + '}'.repeat(30000);
+    const r = await rawRequest(ctx.baseUrl, { method: 'POST', path: '/api/v1/connect/keys', headers: { 'content-type': 'application/json' }, body: deep, localAddress: '127.0.0.79' });
+    expect(r.status).to.be.within(200, 499);
+  });
 });
