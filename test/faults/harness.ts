@@ -104,6 +104,16 @@ function canConnect(port: number): Promise<boolean> {
   });
 }
 
+/** A private PostgreSQL cluster with its database and a private Redis, each on a free port. */
+export async function startPrivateServices(): Promise<{ pg: PrivatePostgres; redis: PrivateRedis }> {
+  const pg = new PrivatePostgres(await freePort());
+  await pg.init();
+  await pg.createDatabase();
+  const redis = new PrivateRedis(await freePort());
+  await redis.start();
+  return { pg, redis };
+}
+
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export function faultEnv(pg: PrivatePostgres, redis: PrivateRedis, port: number): NodeJS.ProcessEnv {

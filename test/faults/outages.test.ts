@@ -4,7 +4,7 @@ import type { Knex } from 'knex';
 import { createAgent, issueApiKey } from '../../src/identity/service';
 import { SCOPES } from '../../src/identity/scopes';
 import { createCommunity } from '../../src/communities/service';
-import { faultEnv, freePort, openDb, outputOf, PrivatePostgres, PrivateRedis, runToEnd, sleep, spawnEntry, stopChild, timed, Timed, waitHttp } from './harness';
+import { faultEnv, freePort, startPrivateServices, openDb, outputOf, PrivatePostgres, PrivateRedis, runToEnd, sleep, spawnEntry, stopChild, timed, Timed, waitHttp } from './harness';
 
 /**
  * The real server process against private PostgreSQL and Redis instances that the test stops and
@@ -44,11 +44,7 @@ describe('faults: database and cache outages under load (real server process)', 
 
   before(async function () {
     this.timeout(180_000);
-    pg = new PrivatePostgres(await freePort());
-    await pg.init();
-    await pg.createDatabase();
-    redis = new PrivateRedis(await freePort());
-    await redis.start();
+    ({ pg, redis } = await startPrivateServices());
     const port = await freePort();
     const env = faultEnv(pg, redis, port);
     const rel = spawnEntry('release', env);

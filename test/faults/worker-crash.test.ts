@@ -15,7 +15,7 @@ import { createAgent } from '../../src/identity/service';
 import { createWebhook } from '../../src/webhooks/service';
 import { emitEvent } from '../../src/events/emit';
 import { generateNetwork, addFreshVotes } from '../../bench/gen/network';
-import { faultEnv, freePort, openDb, PrivatePostgres, PrivateRedis, sleep, stopChild } from './harness';
+import { faultEnv, freePort, startPrivateServices, openDb, PrivatePostgres, PrivateRedis, sleep, stopChild } from './harness';
 import { cleanRecompute, Observer, queuedJobs, ScoringState, sigkill, startWorkerProc, storedState, waitFor, WorkerProc } from './workers';
 
 /**
@@ -55,11 +55,7 @@ describe('faults: worker processes killed mid-job (real worker processes)', func
 
   before(async function () {
     this.timeout(180_000);
-    pg = new PrivatePostgres(await freePort());
-    await pg.init();
-    await pg.createDatabase();
-    redis = new PrivateRedis(await freePort());
-    await redis.start();
+    ({ pg, redis } = await startPrivateServices());
     env = { ...faultEnv(pg, redis, await freePort()), WORKER_STALE_SECONDS: String(STALE_SECONDS), SCORING_POOL_SIZE: '1', WORKER_CONCURRENCY: '2' };
     db = openDb(pg.url);
     await migrateAll(db, pg.url);
