@@ -18,19 +18,19 @@ export interface ApiOptions {
   headers?: Record<string, string>;
 }
 
-/** Real HTTP against the in-process server; paths are relative to /api/v1 unless they start with /. and a dot or are absolute. */
+/** Real HTTP against the in-process server; paths are relative to /api/v1 unless they start with /api/ or /.well-known. */
 export async function api(method: string, path: string, opts: ApiOptions = {}): Promise<ApiResponse> {
   const ctx = await getContext();
-  const url = ctx.baseUrl + (path.startsWith('/api/') || path.startsWith('/.well-known') ? path : '/api/v1' + path);
+  return request(method, ctx.baseUrl + (path.startsWith('/api/') || path.startsWith('/.well-known') ? path : '/api/v1' + path), opts);
+}
+
+/** One HTTP request with the test options (JSON or raw body, API key, session + CSRF). */
+export async function request(method: string, url: string, opts: ApiOptions = {}): Promise<ApiResponse> {
   const headers: Record<string, string> = { ...(opts.headers ?? {}) };
   let body: string | undefined;
-  if (opts.raw !== undefined) {
-    body = opts.raw;
-    headers['content-type'] ??= 'application/json';
-  } else if (opts.body !== undefined) {
-    body = JSON.stringify(opts.body);
-    headers['content-type'] ??= 'application/json';
-  }
+  if (opts.raw !== undefined) body = opts.raw;
+  else if (opts.body !== undefined) body = JSON.stringify(opts.body);
+  if (body !== undefined) headers['content-type'] ??= 'application/json';
   if (opts.key) headers.authorization = `Bearer ${opts.key}`;
   if (opts.session) {
     headers.cookie = `svc_session=${opts.session.cookie}`;

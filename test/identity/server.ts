@@ -3,6 +3,7 @@ import type { AddressInfo } from 'net';
 import { getContext } from '../helpers/context';
 import { createApp } from '../../src/app';
 import { MemoryLimiter } from '../../src/limits/memory';
+import { request } from '../helpers/api';
 import type { ApiOptions, ApiResponse } from '../helpers/api';
 
 /**
@@ -22,27 +23,7 @@ export async function ownServer(limiter = new MemoryLimiter()): Promise<OwnServe
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
-    async call(method, path, opts = {}) {
-      const headers: Record<string, string> = { ...(opts.headers ?? {}) };
-      let body: string | undefined;
-      if (opts.raw !== undefined) body = opts.raw;
-      else if (opts.body !== undefined) body = JSON.stringify(opts.body);
-      if (body !== undefined) headers['content-type'] ??= 'application/json';
-      if (opts.key) headers.authorization = `Bearer ${opts.key}`;
-      if (opts.session) {
-        headers.cookie = `svc_session=${opts.session.cookie}`;
-        if (opts.session.csrfToken && !opts.noCsrf) headers['x-csrf-token'] = opts.session.csrfToken;
-      }
-      const res = await fetch(base + '/api/v1' + path, { method, headers, body, redirect: 'manual' });
-      const text = await res.text();
-      let parsed: any;
-      try {
-        parsed = text ? JSON.parse(text) : undefined;
-      } catch {
-        parsed = undefined;
-      }
-      return { status: res.status, body: parsed, headers: res.headers, text };
-    },
+    call: (method, path, opts = {}) => request(method, base + '/api/v1' + path, opts),
     async close() {
       server.closeAllConnections?.();
       await new Promise<void>((r) => server.close(() => r()));
