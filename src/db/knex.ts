@@ -1,6 +1,7 @@
 import knexFactory, { Knex } from 'knex';
 import pg from 'pg';
 import { observeWrites } from '../cache/ttl';
+import { usePreparedStatements } from './prepared';
 
 // bigint counts come back as strings by default; our counts fit in a JS number.
 pg.types.setTypeParser(20, (v) => Number(v));
@@ -23,5 +24,6 @@ export function createDb(connectionString: string, poolMax = 10): Db {
   });
   // In-process read caches (src/cache/ttl.ts) follow every write made through this instance.
   observeWrites(db);
+  usePreparedStatements(db);
   return db;
 }
