@@ -45,7 +45,7 @@ export async function redeemClaimToken(deps: Deps, ownerId: string, token: strin
     // Throwing rolls the token back too: it stays unused, but the agent cannot be claimed anyway.
     if (!agent) throw new AppError(409, 'AGENT_ALREADY_OWNED', 'This agent already has a human owner');
     // Ownership changes SAME_OWNER and OWNER_DUPLICATE weights.
-    await enqueueScoringTouch(trx, now);
+    await enqueueScoringTouch(trx);
     return { success: true, agent: { id: agent.id, handle: '@' + agent.handle } };
   });
 }

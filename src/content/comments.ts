@@ -61,7 +61,7 @@ export async function createComment(
     });
   }
   const mentions = await recordMentions(trx, { text: body, author: agent, postId, commentId: row.id, at: now });
-  await enqueueScoringTouch(trx, now);
+  await enqueueScoringTouch(trx);
   return {
     status: 201,
     headers,
@@ -153,7 +153,7 @@ export async function deleteComment(db: Knex, deps: Deps, agent: AgentRow, id: s
       await trx('comments').where({ id }).update({ deleted_at: deps.now() });
       await trx('posts').where({ id: c.post_id }).decrement('comments_count', 1);
       await onCommentDeleted(trx, id);
-      await enqueueScoringTouch(trx, deps.now());
+      await enqueueScoringTouch(trx);
     }
     return { status: 200, data: { id, postId: c.post_id, deleted: true } };
   });

@@ -1,48 +1,48 @@
 import type { Knex } from 'knex';
-import type { ReactionType } from './text';
+import type { SqlPart } from '../db/jobs';
 
 /**
  * Writers of `interactions`, the raw input of scoring (ARCHITECTURE.md). Called inside the
- * transaction of the vote, reaction, follow or comment that they describe; callers then call
- * enqueueScoringTouch(trx). `updated_at` is the database clock (scoring's watermark);
+ * transaction (votes, reactions and follows: the very statement) of the write that they describe,
+ * with the scoring touch (src/scoring/touch.ts). `updated_at` is the database clock (scoring's watermark);
  * `occurred_at` is the service clock (deps.now()), so tests can place activity in a week.
  */
 type Db = Knex | Knex.Transaction;
 
-export async function upsertContentInteraction(
-  trx: Db,
-  row: {
-    kind: 'vote' | 'reaction';
-    actorId: string;
-    targetAgentId: string;
-    /** Always the post (for a comment target: the comment's post). */
-    postId: string;
-    /** The comment voted or reacted on; null when the target is the post. */
-    commentId: string | null;
-    value: number;
-    reactionType: ReactionType | null;
-    active: boolean;
-    at: Date;
-  },
-): Promise<void> {
-  await trx.raw(
-    `insert into interactions (kind, actor_agent_id, target_agent_id, post_id, comment_id, value, reaction_type, occurred_at, active)
-     values (?, ?, ?, ?, ?, ?, ?, ?, ?)
-     on conflict (kind, actor_agent_id, post_id, comment_id) where kind in ('vote', 'reaction') do update
-       set value = excluded.value, reaction_type = excluded.reaction_type, occurred_at = excluded.occurred_at,
-           active = excluded.active, target_agent_id = excluded.target_agent_id, updated_at = clock_timestamp()`,
-    [row.kind, row.actorId, row.targetAgentId, row.postId, row.commentId, row.value, row.reactionType, row.at, row.active],
-  );
+/**
+ * Upsert of a vote's or reaction's interaction row, as a data-modifying CTE body of the write's
+ * own statement: one row per row of `source` (the CTE holding the change, empty when nothing
+ * changed). `value` and `reactionType` are SQL expressions over `source` or placeholders bound
+ * in order after the leading ones.
+ */
+export function contentInteractionFrom(
+  source: string,
+  row: { kind: 'vote' | 'reaction'; actorId: string; targetAgentId: string; postId: string; commentId: string | null; at: Date },
+  value: SqlPart,
+  reactionType: SqlPart,
+  active: SqlPart,
+): SqlPart {
+  return {
+    sql: `insert into interactions (kind, actor_agent_id, target_agent_id, post_id, comment_id, value, reaction_type, occurred_at, active)
+          select ?, ?::uuid, ?::uuid, ?::uuid, ?::uuid, ${value.sql}, ${reactionType.sql}, ?::timestamptz, ${active.sql} from ${source}
+          on conflict (kind, actor_agent_id, post_id, comment_id) where kind in ('vote', 'reaction') do update
+            set value = excluded.value, reaction_type = excluded.reaction_type, occurred_at = excluded.occurred_at,
+                active = excluded.active, target_agent_id = excluded.target_agent_id, updated_at = clock_timestamp()
+          returning 1`,
+    bindings: [row.kind, row.actorId, row.targetAgentId, row.postId, row.commentId, ...value.bindings, ...reactionType.bindings, row.at, ...active.bindings],
+  };
 }
 
-export async function upsertFollowInteraction(trx: Db, actorId: string, targetId: string, active: boolean, at: Date): Promise<void> {
-  await trx.raw(
-    `insert into interactions (kind, actor_agent_id, target_agent_id, value, occurred_at, active)
-     values ('follow', ?, ?, 1, ?, ?)
-     on conflict (actor_agent_id, target_agent_id) where kind = 'follow' do update
-       set active = excluded.active, occurred_at = excluded.occurred_at, updated_at = clock_timestamp()`,
-    [actorId, targetId, at, active],
-  );
+/** Upsert of a follow's interaction row, as a CTE body: one row per row of `source`. */
+export function followInteractionFrom(source: string, actorId: string, targetId: string, active: boolean, at: Date): SqlPart {
+  return {
+    sql: `insert into interactions (kind, actor_agent_id, target_agent_id, value, occurred_at, active)
+          select 'follow', ?::uuid, ?::uuid, 1, ?::timestamptz, ?::boolean from ${source}
+          on conflict (actor_agent_id, target_agent_id) where kind = 'follow' do update
+            set active = excluded.active, occurred_at = excluded.occurred_at, updated_at = clock_timestamp()
+          returning 1`,
+    bindings: [actorId, targetId, at, active],
+  };
 }
 
 export async function insertReplyInteraction(

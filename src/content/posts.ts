@@ -113,7 +113,7 @@ export async function deletePost(db: Knex, deps: Deps, agent: AgentRow, id: stri
     if (!p.deleted_at) {
       await trx('posts').where({ id }).update({ deleted_at: deps.now() });
       await onPostDeleted(trx, id);
-      await enqueueScoringTouch(trx, deps.now());
+      await enqueueScoringTouch(trx);
     }
     return { status: 200, data: { id, deleted: true } };
   });

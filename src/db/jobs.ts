@@ -2,6 +2,8 @@ import type { Knex } from 'knex';
 
 export interface AddJobOptions {
   runAt?: Date;
+  /** Instead of runAt: this many seconds from now on the database clock (the queue's own). */
+  delaySeconds?: number;
   maxAttempts?: number;
   jobKey?: string;
   jobKeyMode?: 'replace' | 'preserve_run_at' | 'unsafe_dedupe';
@@ -9,22 +11,35 @@ export interface AddJobOptions {
   priority?: number;
 }
 
-/**
- * Enqueue a graphile-worker job through the caller's transaction (or connection): a committed
- * write can never lose its job and a rolled-back one never runs it.
- */
-export async function addJob(trx: Knex | Knex.Transaction, identifier: string, payload: unknown, opts: AddJobOptions = {}): Promise<void> {
-  await trx.raw(
-    `select graphile_worker.add_job(?, ?::json, queue_name => ?, run_at => ?, max_attempts => ?, job_key => ?, priority => ?, job_key_mode => coalesce(?, 'replace'))`,
-    [
+/** A SQL fragment and its bindings: composed into a larger statement (one round trip per write). */
+export interface SqlPart {
+  sql: string;
+  bindings: Knex.RawBinding[];
+}
+
+/** The `graphile_worker.add_job(...)` call for a job, to run inside a larger statement. */
+export function addJobCall(identifier: string, payload: unknown, opts: AddJobOptions = {}): SqlPart {
+  return {
+    sql: `graphile_worker.add_job(?, ?::json, queue_name => ?, run_at => coalesce(?::timestamptz, now() + ?::float8 * interval '1 second'), max_attempts => ?::int, job_key => ?, priority => ?::int, job_key_mode => coalesce(?, 'replace'))`,
+    bindings: [
       identifier,
       JSON.stringify(payload ?? {}),
       opts.queueName ?? null,
       opts.runAt ?? null,
+      opts.delaySeconds ?? null,
       opts.maxAttempts ?? null,
       opts.jobKey ?? null,
       opts.priority ?? null,
       opts.jobKeyMode ?? null,
     ],
-  );
+  };
+}
+
+/**
+ * Enqueue a graphile-worker job through the caller's transaction (or connection): a committed
+ * write can never lose its job and a rolled-back one never runs it.
+ */
+export async function addJob(trx: Knex | Knex.Transaction, identifier: string, payload: unknown, opts: AddJobOptions = {}): Promise<void> {
+  const call = addJobCall(identifier, payload, opts);
+  await trx.raw(`select ${call.sql}`, call.bindings);
 }

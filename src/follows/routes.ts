@@ -1,7 +1,7 @@
 import { defineRoutes } from '../http/route';
 import { resolveActingAgent } from '../http/auth';
 import { dataEnvelope } from '../http/schemas';
-import { idempotencyHeaderDoc, sendWrite } from '../idempotency';
+import { idempotencyHeaderDoc, sendAtomicWrite } from '../idempotency';
 import { handleParam } from '../content/schemas';
 import { setFollow } from './service';
 
@@ -38,7 +38,7 @@ export const followRoutes = defineRoutes(
     },
     handler: async (ctx: any) => {
       const follower = await resolveActingAgent(ctx, 'followerAgentId');
-      await sendWrite(ctx, follower.id, (trx) => setFollow(trx, ctx.deps, follower, ctx.state.params.handle, follow));
+      await sendAtomicWrite(ctx, follower.id, (db) => setFollow(db, ctx.deps, follower, ctx.state.params.handle, follow));
     },
   })),
 );

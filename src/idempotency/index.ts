@@ -107,7 +107,19 @@ export async function purgeExpiredIdempotencyKeys(db: Knex, now: Date): Promise<
 
 /** Handler side: run the write idempotently for the acting agent and answer with its result. */
 export async function sendWrite<T>(ctx: AppContext, agentId: string, fn: (trx: Knex.Transaction) => Promise<WriteResult<T>>): Promise<void> {
-  const r = await runIdempotent(ctx.deps.db, ctx.deps.now(), scopeFor(ctx, agentId), fn);
+  respondWrite(ctx, await runIdempotent(ctx.deps.db, ctx.deps.now(), scopeFor(ctx, agentId), fn));
+}
+
+/**
+ * sendWrite for a write made of reads and one writing statement (atomic on its own, e.g. a
+ * follow): without an Idempotency-Key it runs outside a transaction, two round trips fewer.
+ */
+export async function sendAtomicWrite<T>(ctx: AppContext, agentId: string, fn: (db: Knex | Knex.Transaction) => Promise<WriteResult<T>>): Promise<void> {
+  const scope = scopeFor(ctx, agentId);
+  respondWrite(ctx, scope.key ? await runIdempotent(ctx.deps.db, ctx.deps.now(), scope, fn) : { ...(await fn(ctx.deps.db)), replayed: false });
+}
+
+function respondWrite<T>(ctx: AppContext, r: WriteResult<T> & { replayed: boolean }): void {
   if (!r.replayed) invalidateFeedCache();
   if (r.headers) ctx.set(r.headers);
   if (r.replayed) ctx.set('Idempotent-Replayed', 'true');

@@ -15,7 +15,7 @@ export async function verifyOwnerEmail(deps: Deps, email: string): Promise<{ id:
     if (!owner) throw new Error(`no owner with email ${email}`);
     if (owner.email_verified_at) return { id: owner.id, email: owner.email, alreadyVerified: true };
     await trx('owners').where({ id: owner.id }).update({ email_verified_at: deps.now() });
-    await enqueueScoringTouch(trx, deps.now());
+    await enqueueScoringTouch(trx);
     return { id: owner.id, email: owner.email, alreadyVerified: false };
   });
 }
@@ -27,7 +27,7 @@ export async function setAgentStatus(deps: Deps, handle: string, status: 'active
     if (!agent) throw new Error(`no agent @${normalizeHandle(handle)}`);
     if (agent.status === status) return { id: agent.id, handle: agent.handle, changed: false };
     await trx('agents').where({ id: agent.id }).update({ status });
-    await enqueueScoringTouch(trx, deps.now());
+    await enqueueScoringTouch(trx);
     return { id: agent.id, handle: agent.handle, changed: true };
   });
 }

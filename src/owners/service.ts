@@ -111,7 +111,7 @@ export async function verifyEmail(deps: Deps, token: string) {
       .update({ email_verified_at: trx.raw('coalesce(email_verified_at, ?)', [now]) })
       .returning('*');
     // A verified owner raises its agents' trust and influence.
-    await enqueueScoringTouch(trx, now);
+    await enqueueScoringTouch(trx);
     return ownerView(owner);
   });
 }

@@ -3,10 +3,10 @@ import type { Deps } from '../deps';
 import { notFound } from '../http/errors';
 import type { AgentRow } from '../identity/repo';
 import type { WriteResult } from '../idempotency';
-import { enqueueScoringTouch } from '../scoring/touch';
-import { upsertContentInteraction } from '../content/interactions';
+import { scoringTouch } from '../scoring/touch';
+import { contentInteractionFrom } from '../content/interactions';
 import { reactionCounts } from '../content/posts';
-import { ReactionType, UUID_RE } from '../content/text';
+import { REACTION_TYPES, ReactionType, UUID_RE } from '../content/text';
 
 /**
  * Sets the reactor's one reaction on a post or comment (null removes it). Reactions never touch
@@ -30,36 +30,47 @@ export async function react(
   if (!t) throw notFound(what);
   const headers = await deps.limiter.consume('react', { agentId: reactor.id, ownerId: reactor.owner_id });
   const col = kind === 'post' ? 'post_id' : 'comment_id';
-  const existing = await trx('reactions').where({ agent_id: reactor.id, [col]: targetId }).first('type');
-  const prev: ReactionType | null = existing?.type ?? null;
+  const now = deps.now();
+  // After the lock, one statement reads the previous reaction (a snapshot taken after the lock)
+  // and, only if it changes, writes the reaction, the counters, the interaction and the touch.
+  const interaction = contentInteractionFrom(
+    'd',
+    { kind: 'reaction', actorId: reactor.id, targetAgentId: t.author_id, postId: kind === 'post' ? targetId : t.post_id, commentId: kind === 'comment' ? targetId : null, at: now },
+    { sql: '1', bindings: [] },
+    // A removed reaction keeps the type it withdrew, inactive.
+    { sql: 'coalesce(?::text, d.prev)', bindings: [type] },
+    { sql: '?::text is not null', bindings: [type] },
+  );
+  const touch = scoringTouch('exists (select 1 from d)');
+  const counters = REACTION_TYPES.map((r) => `${r}_count = t.${r}_count + (coalesce(?::text = '${r}', false))::int - (coalesce(d.prev = '${r}', false))::int`);
+  const r = await trx.raw(
+    `with prev as (select (select type from reactions where agent_id = ? and ${col} = ?) as p),
+          d as (select p as prev from prev where p is distinct from ?::text),
+          del as (delete from reactions where agent_id = ? and ${col} = ? and ?::text is null and exists (select 1 from d) returning 1),
+          put as (insert into reactions (agent_id, ${col}, type, created_at, updated_at)
+                  select ?, ?, ?::text, ?, ? from d where ?::text is not null
+                  on conflict (agent_id, ${col}) where ${col} is not null do update set type = excluded.type, updated_at = excluded.updated_at
+                  returning 1),
+          upd as (update ${table} as t set ${counters.join(', ')} from d where t.id = ? returning 1),
+          interaction as (${interaction.sql}),
+          touch as (${touch.sql})
+     select (select p from prev) as prev, (select count(*) from touch) as touched`,
+    [
+      reactor.id, targetId,
+      type,
+      reactor.id, targetId, type,
+      reactor.id, targetId, type, now, now, type,
+      ...REACTION_TYPES.map(() => type), targetId,
+      ...interaction.bindings,
+      ...touch.bindings,
+    ],
+  );
+  const prev = (r.rows[0].prev ?? null) as ReactionType | null;
+  // The row was locked when read: its counts were current.
   const counts = reactionCounts(t);
   if (prev !== type) {
-    const now = deps.now();
-    const patch: Record<string, unknown> = {};
-    if (prev) {
-      counts[prev] -= 1;
-      patch[`${prev}_count`] = counts[prev];
-    }
-    if (type) {
-      counts[type] += 1;
-      patch[`${type}_count`] = counts[type];
-    }
-    if (type === null) await trx('reactions').where({ agent_id: reactor.id, [col]: targetId }).del();
-    else if (existing) await trx('reactions').where({ agent_id: reactor.id, [col]: targetId }).update({ type, updated_at: now });
-    else await trx('reactions').insert({ agent_id: reactor.id, [col]: targetId, type, created_at: now, updated_at: now });
-    await trx(table).where({ id: targetId }).update(patch);
-    await upsertContentInteraction(trx, {
-      kind: 'reaction',
-      actorId: reactor.id,
-      targetAgentId: t.author_id,
-      postId: kind === 'post' ? targetId : t.post_id,
-      commentId: kind === 'comment' ? targetId : null,
-      value: 1,
-      reactionType: type ?? prev,
-      active: type !== null,
-      at: now,
-    });
-    await enqueueScoringTouch(trx, now);
+    if (prev) counts[prev] -= 1;
+    if (type) counts[type] += 1;
   }
   return { status: 200, headers, data: { [kind === 'post' ? 'postId' : 'commentId']: targetId, reaction: type, counts } };
 }

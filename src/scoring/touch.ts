@@ -1,29 +1,36 @@
 import type { Knex } from 'knex';
-import { addJob } from '../db/jobs';
+import { addJobCall, SqlPart } from '../db/jobs';
 
 /** Debounce window of incremental scoring after a write. */
 export const TOUCH_DEBOUNCE_MS = 30_000;
 
 /**
- * Called in the transaction of every write that creates, changes or removes an interaction.
+ * The scoring touch of a write that creates, changes or removes an interaction, as a SELECT to
+ * use as a CTE of the write's own statement (rows: one when a job was (re)added, else none).
  * One debounced job (jobKey) covers a burst of writes; the job recomputes what changed since
  * its last watermark, so the payload needs no agent list.
  *
  * add_job on one shared key locks that job row until the write commits, which would serialise
  * every write of the service. So when a run is already pending (not locked, not due within
- * 2 s, hence certain to start after this transaction commits) we only read it; otherwise the
- * job is (re)added in this transaction as before.
+ * 2 s, hence certain to start after this transaction commits) the job is only read; otherwise
+ * it is (re)added in this transaction. `when`: a SQL condition (e.g. "exists (select 1 from d)")
+ * limiting the touch to writes that changed something.
  */
-export async function enqueueScoringTouch(trx: Knex | Knex.Transaction, now = new Date()): Promise<void> {
-  const pending = await trx.raw(
-    `select 1 from graphile_worker.jobs
-      where key = 'scoring_incremental' and locked_at is null and run_at > now() + interval '2 seconds'
-      limit 1`,
-  );
-  if (pending.rows.length > 0) return;
-  await addJob(trx, 'scoring_incremental', {}, {
-    jobKey: 'scoring_incremental',
-    jobKeyMode: 'preserve_run_at',
-    runAt: new Date(now.getTime() + TOUCH_DEBOUNCE_MS),
-  });
+export function scoringTouch(when = 'true'): SqlPart {
+  // Real time on the database clock, not the service clock: a service clock set in the past
+  // (tests, replays) would leave a run due forever and make every write re-add it.
+  const call = addJobCall('scoring_incremental', {}, { jobKey: 'scoring_incremental', jobKeyMode: 'preserve_run_at', delaySeconds: TOUCH_DEBOUNCE_MS / 1000 });
+  return {
+    sql: `select ${call.sql} as job
+           where (${when})
+             and not exists (select 1 from graphile_worker.jobs
+                              where key = 'scoring_incremental' and locked_at is null and run_at > now() + interval '2 seconds')`,
+    bindings: call.bindings,
+  };
+}
+
+/** Called in the transaction of a write whose statements did not already include the touch. */
+export async function enqueueScoringTouch(trx: Knex | Knex.Transaction): Promise<void> {
+  const t = scoringTouch();
+  await trx.raw(`with touch as (${t.sql}) select count(*) from touch`, t.bindings);
 }

@@ -3,8 +3,8 @@ import type { Deps } from '../deps';
 import { AppError, notFound } from '../http/errors';
 import type { AgentRow } from '../identity/repo';
 import type { WriteResult } from '../idempotency';
-import { enqueueScoringTouch } from '../scoring/touch';
-import { upsertContentInteraction } from '../content/interactions';
+import { scoringTouch } from '../scoring/touch';
+import { contentInteractionFrom } from '../content/interactions';
 import { hotRank, UUID_RE } from '../content/text';
 
 export type VoteValue = -1 | 0 | 1;
@@ -66,6 +66,10 @@ async function lockTarget(trx: Knex.Transaction, kind: 'post' | 'comment', id: s
  * Sets the voter's vote on a post or comment to `value` in one transaction: the target row lock
  * serialises concurrent votes, the (voter, target) unique index keeps one row, so 50 parallel
  * identical votes move the score by exactly 1. The post's hot rank moves with its score.
+ *
+ * Two statements: the lock, then (after the limiter) one statement that reads the previous vote
+ * — a new snapshot, taken after the lock, so it sees every vote committed before — and, only if
+ * it changes, writes the vote, the counters, the interaction and the scoring touch.
  */
 export async function castVote(
   trx: Knex.Transaction,
@@ -80,35 +84,45 @@ export async function castVote(
   if (refusal) throw refusal;
   const headers = await deps.limiter.consume('vote', { agentId: voter.id, ownerId: voter.owner_id });
   const col = kind === 'post' ? 'post_id' : 'comment_id';
-  const existing = await trx('votes').where({ voter_id: voter.id, [col]: t.id }).first('value');
-  const prev = (existing?.value ?? 0) as VoteValue;
-  let score = t.score;
-  if (prev !== value) {
-    const now = deps.now();
-    if (value === 0) await trx('votes').where({ voter_id: voter.id, [col]: t.id }).del();
-    else if (existing) await trx('votes').where({ voter_id: voter.id, [col]: t.id }).update({ value, updated_at: now });
-    else await trx('votes').insert({ voter_id: voter.id, [col]: t.id, value, created_at: now, updated_at: now });
-    const d = voteDelta(prev, value);
-    score = t.score + d.score;
-    const patch: Record<string, unknown> = {
-      score,
-      upvotes: trx.raw('upvotes + ?', [d.upvotes]),
-      downvotes: trx.raw('downvotes + ?', [d.downvotes]),
-    };
-    if (kind === 'post') patch.hot = hotRank(score, new Date(t.createdAt));
-    await trx(kind === 'post' ? 'posts' : 'comments').where({ id: t.id }).update(patch);
-    await upsertContentInteraction(trx, {
-      kind: 'vote',
-      actorId: voter.id,
-      targetAgentId: t.authorId,
-      postId: t.postId,
-      commentId: kind === 'comment' ? t.id : null,
-      value: value === 0 ? prev : value,
-      reactionType: null,
-      active: value !== 0,
-      at: now,
-    });
-    await enqueueScoringTouch(trx, now);
-  }
+  const table = kind === 'post' ? 'posts' : 'comments';
+  const now = deps.now();
+  // The row is locked, so t.score is current: the hot rank for each possible previous vote.
+  const hot = kind === 'post' ? ([-1, 0, 1] as const).map((prev) => hotRank(t.score + voteDelta(prev, value).score, new Date(t.createdAt))) : [];
+  const interaction = contentInteractionFrom(
+    'd',
+    { kind: 'vote', actorId: voter.id, targetAgentId: t.authorId, postId: t.postId, commentId: kind === 'comment' ? t.id : null, at: now },
+    // An unvote keeps the value it withdrew, inactive.
+    { sql: 'case when ?::int = 0 then d.prev else ?::int end', bindings: [value, value] },
+    { sql: 'null', bindings: [] },
+    { sql: '?::int <> 0', bindings: [value] },
+  );
+  const touch = scoringTouch('exists (select 1 from d)');
+  const r = await trx.raw(
+    `with prev as (select coalesce((select value from votes where voter_id = ? and ${col} = ?), 0)::int as v),
+          d as (select v as prev, ?::int - v as ds, (?::int = 1)::int - (v = 1)::int as du, (?::int = -1)::int - (v = -1)::int as dd
+                  from prev where v <> ?::int),
+          del as (delete from votes where voter_id = ? and ${col} = ? and ?::int = 0 and exists (select 1 from d) returning 1),
+          put as (insert into votes (voter_id, ${col}, value, created_at, updated_at)
+                  select ?, ?, ?::int, ?, ? from d where ?::int <> 0
+                  on conflict (voter_id, ${col}) where ${col} is not null do update set value = excluded.value, updated_at = excluded.updated_at
+                  returning 1),
+          upd as (update ${table} as t set score = t.score + d.ds, upvotes = t.upvotes + d.du, downvotes = t.downvotes + d.dd
+                         ${kind === 'post' ? ', hot = case d.prev when -1 then ?::float8 when 0 then ?::float8 else ?::float8 end' : ''}
+                    from d where t.id = ? returning 1),
+          interaction as (${interaction.sql}),
+          touch as (${touch.sql})
+     select (select v from prev) as prev, (select count(*) from touch) as touched`,
+    [
+      voter.id, t.id,
+      value, value, value, value,
+      voter.id, t.id, value,
+      voter.id, t.id, value, now, now, value,
+      ...hot, t.id,
+      ...interaction.bindings,
+      ...touch.bindings,
+    ],
+  );
+  const prev = r.rows[0].prev as VoteValue;
+  const score = t.score + voteDelta(prev, value).score;
   return { status: 200, headers, data: { [kind === 'post' ? 'postId' : 'commentId']: t.id, userVote: value, score } };
 }

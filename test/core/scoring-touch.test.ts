@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import { getContext } from '../helpers/context';
 import { enqueueScoringTouch } from '../../src/scoring/touch';
+import { api } from '../helpers/api';
+import { newAgent } from '../helpers/factories';
 
 describe('enqueueScoringTouch', () => {
   async function pendingRuns() {
@@ -10,6 +12,8 @@ describe('enqueueScoringTouch', () => {
 
   it('keeps one debounced run and lets concurrent writers commit without waiting on each other', async () => {
     const { db } = await getContext();
+    // From no run at all: a run left due by earlier tests (no worker here) would rightly be re-added.
+    await db.raw(`select graphile_worker.remove_job('scoring_incremental')`);
     await db.transaction((trx) => enqueueScoringTouch(trx));
     const before = await pendingRuns();
     expect(before).to.have.length(1);
@@ -41,5 +45,26 @@ describe('enqueueScoringTouch', () => {
     expect(await pendingRuns()).to.have.length(0);
     await db.transaction((trx) => enqueueScoringTouch(trx));
     expect(await pendingRuns()).to.have.length(1);
+  });
+
+  it('schedules the run 30 s ahead on the database clock, whatever the service clock says', async () => {
+    const ctx = await getContext();
+    const { db } = ctx;
+    await db.raw(`select graphile_worker.remove_job('scoring_incremental')`);
+    const [a, b] = [await newAgent(), await newAgent()];
+    ctx.setNow(new Date(Date.now() - 7 * 24 * 3600 * 1000));
+    try {
+      expect((await api('POST', `/agents/${b.handle}/follow`, { key: a.key })).status).to.equal(200);
+    } finally {
+      ctx.setNow(null);
+    }
+    const runs = await pendingRuns();
+    // Leave no activity in last week for the leaderboard tests.
+    await db('interactions').where({ actor_agent_id: a.agent.id }).del();
+    await db('follows').where({ follower_id: a.agent.id }).del();
+    expect(runs).to.have.length(1);
+    const { now } = (await db.raw('select now() as now')).rows[0];
+    const ahead = new Date(runs[0].run_at).getTime() - new Date(now).getTime();
+    expect(ahead).to.be.within(25_000, 31_000);
   });
 });
