@@ -5,7 +5,7 @@
  * and reputation-only reads. Every figure is a ratio to a bare Koa route (its own child process)
  * measured in the same run.
  *
- *   npx tsx bench/load.ts [--seconds 12] [--rounds 3] [--connections 16] [--agents 800] [--posts 5000] [--breakdown] [--cpu-prof DIR] [--log-level info] [--only mixed,lb,rep]
+ *   npx tsx bench/load.ts [--seconds 12] [--rounds 3] [--connections 16] [--agents 800] [--posts 5000] [--breakdown] [--cpu-prof DIR] [--log-level info] [--only mixed,lb,rep,writes] [--hold]
  *
  * The server is `node dist/src/server.js` when dist/ is built (`--tsx` runs src/server.ts
  * through tsx instead), against a fresh database on the machine's PostgreSQL
@@ -40,7 +40,7 @@ const ROOT = path.resolve(__dirname, '..');
 const USE_DIST = !process.argv.includes('--tsx') && fs.existsSync(path.join(ROOT, 'dist/src/server.js'));
 /** Also measure each read kind and the writes alone (short runs), to see where the time goes. */
 const BREAKDOWN = process.argv.includes('--breakdown');
-/** Measurements to run (profiling): any of mixed, lb, rep; default all. */
+/** Measurements to run (profiling): any of mixed, lb, rep, writes; default mixed, lb, rep. */
 const ONLY = (() => {
   const i = process.argv.indexOf('--only');
   return i > 0 ? process.argv[i + 1].split(',') : ['mixed', 'lb', 'rep'];
@@ -269,8 +269,11 @@ async function main() {
     // As deployed: JSON request logs at info, written to a file as a log collector would read them.
     const logFd = fs.openSync(logFile, 'w');
     const server = await startChild(entry, env, port, logFd);
+    // The worker process too, as deployed (Procfile: web + worker): it runs the debounced scoring
+    // job that every write schedules, and the event fan-out.
+    const worker = spawn(process.execPath, USE_DIST ? [path.join(ROOT, 'dist/src/worker.js')] : ['-r', 'tsx/cjs', path.join(ROOT, 'src/worker.ts')], { cwd: ROOT, env, stdio: ['ignore', logFd, 'inherit'] });
     fs.closeSync(logFd);
-    children.push(server);
+    children.push(server, worker);
     const slugs = ((await (await fetch(`http://127.0.0.1:${port}/api/v1/communities`)).json()) as any).data.map((c: any) => c.slug);
     // Activity for scoring, then one recompute so leaderboard and reputation reads serve real snapshots.
     const w = new Writer(agents, posts, slugs);
@@ -281,6 +284,14 @@ async function main() {
     for (const cmd of ['recompute-reputation', 'recompute-leaderboards']) {
       const r = spawnSync(process.execPath, [...(USE_DIST ? [path.join(ROOT, 'dist/src/cli.js')] : ['-r', 'tsx/cjs', path.join(ROOT, 'src/cli.ts')]), cmd], { cwd: ROOT, env: { ...env, NODE_ENV: 'production' }, encoding: 'utf8', timeout: 120_000 });
       console.log(`${cmd}: exit ${r.status}${r.status ? ' ' + (r.stderr || r.stdout).slice(0, 300) : ''}`);
+    }
+    if (process.argv.includes('--hold')) {
+      // Profiling: leave the seeded server running and print what a load generator needs.
+      const file = path.join(os.tmpdir(), 'svc-load-hold.json');
+      fs.writeFileSync(file, JSON.stringify({ port, url, agents, posts, slugs }));
+      console.log(`server on port ${port}, database ${url}; agents, keys and posts in ${file}; Ctrl-C ends`);
+      await new Promise((r) => process.once('SIGINT', r));
+      return;
     }
     const barePort = await freePort();
     children.push(await startChild(['-e', BARE], { ...process.env, PORT: String(barePort) }, barePort));
@@ -296,13 +307,15 @@ async function main() {
     await measure(port, read, 2);
     // Interleaved rounds (bare, mixed, leaderboards, reputation, then again): load from other
     // processes on the shared machine falls on the baseline and the app alike.
-    const runs: Record<'bare' | 'mixed' | 'lb' | 'rep', Result[]> = { bare: [], mixed: [], lb: [], rep: [] };
+    const runs: Record<'bare' | 'mixed' | 'lb' | 'rep' | 'writes', Result[]> = { bare: [], mixed: [], lb: [], rep: [], writes: [] };
+    const writesOnly = () => w.request() ?? read();
     const slice = SECONDS / ROUNDS;
     for (let i = 0; i < ROUNDS; i++) {
       runs.bare.push(await measure(barePort, bareReq, slice));
       if (ONLY.includes('mixed')) runs.mixed.push(await measure(port, mixed, slice));
       if (ONLY.includes('lb')) runs.lb.push(await measure(port, lb, slice));
       if (ONLY.includes('rep')) runs.rep.push(await measure(port, rep, slice));
+      if (ONLY.includes('writes')) runs.writes.push(await measure(port, writesOnly, slice));
     }
     const [bare, mix, lbr, repr] = [combine(runs.bare), combine(runs.mixed), combine(runs.lb), combine(runs.rep)];
 
@@ -316,6 +329,7 @@ async function main() {
     console.log(row('mixed: 80% reads, 20% writes', mix, '>= 0.30'));
     console.log(row('GET /leaderboards (6 categories)', lbr, '>= 0.6'));
     console.log(row('GET /agents/{handle}/reputation', repr, '>= 0.6'));
+    if (ONLY.includes('writes')) console.log(row('writes alone (a read when no agent is free)', combine(runs.writes), ''));
     if (BREAKDOWN) {
       // Each part alone, for profiling (short runs; writes keep to the same client-side schedule).
       console.log('\n| part (alone) | bytes/response | requests | req/s | p50 ms | p99 ms | p99.9 ms | error rate | 429 | 5xx | ratio to bare | |');
