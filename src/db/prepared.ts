@@ -25,10 +25,19 @@ function nameOf(text: string): string {
   return n;
 }
 
+type QueryFn = (connection: object, obj: { sql?: string; bindings?: unknown[]; options?: Record<string, unknown> }) => Promise<unknown>;
+const PATCHED = Symbol.for('svc.preparedStatements');
+
+/**
+ * Patches the dialect's prototype, not the instance: knex builds each transaction's client with
+ * Object.create(prototype), so an instance patch would miss every statement run in a transaction.
+ */
 export function usePreparedStatements(db: Knex): void {
-  const client = db.client as { _query: (connection: object, obj: { sql?: string; bindings?: unknown[]; options?: Record<string, unknown> }) => Promise<unknown> };
-  const original = client._query.bind(client);
-  client._query = (connection, obj) => {
+  const proto = Object.getPrototypeOf(db.client) as { _query: QueryFn; [PATCHED]?: true };
+  if (proto[PATCHED]) return;
+  const original = proto._query;
+  proto[PATCHED] = true;
+  proto._query = function (this: unknown, connection, obj) {
     if (obj.sql && obj.bindings && obj.bindings.length > 0 && obj.sql.length <= MAX_TEXT && !obj.options?.name) {
       let seen = perConnection.get(connection);
       if (!seen) perConnection.set(connection, (seen = new Set()));
@@ -38,6 +47,6 @@ export function usePreparedStatements(db: Knex): void {
         obj.options = { ...obj.options, name };
       }
     }
-    return original(connection, obj);
+    return original.call(this, connection, obj);
   };
 }
