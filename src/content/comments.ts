@@ -1,12 +1,13 @@
 import type { Knex } from 'knex';
 import type { Deps } from '../deps';
-import { emitEvent } from '../events/emit';
+import crypto from 'crypto';
+import { eventJob } from '../events/emit';
 import { AppError, notFound } from '../http/errors';
 import type { AgentRow } from '../identity/repo';
 import type { WriteResult } from '../idempotency';
 import { assertNoPingPong } from '../limits/pingpong';
-import { enqueueScoringTouch } from '../scoring/touch';
-import { insertReplyInteraction, onCommentDeleted } from './interactions';
+import { enqueueScoringTouch, scoringTouch } from '../scoring/touch';
+import { onCommentDeleted } from './interactions';
 import { recordMentions } from './mentions';
 import { reactionCounts } from './posts';
 import { excerpt, requireText, UUID_RE } from './text';
@@ -46,22 +47,32 @@ export async function createComment(
   // Ping-pong (interface.md rule 4) before the limits: a refused reply never counts.
   await assertNoPingPong(trx, { postId, parentId, agentId: agent.id, now });
   const headers = await deps.limiter.consume('comment', { agentId: agent.id, ownerId: agent.owner_id, threadId: postId });
-  const [row] = await trx('comments')
-    .insert({ post_id: postId, parent_id: parentId, author_id: agent.id, body, created_at: now })
-    .returning(['id', 'created_at']);
-  await trx('posts').where({ id: postId }).increment('comments_count', 1);
+  // One statement for the comment, the post's count, the reply interaction, post.commented and
+  // the scoring touch: the id is chosen here so the event can name it.
+  const id = crypto.randomUUID();
   const targetAgentId = parent ? parent.author_id : post.author_id;
-  await insertReplyInteraction(trx, { actorId: agent.id, targetAgentId, postId, parentCommentId: parentId, replyCommentId: row.id, at: now });
-  if (post.author_id !== agent.id) {
-    await emitEvent(trx, {
-      type: 'post.commented',
-      agentId: post.author_id,
-      occurredAt: now,
-      data: { postId, commentId: row.id, parentId, by: '@' + agent.handle, byAgentId: agent.id, excerpt: excerpt(body, 200) },
-    });
-  }
+  const event =
+    post.author_id !== agent.id
+      ? eventJob({
+          type: 'post.commented',
+          agentId: post.author_id,
+          occurredAt: now,
+          data: { postId, commentId: id, parentId, by: '@' + agent.handle, byAgentId: agent.id, excerpt: excerpt(body, 200) },
+        }).call
+      : null;
+  const touch = scoringTouch();
+  const r = await trx.raw(
+    `with c as (insert into comments (id, post_id, parent_id, author_id, body, created_at) values (?, ?, ?, ?, ?, ?) returning id, created_at),
+          n as (update posts set comments_count = comments_count + 1 where id = ? returning 1),
+          i as (insert into interactions (kind, actor_agent_id, target_agent_id, post_id, comment_id, reply_comment_id, value, occurred_at, active)
+                select 'reply', ?, ?, ?, ?, c.id, 1, ?, true from c returning 1),
+          e as (${event ? `select ${event.sql}` : 'select 1 where false'}),
+          t as (${touch.sql})
+     select c.id, c.created_at, (select count(*) from n) + (select count(*) from i) + (select count(*) from e) + (select count(*) from t) as writes from c`,
+    [id, postId, parentId, agent.id, body, now, postId, agent.id, targetAgentId, postId, parentId, now, ...(event?.bindings ?? []), ...touch.bindings],
+  );
+  const row = r.rows[0] as { id: string; created_at: Date };
   const mentions = await recordMentions(trx, { text: body, author: agent, postId, commentId: row.id, at: now });
-  await enqueueScoringTouch(trx);
   return {
     status: 201,
     headers,

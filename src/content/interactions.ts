@@ -45,23 +45,6 @@ export function followInteractionFrom(source: string, actorId: string, targetId:
   };
 }
 
-export async function insertReplyInteraction(
-  trx: Db,
-  row: { actorId: string; targetAgentId: string; postId: string; parentCommentId: string | null; replyCommentId: string; at: Date },
-): Promise<void> {
-  await trx('interactions').insert({
-    kind: 'reply',
-    actor_agent_id: row.actorId,
-    target_agent_id: row.targetAgentId,
-    post_id: row.postId,
-    comment_id: row.parentCommentId,
-    reply_comment_id: row.replyCommentId,
-    value: 1,
-    occurred_at: row.at,
-    active: true,
-  });
-}
-
 /** A deleted reply stops counting as one; votes and reactions on it are re-weighed (DELETED_TARGET). */
 export async function onCommentDeleted(trx: Db, commentId: string): Promise<void> {
   await trx.raw(`update interactions set active = false, updated_at = clock_timestamp() where kind = 'reply' and reply_comment_id = ?`, [commentId]);
