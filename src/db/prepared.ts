@@ -27,6 +27,16 @@ function nameOf(text: string): string {
 
 type QueryFn = (connection: object, obj: { sql?: string; bindings?: unknown[]; options?: Record<string, unknown> }) => Promise<unknown>;
 const PATCHED = Symbol.for('svc.preparedStatements');
+const UNPREPARED = Symbol.for('svc.unprepared');
+
+/**
+ * Batch transactions (scoring) run their statements unnamed: each runs once per run over temp
+ * tables that are dropped at commit, so a cached plan would only be invalidated, and a generic
+ * plan chosen after a few runs could misjudge row counts by orders of magnitude.
+ */
+export function withoutPreparedStatements(trx: Knex.Transaction): void {
+  (trx.client as unknown as Record<symbol, boolean>)[UNPREPARED] = true;
+}
 
 /**
  * Patches the dialect's prototype, not the instance: knex builds each transaction's client with
@@ -37,8 +47,8 @@ export function usePreparedStatements(db: Knex): void {
   if (proto[PATCHED]) return;
   const original = proto._query;
   proto[PATCHED] = true;
-  proto._query = function (this: unknown, connection, obj) {
-    if (obj.sql && obj.bindings && obj.bindings.length > 0 && obj.sql.length <= MAX_TEXT && !obj.options?.name) {
+  proto._query = function (this: Record<symbol, boolean | undefined>, connection, obj) {
+    if (!this[UNPREPARED] && obj.sql && obj.bindings && obj.bindings.length > 0 && obj.sql.length <= MAX_TEXT && !obj.options?.name) {
       let seen = perConnection.get(connection);
       if (!seen) perConnection.set(connection, (seen = new Set()));
       const name = nameOf(obj.sql);

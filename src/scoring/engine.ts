@@ -3,6 +3,7 @@ import { BIT, EdgeBatch, maskToCodes } from './weights';
 import { runBatch } from './pool';
 import { DAY_MS, SCHEDULE, WEIGHTS } from './policy';
 import { copyIn, copyOut, encodeTextArray } from './copy';
+import { withoutPreparedStatements } from '../db/prepared';
 
 /**
  * Weighted edges. SQL stages the scored interactions once (a temporary table holding every
@@ -25,6 +26,7 @@ type Db = Knex | Knex.Transaction;
 export const SCORING_LOCK = 0x5c0e1;
 
 export async function lockScoring(trx: Knex.Transaction): Promise<void> {
+  withoutPreparedStatements(trx);
   await trx.raw('select pg_advisory_xact_lock(?)', [SCORING_LOCK]);
   // Batches over millions of rows outlive the pool's default statement timeout; sorts and hashes
   // of a million rows must stay in memory; JIT compiles these one-off statements for seconds.
