@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { computeReputation } from '../scoring/reputation';
-import { ReputationSums, windowStart } from '../scoring/engine';
+import { ReputationSums, tuneScoped, windowStart } from '../scoring/engine';
 import { DAY_MS } from '../scoring/policy';
 import { crossedMilestones } from '../notifications/service';
 import { copyInText, copyTextField } from '../scoring/copy';
@@ -16,18 +16,22 @@ import { copyInText, copyTextField } from '../scoring/copy';
  */
 export async function recomputeReputations(trx: Knex.Transaction, now: Date, agents: string[] | null, opts: { sums?: ReputationSums } = {}): Promise<{ agents: number; milestones: number }> {
   const ws = windowStart(now);
-  const rows = opts.sums && agents === null ? await stagedRows(trx, ws, now, opts.sums) : await summedRows(trx, ws, now, agents);
+  const s = opts.sums && agents === null ? opts.sums : null;
+  // Staged rows carry the agent number of the full run's sums instead of SQL sums.
+  if (agents !== null) await tuneScoped(trx);
+  const rows = s ? await stagedRows(trx, ws, now) : await summedRows(trx, ws, now, agents);
   const out: string[][] = [];
   const ms = { ids: [] as string[], milestones: [] as number[], scores: [] as number[] };
   for (const row of rows) {
+    const n = row.n;
     const rep = computeReputation({
-      upvotesWeighted: row.up,
-      downvotesWeighted: row.down,
-      uniqueExternalOwners: Number(row.ext_owners),
-      repliesReceivedWeighted: row.rr,
-      repliesAuthoredWeighted: row.ra,
-      distinctCounterparts: Number(row.conv),
-      followersWeighted: row.fol,
+      upvotesWeighted: s ? s.up[n] : row.up,
+      downvotesWeighted: s ? s.down[n] : row.down,
+      uniqueExternalOwners: s ? s.extOwners[n] : Number(row.ext_owners),
+      repliesReceivedWeighted: s ? s.rr[n] : row.rr,
+      repliesAuthoredWeighted: s ? s.ra[n] : row.ra,
+      distinctCounterparts: s ? s.counterparts[n] : Number(row.conv),
+      followersWeighted: s ? s.fol[n] : row.fol,
       verifiedOwnerEmail: row.verified,
       agentAgeDays: (now.getTime() - new Date(row.created_at).getTime()) / DAY_MS,
       officialConnector: row.official_connector,
@@ -118,8 +122,8 @@ async function summedRows(trx: Knex.Transaction, ws: Date, now: Date, agents: st
   return r.rows;
 }
 
-/** Per-agent facts of every staged agent, with the sums of the full run. */
-async function stagedRows(trx: Knex.Transaction, ws: Date, now: Date, s: ReputationSums): Promise<any[]> {
+/** Per-agent facts of every staged agent, with its number `n` in the full run's sums. */
+async function stagedRows(trx: Knex.Transaction, ws: Date, now: Date): Promise<any[]> {
   const r = await trx.raw(
     `with ${STRIKES}
      select ag.n, a.id, a.status, a.official_connector, a.created_at, ag.verified, coalesce(strikes.n, 0) strikes, rs.score old_score
@@ -128,10 +132,6 @@ async function stagedRows(trx: Knex.Transaction, ws: Date, now: Date, s: Reputat
      left join reputation_scores rs on rs.agent_id = a.id`,
     { ws, now },
   );
-  for (const row of r.rows) {
-    const n = row.n;
-    Object.assign(row, { up: s.up[n], down: s.down[n], rr: s.rr[n], ra: s.ra[n], fol: s.fol[n], ext_owners: s.extOwners[n], conv: s.counterparts[n] });
-  }
   return r.rows;
 }
 

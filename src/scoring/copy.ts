@@ -39,70 +39,106 @@ function alloc(t: ColType, n: number): ColArray {
 /**
  * Runs `select` (which must yield exactly the columns of `cols`, in order and of those types;
  * int8 arrives as float64, exact below 2^53) and returns one typed array per column. NULL is 0.
+ * Rows are parsed as the stream arrives, so parsing overlaps with the server producing them and
+ * the whole result is never held as one buffer.
  */
 export async function copyOut<T extends Record<string, ColType>>(trx: Knex.Transaction, select: string, cols: T): Promise<{ n: number; cols: Columns<T> }> {
   const conn = await connectionOf(trx);
-  const chunks: Buffer[] = [];
-  await pipeline(
-    conn.query(copyTo(`copy (${select}) to stdout with (format binary)`)),
-    new Writable({
-      write(chunk: Buffer, _enc, cb) {
-        chunks.push(chunk);
-        cb();
-      },
-    }),
-  );
-  const buf = Buffer.concat(chunks);
-  if (buf.length < 19 || !buf.subarray(0, 11).equals(SIGNATURE)) throw new Error('copyOut: not a binary COPY stream');
-  let p = 19 + buf.readInt32BE(15);
   const names = Object.keys(cols);
   const types = names.map((k) => cols[k]);
   // Grown by doubling; trimmed with subarray at the end.
   let cap = 1024;
   let arrays = types.map((t) => alloc(t, cap));
   let n = 0;
-  for (;;) {
-    const fields = buf.readInt16BE(p);
-    p += 2;
-    if (fields === -1) break;
-    if (fields !== types.length) throw new Error(`copyOut: expected ${types.length} columns, got ${fields}`);
-    if (n === cap) {
-      cap *= 2;
-      arrays = arrays.map((a, i) => {
-        const b = alloc(types[i], cap);
-        b.set(a as any);
-        return b;
-      });
+  let headerDone = false;
+  let ended = false;
+  // Bytes of an incomplete row (or header) carried over to the next chunk.
+  let carry: Buffer | null = null;
+
+  /** Parses every complete row of `buf`; returns where the first incomplete one starts. */
+  function parse(buf: Buffer): number {
+    let p = 0;
+    if (!headerDone) {
+      if (buf.length < 19) return 0;
+      if (!buf.subarray(0, 11).equals(SIGNATURE)) throw new Error('copyOut: not a binary COPY stream');
+      const ext = buf.readInt32BE(15);
+      if (buf.length < 19 + ext) return 0;
+      p = 19 + ext;
+      headerDone = true;
     }
-    for (let c = 0; c < types.length; c++) {
-      const len = buf.readInt32BE(p);
-      p += 4;
-      if (len < 0) continue;
-      const a = arrays[c];
-      switch (types[c]) {
-        case 'int2':
-          a[n] = buf.readInt16BE(p);
-          break;
-        case 'int4':
-          a[n] = buf.readInt32BE(p);
-          break;
-        case 'int8':
-          a[n] = buf.readInt32BE(p) * 4_294_967_296 + buf.readUInt32BE(p + 4);
-          break;
-        case 'float4':
-          a[n] = buf.readFloatBE(p);
-          break;
-        case 'float8':
-          a[n] = buf.readDoubleBE(p);
-          break;
-        case 'bool':
-          a[n] = buf[p];
-          break;
+    while (!ended && p + 2 <= buf.length) {
+      const fields = buf.readInt16BE(p);
+      if (fields === -1) {
+        ended = true;
+        return buf.length;
       }
-      p += len;
+      if (fields !== types.length) throw new Error(`copyOut: expected ${types.length} columns, got ${fields}`);
+      // Complete row? Walk the field lengths first.
+      let q = p + 2;
+      for (let c = 0; c < fields; c++) {
+        if (q + 4 > buf.length) return p;
+        const len = buf.readInt32BE(q);
+        q += 4 + (len > 0 ? len : 0);
+      }
+      if (q > buf.length) return p;
+      if (n === cap) {
+        cap *= 2;
+        arrays = arrays.map((a, i) => {
+          const b = alloc(types[i], cap);
+          b.set(a as any);
+          return b;
+        });
+      }
+      p += 2;
+      for (let c = 0; c < types.length; c++) {
+        const len = buf.readInt32BE(p);
+        p += 4;
+        if (len < 0) continue;
+        const a = arrays[c];
+        switch (types[c]) {
+          case 'int2':
+            a[n] = buf.readInt16BE(p);
+            break;
+          case 'int4':
+            a[n] = buf.readInt32BE(p);
+            break;
+          case 'int8':
+            a[n] = buf.readInt32BE(p) * 4_294_967_296 + buf.readUInt32BE(p + 4);
+            break;
+          case 'float4':
+            a[n] = buf.readFloatBE(p);
+            break;
+          case 'float8':
+            a[n] = buf.readDoubleBE(p);
+            break;
+          case 'bool':
+            a[n] = buf[p];
+            break;
+        }
+        p += len;
+      }
+      n++;
     }
-    n++;
+    return p;
   }
+
+  await pipeline(
+    conn.query(copyTo(`copy (${select}) to stdout with (format binary)`)),
+    new Writable({
+      write(chunk: Buffer, _enc, cb) {
+        try {
+          const buf: Buffer = carry ? Buffer.concat([carry, chunk]) : chunk;
+          const used = parse(buf);
+          carry = used < buf.length ? Buffer.from(buf.subarray(used)) : null;
+          cb();
+        } catch (e) {
+          cb(e as Error);
+        }
+      },
+    }),
+  );
+  if (!headerDone) throw new Error('copyOut: not a binary COPY stream');
+  if (!ended || carry) throw new Error('copyOut: truncated binary COPY stream');
   const out = {} as Record<string, ColArray>;
   names.forEach((k, i) => (out[k] = arrays[i].subarray(0, n)));
   return { n, cols: out as Columns<T> };
@@ -132,8 +168,12 @@ export async function copyIn(trx: Knex.Transaction, target: string, n: number, c
         p += 2;
         for (const c of cols) {
           if (c.type === 'int8') {
+            // Two 32-bit halves (exact for |v| < 2^53): no BigInt per value.
+            const v = c.values[r];
+            const hi = Math.floor(v / 4_294_967_296);
             fixedBuf.writeInt32BE(8, p);
-            fixedBuf.writeBigInt64BE(BigInt(c.values[r]), p + 4);
+            fixedBuf.writeInt32BE(hi, p + 4);
+            fixedBuf.writeUInt32BE(v - hi * 4_294_967_296, p + 8);
             p += 12;
           } else if (c.type === 'int4') {
             fixedBuf.writeInt32BE(4, p);

@@ -34,6 +34,11 @@ export async function lockScoring(trx: Knex.Transaction): Promise<void> {
     set local maintenance_work_mem = '${SCHEDULE.workMem}'; set local jit = off`);
 }
 
+/** Scoped runs look rows up by index: price random reads as the in-memory reads they are. */
+export async function tuneScoped(trx: Knex.Transaction): Promise<void> {
+  await trx.raw(`set local random_page_cost = ${SCHEDULE.scopedRandomPageCost}`);
+}
+
 export function windowStart(now: Date): Date {
   return new Date(now.getTime() - WEIGHTS.windowDays * DAY_MS);
 }
@@ -67,7 +72,12 @@ const AGENTS_FULL_SQL = `
 const AGENTS_SCOPED = `(select 0 n, a.id, coalesce(a.owner_id, a.id) own, 0 own_n, a.owner_id, a.status = 'suspended' susp,
     a.created_at, (o.email_verified_at is not null) verified from agents a left join owners o on o.id = a.owner_id)`;
 
-/** sc_r: the scored rows with every fact one join can give (owners, statuses, deleted content, reply score). */
+/**
+ * sc_r: the scored rows with every fact one join can give (owners, statuses, deleted content,
+ * reply score). The few deleted posts and comments and negative replies are tested as hashed
+ * subplans (small hash sets probed inside the row's expressions) rather than as three more join
+ * levels that every staged row would pass through.
+ */
 function stageSql(scoped: boolean): string {
   const ag = scoped ? AGENTS_SCOPED : 'sc_ag';
   return `
@@ -80,19 +90,16 @@ function stageSql(scoped: boolean): string {
     case when i.kind = 'follow' then i.target_agent_id else coalesce(i.comment_id, i.post_id) end obj,
     (case when i.kind in ('vote', 'reply') then 1 else 0 end)::int4 pk,
     ((case when aa.susp or ta.susp then ${BIT.SUSPENDED} else 0 end)
-     | (case when i.kind <> 'follow' and (p.id is not null or c.id is not null) then ${BIT.DELETED_TARGET} else 0 end)
+     | (case when i.kind <> 'follow' and (i.post_id in (select id from posts where deleted_at is not null)
+                                         or i.comment_id in (select id from comments where deleted_at is not null)) then ${BIT.DELETED_TARGET} else 0 end)
      | (case when i.actor_agent_id = i.target_agent_id then ${BIT.SELF} else 0 end)
      | (case when i.actor_agent_id <> i.target_agent_id and aa.owner_id is not null and aa.owner_id = ta.owner_id then ${BIT.SAME_OWNER} else 0 end)
-     | (case when i.kind = 'reply' and rc.id is not null then ${BIT.LOW_SCORE_REPLY} else 0 end))::int4 flags,
+     | (case when i.kind = 'reply' and i.reply_comment_id in (select id from comments where score < 0) then ${BIT.LOW_SCORE_REPLY} else 0 end))::int4 flags,
     aa.verified,
     (extract(epoch from i.occurred_at - aa.created_at) / 86400)::float4 age
   from interactions i
   join ${ag} aa on aa.id = i.actor_agent_id
   join ${ag} ta on ta.id = i.target_agent_id
-  -- Only the few deleted posts and comments and negative replies are hashed (small tables probe fast).
-  left join (select id from posts where deleted_at is not null) p on p.id = i.post_id
-  left join (select id from comments where deleted_at is not null) c on c.id = i.comment_id
-  left join (select id from comments where score < 0) rc on rc.id = i.reply_comment_id
   where ${WINDOW} ${scoped ? 'and i.target_agent_id = any(:targets::uuid[])' : ''}`;
 }
 
@@ -212,15 +219,14 @@ const FACTS_SELECT = `
   select r.id::int8, r.kind,
     (r.flags
      | (case when r.kind = 2 and fa.follow_ring then ${BIT.FOLLOW_RING} else 0 end)
-     | (case when d.id is not null then ${BIT.OWNER_DUPLICATE} else 0 end))::int4,
+     | (case when r.id in (select id from sc_dup) then ${BIT.OWNER_DUPLICATE} else 0 end))::int4,
     coalesce(pk.k, r.pk), r.verified, r.age, coalesce(fa.ext_owners, 0)::int4,
     (case when r.kind = 0 then 2 * g.g + (case when r.value > 0 then 1 else 0 end) else -1 end)::int4,
     extract(epoch from r.ts)::float8, r.value::int2, r.an, r.tn, r.aon, r.ton
   from sc_r r
   left join scoring_agent_facts fa on fa.agent_id = r.a
   left join sc_grp g on r.kind = 0 and g.obj = r.obj
-  left join sc_pk pk on pk.id = r.id
-  left join sc_dup d on d.id = r.id`;
+  left join sc_pk pk on pk.id = r.id`;
 
 const FACT_COLUMNS = { id: 'int8', kind: 'int2', flags: 'int4', pk: 'int4', verified: 'bool', age: 'float4', ext: 'int4', grp: 'int4', t: 'float8', value: 'int2', an: 'int4', tn: 'int4', aon: 'int4', ton: 'int4' } as const;
 
@@ -297,6 +303,35 @@ function buildBatches(f: Facts, n: number): { order: Int32Array; batches: { from
   return { order, batches };
 }
 
+/**
+ * For each agent, the number of distinct owners among its (agent, owner) pairs: pairs bucketed by
+ * agent (counting sort), then deduplicated with one marker per owner. Linear in the pairs, with
+ * arrays indexed by agent and owner number instead of a set of a million pair keys.
+ */
+function countDistinctOwners(pairAgent: Int32Array, pairOwner: Int32Array, m: number, out: Int32Array): void {
+  const agents = out.length;
+  const start = new Int32Array(agents + 1);
+  let maxOwner = 0;
+  for (let i = 0; i < m; i++) {
+    start[pairAgent[i] + 1]++;
+    if (pairOwner[i] > maxOwner) maxOwner = pairOwner[i];
+  }
+  for (let a = 0; a < agents; a++) start[a + 1] += start[a];
+  const fill = start.slice(0, agents);
+  const owners = new Int32Array(m);
+  for (let i = 0; i < m; i++) owners[fill[pairAgent[i]]++] = pairOwner[i];
+  const seen = new Int32Array(maxOwner + 1).fill(-1);
+  for (let a = 0; a < agents; a++) {
+    for (let j = start[a]; j < start[a + 1]; j++) {
+      const o = owners[j];
+      if (seen[o] !== a) {
+        seen[o] = a;
+        out[a]++;
+      }
+    }
+  }
+}
+
 function sumReputation(f: Facts, n: number, w: Float32Array, agents: number): ReputationSums {
   const s: ReputationSums = {
     up: new Float64Array(agents),
@@ -307,29 +342,37 @@ function sumReputation(f: Facts, n: number, w: Float32Array, agents: number): Re
     extOwners: new Int32Array(agents),
     counterparts: new Int32Array(agents),
   };
-  // Distinct (agent, owner) pairs as one number: agent * 2^24 + owner (both < 2^24).
-  const ext = new Set<number>();
-  const conv = new Set<number>();
-  const K = 16_777_216;
+  // (agent, other owner) pairs: external upvoters of an agent; both sides of weighted conversations.
+  const extA = new Int32Array(n);
+  const extO = new Int32Array(n);
+  let ne = 0;
+  const convA = new Int32Array(2 * n);
+  const convO = new Int32Array(2 * n);
+  let nc = 0;
   for (let r = 0; r < n; r++) {
     const kind = f.kind[r];
     const t = f.tn[r];
     if (kind === 0) {
       if (f.value[r] === 1) {
         s.up[t] += w[r];
-        if (w[r] > 0 && f.aon[r] !== f.ton[r]) ext.add(t * K + f.aon[r]);
+        if (w[r] > 0 && f.aon[r] !== f.ton[r]) {
+          extA[ne] = t;
+          extO[ne++] = f.aon[r];
+        }
       } else if (f.value[r] === -1) s.down[t] += w[r];
     } else if (kind === 1) {
       s.rr[t] += w[r];
       s.ra[f.an[r]] += w[r];
       if (w[r] > 0 && f.aon[r] !== f.ton[r]) {
-        conv.add(t * K + f.aon[r]);
-        conv.add(f.an[r] * K + f.ton[r]);
+        convA[nc] = t;
+        convO[nc++] = f.aon[r];
+        convA[nc] = f.an[r];
+        convO[nc++] = f.ton[r];
       }
     } else if (kind === 2) s.fol[t] += w[r];
   }
-  for (const k of ext) s.extOwners[Math.floor(k / K)]++;
-  for (const k of conv) s.counterparts[Math.floor(k / K)]++;
+  countDistinctOwners(extA, extO, ne, s.extOwners);
+  countDistinctOwners(convA, convO, nc, s.counterparts);
   return s;
 }
 
@@ -382,6 +425,7 @@ export async function recomputeWeights(trx: Knex.Transaction, now: Date, targets
   const ws = windowStart(now);
   const scoped = targets !== null;
   await tuneTempBuffers(trx);
+  if (scoped) await tuneScoped(trx);
   await trx.raw('drop table if exists sc_ag, sc_r, sc_pc, sc_recip, sc_pk, sc_dup, sc_grp, sc_out');
   if (!scoped) {
     await trx.raw(AGENTS_FULL_SQL);

@@ -93,6 +93,12 @@ export const SCHEDULE = {
   poolChunk: 50_000,
   /** Per-transaction memory of scoring batches (SET LOCAL): sorts and hashes of the window stay in RAM. */
   workMem: '256MB',
+  /**
+   * Planner cost of a random page read in scoped (incremental, one-agent) runs, SET LOCAL: the
+   * rows they look up by index (a few thousand agents' interactions and their stored weights) are
+   * hot in memory, and with the default 4 the planner hashes all of scoring_edges instead.
+   */
+  scopedRandomPageCost: 1.1,
   /** Local buffers for the staging tables (settable before a connection's first temporary table). */
   tempBuffers: '512MB',
   /**
