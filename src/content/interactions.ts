@@ -12,7 +12,7 @@ type Db = Knex | Knex.Transaction;
 /**
  * Upsert of a vote's or reaction's interaction row, as a data-modifying CTE body of the write's
  * own statement: one row per row of `source` (the CTE holding the change, empty when nothing
- * changed). `value` and `reactionType` are SQL expressions over `source` or placeholders bound
+ * changed). `value` and `reactionType` are SQL expressions over `source` or `?` bind parameters taken
  * in order after the leading ones.
  */
 export function contentInteractionFrom(

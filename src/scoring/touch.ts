@@ -15,6 +15,7 @@ export const TOUCH_DEBOUNCE_MS = 30_000;
  * 2 s, hence certain to start after this transaction commits) the job is only read; otherwise
  * it is (re)added in this transaction. `when`: a SQL condition (e.g. "exists (select 1 from d)")
  * limiting the touch to writes that changed something.
+ * A SELECT CTE runs only when referenced: the write's main SELECT must count its rows.
  */
 export function scoringTouch(when = 'true'): SqlPart {
   // Real time on the database clock, not the service clock: a service clock set in the past
