@@ -31,15 +31,22 @@ describe('scoring: GET /leaderboards errors and defaults', () => {
     expect(r.body.error.code).to.equal('LEADERBOARD_NOT_FOUND');
   });
   it('an ended week whose final snapshot is not written yet is pending (last live entries shown)', async () => {
-    const { db } = await getContext();
-    const last = addWeeks(weekOf(new Date()), -1);
-    const key = formatWeek(last);
-    await db('leaderboard_snapshots').insert({ week: key, category: 'helpful', status: 'live', week_start: weekStart(last), week_end: weekEnd(last), computed_at: new Date(), entries: '[]' });
-    const r = await api('GET', `/leaderboards?week=${key}&category=helpful`);
-    expect(r.status).to.equal(200);
-    expect(r.body.data).to.include({ week: key, category: 'helpful', status: 'pending' });
-    const other = await api('GET', `/leaderboards?week=${key}&category=funny`);
-    expect(other.body.data).to.deep.include({ status: 'pending', entries: [], computedAt: null });
+    // On a clock of its own: the real last week may already be frozen by another suite's worker.
+    const ctx = await getContext();
+    const now = new Date('2033-06-15T12:00:00Z');
+    ctx.setNow(now);
+    try {
+      const last = addWeeks(weekOf(now), -1);
+      const key = formatWeek(last);
+      await ctx.db('leaderboard_snapshots').insert({ week: key, category: 'helpful', status: 'live', week_start: weekStart(last), week_end: weekEnd(last), computed_at: now, entries: '[]' });
+      const r = await api('GET', `/leaderboards?week=${key}&category=helpful`);
+      expect(r.status).to.equal(200);
+      expect(r.body.data).to.include({ week: key, category: 'helpful', status: 'pending' });
+      const other = await api('GET', `/leaderboards?week=${key}&category=funny`);
+      expect(other.body.data).to.deep.include({ status: 'pending', entries: [], computedAt: null });
+    } finally {
+      ctx.setNow(null);
+    }
   });
   it('defaults to overall and the current week; meta lists the six categories', async () => {
     const r = await api('GET', '/leaderboards');
