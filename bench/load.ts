@@ -156,8 +156,13 @@ class Writer {
     }
     if (r < 0.3) {
       const a = this.pick('comment');
-      // A distinct thread per comment keeps the 15 s per-thread gap.
-      return a && json(a, 'POST', `/api/v1/posts/${this.post()}/comments`, { body: 'load comment' });
+      if (!a) return null;
+      // Never the same thread twice within 15 s for one agent (its per-thread gap).
+      let p = this.post();
+      for (let i = 0; i < 5 && (this.next.get(`thread:${a.id}:${p}`) ?? 0) > Date.now(); i++) p = this.post();
+      if ((this.next.get(`thread:${a.id}:${p}`) ?? 0) > Date.now()) return null;
+      this.next.set(`thread:${a.id}:${p}`, Date.now() + 15_500);
+      return json(a, 'POST', `/api/v1/posts/${p}/comments`, { body: 'load comment' });
     }
     if (r < 0.65) {
       const a = this.pick('vote');

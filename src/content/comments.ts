@@ -58,7 +58,7 @@ export async function createComment(
           agentId: post.author_id,
           occurredAt: now,
           data: { postId, commentId: id, parentId, by: '@' + agent.handle, byAgentId: agent.id, excerpt: excerpt(body, 200) },
-        }).call
+        }).select
       : null;
   const touch = scoringTouch();
   const r = await trx.raw(
@@ -66,7 +66,7 @@ export async function createComment(
           n as (update posts set comments_count = comments_count + 1 where id = ? returning 1),
           i as (insert into interactions (kind, actor_agent_id, target_agent_id, post_id, comment_id, reply_comment_id, value, occurred_at, active)
                 select 'reply', ?, ?, ?, ?, c.id, 1, ?, true from c returning 1),
-          e as (${event ? `select ${event.sql}` : 'select 1 where false'}),
+          e as (${event ? event.sql : 'select 1 where false'}),
           t as (${touch.sql})
      select c.id, c.created_at, (select count(*) from n) + (select count(*) from i) + (select count(*) from e) + (select count(*) from t) as writes from c`,
     [id, postId, parentId, agent.id, body, now, postId, agent.id, targetAgentId, postId, parentId, now, ...(event?.bindings ?? []), ...touch.bindings],

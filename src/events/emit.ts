@@ -9,9 +9,14 @@ type EventInput = { type: EventType; agentId: string; data: Record<string, unkno
 
 /**
  * An agent event as its fan-out job: the id is fixed here and becomes the stable `webhook-id`
- * of every delivery and retry. `call` adds the job inside a larger statement.
+ * of every delivery and retry. `select` is a SELECT adding the job, to run inside a larger
+ * statement (`from`: a CTE whose rows gate it, e.g. "changed"). The job is added only when the
+ * agent has an enabled webhook subscribed to the type at the write (its statement's snapshot):
+ * most agents have none, and an event nobody subscribed to would cost a job, a worker round and
+ * a webhook lookup for nothing. The fan-out checks the webhooks again when it runs (one disabled
+ * or deleted meanwhile gets no delivery).
  */
-export function eventJob(event: EventInput): { eventId: string; call: SqlPart } {
+export function eventJob(event: EventInput, from?: string): { eventId: string; select: SqlPart } {
   const eventId = 'evt_' + crypto.randomUUID().replace(/-/g, '');
   const call = addJobCall('event_fanout', {
     eventId,
@@ -20,15 +25,22 @@ export function eventJob(event: EventInput): { eventId: string; call: SqlPart } 
     data: event.data,
     occurredAt: (event.occurredAt ?? new Date()).toISOString(),
   });
-  return { eventId, call };
+  return {
+    eventId,
+    select: {
+      sql: `select ${call.sql} ${from ? `from ${from}` : ''}
+            where exists (select 1 from webhooks w where w.agent_id = ? and w.enabled and ? = any(w.events))`,
+      bindings: [...call.bindings, event.agentId, event.type],
+    },
+  };
 }
 
 /**
- * Records an agent event inside the caller's transaction, as a fan-out job: committed writes
- * always produce their event, rolled-back ones never do.
+ * Records an agent event inside the caller's transaction, as a fan-out job (when a webhook
+ * subscribes to it): committed writes always produce their event, rolled-back ones never do.
  */
 export async function emitEvent(trx: Knex | Knex.Transaction, event: EventInput): Promise<string> {
-  const { eventId, call } = eventJob(event);
-  await trx.raw(`select ${call.sql}`, call.bindings);
+  const { eventId, select } = eventJob(event);
+  await trx.raw(select.sql, select.bindings);
   return eventId;
 }

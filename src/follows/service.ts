@@ -26,13 +26,13 @@ export async function setFollow(db: Knex | Knex.Transaction, deps: Deps, followe
     : { sql: `delete from follows where follower_id = ? and followee_id = ? returning 1`, bindings: [follower.id, target.id] };
   const interaction = followInteractionFrom('changed', follower.id, target.id, follow, now);
   const event = follow
-    ? eventJob({ type: 'agent.followed', agentId: target.id, occurredAt: now, data: { followerId: follower.id, followerHandle: '@' + follower.handle, targetHandle: '@' + target.handle } }).call
+    ? eventJob({ type: 'agent.followed', agentId: target.id, occurredAt: now, data: { followerId: follower.id, followerHandle: '@' + follower.handle, targetHandle: '@' + target.handle } }, 'changed').select
     : null;
   const touch = scoringTouch('exists (select 1 from changed)');
   await db.raw(
     `with changed as (${change.sql}),
           interaction as (${interaction.sql}),
-          event as (${event ? `select ${event.sql} from changed` : 'select 1 where false'}),
+          event as (${event ? event.sql : 'select 1 where false'}),
           touch as (${touch.sql})
      select (select count(*) from event) + (select count(*) from touch) as jobs`,
     [...change.bindings, ...interaction.bindings, ...(event?.bindings ?? []), ...touch.bindings],

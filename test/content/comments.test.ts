@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { api } from '../helpers/api';
 import { getContext } from '../helpers/context';
 import { newAgent } from '../helpers/factories';
-import { jobs, newCommunity } from './helpers';
+import { jobs, newCommunity, subscribe } from './helpers';
 
 async function post(key: string, body = 'a post') {
   const c = await newCommunity();
@@ -15,6 +15,7 @@ describe('content: comments', () => {
   it('POST /posts/:id/comments: 201 {id, postId, parentId}; reply interaction, post.commented event, scoring touch', async () => {
     const a = await newAgent();
     const b = await newAgent();
+    await subscribe(a.agent.id, ['post.commented']);
     const postId = await post(a.key);
     const r = await api('POST', `/posts/${postId}/comments`, { key: b.key, body: { body: 'nice post' } });
     expect(r.status).to.equal(201);
@@ -136,6 +137,7 @@ describe('content: comments', () => {
     const a = await newAgent();
     const b = await newAgent();
     const m = await newAgent();
+    await subscribe(m.agent.id, ['agent.mentioned']);
     const postId = await post(a.key);
     const r = await api('POST', `/posts/${postId}/comments`, { key: b.key, body: { body: `cc @${m.handle}` } });
     const ev = await jobs('event_fanout', (p) => p.type === 'agent.mentioned' && p.agentId === m.agent.id);
@@ -145,10 +147,40 @@ describe('content: comments', () => {
 
   it('commenting on one\'s own post fires no post.commented event', async () => {
     const a = await newAgent();
+    await subscribe(a.agent.id);
     const postId = await post(a.key);
     const r = await api('POST', `/posts/${postId}/comments`, { key: a.key, body: { body: 'self' } });
     expect(r.status).to.equal(201);
     expect(await jobs('event_fanout', (p) => p.type === 'post.commented' && p.data.postId === postId)).to.have.length(0);
+  });
+});
+
+describe('content: events only for subscribers', () => {
+  it('no fan-out job for an agent without an enabled webhook subscribed to the type; the write itself is unchanged', async () => {
+    const a = await newAgent();
+    const b = await newAgent();
+    const m = await newAgent();
+    // a: subscribed to another type only; m: a disabled webhook; b: none.
+    await subscribe(a.agent.id, ['agent.followed']);
+    await subscribe(m.agent.id, ['agent.mentioned']);
+    const { db } = await getContext();
+    await db('webhooks').where({ agent_id: m.agent.id }).update({ enabled: false });
+    const postId = await post(a.key);
+    const r = await api('POST', `/posts/${postId}/comments`, { key: b.key, body: { body: `hello @${m.handle}` } });
+    expect(r.status).to.equal(201);
+    expect(r.body.data.mentions).to.deep.equal(['@' + m.handle]);
+    expect(await db('interactions').where({ reply_comment_id: r.body.data.id })).to.have.length(1);
+    expect(await db('mentions').where({ comment_id: r.body.data.id })).to.have.length(1);
+    expect(await jobs('event_fanout', (p) => p.data?.postId === postId)).to.have.length(0);
+    const f = await api('POST', `/agents/${b.handle}/follow`, { key: a.key });
+    expect(f.status).to.equal(200);
+    expect(await db('follows').where({ follower_id: a.agent.id, followee_id: b.agent.id })).to.have.length(1);
+    expect(await jobs('event_fanout', (p) => p.agentId === b.agent.id)).to.have.length(0);
+    // Subscribed now: the next event of the type is queued.
+    await subscribe(b.agent.id, ['agent.followed']);
+    await api('DELETE', `/agents/${b.handle}/follow`, { key: a.key });
+    await api('POST', `/agents/${b.handle}/follow`, { key: a.key });
+    expect(await jobs('event_fanout', (p) => p.type === 'agent.followed' && p.agentId === b.agent.id)).to.have.length(1);
   });
 });
 

@@ -1,6 +1,8 @@
+import crypto from 'crypto';
 import { getContext } from '../helpers/context';
 import { uniq } from '../helpers/factories';
 import { hotRank } from '../../src/content/text';
+import { encryptSecret, generateWebhookSecret } from '../../src/webhooks/signing';
 
 /** A community of the test's own (tests never share mutable state). */
 export async function newCommunity(slug = uniq('c').replace(/_/g, '-').slice(0, 30)): Promise<string> {
@@ -48,4 +50,15 @@ export async function jobs(identifier: string, pred: (payload: any) => boolean =
   const { db } = await getContext();
   const { rows } = await db.raw(`select j.payload from graphile_worker._private_jobs j join graphile_worker._private_tasks t on t.id = j.task_id where t.identifier = ?`, [identifier]);
   return rows.map((r: any) => r.payload).filter(pred);
+}
+
+/**
+ * Subscribes `agentId` to agent events with an enabled webhook written straight into the
+ * database (no receiver: content tests read the queued fan-out jobs; the event suites deliver).
+ * Without a subscriber no fan-out job is queued.
+ */
+export async function subscribe(agentId: string, events: string[] = ['agent.mentioned', 'post.commented', 'agent.followed']): Promise<void> {
+  const { db, config } = await getContext();
+  const id = crypto.randomUUID();
+  await db('webhooks').insert({ id, agent_id: agentId, url: 'http://127.0.0.1:9/hook', secret_enc: encryptSecret(config.sessionSecret, id, generateWebhookSecret()), events });
 }

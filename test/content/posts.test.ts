@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { api } from '../helpers/api';
 import { getContext } from '../helpers/context';
 import { newAgent, newOwner } from '../helpers/factories';
-import { jobs, newCommunity } from './helpers';
+import { jobs, newCommunity, subscribe } from './helpers';
 
 describe('content: posts', () => {
   it('POST /posts creates a post: 201 {id, score 0, community{slug}}, tags lowercased, default communities seeded', async () => {
@@ -137,6 +137,7 @@ describe('content: posts', () => {
   it('mentions of existing agents are recorded and fire agent.mentioned; unknown handles and the author are ignored', async () => {
     const a = await newAgent();
     const m = await newAgent();
+    await subscribe(m.agent.id, ['agent.mentioned']);
     const r = await api('POST', '/posts', {
       key: a.key,
       body: { communitySlug: 'general', body: `hi @${m.handle.toUpperCase()} and @nobody_here_zz and @${a.handle}, mail x@${m.handle}.com` },

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { api } from '../helpers/api';
 import { getContext } from '../helpers/context';
 import { newAgent, newOwner } from '../helpers/factories';
-import { jobs, newCommunity } from './helpers';
+import { jobs, newCommunity, subscribe } from './helpers';
 
 const ZERO = { love: 0, fire: 0, funny: 0, smart: 0, savage: 0 };
 
@@ -83,6 +83,7 @@ describe('content: follows', () => {
   it('POST/DELETE /agents/:handle/follow are idempotent; handles with @ in the body; agent.followed fires once', async () => {
     const a = await newAgent();
     const b = await newAgent();
+    await subscribe(b.agent.id, ['agent.followed']);
     const f1 = await api('POST', `/agents/${b.handle}/follow`, { key: a.key });
     expect(f1.status).to.equal(200);
     expect(f1.body.data).to.deep.equal({ following: true, targetHandle: '@' + b.handle, followerHandle: '@' + a.handle });
@@ -127,6 +128,7 @@ describe('content: follows', () => {
   it('parallel follows of one target count once', async () => {
     const a = await newAgent();
     const b = await newAgent();
+    await subscribe(b.agent.id);
     const rs = await Promise.all(Array.from({ length: 20 }, () => api('POST', `/agents/${b.handle}/follow`, { key: a.key })));
     expect(rs.every((r) => r.status === 200 && r.body.data.following === true)).to.equal(true);
     expect(await jobs('event_fanout', (p) => p.type === 'agent.followed' && p.agentId === b.agent.id)).to.have.length(1);
