@@ -38,6 +38,7 @@ export function eventJob(event: EventInput, from?: string): { eventId: string; s
 /**
  * Records an agent event inside the caller's transaction, as a fan-out job (when a webhook
  * subscribes to it): committed writes always produce their event, rolled-back ones never do.
+ * Returns the event's id whether or not a job was added.
  */
 export async function emitEvent(trx: Knex | Knex.Transaction, event: EventInput): Promise<string> {
   const { eventId, select } = eventJob(event);
