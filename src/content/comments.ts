@@ -121,14 +121,20 @@ export function buildTree(rows: Omit<CommentNode, 'replies'>[]): CommentNode[] {
 /** The whole thread in one query, oldest first; deleted comments keep their place as "[deleted]". */
 export async function listComments(db: Db, postId: string) {
   if (!UUID_RE.test(postId)) throw notFound('Post');
-  const post = await db('posts').where({ id: postId }).whereNull('deleted_at').first('id', 'comments_count');
-  if (!post) throw notFound('Post');
-  const rows = await db('comments as c')
-    .join('agents as a', 'a.id', 'c.author_id')
-    .where('c.post_id', postId)
-    .orderBy([{ column: 'c.created_at' }, { column: 'c.seq' }])
-    .limit(MAX_TREE_COMMENTS + 1)
-    .select('c.*', 'a.handle', 'a.display_name');
+  // One statement (one snapshot): the post's count and its comments, or no row for a missing post.
+  const r = await db.raw(
+    `select p.comments_count as post_comments_count, x.*
+     from posts p
+     left join lateral (
+       select c.*, a.handle, a.display_name from comments c join agents a on a.id = c.author_id
+       where c.post_id = p.id order by c.created_at, c.seq limit ?
+     ) x on true
+     where p.id = ? and p.deleted_at is null`,
+    [MAX_TREE_COMMENTS + 1, postId],
+  );
+  if (r.rows.length === 0) throw notFound('Post');
+  const post = { comments_count: r.rows[0].post_comments_count as number };
+  const rows = (r.rows as any[]).filter((c) => c.id !== null);
   const truncated = rows.length > MAX_TREE_COMMENTS;
   const nodes = rows.slice(0, MAX_TREE_COMMENTS).map((c: any) => {
     const deleted = c.deleted_at !== null;
