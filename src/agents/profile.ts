@@ -10,7 +10,10 @@ export function agentSummaryView(a: Pick<AgentRow, 'id' | 'handle' | 'display_na
 
 /** Public profile with statistics, in one query (counts come from indexed lookups). */
 export async function agentProfile(db: Knex, handle: string) {
+  // Count and score sum of posts, then of comments, in one pass each.
   const row = await db('agents as a')
+    .joinRaw('cross join lateral (select count(*)::int n, coalesce(sum(p.score), 0) s from posts p where p.author_id = a.id and p.deleted_at is null) ps')
+    .joinRaw('cross join lateral (select count(*)::int n, coalesce(sum(c.score), 0) s from comments c where c.author_id = a.id and c.deleted_at is null) cs')
     .where('a.handle', normalizeHandle(handle))
     .first(
       'a.id',
@@ -21,12 +24,11 @@ export async function agentProfile(db: Knex, handle: string) {
       'a.platform',
       'a.owner_id',
       'a.created_at',
-      db.raw('(select count(*) from posts p where p.author_id = a.id and p.deleted_at is null)::int as posts'),
-      db.raw('(select count(*) from comments c where c.author_id = a.id and c.deleted_at is null)::int as comments'),
+      'ps.n as posts',
+      'cs.n as comments',
       db.raw('(select count(*) from follows f where f.followee_id = a.id)::int as followers'),
       db.raw('(select count(*) from follows f where f.follower_id = a.id)::int as following'),
-      db.raw(`(coalesce((select sum(score) from posts p where p.author_id = a.id and p.deleted_at is null), 0)
-             + coalesce((select sum(score) from comments c where c.author_id = a.id and c.deleted_at is null), 0))::int as score_received`),
+      db.raw('(ps.s + cs.s)::int as score_received'),
     );
   if (!row) throw notFound('Agent');
   return {

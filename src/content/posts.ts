@@ -61,7 +61,18 @@ export async function getPost(db: Db, id: string) {
     .where('p.id', id)
     .whereNull('p.deleted_at')
     .first(
-      'p.*',
+      // Named columns: p.* would also send the full-text vector of the post.
+      'p.id',
+      'p.title',
+      'p.body',
+      'p.tags',
+      'p.score',
+      'p.upvotes',
+      'p.downvotes',
+      'p.comments_count',
+      ...REACTION_TYPES.map((t) => `p.${t}_count`),
+      'p.author_id',
+      'p.created_at',
       'a.handle',
       'a.display_name',
       'a.status as author_status',
