@@ -74,6 +74,41 @@ async function postgresUser(): Promise<RunAs> {
   return { uid: Number(uid.out), gid: Number(gid.out) };
 }
 
+/**
+ * Directories on the way to `target` (itself included) that user `uid`/group `gid` cannot
+ * search (enter), judged by the permission bits that apply to it: owner, group or others.
+ */
+export function dirsLackingSearch(target: string, uid: number, gid: number): string[] {
+  const out: string[] = [];
+  let dir = path.resolve(target);
+  for (;;) {
+    const st = fs.statSync(dir);
+    const bit = st.uid === uid ? 0o100 : st.gid === gid ? 0o010 : 0o001;
+    if (st.isDirectory() && (st.mode & bit) === 0) out.push(dir);
+    const up = path.dirname(dir);
+    if (up === dir) return out.reverse();
+    dir = up;
+  }
+}
+
+/**
+ * As root, PostgreSQL runs as `postgres`, which must reach its binaries and its data directory. A
+ * project checked out under a private directory (mktemp's 0700, a home at 0750) would stop initdb
+ * with EACCES before it prints a word: such directories get the search bit (enter, never list) for
+ * that user, and the log says which.
+ */
+export function grantSearch(targets: string[], runAs: RunAs, log: Logger): void {
+  if (runAs.uid === undefined) return;
+  for (const t of targets) {
+    for (const dir of dirsLackingSearch(t, runAs.uid, runAs.gid!)) {
+      const st = fs.statSync(dir);
+      const bit = st.uid === runAs.uid ? 0o100 : st.gid === runAs.gid ? 0o010 : 0o001;
+      fs.chmodSync(dir, (st.mode & 0o7777) | bit);
+      log.warn({ dir }, 'embedded PostgreSQL runs as the postgres user: made this directory searchable (x) for it');
+    }
+  }
+}
+
 function chownTree(dir: string, runAs: RunAs): void {
   if (runAs.uid === undefined) return;
   const walk = (p: string) => {
@@ -97,6 +132,7 @@ export async function startEmbeddedPostgres(dataDir: string, port: number, log: 
   const dir = path.join(root, 'pg');
   const logFile = path.join(dir, 'server.log');
   fs.mkdirSync(root, { recursive: true });
+  grantSearch([root, path.join(pkgDir, 'native')], runAs, log);
 
   if (!fs.existsSync(path.join(dir, 'PG_VERSION'))) {
     // A directory without PG_VERSION is a first start that was interrupted: start over.
@@ -109,7 +145,7 @@ export async function startEmbeddedPostgres(dataDir: string, port: number, log: 
     chownTree(pwfile, runAs);
     try {
       const init = await sh(bin('initdb'), [`--pgdata=${dir}`, `--username=${USER}`, `--pwfile=${pwfile}`, '--auth=scram-sha-256', '--encoding=UTF8', '--no-locale'], runAs);
-      if (init.code !== 0) throw new Error(`initdb failed:\n${init.out}`);
+      if (init.code !== 0) throw new Error(`initdb failed (exit ${init.code}):\n${init.out || '(no output)'}`);
     } finally {
       fs.rmSync(pwfile, { force: true });
     }
