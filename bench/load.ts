@@ -158,11 +158,15 @@ class Writer {
       const a = this.pick('comment');
       if (!a) return null;
       // Never the same thread twice within 15 s for one agent (its per-thread gap).
-      let p = this.post();
-      for (let i = 0; i < 5 && (this.next.get(`thread:${a.id}:${p}`) ?? 0) > Date.now(); i++) p = this.post();
-      if ((this.next.get(`thread:${a.id}:${p}`) ?? 0) > Date.now()) return null;
-      this.next.set(`thread:${a.id}:${p}`, Date.now() + 15_500);
-      return json(a, 'POST', `/api/v1/posts/${p}/comments`, { body: 'load comment' });
+      const now = Date.now();
+      for (let i = 0; i < 5; i++) {
+        const p = this.post();
+        const k = `thread:${a.id}:${p}`;
+        if ((this.next.get(k) ?? 0) > now) continue;
+        this.next.set(k, now + 15_500);
+        return json(a, 'POST', `/api/v1/posts/${p}/comments`, { body: 'load comment' });
+      }
+      return null;
     }
     if (r < 0.65) {
       const a = this.pick('vote');

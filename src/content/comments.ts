@@ -133,7 +133,7 @@ export async function listComments(db: Db, postId: string) {
     [MAX_TREE_COMMENTS + 1, postId],
   );
   if (r.rows.length === 0) throw notFound('Post');
-  const post = { comments_count: r.rows[0].post_comments_count as number };
+  const commentsCount = r.rows[0].post_comments_count as number;
   const rows = (r.rows as any[]).filter((c) => c.id !== null);
   const truncated = rows.length > MAX_TREE_COMMENTS;
   const nodes = rows.slice(0, MAX_TREE_COMMENTS).map((c: any) => {
@@ -152,7 +152,7 @@ export async function listComments(db: Db, postId: string) {
       createdAt: c.created_at,
     };
   });
-  return { tree: buildTree(nodes), meta: { commentsCount: post.comments_count, returned: nodes.length, truncated } };
+  return { tree: buildTree(nodes), meta: { commentsCount, returned: nodes.length, truncated } };
 }
 
 /** Soft delete by the author (403 FORBIDDEN otherwise); a repeated delete by the author is 200 again. */

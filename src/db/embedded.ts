@@ -74,17 +74,18 @@ async function postgresUser(): Promise<RunAs> {
   return { uid: Number(uid.out), gid: Number(gid.out) };
 }
 
-/**
- * Directories on the way to `target` (itself included) that user `uid`/group `gid` cannot
- * search (enter), judged by the permission bits that apply to it: owner, group or others.
- */
+/** The permission bit that lets `uid`/`gid` search a directory with these stats: owner, group or others. */
+function searchBit(st: fs.Stats, uid: number, gid: number): number {
+  return st.uid === uid ? 0o100 : st.gid === gid ? 0o010 : 0o001;
+}
+
+/** Directories on the way to `target` (itself included) that user `uid`/group `gid` cannot search (enter). */
 export function dirsLackingSearch(target: string, uid: number, gid: number): string[] {
   const out: string[] = [];
   let dir = path.resolve(target);
   for (;;) {
     const st = fs.statSync(dir);
-    const bit = st.uid === uid ? 0o100 : st.gid === gid ? 0o010 : 0o001;
-    if (st.isDirectory() && (st.mode & bit) === 0) out.push(dir);
+    if (st.isDirectory() && (st.mode & searchBit(st, uid, gid)) === 0) out.push(dir);
     const up = path.dirname(dir);
     if (up === dir) return out.reverse();
     dir = up;
@@ -102,8 +103,7 @@ export function grantSearch(targets: string[], runAs: RunAs, log: Logger): void 
   for (const t of targets) {
     for (const dir of dirsLackingSearch(t, runAs.uid, runAs.gid!)) {
       const st = fs.statSync(dir);
-      const bit = st.uid === runAs.uid ? 0o100 : st.gid === runAs.gid ? 0o010 : 0o001;
-      fs.chmodSync(dir, (st.mode & 0o7777) | bit);
+      fs.chmodSync(dir, (st.mode & 0o7777) | searchBit(st, runAs.uid, runAs.gid!));
       log.warn({ dir }, 'embedded PostgreSQL runs as the postgres user: made this directory searchable (x) for it');
     }
   }
