@@ -11,8 +11,14 @@ import { validate } from './http/validate';
 import { fullPath } from './http/openapi';
 import type { AppContext, RouteDef } from './http/route';
 import { apiRoutes } from './routes';
+import type { Taken } from './limits/types';
 
 export const MAX_BODY_BYTES = 64 * 1024;
+
+/** Paths answered in the JSON envelope only (the API, its manifest). */
+export function isApiPath(path: string): boolean {
+  return path === '/api' || path.startsWith('/api/') || path.startsWith('/.well-known/');
+}
 
 function errorBody(err: AppError) {
   return { error: { code: err.code, message: err.message, ...err.extra } };
@@ -32,6 +38,17 @@ function toAppError(err: any): AppError {
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
+
+/**
+ * decisions §12: a request rejected with a 4xx (validation, auth, 429, or the handler's own
+ * refusal) never counts toward a rate limit; its attempts are taken back, with their headers.
+ */
+async function refund(ctx: AppContext, taken: Taken[]): Promise<void> {
+  for (const t of taken) {
+    for (const name of Object.keys(t.headers)) ctx.remove(name);
+    await t.refund();
+  }
+}
 
 function routeMiddleware(route: RouteDef) {
   const responses = responseCacheOf(route);
@@ -53,18 +70,28 @@ function routeMiddleware(route: RouteDef) {
       const body = raw === undefined || (typeof raw === 'object' && raw !== null && Object.keys(raw).length === 0 && !ctx.is('application/json')) ? {} : raw;
       ctx.state.body = validate(route.body, body, 'body');
     } else ctx.state.body = undefined;
-    if (route.rateLimit) {
-      const p = ctx.state.principal;
-      const subject = {
-        agentId: p?.kind === 'agent' ? p.agent.id : undefined,
-        ownerId: p?.kind === 'agent' ? p.agent.owner_id : p?.kind === 'owner' ? p.owner.id : undefined,
-        ip: ctx.ip,
-      };
-      for (const action of Array.isArray(route.rateLimit) ? route.rateLimit : [route.rateLimit]) {
-        ctx.set(await ctx.deps.limiter.consume(action, subject));
+    const taken: Taken[] = [];
+    try {
+      if (route.rateLimit) {
+        const p = ctx.state.principal;
+        const subject = {
+          agentId: p?.kind === 'agent' ? p.agent.id : undefined,
+          ownerId: p?.kind === 'agent' ? p.agent.owner_id : p?.kind === 'owner' ? p.owner.id : undefined,
+          ip: ctx.ip,
+        };
+        for (const action of Array.isArray(route.rateLimit) ? route.rateLimit : [route.rateLimit]) {
+          const t = await ctx.deps.limiter.take(action, subject);
+          taken.push(t);
+          ctx.set(t.headers);
+        }
       }
+      await route.handler(ctx);
+    } catch (e) {
+      const status = toAppError(e).status;
+      if (status >= 400 && status < 500) await refund(ctx, taken);
+      throw e;
     }
-    await route.handler(ctx);
+    if (ctx.status >= 400 && ctx.status < 500) await refund(ctx, taken);
     if (store && ctx.status === 200 && typeof ctx.body === 'string' && ctx.response.is('json')) responses!.put(store.key, ctx.body, store.gen);
   };
 }
@@ -97,6 +124,8 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
       }
       await next();
       if (ctx.status === 404 && ctx.body === undefined) throw new AppError(404, 'NOT_FOUND', 'No such route');
+      // The API router's plain answer to another method on a known path (its Allow header stays).
+      if ((ctx.status === 405 || ctx.status === 501) && isApiPath(ctx.path)) throw toAppError({ status: ctx.status });
     } catch (e) {
       const err = toAppError(e);
       if (err.status >= 500) deps.log.error({ err: e, requestId, method: ctx.method, path: ctx.path }, 'request failed');
@@ -115,7 +144,14 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
     if (len > MAX_BODY_BYTES) throw new AppError(413, 'PAYLOAD_TOO_LARGE', `Request body exceeds ${MAX_BODY_BYTES} bytes`);
     await next();
   });
-  const parseJson = bodyParser({ enableTypes: ['json'], jsonLimit: '64kb', strict: true });
+  // An API body is JSON whatever its Content-Type says (curl -d sends form-urlencoded): parsed as
+  // JSON, or 400 INVALID_JSON; never silently dropped. Web form posts are parsed by the pages.
+  const parseJson = bodyParser({
+    enableTypes: ['json'],
+    jsonLimit: '64kb',
+    strict: true,
+    detectJSON: (ctx) => ctx.method !== 'GET' && ctx.method !== 'HEAD' && isApiPath(ctx.path),
+  });
   // Requests without a body (most reads) skip the parser, which would only set {}.
   app.use((ctx, next) => (ctx.get('content-length') || ctx.get('transfer-encoding') ? parseJson(ctx, next) : next()));
 
@@ -124,10 +160,11 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
     router[r.method](fullPath(r), routeMiddleware(r) as any);
   }
   app.use(router.routes());
-  app.use(router.allowedMethods({ throw: true }));
+  app.use(router.allowedMethods());
+  // The API's paths never reach the web pages: an unknown API path or method stays a JSON
+  // 404 NOT_FOUND / 405 METHOD_NOT_ALLOWED, not the pages' plain-text 405.
   for (const extra of opts.extraRouters ?? []) {
-    app.use(extra.routes());
-    app.use(extra.allowedMethods());
+    for (const mw of [extra.routes(), extra.allowedMethods()]) app.use((ctx, next) => (isApiPath(ctx.path) ? next() : mw(ctx as any, next)));
   }
   return app;
 }

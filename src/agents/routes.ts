@@ -32,7 +32,6 @@ export const agentRoutes = defineRoutes([
     summary: 'Public agent profile and statistics (handle with or without @)',
     tags: ['agents'],
     auth: 'public',
-    rateLimit: 'read',
     params: { type: 'object', required: ['handle'], properties: { handle: handleParam } },
     responses: { 200: { description: 'The agent', schema: profileSchema }, 404: { description: 'NOT_FOUND' } },
     handler: async (ctx) => {

@@ -9,7 +9,7 @@ import type { TtlCache } from './ttl';
  * the same minute of the service clock, is answered with the same body (its own request id and
  * access-log line). Entries live in the route's own TtlCache, so they follow its TTL and its
  * invalidation by writes (src/cache/ttl.ts). Requests with an API key or a session always take
- * the full path: their read limit must be counted.
+ * the full path: their read limit (feed) must be counted.
  */
 
 const byOperation = new Map<string, TtlCache<string>>();

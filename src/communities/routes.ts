@@ -23,7 +23,6 @@ export const communityRoutes = defineRoutes([
     summary: 'Every community with its active agent count and post count',
     tags: ['communities'],
     auth: 'public',
-    rateLimit: 'read',
     responses: { 200: { description: 'Communities by slug', schema: dataEnvelope({ type: 'array', items: communitySchema }) } },
     handler: async (ctx) => {
       send(ctx, 200, await listCommunities(ctx.deps.db, ctx.deps.now()));
@@ -36,7 +35,6 @@ export const communityRoutes = defineRoutes([
     summary: 'One community',
     tags: ['communities'],
     auth: 'public',
-    rateLimit: 'read',
     params: { type: 'object', required: ['slug'], properties: { slug: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9-]{1,31}$' } } },
     responses: { 200: { description: 'The community', schema: dataEnvelope(communitySchema) }, 404: { description: 'NOT_FOUND' } },
     handler: async (ctx) => {

@@ -54,6 +54,8 @@ export const connectRoutes = defineRoutes([
     summary: 'Create a short-lived (10 minutes), usage-capped connect key; with an owner session its agents belong to that owner',
     tags: ['connect'],
     auth: 'public',
+    // Per client address; only keys actually created count (decisions §12).
+    rateLimit: 'connect_ip',
     body: {
       type: 'object',
       properties: {
@@ -87,7 +89,6 @@ export const connectRoutes = defineRoutes([
     },
     handler: async (ctx) => {
       const ownerId = connectKeyOwner(ctx);
-      ctx.set(await ctx.deps.limiter.consume('connect_ip', { ip: ctx.ip }));
       const b = ctx.state.body;
       ctx.set('Cache-Control', 'no-store');
       send(ctx, 201, await createConnectKey(ctx.deps, { ownerId, maxUses: b.maxUses, runtimeLabel: b.runtimeLabel ?? null, installationId: b.installationId ?? null }));

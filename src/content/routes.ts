@@ -81,7 +81,6 @@ export const contentRoutes = defineRoutes([
     summary: 'A post with its author and metrics (score, votes, comments, reactions)',
     tags: ['content'],
     auth: 'public',
-    rateLimit: 'read',
     params: idParams,
     responses: { 200: { description: 'The post', schema: postDetailSchema }, 404: { description: 'NOT_FOUND: unknown or deleted post' } },
     handler: async (ctx) => {
@@ -117,7 +116,6 @@ export const contentRoutes = defineRoutes([
     summary: 'The comment tree of a post, oldest first at every level; deleted comments show "[deleted]"',
     tags: ['content'],
     auth: 'public',
-    rateLimit: 'read',
     params: idParams,
     responses: { 200: { description: 'Hierarchical comment tree', schema: commentTreeSchema }, 404: E[404] },
     handler: async (ctx) => {

@@ -68,7 +68,6 @@ export const discoveryRoutes = defineRoutes([
     summary: 'Tags with post counts over the last 24 hours, and the number of posts in that window',
     tags: ['discovery'],
     auth: 'public',
-    rateLimit: 'read',
     responses: { 200: { description: 'Trending tags', schema: trendingSchema } },
     handler: async (ctx) => {
       send(ctx, 200, await trending(ctx.deps.db, ctx.deps.now()));

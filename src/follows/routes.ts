@@ -26,6 +26,8 @@ export const followRoutes = defineRoutes(
     scope: 'follow' as const,
     params: { type: 'object', required: ['handle'], properties: { handle: handleParam } },
     body: followBody,
+    // Clients that send no body with DELETE may name the acting agent in the query instead.
+    ...(follow ? {} : { query: { type: 'object', properties: { followerAgentId: { type: 'string', description: 'Acting agent (owner session), when the body does not carry it' } } } }),
     headers: [idempotencyHeaderDoc],
     responses: {
       200: { description: follow ? 'Following' : 'Not following', schema: followResponse },

@@ -78,13 +78,14 @@ export function requireAgent(ctx: AppContext): AgentPrincipal {
 
 /**
  * Behaviour rule 2: an API key acts as its agent; an owner session must name the acting agent
- * (`field` in the body), which it must own. The service never chooses an agent.
+ * (`field` in the body, or in the query where the route declares it), which it must own. The
+ * service never chooses an agent.
  */
 export async function resolveActingAgent(ctx: AppContext, field: string, db: Knex = ctx.deps.db): Promise<AgentRow> {
   const p = ctx.state.principal;
   if (!p) throw new AppError(401, 'UNAUTHORIZED', 'An API key or an owner session is required');
   if (p.kind === 'agent') return p.agent;
-  const id = ctx.state.body?.[field];
+  const id = ctx.state.body?.[field] ?? ctx.state.query?.[field];
   if (id === undefined || id === null || id === '') {
     throw new AppError(400, 'ACTING_AGENT_REQUIRED', `An owner session must pass ${field}: the id of one of its agents`);
   }

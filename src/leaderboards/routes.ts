@@ -42,7 +42,6 @@ export const leaderboardRoutes = defineRoutes([
     summary: 'Weekly leaderboard snapshot of one category (precomputed about every 15 minutes; final once the week ends)',
     tags: ['leaderboards'],
     auth: 'public',
-    rateLimit: 'read',
     query: {
       type: 'object',
       properties: {
@@ -55,7 +54,6 @@ export const leaderboardRoutes = defineRoutes([
       200: { description: 'The snapshot; status pending when the current week has none yet or an ended week is not frozen yet', schema: snapshotSchema },
       400: { description: 'INVALID_CATEGORY, INVALID_WEEK, VALIDATION_FAILED (limit above 50)' },
       404: { description: 'LEADERBOARD_NOT_FOUND: a past week before the first activity' },
-      429: { description: 'RATE_LIMITED (read limit of an identified agent)' },
     },
     handler: async (ctx) => {
       ctx.status = 200;
@@ -70,7 +68,6 @@ export const leaderboardRoutes = defineRoutes([
     summary: 'Weeks with leaderboard snapshots, newest first',
     tags: ['leaderboards'],
     auth: 'public',
-    rateLimit: 'read',
     responses: {
       200: {
         description: 'The current week and every week with snapshots',
@@ -86,7 +83,6 @@ export const leaderboardRoutes = defineRoutes([
           },
         }),
       },
-      429: { description: 'RATE_LIMITED (read limit of an identified agent)' },
     },
     handler: async (ctx) => {
       send(ctx, 200, await listWeeks(ctx.deps.db, ctx.deps.now()));

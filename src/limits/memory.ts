@@ -1,5 +1,5 @@
 import { evaluateRule, horizonMs, passes, rateLimitHeaders, rejection, rulesFor } from './rules';
-import type { LimitAction, LimitHeaders, Limiter, LimitSubject } from './types';
+import { NOTHING_TAKEN, type LimitAction, type LimitHeaders, type Limiter, type LimitSubject, type Taken } from './types';
 
 export interface MemoryLimiterOptions {
   /** Milliseconds clock (tests move it); default Date.now. */
@@ -24,8 +24,12 @@ export class MemoryLimiter implements Limiter {
   }
 
   async consume(action: LimitAction, subject: LimitSubject): Promise<LimitHeaders> {
+    return (await this.take(action, subject)).headers;
+  }
+
+  async take(action: LimitAction, subject: LimitSubject): Promise<Taken> {
     const rules = rulesFor(action, subject, this.prefix);
-    if (!rules) return {};
+    if (!rules) return NOTHING_TAKEN;
     const now = this.clock();
     const logs = rules.map((r) => {
       // Trim like the Redis script does (entries older than the rule's horizon are irrelevant).
@@ -42,7 +46,17 @@ export class MemoryLimiter implements Limiter {
       log.splice(i, 0, now);
     }
     this.sweep(now);
-    return rateLimitHeaders(rules, rules.map((r, i) => evaluateRule(r, logs[i], now)), now);
+    let refunded = false;
+    const refund = async () => {
+      if (refunded) return;
+      refunded = true;
+      for (const r of rules) {
+        const log = this.logs.get(r.key);
+        const i = log ? log.lastIndexOf(now) : -1;
+        if (i >= 0) log!.splice(i, 1);
+      }
+    };
+    return { headers: rateLimitHeaders(rules, rules.map((r, i) => evaluateRule(r, logs[i], now)), now), refund };
   }
 
   /** Drops idle logs now and then so memory stays bounded by recent activity. */

@@ -30,10 +30,11 @@ export const POLICIES = {
   vote: { perMinute: 60, ownerPerMinute: 120, per: 'agent' },
   react: { perMinute: 60, per: 'agent' },
   follow: { perMinute: 30, per: 'agent' },
-  // Not fixed by the interface: generous for a runtime bootstrapping a few agents, tight for a scraper.
-  connect_ip: { perMinute: 20, per: 'ip' },
-  // Signup/login attempts per IP: slows password guessing.
-  auth_ip: { perMinute: 20, per: 'ip' },
+  // Not fixed by the interface: connect keys created per client address (a runtime bootstrapping
+  // agents needs a few; a test suite behind one address, dozens).
+  connect_ip: { perMinute: 60, per: 'ip' },
+  // Signups and logins that succeed, per client address (4xx never count: decisions §12).
+  auth_ip: { perMinute: 60, per: 'ip' },
 } as const satisfies Record<string, Policy>;
 
 export type PolicyName = keyof typeof POLICIES;

@@ -2,7 +2,7 @@ import crypto from 'crypto';
 import Redis from 'ioredis';
 import type { Logger } from '../log';
 import { isFailOpen, limiterUnavailable, rateLimitHeaders, rejection, rulesFor, WINDOW_MS, type RuleState } from './rules';
-import type { LimitAction, LimitHeaders, Limiter, LimitSubject } from './types';
+import { NOTHING_TAKEN, type LimitAction, type LimitHeaders, type Limiter, type LimitSubject, type Taken } from './types';
 
 /**
  * One script decides one action: every rule of it (agent cap and gap, thread gap, owner cap)
@@ -146,9 +146,14 @@ export class RedisLimiter implements Limiter {
   }
 
   async consume(action: LimitAction, subject: LimitSubject): Promise<LimitHeaders> {
+    return (await this.take(action, subject)).headers;
+  }
+
+  async take(action: LimitAction, subject: LimitSubject): Promise<Taken> {
     const rules = rulesFor(action, subject, this.prefix);
-    if (!rules) return {};
-    const args: (string | number)[] = [this.clock ? String(Math.floor(this.clock())) : '', `${this.idBase}-${++this.seq}`, WINDOW_MS];
+    if (!rules) return NOTHING_TAKEN;
+    const id = `${this.idBase}-${++this.seq}`;
+    const args: (string | number)[] = [this.clock ? String(Math.floor(this.clock())) : '', id, WINDOW_MS];
     for (const r of rules) args.push(r.cap, r.gapMs);
     let reply: number[];
     try {
@@ -156,7 +161,7 @@ export class RedisLimiter implements Limiter {
       reply = await (this.redis as unknown as { svcLimit: LimitCommand }).svcLimit(rules.length, ...rules.map((r) => r.key), ...args);
     } catch (e) {
       this.noteError(e);
-      if (isFailOpen(action)) return {};
+      if (isFailOpen(action)) return NOTHING_TAKEN;
       throw limiterUnavailable();
     }
     const [ok, now] = reply;
@@ -165,7 +170,16 @@ export class RedisLimiter implements Limiter {
       return { count: reply[o], oldest: reply[o + 1], last: reply[o + 2], capWaitMs: reply[o + 3], gapWaitMs: reply[o + 4] };
     });
     if (ok !== 1) throw rejection(rules, states, now);
-    return rateLimitHeaders(rules, states, now);
+    // The member the script added to every log (LIMIT_SCRIPT: now .. ':' .. id).
+    const member = `${now}:${id}`;
+    const refund = async () => {
+      try {
+        await Promise.all(rules.map((r) => this.redis.zrem(r.key, member)));
+      } catch (e) {
+        this.noteError(e);
+      }
+    };
+    return { headers: rateLimitHeaders(rules, states, now), refund };
   }
 
   /** Round trip for /health; rejects at once while Redis is unreachable. */

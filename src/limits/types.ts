@@ -35,7 +35,18 @@ export interface Limiter {
    * OWNER_RATE_LIMITED, RATE_LIMITER_UNAVAILABLE) otherwise.
    */
   consume(action: LimitAction, subject: LimitSubject): Promise<LimitHeaders>;
+  /** consume(), keeping the means to take the counted attempt back (the request ended in a 4xx). */
+  take(action: LimitAction, subject: LimitSubject): Promise<Taken>;
   /** Liveness probe for /health (cache). */
   ping(): Promise<number>;
   close(): Promise<void>;
 }
+
+/** A counted attempt. */
+export interface Taken {
+  headers: LimitHeaders;
+  /** Removes the attempt from every log it was counted in (decisions: 4xx never count); never throws. */
+  refund(): Promise<void>;
+}
+
+export const NOTHING_TAKEN: Taken = { headers: {}, refund: async () => undefined };

@@ -28,7 +28,6 @@ const itemSchema = {
 
 const listQuery = {
   type: 'object',
-  additionalProperties: false,
   properties: {
     limit: { type: 'integer', minimum: 1, maximum: 50, default: 20 },
     cursor: { type: 'string', maxLength: 200 },

@@ -1,5 +1,4 @@
 import { defineRoutes, send } from '../http/route';
-import type { AppContext } from '../http/route';
 import { requireOwner } from '../http/auth';
 import { dataEnvelope } from '../http/schemas';
 import { csrfTokenFor } from '../identity/authenticate';
@@ -35,11 +34,6 @@ const SESSION_ERRORS = {
   403: { description: 'Session write without a matching X-CSRF-Token (CSRF_TOKEN_INVALID)' },
 };
 
-/** Signup and login attempts count per client address, failures included (password guessing). */
-async function limitAuth(ctx: AppContext): Promise<void> {
-  ctx.set(await ctx.deps.limiter.consume('auth_ip', { ip: ctx.ip }));
-}
-
 export const ownerRoutes = defineRoutes([
   {
     method: 'post',
@@ -48,6 +42,8 @@ export const ownerRoutes = defineRoutes([
     summary: 'Create an owner account; logs it in (sets svc_session) and queues a verification email',
     tags: ['owners'],
     auth: 'public',
+    // Per client address; only signups and logins that succeed count (decisions §12).
+    rateLimit: 'auth_ip',
     body: signupBody,
     responses: {
       201: { description: 'Owner created and logged in; csrfToken goes in X-CSRF-Token on session writes', schema: ownerSessionResponse },
@@ -55,7 +51,6 @@ export const ownerRoutes = defineRoutes([
       429: { description: 'RATE_LIMITED (per client address)' },
     },
     handler: async (ctx) => {
-      await limitAuth(ctx);
       const b = ctx.state.body;
       const { owner, session } = await signup(ctx.deps, { email: b.email, password: b.password, displayName: b.displayName ?? null });
       setSessionCookie(ctx, session.cookie);
@@ -69,6 +64,8 @@ export const ownerRoutes = defineRoutes([
     summary: 'Log in with email and password; sets svc_session',
     tags: ['owners'],
     auth: 'public',
+    // Per client address; only signups and logins that succeed count (decisions §12).
+    rateLimit: 'auth_ip',
     body: loginBody,
     responses: {
       200: { description: 'Logged in; csrfToken goes in X-CSRF-Token on session writes', schema: ownerSessionResponse },
@@ -76,7 +73,6 @@ export const ownerRoutes = defineRoutes([
       429: { description: 'RATE_LIMITED (per client address)' },
     },
     handler: async (ctx) => {
-      await limitAuth(ctx);
       const { owner, session } = await login(ctx.deps, ctx.state.body.email, ctx.state.body.password);
       setSessionCookie(ctx, session.cookie);
       send(ctx, 200, { owner: ownerView(owner), csrfToken: session.csrfToken });

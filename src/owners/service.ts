@@ -116,10 +116,11 @@ export async function verifyEmail(deps: Deps, token: string) {
   });
 }
 
-/** The agent, if the owner owns it; anything else (unknown, another owner's) is 404. */
+/** The agent, if the owner owns it: unknown is 404 NOT_FOUND, another owner's 403 NOT_AGENT_OWNER (decisions §1). */
 export async function ownedAgent(db: Knex, ownerId: string, agentId: string): Promise<AgentRow> {
-  const agent = await db<AgentRow>('agents').where({ id: agentId, owner_id: ownerId }).first();
+  const agent = await db<AgentRow>('agents').where({ id: agentId }).first();
   if (!agent) throw notFound('Agent');
+  if (agent.owner_id !== ownerId) throw new AppError(403, 'NOT_AGENT_OWNER', 'This agent belongs to another owner');
   return agent;
 }
 

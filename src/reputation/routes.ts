@@ -47,14 +47,12 @@ export const reputationRoutes = defineRoutes([
     summary: 'Reputation (reputation_v1) of an agent, with achievements; ?explain=true adds why interactions were discounted',
     tags: ['reputation'],
     auth: 'public',
-    rateLimit: 'read',
     params: { type: 'object', required: ['handle'], properties: { handle: { type: 'string', pattern: '^@?[A-Za-z0-9_]{3,30}$' } } },
-    query: { type: 'object', additionalProperties: false, properties: { explain: { type: 'boolean', default: false } } },
+    query: { type: 'object', properties: { explain: { type: 'boolean', default: false } } },
     responses: {
       200: { description: 'The reputation; score and components are null until the first computation', schema: reputationSchema },
       400: { description: 'VALIDATION_FAILED' },
       404: { description: 'Unknown agent (NOT_FOUND)' },
-      429: { description: 'RATE_LIMITED (read limit of an identified agent)' },
     },
     handler: async (ctx) => {
       ctx.status = 200;

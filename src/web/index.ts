@@ -41,10 +41,9 @@ export function webRouters(deps: Deps): Router[] {
   registerClaimPages(pages);
   registerNotificationPages(pages);
 
-  // Unknown paths outside the API get an HTML 404; /api and /.well-known keep the JSON envelope.
+  // Unknown paths outside the API get an HTML 404 (createApp keeps API paths away from these routers).
   const fallback = new Router();
-  fallback.get('/{*rest}', async (ctx: AppContext, next) => {
-    if (ctx.path.startsWith('/api/') || ctx.path === '/api' || ctx.path.startsWith('/.well-known/')) return next();
+  fallback.get('/{*rest}', async (ctx: AppContext) => {
     setSecurityHeaders(ctx);
     await sendPage(ctx, 'Not found', html`<h1>Not found</h1><div class="error" data-testid="error">There is no page at this address.</div><p><a href="/">Back to the feed</a></p>`, { status: 404 });
   });

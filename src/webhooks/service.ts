@@ -6,6 +6,7 @@ import { addJob } from '../db/jobs';
 import { notifyOnce } from '../notifications/service';
 import { decryptSecret, encryptSecret, generateWebhookSecret, webhookHeaders } from './signing';
 import { checkWebhookUrl, Resolver, systemResolver } from './ssrf';
+import { ownedAgent } from '../owners/service';
 import { AttemptResult, postWebhook } from './http';
 import { DELIVERIES_PAGE, DELIVERY_RETENTION_MS, MAX_WEBHOOKS_PER_AGENT, retryDelayAfter, shouldDisable } from './policy';
 
@@ -29,14 +30,8 @@ export function webhookView(w: Pick<WebhookRow, 'id' | 'url' | 'events' | 'enabl
   return { id: w.id, url: w.url, events: w.events, enabled: w.enabled };
 }
 
-/** The owner's agent, or 404 NOT_FOUND for anyone else: no hint that it exists. */
-async function assertOwnedAgent(db: Knex, ownerId: string, agentId: string): Promise<void> {
-  const a = await db('agents').where({ id: agentId, owner_id: ownerId }).first('id');
-  if (!a) throw notFound('Agent');
-}
-
 async function ownedWebhook(db: Knex, ownerId: string, agentId: string, webhookId: string): Promise<WebhookRow> {
-  await assertOwnedAgent(db, ownerId, agentId);
+  await ownedAgent(db, ownerId, agentId);
   const w = await db<WebhookRow>('webhooks').where({ id: webhookId, agent_id: agentId }).first();
   if (!w) throw notFound('Webhook');
   return w;
@@ -44,7 +39,8 @@ async function ownedWebhook(db: Knex, ownerId: string, agentId: string, webhookI
 
 async function checkUrlOrThrow(deps: Deps, url: string, resolve: Resolver): Promise<string> {
   const r = await checkWebhookUrl(url, { allowPrivate: deps.config.webhookAllowPrivate }, resolve);
-  if (r.ok) return r.url.toString();
+  // Stored and shown as the owner wrote it (deliveries parse it again, to the same address).
+  if (r.ok) return url;
   if (r.code === 'VALIDATION_FAILED') throw new AppError(400, 'VALIDATION_FAILED', 'Request body is invalid', { details: [{ path: 'body/url', message: r.reason }] });
   throw new AppError(400, r.code, r.reason);
 }
@@ -64,7 +60,7 @@ export async function createWebhook(
   input: { url: string; events: string[] },
   opts: WebhookServiceOptions = {},
 ) {
-  await assertOwnedAgent(deps.db, ownerId, agentId);
+  await ownedAgent(deps.db, ownerId, agentId);
   const url = await checkUrlOrThrow(deps, input.url, opts.resolve ?? systemResolver);
   const id = crypto.randomUUID();
   const secret = generateWebhookSecret();
@@ -82,7 +78,7 @@ export async function createWebhook(
 }
 
 export async function listWebhooks(deps: Deps, ownerId: string, agentId: string) {
-  await assertOwnedAgent(deps.db, ownerId, agentId);
+  await ownedAgent(deps.db, ownerId, agentId);
   const rows = await deps.db<WebhookRow>('webhooks').where({ agent_id: agentId }).orderBy([{ column: 'created_at' }, { column: 'id' }]);
   return rows.map(webhookView);
 }

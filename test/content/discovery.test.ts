@@ -56,15 +56,15 @@ describe('content: search', () => {
   it('search consumes the per-IP search limit (search_ip, 60 per minute per IP)', async () => {
     const ctx = await getContext();
     const seen: string[] = [];
-    const orig = ctx.deps.limiter.consume.bind(ctx.deps.limiter);
-    ctx.deps.limiter.consume = async (action, subject) => {
+    const orig = ctx.deps.limiter.take.bind(ctx.deps.limiter);
+    ctx.deps.limiter.take = async (action, subject) => {
       seen.push(`${action}:${subject.ip ? 'ip' : 'none'}`);
       return orig(action, subject);
     };
     try {
       await api('GET', '/discovery/search?q=limits');
     } finally {
-      ctx.deps.limiter.consume = orig;
+      ctx.deps.limiter.take = orig;
     }
     // 'read' is consumed too (per agent, so a no-op for this anonymous caller; see test/core).
     expect(seen).to.deep.equal(['read:ip', 'search_ip:ip']);

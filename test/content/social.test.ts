@@ -123,6 +123,14 @@ describe('content: follows', () => {
     expect(notMine.body.error.code).to.equal('NOT_AGENT_OWNER');
     const ok = await api('POST', `/agents/${a.handle}/follow`, { session: o.session, body: { followerAgentId: mine.agent.id } });
     expect(ok.body.data).to.deep.equal({ following: true, targetHandle: '@' + a.handle, followerHandle: '@' + mine.handle });
+    // DELETE without a body (some clients send none): the acting agent may come in the query.
+    const noBody = await api('DELETE', `/agents/${a.handle}/follow`, { session: o.session });
+    expect(noBody.body.error.code).to.equal('ACTING_AGENT_REQUIRED');
+    const queryNotMine = await api('DELETE', `/agents/${mine.handle}/follow?followerAgentId=${a.agent.id}`, { session: o.session });
+    expect(queryNotMine.body.error.code).to.equal('NOT_AGENT_OWNER');
+    const unfollow = await api('DELETE', `/agents/${a.handle}/follow?followerAgentId=${mine.agent.id}`, { session: o.session });
+    expect(unfollow.status).to.equal(200);
+    expect(unfollow.body.data).to.deep.equal({ following: false, targetHandle: '@' + a.handle, followerHandle: '@' + mine.handle });
   });
 
   it('parallel follows of one target count once', async () => {

@@ -30,6 +30,44 @@ describe('HTTP core', () => {
     expect(r.body).to.deep.equal({ error: { code: 'NOT_FOUND', message: 'No such route' } });
   });
 
+  it('any method on an unknown API path is 404 NOT_FOUND, a wrong method on a known one 405 METHOD_NOT_ALLOWED, in the envelope', async () => {
+    for (const m of ['POST', 'PUT', 'PATCH', 'DELETE']) {
+      for (const p of ['/nope', '/posts/00000000-0000-4000-8000-000000000000/unknown', '/.well-known/nope']) {
+        const r = await api(m, p);
+        expect(r.status, `${m} ${p}`).to.equal(404);
+        expect(r.headers.get('content-type'), `${m} ${p}`).to.match(/^application\/json/);
+        expect(r.body.error.code).to.equal('NOT_FOUND');
+      }
+    }
+    for (const [m, p] of [['PUT', '/me'], ['PATCH', '/posts'], ['DELETE', '/health'], ['POST', '/leaderboards']]) {
+      const r = await api(m, p);
+      expect(r.status, `${m} ${p}`).to.equal(405);
+      expect(r.body.error.code, `${m} ${p}`).to.equal('METHOD_NOT_ALLOWED');
+      expect(r.headers.get('allow'), `${m} ${p}`).to.be.a('string');
+    }
+    // Web pages keep their own answers.
+    const page = await api('GET', '/api-docs-that-do-not-exist'.replace('/api-', '/no-'));
+    expect(page.status).to.equal(404);
+  });
+
+  it('an API body is JSON whatever its Content-Type: parsed, or 400 INVALID_JSON, never dropped', async () => {
+    const a = await newAgent();
+    const body = JSON.stringify({ communitySlug: 'general', title: 'typed loosely', body: 'sent as text/plain' });
+    for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'application/octet-stream']) {
+      const r = await api('POST', '/posts', { raw: body, key: (await newAgent()).key, headers: { 'content-type': type } });
+      expect(r.status, `${type}: ${r.text}`).to.equal(201);
+      expect((await api('GET', `/posts/${r.body.data.id}`)).body.data.title).to.equal('typed loosely');
+    }
+    const { db } = await getContext();
+    const before = Number((await db('posts').where({ author_id: a.agent.id }).count({ n: '*' }))[0].n);
+    for (const [type, raw] of [['text/plain', '{bad'], ['application/x-www-form-urlencoded', 'communitySlug=general&body=x'], ['multipart/form-data; boundary=x', '--x--']]) {
+      const r = await api('POST', '/posts', { raw, key: a.key, headers: { 'content-type': type } });
+      expect(r.status, `${type}: ${r.text}`).to.equal(400);
+      expect(r.body.error.code).to.equal('INVALID_JSON');
+    }
+    expect(Number((await db('posts').where({ author_id: a.agent.id }).count({ n: '*' }))[0].n)).to.equal(before);
+  });
+
   it('bodies over 64 KiB are 413 PAYLOAD_TOO_LARGE', async () => {
     const a = await newAgent();
     const r = await api('POST', '/posts', { key: a.key, raw: JSON.stringify({ body: 'x'.repeat(70 * 1024) }) });

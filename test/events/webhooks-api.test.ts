@@ -32,6 +32,18 @@ describe('webhook management API', () => {
     expect(list.text).to.not.include('whsec_');
   });
 
+  it('the url is answered and listed as the owner wrote it', async () => {
+    const owner = await newOwner();
+    const a = await newAgent({ owner });
+    for (const url of ['http://127.0.0.1:9', 'http://127.0.0.1:9/a b?x=1', 'HTTP://127.0.0.1:80/Hook']) {
+      const r = await api('POST', `/owner/agents/${a.agent.id}/webhooks`, { session: owner.session, body: { url } });
+      expect(r.status, url).to.equal(201);
+      expect(r.body.data.url).to.equal(url);
+    }
+    const list = await api('GET', `/owner/agents/${a.agent.id}/webhooks`, { session: owner.session });
+    expect(list.body.data.map((w: { url: string }) => w.url).sort()).to.deep.equal(['HTTP://127.0.0.1:80/Hook', 'http://127.0.0.1:9', 'http://127.0.0.1:9/a b?x=1']);
+  });
+
   it('events default to every event type and duplicates collapse', async () => {
     const owner = await newOwner();
     const a = await newAgent({ owner });
@@ -66,15 +78,19 @@ describe('webhook management API', () => {
     }
   });
 
-  it("another owner's agent, an unknown agent and a malformed id are 404 NOT_FOUND on every webhook route", async () => {
+  it("another owner's agent and an unowned one are 403 NOT_AGENT_OWNER, an unknown or malformed id 404 NOT_FOUND, on every webhook route", async () => {
     const owner = await newOwner();
     const a = await newAgent({ owner });
     const created = await api('POST', `/owner/agents/${a.agent.id}/webhooks`, { session: owner.session, body: { url: RX } });
     const wid = created.body.data.id;
     const intruder = await newOwner();
     const unowned = await newAgent();
-    const agentIds = [a.agent.id, unowned.agent.id, '00000000-0000-4000-8000-000000000000'];
-    for (const agentId of agentIds) {
+    const agentIds: [string, number, string][] = [
+      [a.agent.id, 403, 'NOT_AGENT_OWNER'],
+      [unowned.agent.id, 403, 'NOT_AGENT_OWNER'],
+      ['00000000-0000-4000-8000-000000000000', 404, 'NOT_FOUND'],
+    ];
+    for (const [agentId, status, code] of agentIds) {
       const base = `/owner/agents/${agentId}/webhooks`;
       const calls: [string, string, unknown?][] = [
         ['POST', base, { url: RX }],
@@ -87,8 +103,8 @@ describe('webhook management API', () => {
       ];
       for (const [m, p, body] of calls) {
         const r = await api(m, p, { session: intruder.session, body });
-        expect(r.status, `${m} ${p}`).to.equal(404);
-        expect(r.body.error.code).to.equal('NOT_FOUND');
+        expect(r.status, `${m} ${p}`).to.equal(status);
+        expect(r.body.error.code).to.equal(code);
       }
     }
     const malformed = await api('GET', `/owner/agents/not-a-uuid/webhooks`, { session: owner.session });

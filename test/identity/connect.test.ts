@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { getContext } from '../helpers/context';
 import { newOwner, uniq } from '../helpers/factories';
 import { ownServer, OwnServer } from './server';
+import { POLICIES } from '../../src/limits/policy';
 import { MemoryLimiter } from '../../src/limits/memory';
 import { connectKeyStatus, createConnectKey, deriveHandle } from '../../src/connect/service';
 
@@ -223,10 +224,13 @@ describe('connect: keys and exchange', () => {
     expect(new Set(results.map((r) => r.body.data.agent.id)).size).to.equal(1);
   });
 
-  it('POST /connect/keys is rate-limited per client address', async () => {
+  it('POST /connect/keys is rate-limited per client address; refused requests never count', async () => {
     const limited = await ownServer(new MemoryLimiter());
     try {
-      for (let i = 0; i < 20; i++) expect((await limited.call('POST', '/connect/keys')).status).to.equal(201);
+      for (let i = 0; i < 10; i++) expect((await limited.call('POST', '/connect/keys', { body: { maxUses: 11 } })).status).to.equal(400);
+      const forged = await limited.call('POST', '/connect/keys', { session: { cookie: `${'0'.repeat(8)}-0000-4000-8000-${'0'.repeat(12)}.x`, csrfToken: 'x' } });
+      expect(forged.status, forged.text).to.equal(401);
+      for (let i = 0; i < POLICIES.connect_ip.perMinute; i++) expect((await limited.call('POST', '/connect/keys')).status).to.equal(201);
       const r = await limited.call('POST', '/connect/keys');
       expect(r.status).to.equal(429);
       expect(r.body.error.code).to.equal('RATE_LIMITED');

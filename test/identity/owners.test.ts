@@ -6,6 +6,7 @@ import { newAgent, newOwner, uniq } from '../helpers/factories';
 import { ownServer, OwnServer, sessionCookieOf } from './server';
 import { sessionCookieHeader } from '../../src/owners/cookie';
 import { buildTaskList } from '../../jobs';
+import { POLICIES } from '../../src/limits/policy';
 import { MemoryLimiter } from '../../src/limits/memory';
 
 const PASSWORD = 'a long enough password';
@@ -111,13 +112,22 @@ describe('owners: signup, login, logout, session', () => {
     expect(sessionCookieOf(wrong)).to.equal(null);
   });
 
-  it('signup and login are rate-limited per client address; invalid requests do not count', async () => {
+  it('signup and login are rate-limited per client address; requests answered 4xx never count (decisions §12)', async function () {
+    this.timeout(60_000);
     const limited = await ownServer(new MemoryLimiter());
     try {
+      const taken = `${uniq()}@example.test`;
+      expect((await limited.call('POST', '/owner/signup', { body: { email: taken, password: PASSWORD } })).status).to.equal(201);
       for (let i = 0; i < 5; i++) expect((await limited.call('POST', '/owner/login', { body: {} })).status).to.equal(400);
-      for (let i = 0; i < 20; i++) {
+      for (let i = 0; i < 30; i++) {
         const r = await limited.call('POST', '/owner/login', { body: { email: 'nobody@example.test', password: 'whatever-it-is' } });
         expect(r.status).to.equal(401);
+      }
+      for (let i = 0; i < 5; i++) expect((await limited.call('POST', '/owner/signup', { body: { email: taken, password: PASSWORD } })).status).to.equal(409);
+      // Only the first signup counted: the rest of the budget is whole.
+      for (let i = 1; i < POLICIES.auth_ip.perMinute; i++) {
+        const r = i % 2 ? await limited.call('POST', '/owner/login', { body: { email: taken, password: PASSWORD } }) : await limited.call('POST', '/owner/signup', { body: { email: `${uniq()}@example.test`, password: PASSWORD } });
+        expect(r.status, `success ${i + 1}`).to.be.oneOf([200, 201]);
       }
       const r = await limited.call('POST', '/owner/signup', { body: { email: `${uniq()}@example.test`, password: PASSWORD } });
       expect(r.status).to.equal(429);
@@ -322,23 +332,26 @@ describe('owners: agents and API keys', () => {
     expect(again.body.data.revokedAt).to.equal(del.body.data.revokedAt);
   });
 
-  it("another owner's agent, an unknown agent or key, and malformed ids are 404 NOT_FOUND", async () => {
+  it("another owner's agent is 403 NOT_AGENT_OWNER; an unknown agent or key and malformed ids are 404 NOT_FOUND", async () => {
     const o = await newOwner();
     const other = await newOwner();
     const theirs = await newAgent({ owner: other });
     const theirKeyId = (await getContext().then((c) => c.db('api_keys').where({ agent_id: theirs.agent.id }).first())).id;
-    const cases: [string, string, unknown?][] = [
-      ['POST', `/owner/agents/${theirs.agent.id}/keys`, { scopes: ['read'] }],
-      ['GET', `/owner/agents/${theirs.agent.id}/keys`],
-      ['DELETE', `/owner/agents/${theirs.agent.id}/keys/${theirKeyId}`],
-      ['GET', `/owner/agents/00000000-0000-4000-8000-000000000000/keys`],
-      ['GET', `/owner/agents/not-a-uuid/keys`],
+    const before = await getContext().then((c) => c.db('api_keys').where({ agent_id: theirs.agent.id }).select('id', 'revoked_at'));
+    const cases: [string, string, number, string, unknown?][] = [
+      ['POST', `/owner/agents/${theirs.agent.id}/keys`, 403, 'NOT_AGENT_OWNER', { scopes: ['read'] }],
+      ['GET', `/owner/agents/${theirs.agent.id}/keys`, 403, 'NOT_AGENT_OWNER'],
+      ['DELETE', `/owner/agents/${theirs.agent.id}/keys/${theirKeyId}`, 403, 'NOT_AGENT_OWNER'],
+      ['GET', `/owner/agents/00000000-0000-4000-8000-000000000000/keys`, 404, 'NOT_FOUND'],
+      ['GET', `/owner/agents/not-a-uuid/keys`, 404, 'NOT_FOUND'],
     ];
-    for (const [m, p, body] of cases) {
+    for (const [m, p, status, code, body] of cases) {
       const r = await s.call(m, p, { session: o.session, body });
-      expect(r.status, `${m} ${p}`).to.equal(404);
-      expect(r.body.error.code).to.equal('NOT_FOUND');
+      expect(r.status, `${m} ${p}`).to.equal(status);
+      expect(r.body.error.code).to.equal(code);
+      expect(r.text.includes(theirKeyId), 'no key id in the answer').to.equal(false);
     }
+    expect(await getContext().then((c) => c.db('api_keys').where({ agent_id: theirs.agent.id }).select('id', 'revoked_at')), 'no key issued or revoked').to.deep.equal(before);
     const mine = await newAgent({ owner: o });
     const r = await s.call('DELETE', `/owner/agents/${mine.agent.id}/keys/${theirKeyId}`, { session: o.session });
     expect(r.status).to.equal(404);

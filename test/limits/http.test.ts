@@ -114,6 +114,33 @@ describe('limits: through the HTTP API', function () {
     expect((await api('GET', '/feed')).status).to.equal(200);
   });
 
+  it('reads answered 4xx never count (decisions §12); only feed, search and GET /me carry the read limit (part 8)', async () => {
+    const ctx = await getContext();
+    ctx.setNow(new Date());
+    const a = await newAgent();
+    const b = await newAgent();
+    const post = (await api('POST', '/posts', { key: b.key, body: postBody('read scope') })).body.data.id;
+    // Refused by the schema (before the limiter) and by the handler (after it: taken back).
+    const refused = await Promise.all([
+      ...Array.from({ length: 70 }, () => api('GET', '/feed?limit=51', { key: a.key })),
+      ...Array.from({ length: 70 }, () => api('GET', '/feed?cursor=not-a-cursor', { key: a.key })),
+    ]);
+    expect(refused.map((r) => r.status).filter((s) => s !== 400)).to.deep.equal([]);
+    expect(refused.every((r) => r.headers.get('ratelimit') === null), 'a refused read shows no quota').to.equal(true);
+    // Other public reads with a key: not limited.
+    const others = await Promise.all(
+      Array.from({ length: 130 }, (_, i) => api('GET', [`/posts/${post}`, `/posts/${post}/comments`, `/agents/${b.agent.handle}`, '/leaderboards', `/agents/${b.agent.handle}/reputation`, '/communities'][i % 6], { key: a.key })),
+    );
+    expect(others.map((r) => r.status).filter((s) => s !== 200)).to.deep.equal([]);
+    expect(others.every((r) => r.headers.get('ratelimit') === null)).to.equal(true);
+    // The whole budget is left for the feed.
+    const first = await api('GET', '/feed', { key: a.key });
+    expect(first.headers.get('ratelimit')).to.equal('"read-agent";r=119;t=61');
+    const rest = await Promise.all(Array.from({ length: 120 }, () => api('GET', '/feed', { key: a.key })));
+    expect(rest.filter((r) => r.status === 200)).to.have.length(119);
+    expect429(rest.find((r) => r.status === 429)!, 'RATE_LIMITED', 61);
+  });
+
   it('search per IP: 60 per minute, then 429 RATE_LIMITED (own limiter instance so the shared IP quota is untouched)', async () => {
     const ctx = await getContext();
     const limiter = new RedisLimiter({ url: TEST_REDIS_URL, keyPrefix: `svc:test:ip:${crypto.randomBytes(4).toString('hex')}:` });

@@ -7,7 +7,7 @@ import { createLimiter } from '../../src/limits';
 import { MemoryLimiter } from '../../src/limits/memory';
 import { RedisLimiter } from '../../src/limits/redis';
 import { TEST_REDIS_URL } from '../helpers/context';
-import { attempt, Clock, id } from './helpers';
+import { attempt, Clock, id, makeLimiter } from './helpers';
 
 const prefix = () => `svc:test:limits:${crypto.randomBytes(5).toString('hex')}:`;
 
@@ -111,3 +111,34 @@ describe('limits: createLimiter', () => {
     }
   });
 });
+
+for (const kind of ['redis', 'memory'] as const) {
+  describe(`limits: taking an attempt back (${kind})`, () => {
+    it('refund() removes exactly the refunded attempts from every rule (agent and owner caps, gaps)', async () => {
+      const clock = new Clock();
+      const l = makeLimiter(kind, clock);
+      try {
+        const subject = { agentId: id(), ownerId: id() };
+        const taken = [];
+        for (let i = 0; i < 60; i++) taken.push(await l.take('vote', subject));
+        expect((await attempt(l, 'vote', subject)).ok, '61st refused').to.equal(false);
+        await taken[10].refund();
+        await taken[10].refund(); // twice: still one attempt back
+        expect((await attempt(l, 'vote', subject)).ok, 'one back').to.equal(true);
+        expect((await attempt(l, 'vote', subject)).ok).to.equal(false);
+        // The owner log was refunded too: another agent of the owner still has 120 - 60 left.
+        const other = { agentId: id(), ownerId: subject.ownerId };
+        let ok = 0;
+        for (let i = 0; i < 70; i++) if ((await attempt(l, 'vote', other)).ok) ok++;
+        expect(ok).to.equal(60);
+        // A gap rule: a refunded post leaves no cooldown behind.
+        const poster = { agentId: id(), ownerId: id() };
+        const p = await l.take('post', poster);
+        await p.refund();
+        expect((await attempt(l, 'post', poster)).ok, 'no POST_COOLDOWN_ACTIVE after a refund').to.equal(true);
+      } finally {
+        await l.close();
+      }
+    });
+  });
+}

@@ -174,11 +174,14 @@ describe('scoring: GET /agents/{handle}/reputation', () => {
     expect(r.status).to.equal(200);
     expect(r.body.data).to.deep.equal({ handle: '@' + a.handle, model: 'reputation_v1', score: null, suspended: false, computedAt: null, components: null, achievements: { final: [], live: [] } });
   });
-  it('a bad explain value is 400 VALIDATION_FAILED', async () => {
+  it('a bad explain value is 400 VALIDATION_FAILED; unknown query parameters are ignored', async () => {
     const a = await agent();
     const r = await api('GET', `/agents/${a.handle}/reputation?explain=maybe`);
     expect(r.status).to.equal(400);
     expect(r.body.error.code).to.equal('VALIDATION_FAILED');
+    const extra = await api('GET', `/agents/${a.handle}/reputation?cacheBuster=1&explain=false`);
+    expect(extra.status).to.equal(200);
+    expect(extra.body.data.handle).to.equal('@' + a.handle);
   });
   it('reports a moderation strike: trust halved, good standing lost, explained as MODERATION_STRIKE', async () => {
     const { db, deps } = await getContext();

@@ -1,5 +1,7 @@
 import { expect } from 'chai';
+import { POLICIES } from '../../src/limits/policy';
 import { api } from '../helpers/api';
+import { getContext } from '../helpers/context';
 import { uniq } from '../helpers/factories';
 import { WebClient } from './client';
 
@@ -69,16 +71,17 @@ describe('web: owner pages (signup, login, dashboard, keys)', () => {
     expect(evil.location).to.equal('/dashboard');
   });
 
-  it('limits login attempts per client address like the API (429 with Retry-After)', async () => {
+  it('limits logins per client address like the API (429 with Retry-After); failed attempts never count', async function () {
+    this.timeout(60_000);
     const c = new WebClient();
-    const statuses: number[] = [];
-    for (let i = 0; i < 21; i++) statuses.push((await c.post('/login', { email: 'nobody@example.test', password: 'wrong password' })).status);
-    expect(statuses.slice(0, 20).every((s) => s === 401)).to.equal(true);
-    const limited = await c.post('/login', { email: 'nobody@example.test', password: 'wrong password' });
+    for (let i = 0; i < 25; i++) expect((await c.post('/login', { email: 'nobody@example.test', password: 'wrong password' })).status).to.equal(401);
+    const { email, password } = await c.signup();
+    for (let i = 1; i < POLICIES.auth_ip.perMinute; i++) expect((await c.post('/login', { email, password, next: '/dashboard' })).status, `login ${i}`).to.equal(302);
+    const limited = await c.post('/login', { email, password });
     expect(limited.status).to.equal(429);
     expect(Number(limited.headers.get('retry-after'))).to.be.greaterThan(0);
     // Another address is unaffected.
-    expect((await new WebClient().post('/login', { email: 'nobody@example.test', password: 'wrong password' })).status).to.equal(401);
+    expect((await new WebClient().post('/login', { email, password, next: '/dashboard' })).status).to.equal(302);
   });
 
   it('sends visitors without a session to the login page and back', async () => {
@@ -143,16 +146,21 @@ describe('web: owner pages (signup, login, dashboard, keys)', () => {
     expect((await c.get(revoked.location!)).text).to.include('The key is revoked');
   });
 
-  it("shows 404 for another owner's agent and for malformed ids", async () => {
+  it("shows 403 for another owner's agent and 404 for malformed ids", async () => {
     const a = new WebClient();
     await a.signup();
     const created = await a.post('/dashboard/agents', { handle: uniq('mine'), displayName: 'Mine', _csrf: await a.csrf() });
     const b = new WebClient();
     await b.signup();
-    expect((await b.get(created.location!.split('?')[0])).status).to.equal(404);
+    expect((await b.get(created.location!.split('?')[0])).status).to.equal(403);
     expect((await b.get('/dashboard/agents/not-a-uuid')).status).to.equal(404);
+    expect((await b.get('/dashboard/agents/00000000-0000-4000-8000-000000000000')).status).to.equal(404);
+    const { db } = await getContext();
+    const keys = () => db('api_keys').where('agent_id', created.location!.split('?')[0].split('/').pop()!).count({ n: '*' }).then((r) => Number(r[0].n));
+    const before = await keys();
     const issue = await b.post(created.location!.split('?')[0] + '/keys', { _csrf: await b.csrf(), scopes: 'read' });
-    expect(issue.status).to.equal(404);
+    expect(issue.status).to.equal(403);
+    expect(await keys(), 'no key issued').to.equal(before);
   });
 
   it('logs out: the session is revoked server-side and the cookie cleared', async () => {

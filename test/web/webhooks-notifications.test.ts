@@ -101,8 +101,8 @@ describe('web: webhooks and notifications on the dashboard', () => {
     const hook = await db('webhooks').where({ agent_id: a.agent.id }).first();
     const b = new WebClient();
     await b.signup();
-    expect((await b.get(`${a.agentPath}/webhooks/${hook.id}`)).status).to.equal(404);
-    expect((await b.post(`${a.agentPath}/webhooks/${hook.id}/delete`, { _csrf: await b.csrf() })).status).to.equal(404);
+    expect((await b.get(`${a.agentPath}/webhooks/${hook.id}`)).status).to.equal(403);
+    expect((await b.post(`${a.agentPath}/webhooks/${hook.id}/delete`, { _csrf: await b.csrf() })).status).to.equal(403);
     expect(await db('webhooks').where({ id: hook.id }).first()).to.not.equal(undefined);
   });
 

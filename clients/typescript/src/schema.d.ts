@@ -3712,7 +3712,10 @@ export interface operations {
     };
     unfollowAgent: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Acting agent (owner session), when the body does not carry it */
+                followerAgentId?: string;
+            };
             header?: {
                 /** @description Optional, 1-255 visible ASCII characters. A retry with the same key and body by the same agent within 24 h returns the first response (status and body) instead of acting twice; the same key with another body is 409 IDEMPOTENCY_KEY_REUSED. */
                 "Idempotency-Key"?: string;
@@ -4133,15 +4136,6 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description RATE_LIMITED (read limit of an identified agent) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
         };
     };
     getLeaderboard: {
@@ -4214,15 +4208,6 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description RATE_LIMITED (read limit of an identified agent) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
         };
     };
     listLeaderboardWeeks: {
@@ -4252,15 +4237,6 @@ export interface operations {
                             }[];
                         };
                     };
-                };
-            };
-            /** @description RATE_LIMITED (read limit of an identified agent) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
                 };
             };
         };

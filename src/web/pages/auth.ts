@@ -1,4 +1,5 @@
 import type Router from '@koa/router';
+import type { Taken } from '../../limits/types';
 import type { AppContext } from '../../http/route';
 import { AppError } from '../../http/errors';
 import { validate } from '../../http/validate';
@@ -43,9 +44,11 @@ function loginForm(next: string, email: string, error?: string) {
     <p>No account yet? <a href="${href('/signup', { next })}">Sign up</a></p>`;
 }
 
-/** Same per-address budget as the API's signup and login (password guessing through the form). */
-async function limitAuth(ctx: AppContext): Promise<void> {
-  ctx.set(await ctx.deps.limiter.consume('auth_ip', { ip: ctx.ip }));
+/** Same per-address budget as the API's signup and login: an attempt that fails is taken back. */
+async function limitAuth(ctx: AppContext): Promise<Taken> {
+  const t = await ctx.deps.limiter.take('auth_ip', { ip: ctx.ip });
+  ctx.set(t.headers);
+  return t;
 }
 
 export function registerAuthPages(router: Router<any, any>): void {
@@ -59,14 +62,16 @@ export function registerAuthPages(router: Router<any, any>): void {
     const form = await readForm(ctx);
     const next = safeNext(form.get('next'));
     const input = { email: form.str('email'), password: form.get('password') ?? '', displayName: form.str('displayName') || null };
+    let taken: Taken | undefined;
     try {
-      await limitAuth(ctx);
+      taken = await limitAuth(ctx);
       validate(signupBody, input, 'body');
       const { session } = await signup(ctx.deps, input);
       setSessionCookie(ctx, session.cookie);
       ctx.redirect(next);
     } catch (e) {
       if (!(e instanceof AppError) || e.status >= 500) throw e;
+      await taken?.refund();
       ctx.set(e.headers);
       await sendPage(ctx, 'Sign up', signupForm(next, { email: input.email, displayName: input.displayName ?? '' }, formErrorText(e)), { status: e.status });
     }
@@ -82,14 +87,16 @@ export function registerAuthPages(router: Router<any, any>): void {
     const form = await readForm(ctx);
     const next = safeNext(form.get('next'));
     const email = form.str('email');
+    let taken: Taken | undefined;
     try {
-      await limitAuth(ctx);
+      taken = await limitAuth(ctx);
       validate(loginBody, { email, password: form.get('password') ?? '' }, 'body');
       const { session } = await login(ctx.deps, email, form.get('password') ?? '');
       setSessionCookie(ctx, session.cookie);
       ctx.redirect(next);
     } catch (e) {
       if (!(e instanceof AppError) || e.status >= 500) throw e;
+      await taken?.refund();
       ctx.set(e.headers);
       await sendPage(ctx, 'Log in', loginForm(next, email, formErrorText(e)), { status: e.status });
     }
