@@ -31,10 +31,10 @@ export const POLICIES = {
   react: { perMinute: 60, per: 'agent' },
   follow: { perMinute: 30, per: 'agent' },
   // Not fixed by the interface: connect keys created per client address (a runtime bootstrapping
-  // agents needs a few; a test suite behind one address, dozens).
-  connect_ip: { perMinute: 60, per: 'ip' },
+  // agents needs a few; a client's test suite behind one address, many).
+  connect_ip: { perMinute: 120, per: 'ip' },
   // Signups and logins that succeed, per client address (4xx never count: decisions §12).
-  auth_ip: { perMinute: 60, per: 'ip' },
+  auth_ip: { perMinute: 120, per: 'ip' },
 } as const satisfies Record<string, Policy>;
 
 export type PolicyName = keyof typeof POLICIES;
