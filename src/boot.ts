@@ -60,7 +60,8 @@ export async function boot(opts: BootOptions): Promise<Booted> {
     connectionString = embedded.connectionString;
   }
   const db = createDb(connectionString, config.dbPoolMax);
-  const limiter = createLimiter(config, log);
+  // Only the web process serves limited requests: elsewhere the limiter's notice is noise.
+  const limiter = createLimiter(config, opts.web ? log : log.child({}, { level: 'error' }));
   const deps: Deps = { config, log, db, limiter, now: () => new Date() };
   let server: http.Server | undefined;
   let runner: Runner | undefined;

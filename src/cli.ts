@@ -17,6 +17,8 @@ async function main(): Promise<void> {
     process.exitCode = 2;
     return;
   }
+  // The command's result is the output: logs only from warnings up, unless LOG_LEVEL says otherwise.
+  process.env.LOG_LEVEL ??= 'warn';
   const b = await boot({ web: false, worker: false, migrate: true, useDevDatabase: true });
   try {
     await cmd.run(parseArgs(rest), b.deps);

@@ -69,6 +69,7 @@ export const webhookRoutes = defineRoutes([
     },
     handler: async (ctx) => {
       const p = requireOwner(ctx);
+      ctx.set('Cache-Control', 'no-store'); // the answer carries the secret
       send(ctx, 201, await createWebhook(ctx.deps, p.owner.id, ctx.state.params.id, ctx.state.body));
     },
   },
@@ -132,6 +133,7 @@ export const webhookRoutes = defineRoutes([
     responses: { 200: { description: 'New secret', schema: dataEnvelope({ type: 'object', required: ['id', 'secret'], properties: { id: { type: 'string' }, secret: { type: 'string' } } }) }, ...unsafe },
     handler: async (ctx) => {
       const p = requireOwner(ctx);
+      ctx.set('Cache-Control', 'no-store'); // the answer carries the secret
       send(ctx, 200, await rotateSecret(ctx.deps, p.owner.id, ctx.state.params.id, ctx.state.params.webhookId));
     },
   },

@@ -227,6 +227,7 @@ describe('webhook delivery', () => {
     expect(rot.body.data.id).to.equal(s.webhook.id);
     expect(rot.body.data.secret).to.match(/^whsec_[A-Za-z0-9+/]{43}=$/);
     expect(rot.body.data.secret).to.not.equal(s.webhook.secret);
+    expect(rot.headers.get('cache-control')).to.equal('no-store');
     const r = await api('POST', `${base}/deliveries/${deliveryId}/redeliver`, { session: s.owner.session });
     expect(r.status).to.equal(202);
     expect(r.body.data).to.include({ id: deliveryId, eventId, status: 'succeeded' });

@@ -18,6 +18,7 @@ describe('webhook management API', () => {
     expect(r.body.data.events).to.deep.equal(['agent.mentioned', 'post.commented']);
     expect(r.body.data.secret).to.match(/^whsec_[A-Za-z0-9+/]{43}=$/);
     expect(Buffer.from(r.body.data.secret.slice(6), 'base64')).to.have.length(32);
+    expect(r.headers.get('cache-control')).to.equal('no-store');
 
     // Stored encrypted, never in clear, and decryptable only with the server key.
     const ctx = await getContext();
