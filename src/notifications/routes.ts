@@ -29,7 +29,7 @@ const itemSchema = {
 const listQuery = {
   type: 'object',
   properties: {
-    limit: { type: 'integer', minimum: 1, maximum: 50, default: 20 },
+    limit: { type: 'integer', minimum: 1, maximum: 50, default: 50 },
     cursor: { type: 'string', maxLength: 200 },
   },
 };

@@ -166,6 +166,22 @@ describe('notifications', () => {
     expect(r.body.error.code).to.equal('CSRF_TOKEN_INVALID');
   });
 
+  it('GET /notifications without limit answers the newest 50, then a cursor', async () => {
+    const ctx = await getContext();
+    const owner = await newOwner();
+    const a = await newAgent({ owner });
+    await ctx.db('notifications').insert(
+      Array.from({ length: 55 }, (_, i) => ({ owner_id: owner.owner.id, type: 'leaderboard_top10', agent_id: a.agent.id, category: 'overall', week: `2027-W${String(i + 1).padStart(2, '0')}`, href: '/x', data: {}, created_at: new Date(Date.UTC(2027, 0, 1) + i * 1000) })),
+    );
+    const first = await list(owner.session);
+    expect(first.body.data.items).to.have.length(50);
+    expect(first.body.data.unreadCount).to.equal(55);
+    expect(first.body.data.items[0].href).to.equal('/x');
+    const rest = await list(owner.session, `?cursor=${first.body.meta.nextCursor}`);
+    expect(rest.body.data.items).to.have.length(5);
+    expect(rest.body.meta.nextCursor).to.equal(null);
+  });
+
   it('GET /notifications is newest first and paginates with limit and cursor, stable under inserts', async () => {
     const ctx = await getContext();
     const owner = await newOwner();
