@@ -65,12 +65,10 @@ function routeMiddleware(route: RouteDef) {
       }
     } else ctx.state.params = { ...ctx.params };
     ctx.state.query = route.query ? validate(route.query, { ...(ctx.query as object) }, 'query') : {};
-    if (route.body) {
-      const raw = ctx.request.body;
-      const body = raw === undefined || (typeof raw === 'object' && raw !== null && Object.keys(raw).length === 0 && !ctx.is('application/json')) ? {} : raw;
-      ctx.state.body = validate(route.body, body, 'body');
-    } else ctx.state.body = undefined;
+    // The body parser reads every API body as JSON; no body at all is {}.
+    ctx.state.body = route.body ? validate(route.body, ctx.request.body ?? {}, 'body') : undefined;
     const taken: Taken[] = [];
+    let status = 500;
     try {
       if (route.rateLimit) {
         const p = ctx.state.principal;
@@ -86,12 +84,13 @@ function routeMiddleware(route: RouteDef) {
         }
       }
       await route.handler(ctx);
+      status = ctx.status;
     } catch (e) {
-      const status = toAppError(e).status;
-      if (status >= 400 && status < 500) await refund(ctx, taken);
+      status = toAppError(e).status;
       throw e;
+    } finally {
+      if (status >= 400 && status < 500) await refund(ctx, taken);
     }
-    if (ctx.status >= 400 && ctx.status < 500) await refund(ctx, taken);
     if (store && ctx.status === 200 && typeof ctx.body === 'string' && ctx.response.is('json')) responses!.put(store.key, ctx.body, store.gen);
   };
 }

@@ -36,14 +36,20 @@ async function sessionPrincipal(ctx: AppContext): Promise<OwnerPrincipal> {
   return p;
 }
 
+function limitsReads(route: RouteDef): boolean {
+  return route.rateLimit === 'read' || (Array.isArray(route.rateLimit) && route.rateLimit.includes('read'));
+}
+
 /** Resolves ctx.state.principal according to the route's auth mode. */
 export async function authenticate(ctx: AppContext, route: RouteDef): Promise<void> {
   const token = bearer(ctx);
   switch (route.auth) {
     case 'public': {
-      // Public routes ignore bad credentials; a valid key still identifies the agent for read limits.
-      if (token) ctx.state.principal = await authenticateApiKey(ctx.deps.db, token);
-      else {
+      // Public routes ignore bad credentials; a key is looked up only where it identifies the
+      // agent for the per-agent read limit (feed, search).
+      if (token) {
+        if (limitsReads(route)) ctx.state.principal = await authenticateApiKey(ctx.deps.db, token);
+      } else {
         const cookie = ctx.cookies.get(SESSION_COOKIE);
         if (cookie) ctx.state.principal = await authenticateSession(ctx.deps.db, ctx.deps.config.sessionSecret, cookie);
       }
