@@ -26,6 +26,16 @@ export function hotRank(score: number, createdAt: Date): number {
   return Math.sign(score) * order + (createdAt.getTime() / 1000 - HOT_EPOCH_SECONDS) / HOT_SCALE_SECONDS;
 }
 
+/**
+ * hotRank as a SQL expression over an integer score and a timestamptz, with the same float8
+ * operations in the same order (the time in whole milliseconds, as a JS Date holds it), so a
+ * rank written by a statement equals the one hotRank gives (test/content/rules.test.ts).
+ */
+export function hotRankSql(score: string, createdAt: string): string {
+  return `(sign((${score})::float8) * log(greatest(abs(${score}), 1)::float8)
+           + (floor(extract(epoch from ${createdAt}) * 1000)::float8 / 1000 - ${HOT_EPOCH_SECONDS}) / ${HOT_SCALE_SECONDS})`;
+}
+
 function invalid(path: string, message: string): AppError {
   return new AppError(400, 'VALIDATION_FAILED', 'Request body is invalid', { details: [{ path, message }] });
 }

@@ -1,6 +1,6 @@
 import { defineRoutes } from '../http/route';
 import { resolveActingAgent } from '../http/auth';
-import { idempotencyHeaderDoc, sendWrite } from '../idempotency';
+import { idempotencyHeaderDoc, sendAtomicWrite } from '../idempotency';
 import { idParams, reactionCountsSchema, targetResultSchema } from '../content/schemas';
 import { REACTION_TYPES } from '../content/text';
 import { react } from './service';
@@ -41,7 +41,7 @@ export const reactionRoutes = defineRoutes(
     },
     handler: async (ctx: any) => {
       const reactor = await resolveActingAgent(ctx, 'reactorAgentId');
-      await sendWrite(ctx, reactor.id, (trx) => react(trx, ctx.deps, reactor, kind, ctx.state.params.id, ctx.state.body.type));
+      await sendAtomicWrite(ctx, reactor.id, (db) => react(db, ctx.deps, reactor, kind, ctx.state.params.id, ctx.state.body.type));
     },
   })),
 );

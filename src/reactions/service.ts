@@ -8,69 +8,97 @@ import { contentInteractionFrom } from '../content/interactions';
 import { reactionCounts } from '../content/posts';
 import { REACTION_TYPES, ReactionType, UUID_RE } from '../content/text';
 
+/** The live target's author and post (a plain read: the write statement is atomic on its own). */
+async function findTarget(db: Knex | Knex.Transaction, kind: 'post' | 'comment', id: string): Promise<{ authorId: string; postId: string }> {
+  const what = kind === 'post' ? 'Post' : 'Comment';
+  if (!UUID_RE.test(id)) throw notFound(what);
+  const q = db(`${kind === 'post' ? 'posts' : 'comments'} as t`).where('t.id', id).whereNull('t.deleted_at');
+  if (kind === 'comment') q.join('posts as p', 'p.id', 't.post_id').whereNull('p.deleted_at');
+  const t = await q.first('t.author_id', kind === 'post' ? 't.id as post_id' : 't.post_id');
+  if (!t) throw notFound(what);
+  return { authorId: t.author_id, postId: t.post_id };
+}
+
 /**
  * Sets the reactor's one reaction on a post or comment (null removes it). Reactions never touch
- * score; reacting to one's own content is allowed (scoring weighs it 0, SELF). The target row
- * lock keeps the counters exact under concurrency.
+ * score; reacting to one's own content is allowed (scoring weighs it 0, SELF).
+ *
+ * A read of the target (404), the limiter, then one statement, atomic on its own. The previous
+ * reaction is what the statement itself found on the latest committed version of the
+ * (reactor, target) row: `old` reads it FOR UPDATE (so a concurrent change is waited for and
+ * seen), a delete returns what it removed, an insert means there was none. The one case it cannot
+ * see, a concurrent first reaction not yet committed when `old` looked, makes the upsert meet a
+ * conflict with no `old` row: then it changes nothing and the statement runs again, once that
+ * row is committed and visible. The counters move by that difference on the latest target row.
  */
 export async function react(
-  trx: Knex.Transaction,
+  db: Knex | Knex.Transaction,
   deps: Deps,
   reactor: AgentRow,
   kind: 'post' | 'comment',
   targetId: string,
   type: ReactionType | null,
 ): Promise<WriteResult> {
-  const what = kind === 'post' ? 'Post' : 'Comment';
-  if (!UUID_RE.test(targetId)) throw notFound(what);
+  const t = await findTarget(db, kind, targetId);
+  const taken = await deps.limiter.take('react', { agentId: reactor.id, ownerId: reactor.owner_id });
   const table = kind === 'post' ? 'posts' : 'comments';
-  const q = trx(`${table} as t`).where('t.id', targetId).whereNull('t.deleted_at');
-  if (kind === 'comment') q.join('posts as p', 'p.id', 't.post_id').whereNull('p.deleted_at');
-  const t = await q.forNoKeyUpdate('t').first('t.*');
-  if (!t) throw notFound(what);
-  const headers = await deps.limiter.consume('react', { agentId: reactor.id, ownerId: reactor.owner_id });
   const col = kind === 'post' ? 'post_id' : 'comment_id';
   const now = deps.now();
-  // After the lock, one statement reads the previous reaction (a snapshot taken after the lock)
-  // and, only if it changes, writes the reaction, the counters, the interaction and the touch.
   const interaction = contentInteractionFrom(
     'd',
-    { kind: 'reaction', actorId: reactor.id, targetAgentId: t.author_id, postId: kind === 'post' ? targetId : t.post_id, commentId: kind === 'comment' ? targetId : null, at: now },
+    { kind: 'reaction', actorId: reactor.id, targetAgentId: t.authorId, postId: t.postId, commentId: kind === 'comment' ? targetId : null, at: now },
     { sql: '1', bindings: [] },
     // A removed reaction keeps the type it withdrew, inactive.
     { sql: 'coalesce(?::text, d.prev)', bindings: [type] },
     { sql: '?::text is not null', bindings: [type] },
   );
   const touch = scoringTouch('exists (select 1 from d)');
-  const counters = REACTION_TYPES.map((r) => `${r}_count = t.${r}_count + (coalesce(?::text = '${r}', false))::int - (coalesce(d.prev = '${r}', false))::int`);
-  const r = await trx.raw(
-    `with prev as (select (select type from reactions where agent_id = ? and ${col} = ?) as p),
-          d as (select p as prev from prev where p is distinct from ?::text),
-          del as (delete from reactions where agent_id = ? and ${col} = ? and ?::text is null and exists (select 1 from d) returning 1),
-          put as (insert into reactions (agent_id, ${col}, type, created_at, updated_at)
-                  select ?, ?, ?::text, ?, ? from d where ?::text is not null
-                  on conflict (agent_id, ${col}) where ${col} is not null do update set type = excluded.type, updated_at = excluded.updated_at
-                  returning 1),
-          upd as (update ${table} as t set ${counters.join(', ')} from d where t.id = ? returning 1),
-          interaction as (${interaction.sql}),
-          touch as (${touch.sql})
-     select (select p from prev) as prev, (select count(*) from touch) as touched`,
-    [
-      reactor.id, targetId,
-      type,
-      reactor.id, targetId, type,
-      reactor.id, targetId, type, now, now, type,
-      ...REACTION_TYPES.map(() => type), targetId,
-      ...interaction.bindings,
-      ...touch.bindings,
-    ],
-  );
-  const prev = (r.rows[0].prev ?? null) as ReactionType | null;
-  // The row was locked when read: its counts were current.
-  const counts = reactionCounts(t);
-  if (prev !== type) {
-    if (prev) counts[prev] -= 1;
-    if (type) counts[type] += 1;
+  const counters = REACTION_TYPES.map((r) => `${r}_count = x.${r}_count + (coalesce(?::text = '${r}', false))::int - (coalesce(d.prev = '${r}', false))::int`);
+  const run = () =>
+    db.raw(
+      `with t as (select id from ${table} where id = ? and deleted_at is null),
+            old as (select type from reactions where agent_id = ? and ${col} = ? for update),
+            del as (delete from reactions where agent_id = ? and ${col} = ? and ?::text is null and exists (select 1 from t) returning type as prev),
+            put as (insert into reactions (agent_id, ${col}, type, created_at, updated_at)
+                    select ?, t.id, ?::text, ?, ? from t where ?::text is not null
+                    on conflict (agent_id, ${col}) where ${col} is not null
+                      do update set type = excluded.type, updated_at = excluded.updated_at
+                      where reactions.type <> excluded.type and exists (select 1 from old)
+                    returning xmax = 0 as inserted),
+            d as (select null::text as prev from put where inserted
+                  union all select (select type from old) from put where not inserted
+                  union all select prev from del),
+            upd as (update ${table} as x set ${counters.join(', ')} from d where x.id = ? returning ${REACTION_TYPES.map((r) => `x.${r}_count`).join(', ')}),
+            interaction as (${interaction.sql}),
+            touch as (${touch.sql})
+       select (select count(*) from t)::int as found,
+              ?::text is not null and not exists (select 1 from old) and not exists (select 1 from put) and exists (select 1 from t) as raced,
+              (select row_to_json(upd) from upd) as counts, (select count(*) from touch) as touched`,
+      [
+        targetId,
+        reactor.id, targetId,
+        reactor.id, targetId, type,
+        reactor.id, type, now, now, type,
+        ...REACTION_TYPES.map(() => type), targetId,
+        ...interaction.bindings,
+        ...touch.bindings,
+        type,
+      ],
+    );
+  let r;
+  try {
+    r = await run();
+    if (r.rows[0].raced) r = await run();
+  } catch (err) {
+    await taken.refund();
+    throw err;
   }
-  return { status: 200, headers, data: { [kind === 'post' ? 'postId' : 'commentId']: targetId, reaction: type, counts } };
+  // Deleted between the read and the write: nothing was written, nothing counts.
+  if (r.rows[0].found === 0) {
+    await taken.refund();
+    throw notFound(kind === 'post' ? 'Post' : 'Comment');
+  }
+  // Nothing changed (the reaction was already so): the counts as committed now.
+  const row = r.rows[0].counts ?? (await db(table).where({ id: targetId }).first(...REACTION_TYPES.map((x) => `${x}_count`)));
+  return { status: 200, headers: taken.headers, data: { [kind === 'post' ? 'postId' : 'commentId']: targetId, reaction: type, counts: reactionCounts(row) } };
 }

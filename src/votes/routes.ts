@@ -1,6 +1,6 @@
 import { defineRoutes } from '../http/route';
 import { resolveActingAgent } from '../http/auth';
-import { idempotencyHeaderDoc, sendWrite } from '../idempotency';
+import { idempotencyHeaderDoc, sendAtomicWrite } from '../idempotency';
 import { idParams, targetResultSchema } from '../content/schemas';
 import { castVote } from './service';
 
@@ -44,7 +44,7 @@ export const voteRoutes = defineRoutes(
     },
     handler: async (ctx: any) => {
       const voter = await resolveActingAgent(ctx, 'voterAgentId');
-      await sendWrite(ctx, voter.id, (trx) => castVote(trx, ctx.deps, voter, kind, ctx.state.params.id, ctx.state.body.value));
+      await sendAtomicWrite(ctx, voter.id, (db) => castVote(db, ctx.deps, voter, kind, ctx.state.params.id, ctx.state.body.value));
     },
   })),
 );

@@ -5,7 +5,7 @@ import type { AgentRow } from '../identity/repo';
 import type { WriteResult } from '../idempotency';
 import { scoringTouch } from '../scoring/touch';
 import { contentInteractionFrom } from '../content/interactions';
-import { hotRank, UUID_RE } from '../content/text';
+import { hotRankSql, UUID_RE } from '../content/text';
 
 export type VoteValue = -1 | 0 | 1;
 
@@ -33,61 +33,58 @@ interface Target {
   postId: string;
   authorId: string;
   authorOwnerId: string | null;
-  score: number;
-  createdAt: Date;
 }
 
-/** Locks the target row (FOR NO KEY UPDATE) so votes on one target apply one at a time. */
-async function lockTarget(trx: Knex.Transaction, kind: 'post' | 'comment', id: string): Promise<Target> {
+/** The live target and its author's owner (a plain read: the write statement is atomic on its own). */
+async function findTarget(db: Knex | Knex.Transaction, kind: 'post' | 'comment', id: string): Promise<Target> {
   if (!UUID_RE.test(id)) throw notFound(kind === 'post' ? 'Post' : 'Comment');
   if (kind === 'post') {
-    const p = await trx('posts as p')
+    const p = await db('posts as p')
       .join('agents as a', 'a.id', 'p.author_id')
       .where('p.id', id)
       .whereNull('p.deleted_at')
-      .forNoKeyUpdate('p')
-      .first('p.id', 'p.author_id', 'a.owner_id', 'p.score', 'p.created_at');
+      .first('p.author_id', 'a.owner_id');
     if (!p) throw notFound('Post');
-    return { kind, id, postId: id, authorId: p.author_id, authorOwnerId: p.owner_id, score: p.score, createdAt: p.created_at };
+    return { kind, id, postId: id, authorId: p.author_id, authorOwnerId: p.owner_id };
   }
-  const c = await trx('comments as c')
+  const c = await db('comments as c')
     .join('agents as a', 'a.id', 'c.author_id')
     .join('posts as p', 'p.id', 'c.post_id')
     .where('c.id', id)
     .whereNull('c.deleted_at')
     .whereNull('p.deleted_at')
-    .forNoKeyUpdate('c')
-    .first('c.id', 'c.post_id', 'c.author_id', 'a.owner_id', 'c.score', 'c.created_at');
+    .first('c.post_id', 'c.author_id', 'a.owner_id');
   if (!c) throw notFound('Comment');
-  return { kind, id, postId: c.post_id, authorId: c.author_id, authorOwnerId: c.owner_id, score: c.score, createdAt: c.created_at };
+  return { kind, id, postId: c.post_id, authorId: c.author_id, authorOwnerId: c.owner_id };
 }
 
 /**
- * Sets the voter's vote on a post or comment to `value` in one transaction: the target row lock
- * serialises concurrent votes, the (voter, target) unique index keeps one row, so 50 parallel
- * identical votes move the score by exactly 1. The post's hot rank moves with its score.
+ * Sets the voter's vote on a post or comment to `value`: a read of the target (404, refusals),
+ * the limiter, then one statement, atomic on its own, that needs no lock held across round trips.
  *
- * Two statements: the lock, then (after the limiter) one statement that reads the previous vote
- * — a new snapshot, taken after the lock, so it sees every vote committed before — and, only if
- * it changes, writes the vote, the counters, the interaction and the scoring touch.
+ * The previous vote is not read from a snapshot (a concurrent vote of the same voter could be
+ * missing from it) but deduced from what the statement itself did to the (voter, target) row,
+ * which PostgreSQL applies on the latest committed version: a delete returns the value it
+ * removed; an insert means there was none; the upsert's update runs only when the value
+ * changes, and values are only 1 and -1, so the previous one was -value. The counters then move
+ * by that delta with `score = score + delta` (re-evaluated on the latest row), and the post's hot
+ * rank with its new score. So 50 parallel identical votes move the score by exactly 1.
  */
 export async function castVote(
-  trx: Knex.Transaction,
+  db: Knex | Knex.Transaction,
   deps: Deps,
   voter: AgentRow,
   kind: 'post' | 'comment',
   targetId: string,
   value: VoteValue,
 ): Promise<WriteResult> {
-  const t = await lockTarget(trx, kind, targetId);
+  const t = await findTarget(db, kind, targetId);
   const refusal = voteRefusal(voter, { id: t.authorId, owner_id: t.authorOwnerId });
   if (refusal) throw refusal;
-  const headers = await deps.limiter.consume('vote', { agentId: voter.id, ownerId: voter.owner_id });
+  const taken = await deps.limiter.take('vote', { agentId: voter.id, ownerId: voter.owner_id });
   const col = kind === 'post' ? 'post_id' : 'comment_id';
   const table = kind === 'post' ? 'posts' : 'comments';
   const now = deps.now();
-  // The row is locked, so t.score is current: the hot rank for each possible previous vote.
-  const hot = kind === 'post' ? ([-1, 0, 1] as const).map((prev) => hotRank(t.score + voteDelta(prev, value).score, new Date(t.createdAt))) : [];
   const interaction = contentInteractionFrom(
     'd',
     { kind: 'vote', actorId: voter.id, targetAgentId: t.authorId, postId: t.postId, commentId: kind === 'comment' ? t.id : null, at: now },
@@ -97,32 +94,45 @@ export async function castVote(
     { sql: '?::int <> 0', bindings: [value] },
   );
   const touch = scoringTouch('exists (select 1 from d)');
-  const r = await trx.raw(
-    `with prev as (select coalesce((select value from votes where voter_id = ? and ${col} = ?), 0)::int as v),
-          d as (select v as prev, ?::int - v as ds, (?::int = 1)::int - (v = 1)::int as du, (?::int = -1)::int - (v = -1)::int as dd
-                  from prev where v <> ?::int),
-          del as (delete from votes where voter_id = ? and ${col} = ? and ?::int = 0 and exists (select 1 from d) returning 1),
-          put as (insert into votes (voter_id, ${col}, value, created_at, updated_at)
-                  select ?, ?, ?::int, ?, ? from d where ?::int <> 0
-                  on conflict (voter_id, ${col}) where ${col} is not null do update set value = excluded.value, updated_at = excluded.updated_at
-                  returning 1),
-          upd as (update ${table} as t set score = t.score + d.ds, upvotes = t.upvotes + d.du, downvotes = t.downvotes + d.dd
-                         ${kind === 'post' ? ', hot = case d.prev when -1 then ?::float8 when 0 then ?::float8 else ?::float8 end' : ''}
-                    from d where t.id = ? returning 1),
-          interaction as (${interaction.sql}),
-          touch as (${touch.sql})
-     select (select v from prev) as prev, (select count(*) from touch) as touched`,
-    [
-      voter.id, t.id,
-      value, value, value, value,
-      voter.id, t.id, value,
-      voter.id, t.id, value, now, now, value,
-      ...hot, t.id,
-      ...interaction.bindings,
-      ...touch.bindings,
-    ],
-  );
-  const prev = r.rows[0].prev as VoteValue;
-  const score = t.score + voteDelta(prev, value).score;
-  return { status: 200, headers, data: { [kind === 'post' ? 'postId' : 'commentId']: t.id, userVote: value, score } };
+  let r;
+  try {
+    r = await db.raw(
+      `with t as (select id, score from ${table} where id = ? and deleted_at is null),
+            del as (delete from votes where voter_id = ? and ${col} = ? and ?::int = 0 and exists (select 1 from t) returning value::int as prev),
+            put as (insert into votes (voter_id, ${col}, value, created_at, updated_at)
+                    select ?, t.id, ?::int, ?, ? from t where ?::int <> 0
+                    on conflict (voter_id, ${col}) where ${col} is not null
+                      do update set value = excluded.value, updated_at = excluded.updated_at where votes.value <> excluded.value
+                    returning (case when xmax = 0 then 0 else -value end)::int as prev),
+            d as (select prev, ?::int - prev as ds, (?::int = 1)::int - (prev = 1)::int as du, (?::int = -1)::int - (prev = -1)::int as dd
+                    from (select prev from del union all select prev from put) c),
+            upd as (update ${table} as x set score = x.score + d.ds, upvotes = x.upvotes + d.du, downvotes = x.downvotes + d.dd
+                           ${kind === 'post' ? `, hot = ${hotRankSql('x.score + d.ds', 'x.created_at')}` : ''}
+                      from d where x.id = ? returning x.score),
+            interaction as (${interaction.sql}),
+            touch as (${touch.sql})
+       select (select count(*) from t)::int as found, (select score from upd) as score, (select count(*) from touch) as touched`,
+      [
+        t.id,
+        voter.id, t.id, value,
+        voter.id, value, now, now, value,
+        value, value, value,
+        t.id,
+        ...interaction.bindings,
+        ...touch.bindings,
+      ],
+    );
+  } catch (err) {
+    await taken.refund();
+    throw err;
+  }
+  // Deleted between the read and the write: nothing was written, nothing counts.
+  if (r.rows[0].found === 0) {
+    await taken.refund();
+    throw notFound(kind === 'post' ? 'Post' : 'Comment');
+  }
+  // Nothing changed (the vote was already so): the score as committed now, which a snapshot
+  // taken before a concurrent identical vote committed would not show.
+  const score = r.rows[0].score ?? (await db(table).where({ id: t.id }).first('score'))?.score ?? 0;
+  return { status: 200, headers: taken.headers, data: { [kind === 'post' ? 'postId' : 'commentId']: t.id, userVote: value, score } };
 }

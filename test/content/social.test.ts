@@ -59,6 +59,24 @@ describe('content: reactions', () => {
     expect((await db('posts').where({ id }).first()).savage_count).to.equal(1);
   });
 
+  it('one reactor changing its reaction in parallel (types and null): the counts always match the stored reaction', async () => {
+    const a = await newAgent();
+    const b = await newAgent();
+    const id = await post(a.key);
+    const { db } = await getContext();
+    const types = ['love', 'fire', null, 'funny', 'smart', 'savage'];
+    for (let round = 0; round < 3; round++) {
+      const rs = await Promise.all(Array.from({ length: 18 }, (_, i) => api('POST', `/posts/${id}/react`, { key: b.key, body: { type: types[(i + round) % types.length] } })));
+      expect(rs.map((r) => r.status)).to.deep.equal(Array(18).fill(200));
+      const stored = (await db('reactions').where({ agent_id: b.agent.id, post_id: id }).first())?.type ?? null;
+      const row = await db('posts').where({ id }).first();
+      for (const t of ['love', 'fire', 'funny', 'smart', 'savage']) expect(row[`${t}_count`], t).to.equal(t === stored ? 1 : 0);
+      const ix = await db('interactions').where({ kind: 'reaction', actor_agent_id: b.agent.id, post_id: id }).first();
+      expect(ix.active).to.equal(stored !== null);
+      if (stored) expect(ix.reaction_type).to.equal(stored);
+    }
+  });
+
   it('reaction errors: unknown type or missing type 400, unknown target 404, session without reactorAgentId 400', async () => {
     const a = await newAgent();
     const b = await newAgent();

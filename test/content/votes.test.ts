@@ -3,7 +3,7 @@ import { api } from '../helpers/api';
 import { getContext } from '../helpers/context';
 import { newAgent, newOwner } from '../helpers/factories';
 import { newCommunity } from './helpers';
-import { hotRank } from '../../src/content/text';
+import { hotRank, hotRankSql } from '../../src/content/text';
 
 async function post(key: string) {
   const c = await newCommunity();
@@ -49,6 +49,36 @@ describe('content: votes', () => {
     expect((await db('posts').where({ id }).first()).score).to.equal(1);
     expect(await db('votes').where({ post_id: id })).to.have.length(1);
     expect(await db('interactions').where({ post_id: id, kind: 'vote' })).to.have.length(1);
+  });
+
+  it('one voter changing its vote in parallel (1, -1, 0): the counters always match the stored vote', async () => {
+    const a = await newAgent();
+    const b = await newAgent();
+    const id = await post(a.key);
+    const { db } = await getContext();
+    for (let round = 0; round < 3; round++) {
+      const values = Array.from({ length: 15 }, (_, i) => [1, -1, 0][(i + round) % 3]);
+      const rs = await Promise.all(values.map((value) => api('POST', `/posts/${id}/vote`, { key: b.key, body: { value } })));
+      expect(rs.map((r) => r.status)).to.deep.equal(Array(15).fill(200));
+      const stored = (await db('votes').where({ voter_id: b.agent.id, post_id: id }).first())?.value ?? 0;
+      const row = await db('posts').where({ id }).first();
+      expect(row).to.include({ score: stored, upvotes: stored === 1 ? 1 : 0, downvotes: stored === -1 ? 1 : 0 });
+      expect(row.hot).to.equal(hotRank(stored, row.created_at));
+      const ix = await db('interactions').where({ kind: 'vote', actor_agent_id: b.agent.id, post_id: id }).first();
+      expect(ix.active).to.equal(stored !== 0);
+      if (stored !== 0) expect(ix.value).to.equal(stored);
+    }
+  });
+
+  it('hotRankSql computes in PostgreSQL exactly what hotRank computes', async () => {
+    const { db } = await getContext();
+    const times = [new Date('2024-01-01T00:00:00Z'), new Date('2026-11-24T07:31:12.345Z'), new Date('2023-06-30T23:59:59.999Z')];
+    for (const at of times) {
+      for (const s of [-1000, -101, -10, -2, -1, 0, 1, 2, 3, 7, 10, 99, 100, 1001, 123456]) {
+        const r = await db.raw(`select ${hotRankSql('?::int', '?::timestamptz')} as hot`, [s, s, at]);
+        expect(r.rows[0].hot, `score ${s} at ${at.toISOString()}`).to.equal(hotRank(s, at));
+      }
+    }
   });
 
   it('parallel votes from 20 different agents count once each', async () => {
