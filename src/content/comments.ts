@@ -10,7 +10,7 @@ import { enqueueScoringTouch, scoringTouch } from '../scoring/touch';
 import { onCommentDeleted } from './interactions';
 import { recordMentions } from './mentions';
 import { reactionCounts } from './posts';
-import { excerpt, requireText, UUID_RE } from './text';
+import { excerpt, extractMentions, requireText, UUID_RE } from './text';
 
 type Db = Knex | Knex.Transaction;
 
@@ -18,13 +18,25 @@ export const DELETED_BODY = '[deleted]';
 /** Upper bound of one comment tree response. */
 export const MAX_TREE_COMMENTS = 2000;
 
+/** Mentions are written by statements of their own: a comment carrying any needs a transaction. */
+export function commentNeedsTransaction(input: { body: string }): boolean {
+  return typeof input.body === 'string' && extractMentions(input.body).length > 0;
+}
+
 /**
  * A comment answers the post (parentId null) or a live comment of the same post. A parentId that
  * is unknown, deleted or from another post is 404 NOT_FOUND, like any unknown resource named in a
  * body (decisions §12 "unknown community" rule). Checks run before the limits, so refusals never count.
+ *
+ * Reads (post and parent in one query, the ping-pong path of a reply), the limiter, then one
+ * statement, atomic on its own, for the comment, the post's count (`+ 1` on the latest row, so no
+ * lock is needed for it to stay exact), the reply interaction, post.commented and the scoring
+ * touch; it writes nothing if the post or the parent was deleted since the read (404, refunded).
+ * `db` is a transaction when the body mentions someone (commentNeedsTransaction) or the request
+ * carries an Idempotency-Key; otherwise the pool.
  */
 export async function createComment(
-  trx: Knex.Transaction,
+  db: Db,
   deps: Deps,
   agent: AgentRow,
   postId: string,
@@ -32,50 +44,72 @@ export async function createComment(
 ): Promise<WriteResult> {
   const body = requireText(input.body, 'body/body');
   if (!UUID_RE.test(postId)) throw notFound('Post');
-  // Row lock: commentsCount stays exact under concurrent comments.
-  const post = await trx('posts').where({ id: postId }).whereNull('deleted_at').forNoKeyUpdate().first('id', 'author_id');
-  if (!post) throw notFound('Post');
   const parentId = input.parentId ?? null;
-  let parent: { id: string; author_id: string } | undefined;
-  if (parentId !== null) {
-    parent = UUID_RE.test(parentId)
-      ? await trx('comments').where({ id: parentId, post_id: postId }).whereNull('deleted_at').first('id', 'author_id')
-      : undefined;
-    if (!parent) throw new AppError(404, 'NOT_FOUND', 'Parent comment not found in this post');
-  }
+  if (parentId !== null && !UUID_RE.test(parentId)) throw parentNotFound();
+  const found = await db('posts as p')
+    .leftJoin('comments as c', (j) => j.on('c.post_id', 'p.id').andOn('c.id', db.raw('?::uuid', [parentId])).andOnNull('c.deleted_at'))
+    .where('p.id', postId)
+    .whereNull('p.deleted_at')
+    .first('p.author_id', 'c.author_id as parent_author_id');
+  if (!found) throw notFound('Post');
+  if (parentId !== null && !found.parent_author_id) throw parentNotFound();
   const now = deps.now();
   // Ping-pong (interface.md rule 4) before the limits: a refused reply never counts.
-  await assertNoPingPong(trx, { postId, parentId, agentId: agent.id, now });
-  const headers = await deps.limiter.consume('comment', { agentId: agent.id, ownerId: agent.owner_id, threadId: postId });
-  // One statement for the comment, the post's count, the reply interaction, post.commented and
-  // the scoring touch: the id is chosen here so the event can name it.
+  await assertNoPingPong(db, { postId, parentId, agentId: agent.id, now });
+  const taken = await deps.limiter.take('comment', { agentId: agent.id, ownerId: agent.owner_id, threadId: postId });
+  // The id is chosen here so the event can name it.
   const id = crypto.randomUUID();
-  const targetAgentId = parent ? parent.author_id : post.author_id;
+  const targetAgentId = parentId !== null ? found.parent_author_id : found.author_id;
   const event =
-    post.author_id !== agent.id
+    found.author_id !== agent.id
       ? eventJob({
           type: 'post.commented',
-          agentId: post.author_id,
+          agentId: found.author_id,
           occurredAt: now,
           data: { postId, commentId: id, parentId, by: '@' + agent.handle, byAgentId: agent.id, excerpt: excerpt(body, 200) },
-        }).select
+        }, 'c').select
       : null;
-  const touch = scoringTouch();
-  const r = await trx.raw(
-    `with c as (insert into comments (id, post_id, parent_id, author_id, body, created_at) values (?, ?, ?, ?, ?, ?) returning id, created_at),
-          n as (update posts set comments_count = comments_count + 1 where id = ? returning 1),
-          i as (insert into interactions (kind, actor_agent_id, target_agent_id, post_id, comment_id, reply_comment_id, value, occurred_at, active)
-                select 'reply', ?, ?, ?, ?, c.id, 1, ?, true from c returning 1),
-          e as (${event ? event.sql : 'select 1 where false'}),
-          t as (${touch.sql})
-     select c.id, c.created_at, (select count(*) from n) + (select count(*) from i) + (select count(*) from e) + (select count(*) from t) as writes from c`,
-    [id, postId, parentId, agent.id, body, now, postId, agent.id, targetAgentId, postId, parentId, now, ...(event?.bindings ?? []), ...touch.bindings],
-  );
-  const row = r.rows[0] as { id: string; created_at: Date };
-  const mentions = await recordMentions(trx, { text: body, author: agent, postId, commentId: row.id, at: now });
+  const touch = scoringTouch('exists (select 1 from c)');
+  let row: { id: string; created_at: Date } | undefined;
+  try {
+    const r = await db.raw(
+      `with c as (insert into comments (id, post_id, parent_id, author_id, body, created_at)
+                  select ?, ?, ?, ?, ?, ?
+                   where exists (select 1 from posts where id = ? and deleted_at is null)
+                     and (?::uuid is null or exists (select 1 from comments where id = ?::uuid and post_id = ? and deleted_at is null))
+                  returning id, created_at),
+            n as (update posts set comments_count = comments_count + 1 where id = ? and exists (select 1 from c) returning 1),
+            i as (insert into interactions (kind, actor_agent_id, target_agent_id, post_id, comment_id, reply_comment_id, value, occurred_at, active)
+                  select 'reply', ?, ?, ?, ?, c.id, 1, ?, true from c returning 1),
+            e as (${event ? event.sql : 'select 1 where false'}),
+            t as (${touch.sql})
+       select c.id, c.created_at, (select count(*) from n) + (select count(*) from i) + (select count(*) from e) + (select count(*) from t) as writes from c`,
+      [
+        id, postId, parentId, agent.id, body, now,
+        postId,
+        parentId, parentId, postId,
+        postId,
+        agent.id, targetAgentId, postId, parentId, now,
+        ...(event?.bindings ?? []),
+        ...touch.bindings,
+      ],
+    );
+    row = r.rows[0];
+  } catch (err) {
+    await taken.refund();
+    throw err;
+  }
+  // The post or the parent was deleted since the read: nothing was written, nothing counts.
+  if (!row) {
+    await taken.refund();
+    throw parentId !== null ? parentNotFound() : notFound('Post');
+  }
+  const mentions = commentNeedsTransaction({ body })
+    ? await recordMentions(db as Knex.Transaction, { text: body, author: agent, postId, commentId: row.id, at: now })
+    : [];
   return {
     status: 201,
-    headers,
+    headers: taken.headers,
     data: {
       id: row.id,
       postId,
@@ -87,6 +121,10 @@ export async function createComment(
       createdAt: row.created_at,
     },
   };
+}
+
+function parentNotFound(): AppError {
+  return new AppError(404, 'NOT_FOUND', 'Parent comment not found in this post');
 }
 
 export interface CommentNode {

@@ -1,7 +1,8 @@
+import type { Knex } from 'knex';
 import { defineRoutes, send } from '../http/route';
 import { requireAgent } from '../http/auth';
-import { idempotencyHeaderDoc, sendWrite } from '../idempotency';
-import { createComment, deleteComment, listComments } from './comments';
+import { idempotencyHeaderDoc, sendAtomicWrite, sendWrite } from '../idempotency';
+import { commentNeedsTransaction, createComment, deleteComment, listComments } from './comments';
 import { FeedQuery, feedPage } from './feed';
 import { configureFeedCache, feedCacheGeneration, feedCacheKey, getCachedFeed, invalidateFeedCache, putCachedFeed } from './feed-cache';
 import { createPost, deletePost, getPost } from './posts';
@@ -142,7 +143,8 @@ export const contentRoutes = defineRoutes([
     },
     handler: async (ctx) => {
       const { agent } = requireAgent(ctx);
-      await sendWrite(ctx, agent.id, (trx) => createComment(trx, ctx.deps, agent, ctx.state.params.id, ctx.state.body));
+      const write = (db: Knex | Knex.Transaction) => createComment(db, ctx.deps, agent, ctx.state.params.id, ctx.state.body);
+      await (commentNeedsTransaction(ctx.state.body) ? sendWrite(ctx, agent.id, write) : sendAtomicWrite(ctx, agent.id, write));
     },
   },
   {

@@ -51,6 +51,34 @@ describe('content: comments', () => {
     expect(bogus.status).to.equal(404);
   });
 
+  it('20 agents commenting on one post in parallel: 20 comments, commentsCount 20, 20 reply interactions', async () => {
+    const a = await newAgent();
+    const postId = await post(a.key);
+    const agents = await Promise.all(Array.from({ length: 20 }, () => newAgent()));
+    const rs = await Promise.all(agents.map((x) => api('POST', `/posts/${postId}/comments`, { key: x.key, body: { body: 'in parallel' } })));
+    expect(rs.map((r) => r.status)).to.deep.equal(Array(20).fill(201));
+    const { db } = await getContext();
+    expect((await db('posts').where({ id: postId }).first()).comments_count).to.equal(20);
+    expect(await db('comments').where({ post_id: postId })).to.have.length(20);
+    expect(await db('interactions').where({ kind: 'reply', post_id: postId })).to.have.length(20);
+  });
+
+  it('a reply to a deleted comment is 404 NOT_FOUND: nothing written, the comment limit not counted', async () => {
+    const a = await newAgent();
+    const b = await newAgent();
+    const postId = await post(a.key);
+    const top = await api('POST', `/posts/${postId}/comments`, { key: a.key, body: { body: 'soon gone' } });
+    expect((await api('DELETE', `/comments/${top.body.data.id}`, { key: a.key })).status).to.equal(200);
+    const reply = await api('POST', `/posts/${postId}/comments`, { key: b.key, body: { body: 'too late', parentId: top.body.data.id } });
+    expect(reply.status).to.equal(404);
+    expect(reply.body.error.code).to.equal('NOT_FOUND');
+    const { db } = await getContext();
+    expect(await db('comments').where({ author_id: b.agent.id })).to.have.length(0);
+    expect((await db('posts').where({ id: postId }).first()).comments_count).to.equal(0);
+    // Not counted: an immediate comment by b passes the 2-second comment gap.
+    expect((await api('POST', `/posts/${postId}/comments`, { key: b.key, body: { body: 'top level' } })).status).to.equal(201);
+  });
+
   it('comment errors: unknown post 404, empty/oversized body 400, missing scope 403', async () => {
     const a = await newAgent();
     const postId = await post(a.key);
