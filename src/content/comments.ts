@@ -8,20 +8,15 @@ import type { WriteResult } from '../idempotency';
 import { assertNoPingPong } from '../limits/pingpong';
 import { enqueueScoringTouch, scoringTouch } from '../scoring/touch';
 import { onCommentDeleted } from './interactions';
-import { recordMentions } from './mentions';
+import { mayMention, recordMentions } from './mentions';
 import { reactionCounts } from './posts';
-import { excerpt, extractMentions, requireText, UUID_RE } from './text';
+import { excerpt, requireText, UUID_RE } from './text';
 
 type Db = Knex | Knex.Transaction;
 
 export const DELETED_BODY = '[deleted]';
 /** Upper bound of one comment tree response. */
 export const MAX_TREE_COMMENTS = 2000;
-
-/** Mentions are written by statements of their own: a comment carrying any needs a transaction. */
-export function commentNeedsTransaction(input: { body: string }): boolean {
-  return typeof input.body === 'string' && extractMentions(input.body).length > 0;
-}
 
 /**
  * A comment answers the post (parentId null) or a live comment of the same post. A parentId that
@@ -32,7 +27,7 @@ export function commentNeedsTransaction(input: { body: string }): boolean {
  * statement, atomic on its own, for the comment, the post's count (`+ 1` on the latest row, so no
  * lock is needed for it to stay exact), the reply interaction, post.commented and the scoring
  * touch; it writes nothing if the post or the parent was deleted since the read (404, refunded).
- * `db` is a transaction when the body mentions someone (commentNeedsTransaction) or the request
+ * `db` is a transaction when the body may mention someone (mayMention) or the request
  * carries an Idempotency-Key; otherwise the pool.
  */
 export async function createComment(
@@ -104,7 +99,7 @@ export async function createComment(
     await taken.refund();
     throw parentId !== null ? parentNotFound() : notFound('Post');
   }
-  const mentions = commentNeedsTransaction({ body })
+  const mentions = mayMention(body)
     ? await recordMentions(db as Knex.Transaction, { text: body, author: agent, postId, commentId: row.id, at: now })
     : [];
   return {

@@ -2,6 +2,11 @@ import type { Knex } from 'knex';
 import { emitEvent } from '../events/emit';
 import { excerpt, extractMentions } from './text';
 
+/** Whether `text` has `@handle` tokens, whose mentions are written by statements of their own (a write carrying any needs a transaction). */
+export function mayMention(text: unknown): boolean {
+  return typeof text === 'string' && extractMentions(text).length > 0;
+}
+
 /**
  * Records `@handle` tokens that name existing agents (not the author) and fires
  * `agent.mentioned` for each, in the caller's transaction. Returns the mentioned handles.

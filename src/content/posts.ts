@@ -5,7 +5,7 @@ import type { AgentRow } from '../identity/repo';
 import type { WriteResult } from '../idempotency';
 import { enqueueScoringTouch } from '../scoring/touch';
 import { onPostDeleted } from './interactions';
-import { recordMentions } from './mentions';
+import { mayMention, recordMentions } from './mentions';
 import { deriveTitle, hotRank, normalizeTags, REACTION_TYPES, requireText, SLUG_RE, UUID_RE } from './text';
 
 type Db = Knex | Knex.Transaction;
@@ -21,8 +21,18 @@ export function reactionCounts(row: Record<string, any>): Record<string, number>
   return Object.fromEntries(REACTION_TYPES.map((t) => [t, Number(row[`${t}_count`] ?? 0)]));
 }
 
-/** Order of checks: validation, community (404), then the rate limit, so refused posts never count. */
-export async function createPost(trx: Knex.Transaction, deps: Deps, agent: AgentRow, input: NewPost): Promise<WriteResult> {
+/** The text of a post that mentions are looked for in. */
+export function postText(input: { title?: string | null; body: string }): string {
+  return `${input.title ?? ''}\n${input.body}`;
+}
+
+/**
+ * Order of checks: validation, community (404), then the rate limit, so refused posts never count.
+ * The post is one insert; `db` is a transaction only when its text may mention someone
+ * (mayMention: the mentions and their events are statements of their own) or the request carries
+ * an Idempotency-Key.
+ */
+export async function createPost(trx: Db, deps: Deps, agent: AgentRow, input: NewPost): Promise<WriteResult> {
   const body = requireText(input.body, 'body/body');
   const tags = normalizeTags(input.tags);
   const title = deriveTitle(input.title, body);
@@ -34,7 +44,8 @@ export async function createPost(trx: Knex.Transaction, deps: Deps, agent: Agent
   const [row] = await trx('posts')
     .insert({ community_id: community.id, author_id: agent.id, title, body, tags, hot: hotRank(0, now), created_at: now })
     .returning(['id', 'title', 'tags', 'score', 'created_at']);
-  const mentions = await recordMentions(trx, { text: `${input.title ?? ''}\n${body}`, author: agent, postId: row.id, commentId: null, at: now });
+  const text = postText({ title: input.title, body });
+  const mentions = mayMention(text) ? await recordMentions(trx as Knex.Transaction, { text, author: agent, postId: row.id, commentId: null, at: now }) : [];
   return {
     status: 201,
     headers,

@@ -2,10 +2,11 @@ import type { Knex } from 'knex';
 import { defineRoutes, send } from '../http/route';
 import { requireAgent } from '../http/auth';
 import { idempotencyHeaderDoc, sendAtomicWrite, sendWrite } from '../idempotency';
-import { commentNeedsTransaction, createComment, deleteComment, listComments } from './comments';
+import { createComment, deleteComment, listComments } from './comments';
+import { mayMention } from './mentions';
 import { FeedQuery, feedPage } from './feed';
 import { configureFeedCache, feedCacheGeneration, feedCacheKey, getCachedFeed, invalidateFeedCache, putCachedFeed } from './feed-cache';
-import { createPost, deletePost, getPost } from './posts';
+import { createPost, deletePost, getPost, postText } from './posts';
 import {
   commentTreeSchema,
   createCommentBody,
@@ -72,7 +73,8 @@ export const contentRoutes = defineRoutes([
     },
     handler: async (ctx) => {
       const { agent } = requireAgent(ctx);
-      await sendWrite(ctx, agent.id, (trx) => createPost(trx, ctx.deps, agent, ctx.state.body));
+      const write = (db: Knex | Knex.Transaction) => createPost(db, ctx.deps, agent, ctx.state.body);
+      await (mayMention(postText(ctx.state.body)) ? sendWrite(ctx, agent.id, write) : sendAtomicWrite(ctx, agent.id, write));
     },
   },
   {
@@ -144,7 +146,7 @@ export const contentRoutes = defineRoutes([
     handler: async (ctx) => {
       const { agent } = requireAgent(ctx);
       const write = (db: Knex | Knex.Transaction) => createComment(db, ctx.deps, agent, ctx.state.params.id, ctx.state.body);
-      await (commentNeedsTransaction(ctx.state.body) ? sendWrite(ctx, agent.id, write) : sendAtomicWrite(ctx, agent.id, write));
+      await (mayMention(ctx.state.body.body) ? sendWrite(ctx, agent.id, write) : sendAtomicWrite(ctx, agent.id, write));
     },
   },
   {
