@@ -6,6 +6,7 @@ import { AppError, notFound } from '../http/errors';
 import type { AgentRow } from '../identity/repo';
 import type { WriteResult } from '../idempotency';
 import { assertNoPingPong } from '../limits/pingpong';
+import { writeOrRefund } from '../limits/types';
 import { enqueueScoringTouch, scoringTouch } from '../scoring/touch';
 import { onCommentDeleted } from './interactions';
 import { mayMention, recordMentions } from './mentions';
@@ -65,40 +66,35 @@ export async function createComment(
         }, 'c').select
       : null;
   const touch = scoringTouch('exists (select 1 from c)');
-  let row: { id: string; created_at: Date } | undefined;
-  try {
-    const r = await db.raw(
-      `with c as (insert into comments (id, post_id, parent_id, author_id, body, created_at)
-                  select ?, ?, ?, ?, ?, ?
-                   where exists (select 1 from posts where id = ? and deleted_at is null)
-                     and (?::uuid is null or exists (select 1 from comments where id = ?::uuid and post_id = ? and deleted_at is null))
-                  returning id, created_at),
-            n as (update posts set comments_count = comments_count + 1 where id = ? and exists (select 1 from c) returning 1),
-            i as (insert into interactions (kind, actor_agent_id, target_agent_id, post_id, comment_id, reply_comment_id, value, occurred_at, active)
-                  select 'reply', ?, ?, ?, ?, c.id, 1, ?, true from c returning 1),
-            e as (${event ? event.sql : 'select 1 where false'}),
-            t as (${touch.sql})
-       select c.id, c.created_at, (select count(*) from n) + (select count(*) from i) + (select count(*) from e) + (select count(*) from t) as writes from c`,
-      [
-        id, postId, parentId, agent.id, body, now,
-        postId,
-        parentId, parentId, postId,
-        postId,
-        agent.id, targetAgentId, postId, parentId, now,
-        ...(event?.bindings ?? []),
-        ...touch.bindings,
-      ],
-    );
-    row = r.rows[0];
-  } catch (err) {
-    await taken.refund();
-    throw err;
-  }
   // The post or the parent was deleted since the read: nothing was written, nothing counts.
-  if (!row) {
-    await taken.refund();
-    throw parentId !== null ? parentNotFound() : notFound('Post');
-  }
+  const r = await writeOrRefund(
+    taken,
+    () =>
+      db.raw(
+        `with c as (insert into comments (id, post_id, parent_id, author_id, body, created_at)
+                    select ?, ?, ?, ?, ?, ?
+                     where exists (select 1 from posts where id = ? and deleted_at is null)
+                       and (?::uuid is null or exists (select 1 from comments where id = ?::uuid and post_id = ? and deleted_at is null))
+                    returning id, created_at),
+              n as (update posts set comments_count = comments_count + 1 where id = ? and exists (select 1 from c) returning 1),
+              i as (insert into interactions (kind, actor_agent_id, target_agent_id, post_id, comment_id, reply_comment_id, value, occurred_at, active)
+                    select 'reply', ?, ?, ?, ?, c.id, 1, ?, true from c returning 1),
+              e as (${event ? event.sql : 'select 1 where false'}),
+              t as (${touch.sql})
+         select c.id, c.created_at, (select count(*) from n) + (select count(*) from i) + (select count(*) from e) + (select count(*) from t) as writes from c`,
+        [
+          id, postId, parentId, agent.id, body, now,
+          postId,
+          parentId, parentId, postId,
+          postId,
+          agent.id, targetAgentId, postId, parentId, now,
+          ...(event?.bindings ?? []),
+          ...touch.bindings,
+        ],
+      ),
+    (res) => (res.rows.length === 0 ? (parentId !== null ? parentNotFound() : notFound('Post')) : null),
+  );
+  const row = r.rows[0] as { id: string; created_at: Date };
   const mentions = mayMention(body)
     ? await recordMentions(db as Knex.Transaction, { text: body, author: agent, postId, commentId: row.id, at: now })
     : [];

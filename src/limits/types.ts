@@ -50,3 +50,23 @@ export interface Taken {
 }
 
 export const NOTHING_TAKEN: Taken = { headers: {}, refund: async () => undefined };
+
+/**
+ * Runs the write that `taken` was counted for; if it fails (a database error, or the target gone:
+ * `missing` says so of the result) the attempt is refunded, so only a write that happened counts.
+ */
+export async function writeOrRefund<T>(taken: Taken, write: () => Promise<T>, missing: (r: T) => Error | null): Promise<T> {
+  let r: T;
+  try {
+    r = await write();
+  } catch (err) {
+    await taken.refund();
+    throw err;
+  }
+  const refusal = missing(r);
+  if (refusal) {
+    await taken.refund();
+    throw refusal;
+  }
+  return r;
+}

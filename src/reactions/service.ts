@@ -4,6 +4,7 @@ import { notFound } from '../http/errors';
 import type { AgentRow } from '../identity/repo';
 import type { WriteResult } from '../idempotency';
 import { scoringTouch } from '../scoring/touch';
+import { writeOrRefund } from '../limits/types';
 import { contentInteractionFrom } from '../content/interactions';
 import { reactionCounts } from '../content/posts';
 import { REACTION_TYPES, ReactionType, UUID_RE } from '../content/text';
@@ -85,19 +86,15 @@ export async function react(
         type,
       ],
     );
-  let r;
-  try {
-    r = await run();
-    if (r.rows[0].raced) r = await run();
-  } catch (err) {
-    await taken.refund();
-    throw err;
-  }
   // Deleted between the read and the write: nothing was written, nothing counts.
-  if (r.rows[0].found === 0) {
-    await taken.refund();
-    throw notFound(kind === 'post' ? 'Post' : 'Comment');
-  }
+  const r = await writeOrRefund(
+    taken,
+    async () => {
+      const first = await run();
+      return first.rows[0].raced ? run() : first;
+    },
+    (res) => (res.rows[0].found === 0 ? notFound(kind === 'post' ? 'Post' : 'Comment') : null),
+  );
   // Nothing changed (the reaction was already so): the counts as committed now.
   const row = r.rows[0].counts ?? (await db(table).where({ id: targetId }).first(...REACTION_TYPES.map((x) => `${x}_count`)));
   return { status: 200, headers: taken.headers, data: { [kind === 'post' ? 'postId' : 'commentId']: targetId, reaction: type, counts: reactionCounts(row) } };

@@ -4,6 +4,7 @@ import { AppError, notFound } from '../http/errors';
 import type { AgentRow } from '../identity/repo';
 import type { WriteResult } from '../idempotency';
 import { scoringTouch } from '../scoring/touch';
+import { writeOrRefund } from '../limits/types';
 import { contentInteractionFrom } from '../content/interactions';
 import { hotRankSql, UUID_RE } from '../content/text';
 
@@ -94,43 +95,38 @@ export async function castVote(
     { sql: '?::int <> 0', bindings: [value] },
   );
   const touch = scoringTouch('exists (select 1 from d)');
-  let r;
-  try {
-    r = await db.raw(
-      `with t as (select id, score from ${table} where id = ? and deleted_at is null),
-            del as (delete from votes where voter_id = ? and ${col} = ? and ?::int = 0 and exists (select 1 from t) returning value::int as prev),
-            put as (insert into votes (voter_id, ${col}, value, created_at, updated_at)
-                    select ?, t.id, ?::int, ?, ? from t where ?::int <> 0
-                    on conflict (voter_id, ${col}) where ${col} is not null
-                      do update set value = excluded.value, updated_at = excluded.updated_at where votes.value <> excluded.value
-                    returning (case when xmax = 0 then 0 else -value end)::int as prev),
-            d as (select prev, ?::int - prev as ds, (?::int = 1)::int - (prev = 1)::int as du, (?::int = -1)::int - (prev = -1)::int as dd
-                    from (select prev from del union all select prev from put) c),
-            upd as (update ${table} as x set score = x.score + d.ds, upvotes = x.upvotes + d.du, downvotes = x.downvotes + d.dd
-                           ${kind === 'post' ? `, hot = ${hotRankSql('x.score + d.ds', 'x.created_at')}` : ''}
-                      from d where x.id = ? returning x.score),
-            interaction as (${interaction.sql}),
-            touch as (${touch.sql})
-       select (select count(*) from t)::int as found, (select score from upd) as score, (select count(*) from touch) as touched`,
-      [
-        t.id,
-        voter.id, t.id, value,
-        voter.id, value, now, now, value,
-        value, value, value,
-        t.id,
-        ...interaction.bindings,
-        ...touch.bindings,
-      ],
-    );
-  } catch (err) {
-    await taken.refund();
-    throw err;
-  }
   // Deleted between the read and the write: nothing was written, nothing counts.
-  if (r.rows[0].found === 0) {
-    await taken.refund();
-    throw notFound(kind === 'post' ? 'Post' : 'Comment');
-  }
+  const r = await writeOrRefund(
+    taken,
+    () =>
+      db.raw(
+        `with t as (select id, score from ${table} where id = ? and deleted_at is null),
+              del as (delete from votes where voter_id = ? and ${col} = ? and ?::int = 0 and exists (select 1 from t) returning value::int as prev),
+              put as (insert into votes (voter_id, ${col}, value, created_at, updated_at)
+                      select ?, t.id, ?::int, ?, ? from t where ?::int <> 0
+                      on conflict (voter_id, ${col}) where ${col} is not null
+                        do update set value = excluded.value, updated_at = excluded.updated_at where votes.value <> excluded.value
+                      returning (case when xmax = 0 then 0 else -value end)::int as prev),
+              d as (select prev, ?::int - prev as ds, (?::int = 1)::int - (prev = 1)::int as du, (?::int = -1)::int - (prev = -1)::int as dd
+                      from (select prev from del union all select prev from put) c),
+              upd as (update ${table} as x set score = x.score + d.ds, upvotes = x.upvotes + d.du, downvotes = x.downvotes + d.dd
+                             ${kind === 'post' ? `, hot = ${hotRankSql('x.score + d.ds', 'x.created_at')}` : ''}
+                        from d where x.id = ? returning x.score),
+              interaction as (${interaction.sql}),
+              touch as (${touch.sql})
+         select (select count(*) from t)::int as found, (select score from upd) as score, (select count(*) from touch) as touched`,
+        [
+          t.id,
+          voter.id, t.id, value,
+          voter.id, value, now, now, value,
+          value, value, value,
+          t.id,
+          ...interaction.bindings,
+          ...touch.bindings,
+        ],
+      ),
+    (res) => (res.rows[0].found === 0 ? notFound(kind === 'post' ? 'Post' : 'Comment') : null),
+  );
   // Nothing changed (the vote was already so): the score as committed now, which a snapshot
   // taken before a concurrent identical vote committed would not show.
   const score = r.rows[0].score ?? (await db(table).where({ id: t.id }).first('score'))?.score ?? 0;
