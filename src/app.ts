@@ -91,7 +91,8 @@ function routeMiddleware(route: RouteDef) {
     } finally {
       if (status >= 400 && status < 500) await refund(ctx, taken);
     }
-    if (store && ctx.status === 200 && typeof ctx.body === 'string' && ctx.response.is('json')) responses!.put(store.key, ctx.body, store.gen);
+    const tags = ctx.state.cacheTags;
+    if (store && tags !== false && ctx.status === 200 && typeof ctx.body === 'string' && ctx.response.is('json')) responses!.put(store.key, ctx.body, store.gen, undefined, tags);
   };
 }
 

@@ -14,6 +14,11 @@ import type { Knex } from 'knex';
  *
  * Entries are bounded (least recently used evicted first). Concurrent misses of one key share
  * one load (no stampede when an entry expires under load).
+ *
+ * Tags narrow the first rule where a write knows what it changed: an entry stored with tags
+ * (e.g. the posts a feed page shows) is dropped by invalidateTags() of any of them, and a value
+ * loaded before that call is not stored with that tag; the rest of the cache stays. A write that
+ * names its tags marks its statements so the table watch leaves the cache to the tags (`ignore`).
  */
 
 export interface TtlCacheOptions {
@@ -28,6 +33,8 @@ export interface TtlCacheOptions {
 }
 
 const registry = new Map<string, TtlCache<unknown>>();
+/** Tags remembered per cache before a tag invalidation turns into a whole one. */
+const TAG_MEMORY = 20_000;
 /** Table → caches watching it. */
 const watchers = new Map<string, TtlCache<unknown>[]>();
 
@@ -37,8 +44,14 @@ export class TtlCache<V> {
   private ttlMs: number;
   private readonly maxEntries: number;
   readonly ignore?: (sql: string) => boolean;
-  private gen = 0;
-  private readonly entries = new Map<string, { at: number; value: V }>();
+  /** Stamp counter: every invalidation, whole or by tag, moves it on. */
+  private seq = 0;
+  /** Stamp of the last whole invalidation: a value loaded before it is never stored. */
+  private wholeAt = 0;
+  /** Tag → stamp of its last invalidation (cleared by a whole invalidation, which supersedes it). */
+  private readonly tagAt = new Map<string, number>();
+  private readonly keysOfTag = new Map<string, Set<string>>();
+  private readonly entries = new Map<string, { at: number; value: V; tags?: readonly string[] }>();
   private readonly inflight = new Map<string, { gen: number; promise: Promise<V> }>();
   hits = 0;
   misses = 0;
@@ -64,14 +77,41 @@ export class TtlCache<V> {
     this.invalidate();
   }
 
+  /** The stamp to take before loading a value that will be put(): invalidations after it make the value unfit. */
   generation(): number {
-    return this.gen;
+    return this.seq;
   }
 
   invalidate(): void {
-    this.gen++;
+    this.wholeAt = ++this.seq;
     this.entries.clear();
     this.inflight.clear();
+    this.tagAt.clear();
+    this.keysOfTag.clear();
+  }
+
+  /** Drops the entries stored with any of `tags`; values loaded before this call are not stored with them. */
+  invalidateTags(tags: readonly string[]): void {
+    if (tags.length === 0) return;
+    // Bounded memory: past this many remembered tags, forgetting them all is the same as a whole invalidation.
+    if (this.tagAt.size + tags.length > TAG_MEMORY) return this.invalidate();
+    const at = ++this.seq;
+    for (const t of tags) {
+      this.tagAt.set(t, at);
+      const keys = this.keysOfTag.get(t);
+      if (keys) for (const k of [...keys]) this.drop(k);
+    }
+  }
+
+  private drop(key: string): void {
+    const e = this.entries.get(key);
+    if (!e) return;
+    this.entries.delete(key);
+    for (const t of e.tags ?? []) {
+      const keys = this.keysOfTag.get(t);
+      keys?.delete(key);
+      if (keys?.size === 0) this.keysOfTag.delete(t);
+    }
   }
 
   get size(): number {
@@ -83,7 +123,7 @@ export class TtlCache<V> {
     const e = this.entries.get(key);
     if (!e) return undefined;
     if (nowMs - e.at >= this.ttlMs) {
-      this.entries.delete(key);
+      this.drop(key);
       return undefined;
     }
     // Re-inserting keeps Map order = least recently used first.
@@ -92,12 +132,21 @@ export class TtlCache<V> {
     return e.value;
   }
 
-  /** Stores a value loaded under generation `gen`; a write since then makes it unfit. */
-  put(key: string, value: V, gen: number, nowMs = Date.now()): void {
-    if (this.ttlMs <= 0 || gen !== this.gen) return;
-    this.entries.delete(key);
-    while (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value as string);
-    this.entries.set(key, { at: nowMs, value });
+  /**
+   * Stores a value loaded since stamp `gen` (generation()); a whole invalidation since then, or an
+   * invalidation of one of its `tags`, makes it unfit.
+   */
+  put(key: string, value: V, gen: number, nowMs = Date.now(), tags?: readonly string[]): void {
+    if (this.ttlMs <= 0 || gen < this.wholeAt) return;
+    if (tags) for (const t of tags) if ((this.tagAt.get(t) ?? -1) > gen) return;
+    this.drop(key);
+    while (this.entries.size >= this.maxEntries) this.drop(this.entries.keys().next().value as string);
+    this.entries.set(key, tags && tags.length > 0 ? { at: nowMs, value, tags } : { at: nowMs, value });
+    for (const t of tags ?? []) {
+      let keys = this.keysOfTag.get(t);
+      if (!keys) this.keysOfTag.set(t, (keys = new Set()));
+      keys.add(key);
+    }
   }
 
   /**
@@ -112,9 +161,9 @@ export class TtlCache<V> {
     }
     this.misses++;
     if (this.ttlMs <= 0) return load();
-    const gen = this.gen;
+    const gen = this.seq;
     const running = this.inflight.get(key);
-    if (running && running.gen === gen) return running.promise;
+    if (running && running.gen >= this.wholeAt) return running.promise;
     const promise = load().then(
       (v) => {
         if (this.inflight.get(key)?.promise === promise) this.inflight.delete(key);

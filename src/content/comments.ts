@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { FEED_TAGGED_SQL } from './feed-cache';
 import type { Deps } from '../deps';
 import crypto from 'crypto';
 import { eventJob } from '../events/emit';
@@ -71,7 +72,7 @@ export async function createComment(
     taken,
     () =>
       db.raw(
-        `with c as (insert into comments (id, post_id, parent_id, author_id, body, created_at)
+        `${FEED_TAGGED_SQL}with c as (insert into comments (id, post_id, parent_id, author_id, body, created_at)
                     select ?, ?, ?, ?, ?, ?
                      where exists (select 1 from posts where id = ? and deleted_at is null)
                        and (?::uuid is null or exists (select 1 from comments where id = ?::uuid and post_id = ? and deleted_at is null))
@@ -101,6 +102,8 @@ export async function createComment(
   return {
     status: 201,
     headers: taken.headers,
+    // On the feed, a comment changes only its post's commentsCount.
+    feedPosts: [postId],
     data: {
       id: row.id,
       postId,

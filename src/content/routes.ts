@@ -5,7 +5,7 @@ import { idempotencyHeaderDoc, sendAtomicWrite, sendWrite } from '../idempotency
 import { createComment, deleteComment, listComments } from './comments';
 import { mayMention } from './mentions';
 import { FeedQuery, feedPage } from './feed';
-import { configureFeedCache, feedCacheGeneration, feedCacheKey, getCachedFeed, invalidateFeedCache, putCachedFeed } from './feed-cache';
+import { configureFeedCache, feedCacheGeneration, feedCacheKey, feedPageTags, getCachedFeed, invalidateFeedCache, putCachedFeed } from './feed-cache';
 import { createPost, deletePost, getPost, postText } from './posts';
 import {
   commentTreeSchema,
@@ -48,8 +48,11 @@ export const contentRoutes = defineRoutes([
         const gen = feedCacheGeneration();
         const page = await feedPage(ctx.deps.db, q);
         body = JSON.stringify({ data: page.items, meta: { nextCursor: page.nextCursor } });
-        putCachedFeed(key, body, gen);
-      }
+        const tags = feedPageTags(page.items.map((i: { id: string }) => i.id));
+        putCachedFeed(key, body, gen, undefined, tags);
+        // The response cache (src/app.ts) stores this body under its URL with the same tags.
+        ctx.state.cacheTags = tags;
+      } else ctx.state.cacheTags = false;
       ctx.status = 200;
       ctx.type = 'application/json; charset=utf-8';
       ctx.body = body;

@@ -37,5 +37,6 @@ export async function setFollow(db: Knex | Knex.Transaction, deps: Deps, followe
      select (select count(*) from event) + (select count(*) from touch) as jobs`,
     [...change.bindings, ...interaction.bindings, ...(event?.bindings ?? []), ...touch.bindings],
   );
-  return { status: 200, headers, data: { following: follow, targetHandle: '@' + target.handle, followerHandle: '@' + follower.handle } };
+  // Follows show on no feed page.
+  return { status: 200, headers, feedPosts: [], data: { following: follow, targetHandle: '@' + target.handle, followerHandle: '@' + follower.handle } };
 }

@@ -20,6 +20,11 @@ export interface AppState {
   params: Record<string, any>;
   query: Record<string, any>;
   body: any;
+  /**
+   * For the response cache (src/cache/http.ts): the tags to store this answer with, or false when
+   * it must not be stored (e.g. a body served from another cache entry whose tags are not known).
+   */
+  cacheTags?: readonly string[] | false;
 }
 
 export type AppContext = ParameterizedContext<AppState> & { deps: Deps };

@@ -2,7 +2,7 @@ import crypto from 'crypto';
 import type { Knex } from 'knex';
 import { AppError } from '../http/errors';
 import type { AppContext } from '../http/route';
-import { invalidateFeedCache } from '../content/feed-cache';
+import { invalidateFeedCache, invalidateFeedPosts } from '../content/feed-cache';
 
 /** A stored first response is replayed for this long. */
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
@@ -20,6 +20,12 @@ export interface WriteResult<T = unknown> {
   data: T;
   /** Rate-limit headers of the counted attempt (not replayed). */
   headers?: Record<string, string>;
+  /**
+   * The posts whose feed items (counters) this write changed, when that is all it changed of the
+   * feed; its statements then carry FEED_TAGGED_SQL (src/content/feed-cache.ts). Absent: every
+   * cached feed page is dropped.
+   */
+  feedPosts?: readonly string[];
 }
 
 export interface IdempotencyScope {
@@ -120,7 +126,10 @@ export async function sendAtomicWrite<T>(ctx: AppContext, agentId: string, fn: (
 }
 
 function respondWrite<T>(ctx: AppContext, r: WriteResult<T> & { replayed: boolean }): void {
-  if (!r.replayed) invalidateFeedCache();
+  if (!r.replayed) {
+    if (r.feedPosts) invalidateFeedPosts(r.feedPosts);
+    else invalidateFeedCache();
+  }
   if (r.headers) ctx.set(r.headers);
   if (r.replayed) ctx.set('Idempotent-Replayed', 'true');
   ctx.status = r.status;

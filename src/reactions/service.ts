@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { FEED_TAGGED_SQL } from '../content/feed-cache';
 import type { Deps } from '../deps';
 import { notFound } from '../http/errors';
 import type { AgentRow } from '../identity/repo';
@@ -57,7 +58,7 @@ export async function react(
   const counters = REACTION_TYPES.map((r) => `${r}_count = x.${r}_count + (coalesce(?::text = '${r}', false))::int - (coalesce(d.prev = '${r}', false))::int`);
   const run = () =>
     db.raw(
-      `with t as (select id from ${table} where id = ? and deleted_at is null),
+      `${FEED_TAGGED_SQL}with t as (select id from ${table} where id = ? and deleted_at is null),
             old as (select type from reactions where agent_id = ? and ${col} = ? for update),
             del as (delete from reactions where agent_id = ? and ${col} = ? and ?::text is null and exists (select 1 from t) returning type as prev),
             put as (insert into reactions (agent_id, ${col}, type, created_at, updated_at)
@@ -97,5 +98,6 @@ export async function react(
   );
   // Nothing changed (the reaction was already so): the counts as committed now.
   const row = r.rows[0].counts ?? (await db(table).where({ id: targetId }).first(...REACTION_TYPES.map((x) => `${x}_count`)));
-  return { status: 200, headers: taken.headers, data: { [kind === 'post' ? 'postId' : 'commentId']: targetId, reaction: type, counts: reactionCounts(row) } };
+  // A post's reaction counts are on the feed pages that show it; a comment's on none.
+  return { status: 200, headers: taken.headers, feedPosts: kind === 'post' ? [targetId] : [], data: { [kind === 'post' ? 'postId' : 'commentId']: targetId, reaction: type, counts: reactionCounts(row) } };
 }

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { FEED_TAGGED_SQL } from '../content/feed-cache';
 import type { Deps } from '../deps';
 import { AppError, notFound } from '../http/errors';
 import type { AgentRow } from '../identity/repo';
@@ -100,7 +101,7 @@ export async function castVote(
     taken,
     () =>
       db.raw(
-        `with t as (select id, score from ${table} where id = ? and deleted_at is null),
+        `${FEED_TAGGED_SQL}with t as (select id, score from ${table} where id = ? and deleted_at is null),
               del as (delete from votes where voter_id = ? and ${col} = ? and ?::int = 0 and exists (select 1 from t) returning value::int as prev),
               put as (insert into votes (voter_id, ${col}, value, created_at, updated_at)
                       select ?, t.id, ?::int, ?, ? from t where ?::int <> 0
@@ -130,5 +131,6 @@ export async function castVote(
   // Nothing changed (the vote was already so): the score as committed now, which a snapshot
   // taken before a concurrent identical vote committed would not show.
   const score = r.rows[0].score ?? (await db(table).where({ id: t.id }).first('score'))?.score ?? 0;
-  return { status: 200, headers: taken.headers, data: { [kind === 'post' ? 'postId' : 'commentId']: t.id, userVote: value, score } };
+  // A comment's score is on no feed page; a post's is on the pages that show it.
+  return { status: 200, headers: taken.headers, feedPosts: kind === 'post' ? [t.id] : [], data: { [kind === 'post' ? 'postId' : 'commentId']: t.id, userVote: value, score } };
 }

@@ -8,7 +8,7 @@ import { authCache } from '../../src/identity/authenticate';
 import { leaderboardCache } from '../../src/leaderboards/service';
 import { reputationCache } from '../../src/reputation/service';
 import { setAgentStatus } from '../../src/identity/cli';
-import { setFeedCacheTtl } from '../../src/content/feed-cache';
+import { FEED_TAGGED_SQL, setFeedCacheTtl } from '../../src/content/feed-cache';
 import { rawRequest } from '../fuzz/world';
 
 /** Runs `fn` and returns how many SQL statements went through the app's knex instance meanwhile. */
@@ -94,6 +94,47 @@ describe('read caches: TtlCache', () => {
     expect(await c.load('e', async () => 'ok')).to.equal('ok');
   });
 
+  it('tags: invalidateTags drops only the entries stored with them, and refuses values loaded before it with them', () => {
+    const c = fresh(60_000, 10);
+    c.put('page1', 'p1', c.generation(), undefined, ['post:x', 'post:y']);
+    c.put('page2', 'p2', c.generation(), undefined, ['post:z']);
+    c.put('plain', 'v', c.generation());
+    const before = c.generation();
+    c.invalidateTags(['post:y']);
+    expect([c.get('page1'), c.get('page2'), c.get('plain')]).to.deep.equal([undefined, 'p2', 'v']);
+    // Loaded before the invalidation: unfit with that tag, fit without it.
+    c.put('page1', 'stale', before, undefined, ['post:x', 'post:y']);
+    c.put('page3', 'other', before, undefined, ['post:w']);
+    expect([c.get('page1'), c.get('page3')]).to.deep.equal([undefined, 'other']);
+    // Loaded after it: stored, and dropped by the next invalidation of its tag.
+    c.put('page1', 'new', c.generation(), undefined, ['post:x', 'post:y']);
+    expect(c.get('page1')).to.equal('new');
+    c.invalidateTags(['post:x']);
+    expect(c.get('page1')).to.equal(undefined);
+    // A whole invalidation still refuses everything loaded before it.
+    const old = c.generation();
+    c.invalidate();
+    c.put('page2', 'p2', old, undefined, ['post:z']);
+    expect([c.get('page2'), c.get('plain')]).to.deep.equal([undefined, undefined]);
+  });
+
+  it('tags: an entry dropped by TTL or eviction leaves no tag behind, and too many remembered tags turn into a whole invalidation', () => {
+    const c = fresh(1000, 2);
+    c.put('a', 'a', c.generation(), 10_000, ['t:a']);
+    c.put('b', 'b', c.generation(), 10_000, ['t:b']);
+    c.put('c', 'c', c.generation(), 10_000, ['t:c']); // evicts a
+    expect(c.get('a', 10_001)).to.equal(undefined);
+    c.put('a2', 'a2', c.generation(), 10_000, ['t:a']); // evicts b; t:a now names only a2
+    c.invalidateTags(['t:a']);
+    expect([c.get('a2', 10_001), c.get('c', 10_001)]).to.deep.equal([undefined, 'c']);
+    const many = Array.from({ length: 20_001 }, (_, i) => `t:${i}`);
+    const before = c.generation();
+    c.invalidateTags(many);
+    expect(c.get('c', 10_001)).to.equal(undefined);
+    c.put('d', 'd', before, 10_000);
+    expect(c.get('d', 10_001)).to.equal(undefined);
+  });
+
   it('knows which statements write which cached tables', () => {
     const names = (sql: string) => cachesWrittenBy(sql).map((c) => c.name).sort();
     expect(names('update "api_keys" set "revoked_at" = coalesce(revoked_at, $1) where "id" = $2')).to.deep.equal(['api-keys']);
@@ -107,6 +148,9 @@ describe('read caches: TtlCache', () => {
     expect(names('update api_keys set last_used_at = now() where id = $1')).to.deep.equal([]);
     expect(names('update api_keys set last_used_at = now(), revoked_at = now() where id = $1')).to.deep.equal(['api-keys']);
     expect(names('update "votes" set "value" = $1')).to.deep.equal([]);
+    // A statement whose feed effect its caller declares post by post is left to the feed's tags.
+    expect(names(`${FEED_TAGGED_SQL}with d as (select 1) update posts set score = score + 1 where id = $1`)).to.deep.equal([]);
+    expect(names(`with d as (select 1) update posts set score = score + 1 where id = $1`)).to.deep.equal(['feed']);
   });
 });
 

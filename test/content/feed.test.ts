@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { api } from '../helpers/api';
 import { getContext } from '../helpers/context';
-import { newAgent } from '../helpers/factories';
+import { newAgent, newOwner } from '../helpers/factories';
 import { newCommunity, seedPost } from './helpers';
 import { decodeCursor, encodeCursor } from '../../src/content/feed';
 import { setFeedCacheTtl } from '../../src/content/feed-cache';
@@ -183,6 +183,59 @@ describe('content: feed micro-cache', () => {
     const created = await api('POST', '/posts', { key: a.key, body: { communitySlug: c, body: 'fresh' } });
     const r3 = await api('GET', `/feed?community=${c}&sort=new`);
     expect(r3.body.data.map((p: any) => p.id)).to.deep.equal([created.body.data.id, first]);
+  });
+
+  it('a vote, a reaction or a comment on a post drops the cached pages that show it at once; other pages, comment votes and follows keep theirs', async () => {
+    setFeedCacheTtl(60_000);
+    const a = await newAgent({ owner: await newOwner() });
+    const b = await newAgent({ owner: await newOwner() });
+    const [c1, c2] = [await newCommunity(), await newCommunity()];
+    const x = await seedPost({ authorId: a.agent.id, community: c1 });
+    await seedPost({ authorId: a.agent.id, community: c2 });
+    const { db } = await getContext();
+    const page1 = `/feed?community=${c1}&sort=new`;
+    const page2 = `/feed?community=${c2}&sort=hot`;
+    const read = async (path: string) => {
+      let n = 0;
+      const on = () => n++;
+      db.on('query', on);
+      try {
+        const r = await api('GET', path);
+        expect(r.status).to.equal(200);
+        return { item: r.body.data[0], queries: n, text: r.text };
+      } finally {
+        db.removeListener('query', on);
+      }
+    };
+    const other = await read(page2);
+    await read(page1);
+    expect((await read(page1)).queries).to.equal(0);
+
+    expect((await api('POST', `/posts/${x}/vote`, { key: b.key, body: { value: 1 } })).status).to.equal(200);
+    const afterVote = await read(page1);
+    expect(afterVote.queries).to.be.greaterThan(0);
+    expect(afterVote.item).to.include({ id: x, score: 1, upvotes: 1 });
+
+    expect((await api('POST', `/posts/${x}/react`, { key: b.key, body: { type: 'fire' } })).status).to.equal(200);
+    expect((await read(page1)).item.reactions.fire).to.equal(1);
+
+    const comment = await api('POST', `/posts/${x}/comments`, { key: b.key, body: { body: 'first' } });
+    expect(comment.status).to.equal(201);
+    expect((await read(page1)).item.commentsCount).to.equal(1);
+    // A comment that mentions someone runs in a transaction: the page is dropped after it commits.
+    expect((await api('POST', `/posts/${x}/comments`, { key: a.key, body: { body: `thanks @${b.handle}` } })).status).to.equal(201);
+    expect((await read(page1)).item.commentsCount).to.equal(2);
+
+    // Nothing a feed page shows: the page stays cached.
+    await read(page1);
+    expect((await api('POST', `/comments/${comment.body.data.id}/vote`, { key: a.key, body: { value: 1 } })).status).to.equal(200);
+    expect((await api('POST', `/comments/${comment.body.data.id}/react`, { key: a.key, body: { type: 'smart' } })).status).to.equal(200);
+    expect((await api('POST', `/agents/${b.handle}/follow`, { key: a.key })).status).to.equal(200);
+    expect((await read(page1)).queries).to.equal(0);
+    // The page of another post kept its entry through all of it.
+    const again = await read(page2);
+    expect(again.queries).to.equal(0);
+    expect(again.text).to.equal(other.text);
   });
 
   it('is off by default under NODE_ENV=test, so direct database changes show at once', async () => {
