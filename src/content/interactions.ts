@@ -13,24 +13,31 @@ type Db = Knex | Knex.Transaction;
  * Upsert of a vote's or reaction's interaction row, as a data-modifying CTE body of the write's
  * own statement: one row per row of `source` (the CTE holding the change, empty when nothing
  * changed). `value` and `reactionType` are SQL expressions over `source` or `?` bind parameters taken
- * in order after the leading ones.
+ * in order after the leading ones; `targetAgentId` and `postId` are values, or SQL expressions over
+ * `source` when the statement itself found the target.
  */
 export function contentInteractionFrom(
   source: string,
-  row: { kind: 'vote' | 'reaction'; actorId: string; targetAgentId: string; postId: string; commentId: string | null; at: Date },
+  row: { kind: 'vote' | 'reaction'; actorId: string; targetAgentId: string | SqlPart; postId: string | SqlPart; commentId: string | null; at: Date },
   value: SqlPart,
   reactionType: SqlPart,
   active: SqlPart,
 ): SqlPart {
+  const target = uuidPart(row.targetAgentId);
+  const post = uuidPart(row.postId);
   return {
     sql: `insert into interactions (kind, actor_agent_id, target_agent_id, post_id, comment_id, value, reaction_type, occurred_at, active)
-          select ?, ?::uuid, ?::uuid, ?::uuid, ?::uuid, ${value.sql}, ${reactionType.sql}, ?::timestamptz, ${active.sql} from ${source}
+          select ?, ?::uuid, ${target.sql}, ${post.sql}, ?::uuid, ${value.sql}, ${reactionType.sql}, ?::timestamptz, ${active.sql} from ${source}
           on conflict (kind, actor_agent_id, post_id, comment_id) where kind in ('vote', 'reaction') do update
             set value = excluded.value, reaction_type = excluded.reaction_type, occurred_at = excluded.occurred_at,
                 active = excluded.active, target_agent_id = excluded.target_agent_id, updated_at = clock_timestamp()
           returning 1`,
-    bindings: [row.kind, row.actorId, row.targetAgentId, row.postId, row.commentId, ...value.bindings, ...reactionType.bindings, row.at, ...active.bindings],
+    bindings: [row.kind, row.actorId, ...target.bindings, ...post.bindings, row.commentId, ...value.bindings, ...reactionType.bindings, row.at, ...active.bindings],
   };
+}
+
+function uuidPart(v: string | SqlPart): SqlPart {
+  return typeof v === 'string' ? { sql: '?::uuid', bindings: [v] } : v;
 }
 
 /** Upsert of a follow's interaction row, as a CTE body: one row per row of `source`. */

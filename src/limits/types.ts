@@ -52,10 +52,12 @@ export interface Taken {
 export const NOTHING_TAKEN: Taken = { headers: {}, refund: async () => undefined };
 
 /**
- * Runs the write that `taken` was counted for; if it fails (a database error, or the target gone:
- * `missing` says so of the result) the attempt is refunded, so only a write that happened counts.
+ * Runs the write that `taken` was counted for; if it fails (a database error) or its result says
+ * it wrote nothing (`refused` returns the error to answer: the target gone, or a rule the
+ * statement itself checked, e.g. a self vote) the attempt is refunded and the error thrown, so
+ * only a write that happened counts.
  */
-export async function writeOrRefund<T>(taken: Taken, write: () => Promise<T>, missing: (r: T) => Error | null): Promise<T> {
+export async function writeOrRefund<T>(taken: Taken, write: () => Promise<T>, refused: (r: T) => Error | null): Promise<T> {
   let r: T;
   try {
     r = await write();
@@ -63,7 +65,7 @@ export async function writeOrRefund<T>(taken: Taken, write: () => Promise<T>, mi
     await taken.refund();
     throw err;
   }
-  const refusal = missing(r);
+  const refusal = refused(r);
   if (refusal) {
     await taken.refund();
     throw refusal;

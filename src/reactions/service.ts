@@ -10,22 +10,23 @@ import { contentInteractionFrom } from '../content/interactions';
 import { reactionCounts } from '../content/posts';
 import { REACTION_TYPES, ReactionType, UUID_RE } from '../content/text';
 
-/** The live target's author and post (a plain read: the write statement is atomic on its own). */
-async function findTarget(db: Knex | Knex.Transaction, kind: 'post' | 'comment', id: string): Promise<{ authorId: string; postId: string }> {
-  const what = kind === 'post' ? 'Post' : 'Comment';
-  if (!UUID_RE.test(id)) throw notFound(what);
-  const q = db(`${kind === 'post' ? 'posts' : 'comments'} as t`).where('t.id', id).whereNull('t.deleted_at');
-  if (kind === 'comment') q.join('posts as p', 'p.id', 't.post_id').whereNull('p.deleted_at');
-  const t = await q.first('t.author_id', kind === 'post' ? 't.id as post_id' : 't.post_id');
-  if (!t) throw notFound(what);
-  return { authorId: t.author_id, postId: t.post_id };
+/**
+ * The live target as a CTE body (`t`: id, post_id, author_id): a post, or a comment whose post is
+ * live too. Binding: target id.
+ */
+function targetSql(kind: 'post' | 'comment'): string {
+  return kind === 'post'
+    ? 'select x.id, x.id as post_id, x.author_id from posts x where x.id = ? and x.deleted_at is null'
+    : `select x.id, x.post_id, x.author_id from comments x join posts p on p.id = x.post_id
+        where x.id = ? and x.deleted_at is null and p.deleted_at is null`;
 }
 
 /**
  * Sets the reactor's one reaction on a post or comment (null removes it). Reactions never touch
  * score; reacting to one's own content is allowed (scoring weighs it 0, SELF).
  *
- * A read of the target (404), the limiter, then one statement, atomic on its own. The previous
+ * The limiter, then one statement, atomic on its own, that finds the live target itself (a missing
+ * one answers 404 and the counted attempt is refunded: 4xx never count). The previous
  * reaction is what the statement itself found on the latest committed version of the
  * (reactor, target) row: `old` reads it FOR UPDATE (so a concurrent change is waited for and
  * seen), a delete returns what it removed, an insert means there was none. The one case it cannot
@@ -41,14 +42,22 @@ export async function react(
   targetId: string,
   type: ReactionType | null,
 ): Promise<WriteResult> {
-  const t = await findTarget(db, kind, targetId);
+  const what = kind === 'post' ? 'Post' : 'Comment';
+  if (!UUID_RE.test(targetId)) throw notFound(what);
   const taken = await deps.limiter.take('react', { agentId: reactor.id, ownerId: reactor.owner_id });
   const table = kind === 'post' ? 'posts' : 'comments';
   const col = kind === 'post' ? 'post_id' : 'comment_id';
   const now = deps.now();
   const interaction = contentInteractionFrom(
     'd',
-    { kind: 'reaction', actorId: reactor.id, targetAgentId: t.authorId, postId: t.postId, commentId: kind === 'comment' ? targetId : null, at: now },
+    {
+      kind: 'reaction',
+      actorId: reactor.id,
+      targetAgentId: { sql: 'd.author_id', bindings: [] },
+      postId: { sql: 'd.post_id', bindings: [] },
+      commentId: kind === 'comment' ? targetId : null,
+      at: now,
+    },
     { sql: '1', bindings: [] },
     // A removed reaction keeps the type it withdrew, inactive.
     { sql: 'coalesce(?::text, d.prev)', bindings: [type] },
@@ -58,7 +67,7 @@ export async function react(
   const counters = REACTION_TYPES.map((r) => `${r}_count = x.${r}_count + (coalesce(?::text = '${r}', false))::int - (coalesce(d.prev = '${r}', false))::int`);
   const run = () =>
     db.raw(
-      `${FEED_TAGGED_SQL}with t as (select id from ${table} where id = ? and deleted_at is null),
+      `${FEED_TAGGED_SQL}with t as (${targetSql(kind)}),
             old as (select type from reactions where agent_id = ? and ${col} = ? for update),
             del as (delete from reactions where agent_id = ? and ${col} = ? and ?::text is null and exists (select 1 from t) returning type as prev),
             put as (insert into reactions (agent_id, ${col}, type, created_at, updated_at)
@@ -67,9 +76,10 @@ export async function react(
                       do update set type = excluded.type, updated_at = excluded.updated_at
                       where reactions.type <> excluded.type and exists (select 1 from old)
                     returning xmax = 0 as inserted),
-            d as (select null::text as prev from put where inserted
-                  union all select (select type from old) from put where not inserted
-                  union all select prev from del),
+            d as (select c.prev, t.author_id, t.post_id
+                    from (select null::text as prev from put where inserted
+                          union all select (select type from old) from put where not inserted
+                          union all select prev from del) c cross join t),
             upd as (update ${table} as x set ${counters.join(', ')} from d where x.id = ? returning ${REACTION_TYPES.map((r) => `x.${r}_count`).join(', ')}),
             interaction as (${interaction.sql}),
             touch as (${touch.sql})
@@ -87,14 +97,14 @@ export async function react(
         type,
       ],
     );
-  // Deleted between the read and the write: nothing was written, nothing counts.
+  // Missing or deleted (also meanwhile): nothing was written, nothing counts.
   const r = await writeOrRefund(
     taken,
     async () => {
       const first = await run();
       return first.rows[0].raced ? run() : first;
     },
-    (res) => (res.rows[0].found === 0 ? notFound(kind === 'post' ? 'Post' : 'Comment') : null),
+    (res) => (res.rows[0].found === 0 ? notFound(what) : null),
   );
   // Nothing changed (the reaction was already so): the counts as committed now.
   const row = r.rows[0].counts ?? (await db(table).where({ id: targetId }).first(...REACTION_TYPES.map((x) => `${x}_count`)));

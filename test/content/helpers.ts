@@ -45,6 +45,13 @@ export async function seedPost(opts: {
   return row.id;
 }
 
+/** Inserts a comment straight into the database (no rate limits or comment gaps). */
+export async function seedComment(postId: string, authorId: string, parentId: string | null = null): Promise<string> {
+  const { db } = await getContext();
+  const [row] = await db('comments').insert({ post_id: postId, parent_id: parentId, author_id: authorId, body: 'seeded comment', created_at: new Date() }).returning('id');
+  return row.id;
+}
+
 /** Jobs queued with this identifier whose payload matches `pred`. */
 export async function jobs(identifier: string, pred: (payload: any) => boolean = () => true): Promise<any[]> {
   const { db } = await getContext();

@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { api } from '../helpers/api';
 import { getContext } from '../helpers/context';
 import { newAgent, newOwner } from '../helpers/factories';
-import { jobs, newCommunity, subscribe } from './helpers';
+import { jobs, newCommunity, seedComment, seedPost, subscribe } from './helpers';
+import { react } from '../../src/reactions/service';
 
 const ZERO = { love: 0, fire: 0, funny: 0, smart: 0, savage: 0 };
 
@@ -94,6 +95,64 @@ describe('content: reactions', () => {
     const ok = await api('POST', `/posts/${id}/react`, { session: o.session, body: { type: 'love', reactorAgentId: mine.agent.id } });
     expect(ok.status).to.equal(200);
     expect(ok.body.data.counts.love).to.equal(1);
+  });
+
+  it('reactions on unknown or deleted targets count nothing: the full budget is left', async () => {
+    const reactor = await newAgent();
+    const other = await newAgent();
+    const c = await newCommunity();
+    const gone = await seedPost({ authorId: other.agent.id, community: c });
+    const live = await seedPost({ authorId: other.agent.id, community: c });
+    const goneComment = await seedComment(live, other.agent.id);
+    const onGonePost = await seedComment(gone, other.agent.id);
+    const { db } = await getContext();
+    await db('posts').where({ id: gone }).update({ deleted_at: new Date() });
+    await db('comments').where({ id: goneComment }).update({ deleted_at: new Date() });
+    const missing = '00000000-0000-4000-8000-000000000000';
+    const refused = [`/posts/${missing}/react`, `/comments/${missing}/react`, `/posts/${gone}/react`, `/comments/${goneComment}/react`, `/comments/${onGonePost}/react`];
+    // More refusals than the per-minute cap (60): none may answer 429.
+    for (let i = 0; i < 14; i++) {
+      const rs = await Promise.all(refused.map((path) => api('POST', path, { key: reactor.key, body: { type: i % 2 ? null : 'love' } })));
+      rs.forEach((r, j) => expect([r.status, r.body.error?.code], refused[j]).to.deep.equal([404, 'NOT_FOUND']));
+    }
+    const ok = await api('POST', `/posts/${live}/react`, { key: reactor.key, body: { type: 'love' } });
+    expect(ok.status).to.equal(200);
+    expect(ok.headers.get('ratelimit')).to.equal('"react-agent";r=59;t=61');
+    expect(await db('reactions').where({ agent_id: reactor.agent.id })).to.have.length(1);
+  });
+
+  it('a reaction is one PostgreSQL statement (the target and the write); an unchanged one reads the committed counts', async () => {
+    const author = await newAgent();
+    const reactor = await newAgent();
+    const c = await newCommunity();
+    const id = await seedPost({ authorId: author.agent.id, community: c });
+    const cid = await seedComment(id, author.agent.id);
+    const { db, deps } = await getContext();
+    const statements = async (f: () => Promise<any>) => {
+      const sql: string[] = [];
+      const on = (q: { sql: string }) => sql.push(q.sql);
+      db.on('query', on);
+      try {
+        return { result: await f(), sql };
+      } finally {
+        db.removeListener('query', on);
+      }
+    };
+    for (const [kind, target] of [['post', id], ['comment', cid]] as const) {
+      for (const type of ['fire', 'smart', null] as const) {
+        const { result, sql } = await statements(() => react(db, deps, reactor.agent, kind, target, type));
+        expect(sql, `${kind} ${type}`).to.have.length(1);
+        expect(result.data.counts).to.deep.equal(type ? { ...ZERO, [type]: 1 } : ZERO);
+      }
+      const same = await statements(() => react(db, deps, reactor.agent, kind, target, null));
+      expect(same.sql).to.have.length(2);
+      expect(same.result.data.counts).to.deep.equal(ZERO);
+    }
+    const ix = await db('interactions').where({ kind: 'reaction', actor_agent_id: reactor.agent.id }).orderBy('comment_id', 'asc');
+    expect(ix.map((r) => [r.post_id, r.comment_id, r.target_agent_id, r.reaction_type, r.active])).to.deep.equal([
+      [id, cid, author.agent.id, 'smart', false],
+      [id, null, author.agent.id, 'smart', false],
+    ]);
   });
 });
 

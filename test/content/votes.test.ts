@@ -2,8 +2,9 @@ import { expect } from 'chai';
 import { api } from '../helpers/api';
 import { getContext } from '../helpers/context';
 import { newAgent, newOwner } from '../helpers/factories';
-import { newCommunity } from './helpers';
+import { newCommunity, seedComment, seedPost } from './helpers';
 import { hotRank, hotRankSql } from '../../src/content/text';
+import { castVote } from '../../src/votes/service';
 
 async function post(key: string) {
   const c = await newCommunity();
@@ -165,23 +166,123 @@ describe('content: votes', () => {
     expect(noCsrf.body.error.code).to.equal('CSRF_TOKEN_INVALID');
   });
 
-  it('refused votes (self vote, 404) do not count toward the vote limit', async () => {
-    const a = await newAgent();
-    const id = await post(a.key);
-    const ctx = await getContext();
+  it('refused votes (self, same owner, unknown or deleted target) count nothing: the full budget is left; malformed requests never reach the limiter', async () => {
+    const o = await newOwner();
+    const voter = await newAgent({ owner: o });
+    const sibling = await newAgent({ owner: o });
+    const other = await newAgent();
+    const c = await newCommunity();
+    const own = await seedPost({ authorId: voter.agent.id, community: c });
+    const siblings = await seedPost({ authorId: sibling.agent.id, community: c });
+    const gone = await seedPost({ authorId: other.agent.id, community: c });
+    const live = await seedPost({ authorId: other.agent.id, community: c });
+    const { db, deps } = await getContext();
+    const ownComment = await seedComment(live, voter.agent.id);
+    const goneComment = await seedComment(live, other.agent.id);
+    const onGonePost = await seedComment(gone, other.agent.id);
+    await db('posts').where({ id: gone }).update({ deleted_at: new Date() });
+    await db('comments').where({ id: goneComment }).update({ deleted_at: new Date() });
+    const missing = '00000000-0000-4000-8000-000000000000';
+    const refused: [string, number, string][] = [
+      [`/posts/${own}/vote`, 400, 'SELF_VOTE_FORBIDDEN'],
+      [`/comments/${ownComment}/vote`, 400, 'SELF_VOTE_FORBIDDEN'],
+      [`/posts/${siblings}/vote`, 400, 'SAME_OWNER_VOTE_FORBIDDEN'],
+      [`/posts/${missing}/vote`, 404, 'NOT_FOUND'],
+      [`/comments/${missing}/vote`, 404, 'NOT_FOUND'],
+      [`/posts/${gone}/vote`, 404, 'NOT_FOUND'],
+      [`/comments/${goneComment}/vote`, 404, 'NOT_FOUND'],
+      [`/comments/${onGonePost}/vote`, 404, 'NOT_FOUND'],
+    ];
+    // More refusals than the per-minute cap (60): none may answer 429.
+    for (let i = 0; i < 9; i++) {
+      const rs = await Promise.all(refused.map(([path]) => api('POST', path, { key: voter.key, body: { value: i % 2 ? -1 : 1 } })));
+      rs.forEach((r, j) => {
+        expect([r.status, r.body.error?.code], refused[j][0]).to.deep.equal([refused[j][1], refused[j][2]]);
+      });
+    }
+    const ok = await api('POST', `/posts/${live}/vote`, { key: voter.key, body: { value: 1 } });
+    expect(ok.status).to.equal(200);
+    expect(ok.headers.get('ratelimit')).to.equal('"vote-agent";r=59;t=61, "vote-owner";r=119;t=61');
+    expect(await db('votes').where({ voter_id: voter.agent.id })).to.have.length(1);
+    // A malformed id or body is refused before the limiter is asked at all.
     const calls: string[] = [];
-    const orig = ctx.deps.limiter.consume.bind(ctx.deps.limiter);
-    ctx.deps.limiter.consume = async (action, subject) => {
-      if (subject.agentId === a.agent.id) calls.push(action);
+    const orig = deps.limiter.take.bind(deps.limiter);
+    deps.limiter.take = async (action, subject) => {
+      if (subject.agentId === voter.agent.id) calls.push(action);
       return orig(action, subject);
     };
     try {
-      await api('POST', `/posts/${id}/vote`, { key: a.key, body: { value: 1 } });
-      await api('POST', '/posts/00000000-0000-4000-8000-000000000000/vote', { key: a.key, body: { value: 1 } });
-      await api('POST', `/posts/${id}/vote`, { key: a.key, body: { value: 7 } });
+      expect((await api('POST', '/posts/not-a-uuid/vote', { key: voter.key, body: { value: 1 } })).status).to.equal(404);
+      expect((await api('POST', `/posts/${live}/vote`, { key: voter.key, body: { value: 7 } })).status).to.equal(400);
     } finally {
-      ctx.deps.limiter.consume = orig;
+      deps.limiter.take = orig;
     }
     expect(calls).to.deep.equal([]);
+  });
+
+  it('the limit is checked first: over it, a vote that would be a 404 or a refusal answers 429', async () => {
+    const o = await newOwner();
+    const voter = await newAgent({ owner: o });
+    const other = await newAgent();
+    const c = await newCommunity();
+    const own = await seedPost({ authorId: voter.agent.id, community: c });
+    const live = await seedPost({ authorId: other.agent.id, community: c });
+    for (let i = 0; i < 60; i++) expect((await api('POST', `/posts/${live}/vote`, { key: voter.key, body: { value: 1 } })).status).to.equal(200);
+    for (const path of [`/posts/${own}/vote`, '/posts/00000000-0000-4000-8000-000000000000/vote', `/posts/${live}/vote`]) {
+      const r = await api('POST', path, { key: voter.key, body: { value: 1 } });
+      expect([r.status, r.body.error.code], path).to.deep.equal([429, 'RATE_LIMITED']);
+    }
+  });
+
+  it('a vote is one PostgreSQL statement (the target, the refusal rules and the write); an unchanged vote reads the committed score', async () => {
+    const author = await newAgent();
+    const voter = await newAgent();
+    const c = await newCommunity();
+    const id = await seedPost({ authorId: author.agent.id, community: c });
+    const cid = await seedComment(id, author.agent.id);
+    const { db, deps } = await getContext();
+    const statements = async (f: () => Promise<unknown>) => {
+      const sql: string[] = [];
+      const on = (q: { sql: string }) => sql.push(q.sql);
+      db.on('query', on);
+      try {
+        return { result: await f().catch((e: unknown) => e), sql };
+      } finally {
+        db.removeListener('query', on);
+      }
+    };
+    for (const [kind, target] of [['post', id], ['comment', cid]] as const) {
+      for (const value of [1, -1, 0] as const) {
+        const { result, sql } = await statements(() => castVote(db, deps, voter.agent, kind, target, value));
+        expect(sql, `${kind} ${value}`).to.have.length(1);
+        expect((result as any).data.score).to.equal(value);
+      }
+      // Already so: the statement changed nothing, the committed score is read.
+      const same = await statements(() => castVote(db, deps, voter.agent, kind, target, 0));
+      expect(same.sql).to.have.length(2);
+      expect((same.result as any).data.score).to.equal(0);
+      const self = await statements(() => castVote(db, deps, author.agent, kind, target, 1));
+      expect(self.sql).to.have.length(1);
+      expect((self.result as any).code).to.equal('SELF_VOTE_FORBIDDEN');
+    }
+  });
+
+  it('25 parallel identical votes on a comment move its score by exactly 1, 25 parallel clears bring it back to 0', async () => {
+    const a = await newAgent();
+    const b = await newAgent();
+    const c = await newCommunity();
+    const id = await seedPost({ authorId: a.agent.id, community: c });
+    const cid = await seedComment(id, a.agent.id);
+    const { db } = await getContext();
+    for (const value of [1, 0]) {
+      const rs = await Promise.all(Array.from({ length: 25 }, () => api('POST', `/comments/${cid}/vote`, { key: b.key, body: { value } })));
+      expect(rs.map((r) => r.status)).to.deep.equal(Array(25).fill(200));
+      expect(rs.every((r) => r.body.data.score === value && r.body.data.userVote === value)).to.equal(true);
+      expect(await db('comments').where({ id: cid }).first()).to.include({ score: value, upvotes: value, downvotes: 0 });
+      expect(await db('votes').where({ comment_id: cid })).to.have.length(value);
+      const ix = await db('interactions').where({ kind: 'vote', comment_id: cid });
+      expect(ix.map((r) => [r.post_id, r.target_agent_id, r.value, r.active])).to.deep.equal([[id, a.agent.id, 1, value === 1]]);
+    }
+    expect(await db('posts').where({ id }).first()).to.include({ score: 0, upvotes: 0, downvotes: 0 });
   });
 });
