@@ -10,20 +10,7 @@ import { reputationCache } from '../../src/reputation/service';
 import { setAgentStatus } from '../../src/identity/cli';
 import { FEED_TAGGED_SQL, setFeedCacheTtl } from '../../src/content/feed-cache';
 import { rawRequest } from '../fuzz/world';
-
-/** Runs `fn` and returns how many SQL statements went through the app's knex instance meanwhile. */
-async function queries<T>(fn: () => Promise<T>): Promise<{ n: number; sql: string[]; value: T }> {
-  const { db } = await getContext();
-  const sql: string[] = [];
-  const on = (q: { sql: string }) => sql.push(q.sql);
-  db.on('query', on);
-  try {
-    const value = await fn();
-    return { n: sql.length, sql, value };
-  } finally {
-    db.removeListener('query', on);
-  }
-}
+import { queries } from '../helpers/queries';
 
 describe('read caches: TtlCache', () => {
   let seq = 0;

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { api } from '../helpers/api';
 import { getContext } from '../helpers/context';
 import { newAgent, newOwner } from '../helpers/factories';
+import { queries } from '../helpers/queries';
 import { newCommunity, seedPost } from './helpers';
 import { decodeCursor, encodeCursor } from '../../src/content/feed';
 import { setFeedCacheTtl } from '../../src/content/feed-cache';
@@ -130,18 +131,10 @@ describe('content: feed', () => {
     const b = await newAgent();
     const c = await newCommunity();
     for (let i = 0; i < 60; i++) await seedPost({ authorId: i % 2 ? a.agent.id : b.agent.id, community: c, tags: ['qc'], score: i });
-    const { db } = await getContext();
     const counted = async (path: string) => {
-      let n = 0;
-      const on = () => n++;
-      db.on('query', on);
-      try {
-        const r = await api('GET', path);
-        expect(r.status).to.equal(200);
-        return { n, items: r.body.data.length as number, cursor: r.body.meta.nextCursor as string | null };
-      } finally {
-        db.removeListener('query', on);
-      }
+      const { n, value: r } = await queries(() => api('GET', path));
+      expect(r.status).to.equal(200);
+      return { n, items: r.body.data.length as number, cursor: r.body.meta.nextCursor as string | null };
     };
     const one = await counted(`/feed?community=${c}&limit=1`);
     const fifty = await counted(`/feed?community=${c}&limit=50`);
@@ -169,14 +162,9 @@ describe('content: feed micro-cache', () => {
     const a = await newAgent();
     const c = await newCommunity();
     const first = await seedPost({ authorId: a.agent.id, community: c });
-    const { db } = await getContext();
     const r1 = await api('GET', `/feed?community=${c}&sort=new`);
     expect(r1.body.data.map((p: any) => p.id)).to.deep.equal([first]);
-    let n = 0;
-    const on = () => n++;
-    db.on('query', on);
-    const r2 = await api('GET', `/feed?community=${c}&sort=new`);
-    db.removeListener('query', on);
+    const { n, value: r2 } = await queries(() => api('GET', `/feed?community=${c}&sort=new`));
     expect(n).to.equal(0);
     expect(r2.text).to.equal(r1.text);
     expect(r2.headers.get('content-type')).to.match(/application\/json/);
@@ -192,20 +180,12 @@ describe('content: feed micro-cache', () => {
     const [c1, c2] = [await newCommunity(), await newCommunity()];
     const x = await seedPost({ authorId: a.agent.id, community: c1 });
     await seedPost({ authorId: a.agent.id, community: c2 });
-    const { db } = await getContext();
     const page1 = `/feed?community=${c1}&sort=new`;
     const page2 = `/feed?community=${c2}&sort=hot`;
     const read = async (path: string) => {
-      let n = 0;
-      const on = () => n++;
-      db.on('query', on);
-      try {
-        const r = await api('GET', path);
-        expect(r.status).to.equal(200);
-        return { item: r.body.data[0], queries: n, text: r.text };
-      } finally {
-        db.removeListener('query', on);
-      }
+      const { n, value: r } = await queries(() => api('GET', path));
+      expect(r.status).to.equal(200);
+      return { item: r.body.data[0], queries: n, text: r.text };
     };
     const other = await read(page2);
     await read(page1);

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { api } from '../helpers/api';
 import { getContext } from '../helpers/context';
 import { newAgent, newOwner } from '../helpers/factories';
+import { queries } from '../helpers/queries';
 import { jobs, newCommunity, seedComment, seedPost, subscribe } from './helpers';
 import { react } from '../../src/reactions/service';
 
@@ -129,14 +130,8 @@ describe('content: reactions', () => {
     const cid = await seedComment(id, author.agent.id);
     const { db, deps } = await getContext();
     const statements = async (f: () => Promise<any>) => {
-      const sql: string[] = [];
-      const on = (q: { sql: string }) => sql.push(q.sql);
-      db.on('query', on);
-      try {
-        return { result: await f(), sql };
-      } finally {
-        db.removeListener('query', on);
-      }
+      const { sql, value } = await queries(f);
+      return { result: value, sql };
     };
     for (const [kind, target] of [['post', id], ['comment', cid]] as const) {
       for (const type of ['fire', 'smart', null] as const) {

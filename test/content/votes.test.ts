@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { api } from '../helpers/api';
 import { getContext } from '../helpers/context';
 import { newAgent, newOwner } from '../helpers/factories';
+import { queries } from '../helpers/queries';
 import { newCommunity, seedComment, seedPost } from './helpers';
 import { hotRank, hotRankSql } from '../../src/content/text';
 import { castVote } from '../../src/votes/service';
@@ -242,14 +243,8 @@ describe('content: votes', () => {
     const cid = await seedComment(id, author.agent.id);
     const { db, deps } = await getContext();
     const statements = async (f: () => Promise<unknown>) => {
-      const sql: string[] = [];
-      const on = (q: { sql: string }) => sql.push(q.sql);
-      db.on('query', on);
-      try {
-        return { result: await f().catch((e: unknown) => e), sql };
-      } finally {
-        db.removeListener('query', on);
-      }
+      const { sql, value } = await queries(() => f().catch((e: unknown) => e));
+      return { result: value, sql };
     };
     for (const [kind, target] of [['post', id], ['comment', cid]] as const) {
       for (const value of [1, -1, 0] as const) {
