@@ -163,7 +163,9 @@ export class TtlCache<V> {
     if (this.ttlMs <= 0) return load();
     const gen = this.seq;
     const running = this.inflight.get(key);
-    if (running && running.gen >= this.wholeAt) return running.promise;
+    // Shared only if nothing was invalidated since it started: a caller after a tag invalidation
+    // may be reading its own write, which a load begun before it cannot show.
+    if (running && running.gen === this.seq) return running.promise;
     const promise = load().then(
       (v) => {
         if (this.inflight.get(key)?.promise === promise) this.inflight.delete(key);

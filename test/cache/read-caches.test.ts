@@ -71,6 +71,25 @@ describe('read caches: TtlCache', () => {
     expect(c.get('other')).to.equal(undefined);
   });
 
+  it('a load begun before a tag invalidation is not shared with a caller after it', async () => {
+    const c = fresh(60_000);
+    let loads = 0;
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const first = c.load('k', async () => {
+      loads++;
+      await gate;
+      return 'before';
+    });
+    c.invalidateTags(['post:x']);
+    const second = c.load('k', async () => {
+      loads++;
+      return 'after';
+    });
+    release();
+    expect([await first, await second, loads]).to.deep.equal(['before', 'after', 2]);
+  });
+
   it('does not store results the caller marks uncacheable, nor failures', async () => {
     const c = fresh(60_000);
     expect(await c.load('k', async () => 'no', () => false)).to.equal('no');
