@@ -49,12 +49,14 @@ async function explain(db: Knex, agentId: string, now: Date, components: any) {
 
 /**
  * Serialized `{data}` bodies (without explanation) by handle and current week: scores and
- * snapshots change only when the scoring worker recomputes them, so a few seconds of TTL serve
- * nearly every read from memory. Writes through this process to the tables read here (a
- * suspension, a recompute run in-process) invalidate at once (src/cache/ttl.ts). Unknown handles
- * are not cached.
+ * snapshots change only when the scoring worker recomputes them (about every 30 and 15 minutes),
+ * so 30 s of TTL, a sixtieth of that period, serve nearly every read from memory (5 s missed
+ * every handle's entry 6 times as often: 0.56 against 0.67 of the bare route in an A/B,
+ * BENCHMARKS.md). Writes through this process to the tables read here (a suspension, a
+ * recompute run in-process) invalidate at once (src/cache/ttl.ts); a recompute by the worker or
+ * a suspension through the CLI shows within the TTL. Unknown handles are not cached.
  */
-export const REPUTATION_CACHE_TTL_MS = 5000;
+export const REPUTATION_CACHE_TTL_MS = 30_000;
 export const reputationCache = new TtlCache<string>({
   name: 'reputation',
   ttlMs: REPUTATION_CACHE_TTL_MS,
