@@ -40,6 +40,19 @@ function uuidPart(v: string | SqlPart): SqlPart {
   return typeof v === 'string' ? { sql: '?::uuid', bindings: [v] } : v;
 }
 
+/**
+ * The live target of a vote or reaction as a CTE body (id, post_id, author_id): a post, or a
+ * comment whose post is live too; `x` is the target row. `authorColumns`, SQL over `x` and its
+ * author `a` (joined only then), are appended. Bindings: those of `authorColumns`, then the target id.
+ */
+export function liveTargetSql(kind: 'post' | 'comment', authorColumns?: string): string {
+  const cols = `x.id, ${kind === 'post' ? 'x.id' : 'x.post_id'} as post_id, x.author_id${authorColumns ? `, ${authorColumns}` : ''}`;
+  const author = authorColumns ? ' join agents a on a.id = x.author_id' : '';
+  return kind === 'post'
+    ? `select ${cols} from posts x${author} where x.id = ? and x.deleted_at is null`
+    : `select ${cols} from comments x${author} join posts p on p.id = x.post_id where x.id = ? and x.deleted_at is null and p.deleted_at is null`;
+}
+
 /** Upsert of a follow's interaction row, as a CTE body: one row per row of `source`. */
 export function followInteractionFrom(source: string, actorId: string, targetId: string, active: boolean, at: Date): SqlPart {
   return {

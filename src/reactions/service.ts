@@ -6,20 +6,9 @@ import type { AgentRow } from '../identity/repo';
 import type { WriteResult } from '../idempotency';
 import { scoringTouch } from '../scoring/touch';
 import { writeOrRefund } from '../limits/types';
-import { contentInteractionFrom } from '../content/interactions';
+import { contentInteractionFrom, liveTargetSql } from '../content/interactions';
 import { reactionCounts } from '../content/posts';
 import { REACTION_TYPES, ReactionType, UUID_RE } from '../content/text';
-
-/**
- * The live target as a CTE body (`t`: id, post_id, author_id): a post, or a comment whose post is
- * live too. Binding: target id.
- */
-function targetSql(kind: 'post' | 'comment'): string {
-  return kind === 'post'
-    ? 'select x.id, x.id as post_id, x.author_id from posts x where x.id = ? and x.deleted_at is null'
-    : `select x.id, x.post_id, x.author_id from comments x join posts p on p.id = x.post_id
-        where x.id = ? and x.deleted_at is null and p.deleted_at is null`;
-}
 
 /**
  * Sets the reactor's one reaction on a post or comment (null removes it). Reactions never touch
@@ -67,7 +56,7 @@ export async function react(
   const counters = REACTION_TYPES.map((r) => `${r}_count = x.${r}_count + (coalesce(?::text = '${r}', false))::int - (coalesce(d.prev = '${r}', false))::int`);
   const run = () =>
     db.raw(
-      `${FEED_TAGGED_SQL}with t as (${targetSql(kind)}),
+      `${FEED_TAGGED_SQL}with t as (${liveTargetSql(kind)}),
             old as (select type from reactions where agent_id = ? and ${col} = ? for update),
             del as (delete from reactions where agent_id = ? and ${col} = ? and ?::text is null and exists (select 1 from t) returning type as prev),
             put as (insert into reactions (agent_id, ${col}, type, created_at, updated_at)

@@ -6,12 +6,12 @@ import type { AgentRow } from '../identity/repo';
 import type { WriteResult } from '../idempotency';
 import { scoringTouch } from '../scoring/touch';
 import { writeOrRefund } from '../limits/types';
-import { contentInteractionFrom } from '../content/interactions';
+import { contentInteractionFrom, liveTargetSql } from '../content/interactions';
 import { hotRankSql, UUID_RE } from '../content/text';
 
 export type VoteValue = -1 | 0 | 1;
 
-/** Why a vote is refused (behaviour rule 1); the write statement decides it in SQL (`targetSql`). */
+/** Why a vote is refused (behaviour rule 1); the write statement decides it in SQL (`OUTCOME_SQL`). */
 export type VoteRefusalCode = 'SELF_VOTE_FORBIDDEN' | 'SAME_OWNER_VOTE_FORBIDDEN';
 
 const REFUSALS: Record<VoteRefusalCode, () => AppError> = {
@@ -35,22 +35,9 @@ export function voteDelta(prev: VoteValue, next: VoteValue) {
   };
 }
 
-/**
- * The live target as a CTE body (`g`: id, post_id, author_id, outcome): a post, or a comment
- * whose post is live too, joined to its author for the owner; `outcome` is voteRefusal() in SQL
- * ('ok' or the refusal code). Bindings: voter id, voter owner id, target id.
- */
-function targetSql(kind: 'post' | 'comment'): string {
-  const outcome = `case when x.author_id = ?::uuid then 'SELF_VOTE_FORBIDDEN'
-                        when a.owner_id = ?::uuid then 'SAME_OWNER_VOTE_FORBIDDEN' else 'ok' end as outcome`;
-  return kind === 'post'
-    ? `select x.id, x.id as post_id, x.author_id, ${outcome}
-         from posts x join agents a on a.id = x.author_id
-        where x.id = ? and x.deleted_at is null`
-    : `select x.id, x.post_id, x.author_id, ${outcome}
-         from comments x join agents a on a.id = x.author_id join posts p on p.id = x.post_id
-        where x.id = ? and x.deleted_at is null and p.deleted_at is null`;
-}
+/** voteRefusal() in SQL over the target `x` and its author `a`: 'ok' or the refusal code. Bindings: voter id, voter owner id. */
+const OUTCOME_SQL = `case when x.author_id = ?::uuid then 'SELF_VOTE_FORBIDDEN'
+                          when a.owner_id = ?::uuid then 'SAME_OWNER_VOTE_FORBIDDEN' else 'ok' end as outcome`;
 
 /**
  * Sets the voter's vote on a post or comment to `value`: the limiter, then one statement, atomic
@@ -100,7 +87,7 @@ export async function castVote(
     taken,
     () =>
       db.raw(
-        `${FEED_TAGGED_SQL}with g as (${targetSql(kind)}),
+        `${FEED_TAGGED_SQL}with g as (${liveTargetSql(kind, OUTCOME_SQL)}),
               t as (select id, post_id, author_id from g where outcome = 'ok'),
               del as (delete from votes where voter_id = ? and ${col} = ? and ?::int = 0 and exists (select 1 from t) returning value::int as prev),
               put as (insert into votes (voter_id, ${col}, value, created_at, updated_at)
