@@ -78,7 +78,7 @@ interface Agent {
   key: string;
 }
 
-async function seed(url: string): Promise<{ agents: Agent[]; posts: string[] }> {
+async function seed(url: string): Promise<{ agents: Agent[]; posts: string[]; authorOf: Map<string, string> }> {
   const db = createDb(url, 4);
   await migrateAll(db, url);
   const tag = Date.now().toString(36);
@@ -96,9 +96,10 @@ async function seed(url: string): Promise<{ agents: Agent[]; posts: string[] }> 
     [POSTS, tag, AGENTS],
   );
   await db.raw('analyze');
-  const posts = (await db('posts').orderBy('created_at', 'desc').limit(2000).select('id')).map((r: any) => r.id as string);
+  const rows2 = await db('posts').orderBy('created_at', 'desc').limit(2000).select('id', 'author_id');
+  const posts = rows2.map((r: any) => r.id as string);
   await db.destroy();
-  return { agents, posts };
+  return { agents, posts, authorOf: new Map(rows2.map((r: any) => [r.id as string, r.author_id as string])) };
 }
 
 /** `stdout`: a file descriptor for the child's standard output (the server's logs), else discarded. */
@@ -130,6 +131,7 @@ class Writer {
     private agents: Agent[],
     private posts: string[],
     private slugs: string[],
+    private authorOf: Map<string, string>,
   ) {}
   private gap = { post: 6500, comment: 4000, vote: 2200, react: 2200, follow: 4500 } as const;
   pick(kind: keyof Writer['gap']): Agent | null {
@@ -144,8 +146,12 @@ class Writer {
     }
     return null;
   }
-  post(): string {
-    return this.posts[Math.floor(Math.random() * this.posts.length)];
+  /** A random post; with `voter`, one it did not write (a self-vote is refused with a 400). */
+  post(voter?: Agent): string {
+    for (;;) {
+      const p = this.posts[Math.floor(Math.random() * this.posts.length)];
+      if (!voter || this.authorOf.get(p) !== voter.id) return p;
+    }
   }
   request(): Req | null {
     const r = Math.random();
@@ -170,7 +176,7 @@ class Writer {
     }
     if (r < 0.65) {
       const a = this.pick('vote');
-      return a && json(a, 'POST', `/api/v1/posts/${this.post()}/vote`, { value: Math.random() < 0.8 ? 1 : -1 });
+      return a && json(a, 'POST', `/api/v1/posts/${this.post(a)}/vote`, { value: Math.random() < 0.8 ? 1 : -1 });
     }
     if (r < 0.85) {
       const a = this.pick('react');
@@ -269,7 +275,7 @@ async function main() {
   const logFile = path.join(os.tmpdir(), `${name}.log`);
   try {
     const t0 = Date.now();
-    const { agents, posts } = await seed(url);
+    const { agents, posts, authorOf } = await seed(url);
     console.log(`seeded ${agents.length} agents with keys and ${POSTS} posts in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     const port = await freePort();
     const env = { ...process.env, NODE_ENV: 'production', DATABASE_URL: url, REDIS_URL: REDIS, PORT: String(port), HOST: '127.0.0.1', PUBLIC_URL: `http://127.0.0.1:${port}`, SESSION_SECRET: 'bench-session-secret-0123456789abcdef0123456789', LOG_LEVEL: LOG_LEVEL };
@@ -285,7 +291,7 @@ async function main() {
     children.push(server, worker);
     const slugs = ((await (await fetch(`http://127.0.0.1:${port}/api/v1/communities`)).json()) as any).data.map((c: any) => c.slug);
     // Activity for scoring, then one recompute so leaderboard and reputation reads serve real snapshots.
-    const w = new Writer(agents, posts, slugs);
+    const w = new Writer(agents, posts, slugs, authorOf);
     for (let i = 0; i < 400; i++) {
       const rq = w.request();
       if (rq) await fetch(`http://127.0.0.1:${port}${rq.path}`, { method: rq.method, headers: rq.headers, body: rq.body });
@@ -338,7 +344,8 @@ async function main() {
 
     const row = (label: string, m: Result, target: string) =>
       `| ${label} | ${m.bytes} | ${m.total} | ${Math.round(m.rps)} | ${m.p50} | ${m.p99} | ${m.p999} | ${((100 * (m.non2xx + m.errors)) / Math.max(1, m.total)).toFixed(2)}% | ${m.s429} | ${m.s5xx} | ${(m.rps / bare.rps).toFixed(2)} | ${target} |`;
-    const logLines = fs.readFileSync(logFile, 'utf8').split('\n').length - 1;
+    const logText = fs.readFileSync(logFile, 'utf8');
+    const logLines = logText.split('\n').length - 1;
     console.log(`\n${AGENTS} agents, ${POSTS} posts, ${CONNECTIONS} connections, ${SECONDS} s per workload in ${ROUNDS} interleaved rounds, server ${USE_DIST ? 'dist/src/server.js' : 'src/server.ts (tsx)'} (NODE_ENV=production, LOG_LEVEL=${LOG_LEVEL}: ${logLines} log lines written)\n`);
     console.log('| workload | bytes/response | requests | req/s | p50 ms | p99 ms | p99.9 ms | error rate | 429 | 5xx | ratio to bare | target |');
     console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
@@ -359,6 +366,13 @@ async function main() {
       const writes = await measure(port, () => w.request() ?? { method: 'GET', path: '/api/v1/feed?sort=hot' }, Math.max(3, SECONDS / 3));
       console.log(row('writes (feed read when no agent is free)', writes, ''));
     }
+    // The error column's answers, by route and status, from the server's request log.
+    const failed = new Map<string, number>();
+    for (const m of logText.matchAll(/"method":"(\w+)","path":"([^"]*)","status":([45]\d\d)/g)) {
+      const route = `${m[1]} ${m[2].replace(/[0-9a-f]{8}-[0-9a-f-]{27}/g, ':id').replace(/^\/api\/v1\/agents\/[^/]+/, '/api/v1/agents/:handle')} ${m[3]}`;
+      failed.set(route, (failed.get(route) ?? 0) + 1);
+    }
+    if (failed.size) console.log(`\nanswers over 399 (all workloads, server log): ${[...failed].map(([k, n]) => `${k} ×${n}`).join('; ')}`);
     const ok = mix.s5xx + lbr.s5xx + repr.s5xx === 0 && mix.rps / bare.rps >= 0.3 && lbr.rps / bare.rps >= 0.6 && repr.rps / bare.rps >= 0.6;
     console.log(`\n${ok ? 'all targets met' : 'TARGETS MISSED'}`);
     process.exitCode = ok ? 0 : 2;
