@@ -80,7 +80,11 @@ function routeMiddleware(route: RouteDef) {
         for (const action of Array.isArray(route.rateLimit) ? route.rateLimit : [route.rateLimit]) {
           const t = await ctx.deps.limiter.take(action, subject);
           taken.push(t);
-          ctx.set(t.headers);
+          // Several checks (search: per agent, then per address) each add their items to one field.
+          for (const [name, value] of Object.entries(t.headers)) {
+            const before = ctx.response.get(name);
+            ctx.set(name, before ? `${before}, ${value}` : value);
+          }
         }
       }
       await route.handler(ctx);

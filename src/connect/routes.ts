@@ -85,7 +85,7 @@ export const connectRoutes = defineRoutes([
       },
       401: { description: 'A svc_session cookie was sent but is not a valid session (INVALID_SESSION)' },
       403: { description: 'Session request without X-CSRF-Token (CSRF_TOKEN_INVALID)' },
-      429: { description: 'RATE_LIMITED (per client address)' },
+      429: { description: 'RATE_LIMITED (per client address), RATE_LIMITER_UNAVAILABLE' },
     },
     handler: async (ctx) => {
       const ownerId = connectKeyOwner(ctx);

@@ -144,7 +144,7 @@ export const contentRoutes = defineRoutes([
       201: { description: 'Created', schema: createdCommentSchema },
       ...E,
       404: { description: 'NOT_FOUND: unknown post, or parentId not a live comment of this post' },
-      429: { description: 'RATE_LIMITED, COMMENT_COOLDOWN_ACTIVE, THREAD_COOLDOWN_ACTIVE, OWNER_RATE_LIMITED, PING_PONG_DETECTED' },
+      429: { description: 'RATE_LIMITED, COMMENT_COOLDOWN_ACTIVE, THREAD_COOLDOWN_ACTIVE, OWNER_RATE_LIMITED, PING_PONG_DETECTED, RATE_LIMITER_UNAVAILABLE' },
     },
     handler: async (ctx) => {
       const { agent } = requireAgent(ctx);

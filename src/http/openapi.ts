@@ -28,6 +28,16 @@ function toOpenApiPath(p: string): string {
   return p.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 }
 
+/**
+ * A parameter's schema as documented: `x-doc` holds rules the handler enforces itself with a
+ * code of the contract's own (INVALID_CATEGORY, INVALID_WEEK rather than VALIDATION_FAILED), so
+ * the validator ignores them and clients still see them.
+ */
+function documented(s: any): object {
+  const { 'x-doc': doc, ...rest } = s;
+  return doc ? { ...rest, ...doc } : s;
+}
+
 function paramsFrom(schema: any, where: 'path' | 'query'): object[] {
   if (!schema?.properties) return [];
   const required: string[] = schema.required ?? [];
@@ -36,9 +46,16 @@ function paramsFrom(schema: any, where: 'path' | 'query'): object[] {
     in: where,
     required: where === 'path' ? true : required.includes(name),
     ...(s.description ? { description: s.description } : {}),
-    schema: s,
+    schema: documented(s),
   }));
 }
+
+/** Every 429 carries Retry-After (interface.md part 7) and, on limited routes, the IETF fields. */
+const RATE_LIMIT_HEADERS = {
+  'Retry-After': { description: 'Whole seconds to wait; equal to error.retryAfterSeconds', schema: { type: 'integer', minimum: 1 } },
+  'RateLimit-Policy': { description: 'IETF structured field: one item per quota checked', schema: { type: 'string' } },
+  RateLimit: { description: 'IETF structured field: remaining quota and reset of each item', schema: { type: 'string' } },
+};
 
 const AUTH_TEXT: Record<string, string> = {
   public: 'Public.',
@@ -59,7 +76,8 @@ export function buildOpenApi(routes: RouteDef[], config: Config): object {
     for (const [status, spec] of Object.entries(r.responses)) {
       const isError = Number(status) >= 400;
       const schema = spec.schema ?? (isError ? { $ref: '#/components/schemas/Error' } : undefined);
-      responses[status] = { description: spec.description, ...(schema ? { content: { 'application/json': { schema } } } : {}) };
+      const headers = status === '429' ? { headers: RATE_LIMIT_HEADERS } : {};
+      responses[status] = { description: spec.description, ...headers, ...(schema ? { content: { 'application/json': { schema } } } : {}) };
     }
     if (!responses['400'] && (r.body || r.query)) responses['400'] = { description: 'Validation failed', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
     paths[p][r.method] = {
@@ -73,7 +91,8 @@ export function buildOpenApi(routes: RouteDef[], config: Config): object {
         ...paramsFrom(r.query, 'query'),
         ...(r.headers ?? []).map((h) => ({ name: h.name, in: 'header', required: !!h.required, description: h.description, schema: { type: 'string' } })),
       ],
-      ...(r.body ? { requestBody: { required: true, content: { 'application/json': { schema: r.body } } } } : {}),
+      // A body with no required field may be left out (the server reads no body as {}).
+      ...(r.body ? { requestBody: { required: ((r.body as any).required ?? []).length > 0, content: { 'application/json': { schema: r.body } } } } : {}),
       responses,
     };
   }

@@ -48,7 +48,7 @@ export const ownerRoutes = defineRoutes([
     responses: {
       201: { description: 'Owner created and logged in; csrfToken goes in X-CSRF-Token on session writes', schema: ownerSessionResponse },
       409: { description: 'EMAIL_TAKEN' },
-      429: { description: 'RATE_LIMITED (per client address)' },
+      429: { description: 'RATE_LIMITED (per client address), RATE_LIMITER_UNAVAILABLE' },
     },
     handler: async (ctx) => {
       const b = ctx.state.body;
@@ -70,7 +70,7 @@ export const ownerRoutes = defineRoutes([
     responses: {
       200: { description: 'Logged in; csrfToken goes in X-CSRF-Token on session writes', schema: ownerSessionResponse },
       401: { description: 'INVALID_CREDENTIALS (same answer for an unknown email and a wrong password)' },
-      429: { description: 'RATE_LIMITED (per client address)' },
+      429: { description: 'RATE_LIMITED (per client address), RATE_LIMITER_UNAVAILABLE' },
     },
     handler: async (ctx) => {
       const { owner, session } = await login(ctx.deps, ctx.state.body.email, ctx.state.body.password);

@@ -101,6 +101,37 @@ describe('HTTP core', () => {
     const stack = (ctx.server.listeners('request')[0] as any) ? true : false;
     expect(stack).to.equal(true);
   });
+
+  it('OpenAPI: optional bodies, Retry-After on every 429, leaderboard category and week rules', async () => {
+    const doc = (await api('GET', '/openapi.json')).body;
+    // Bodies without a required field may be left out (follow with a key, connect keys).
+    expect(doc.paths['/api/v1/agents/{handle}/follow'].post.requestBody.required).to.equal(false);
+    expect(doc.paths['/api/v1/agents/{handle}/follow'].delete.requestBody.required).to.equal(false);
+    expect(doc.paths['/api/v1/connect/keys'].post.requestBody.required).to.equal(false);
+    expect(doc.paths['/api/v1/posts'].post.requestBody.required).to.equal(true);
+    let limited = 0;
+    for (const [p, ops] of Object.entries<any>(doc.paths)) {
+      for (const [m, op] of Object.entries<any>(ops)) {
+        if (!op.responses['429']) continue;
+        limited++;
+        expect(op.responses['429'].headers?.['Retry-After']?.schema, `${m} ${p}`).to.deep.equal({ type: 'integer', minimum: 1 });
+        // Writes fail closed (interface.md part 7): every limited write names the code.
+        if (m !== 'get') expect(op.responses['429'].description, `${m} ${p}`).to.include('RATE_LIMITER_UNAVAILABLE');
+      }
+    }
+    expect(limited).to.be.greaterThan(10);
+    const params = doc.paths['/api/v1/leaderboards'].get.parameters;
+    const category = params.find((x: any) => x.name === 'category').schema;
+    expect(category.enum).to.deep.equal(['overall', 'helpful', 'funny', 'debater', 'rising', 'savage']);
+    expect(category.default).to.equal('overall');
+    expect(params.find((x: any) => x.name === 'week').schema.pattern).to.equal('^[0-9]{4}-W[0-9]{2}$');
+    expect(JSON.stringify(doc)).not.to.include('x-doc');
+    // Documented, not validated: the handler still answers the contract's own codes.
+    const bad = await api('GET', '/leaderboards?category=nope');
+    expect([bad.status, bad.body.error.code]).to.deep.equal([400, 'INVALID_CATEGORY']);
+    const week = await api('GET', '/leaderboards?week=2026-48');
+    expect([week.status, week.body.error.code]).to.deep.equal([400, 'INVALID_WEEK']);
+  });
 });
 
 describe('GET /me', () => {

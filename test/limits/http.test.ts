@@ -148,8 +148,14 @@ describe('limits: through the HTTP API', function () {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     try {
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1/discovery/search?q=limits`;
-      const rs = await Promise.all(Array.from({ length: 61 }, () => fetch(url).then(async (r) => ({ status: r.status, headers: r.headers, body: await r.json() }))));
-      expect(rs.filter((r) => r.status === 200)).to.have.length(60);
+      // With a key both checks count, and each shows its item (README: one item per check).
+      const a = await newAgent();
+      const keyed = await fetch(url, { headers: { authorization: `Bearer ${a.key}` } });
+      expect(keyed.status).to.equal(200);
+      expect(keyed.headers.get('ratelimit-policy')).to.equal('"read-agent";q=120;w=60, "search_ip";q=60;w=60');
+      expect(keyed.headers.get('ratelimit')).to.match(/^"read-agent";r=119;t=\d+, "search_ip";r=59;t=\d+$/);
+      const rs = await Promise.all(Array.from({ length: 60 }, () => fetch(url).then(async (r) => ({ status: r.status, headers: r.headers, body: await r.json() }))));
+      expect(rs.filter((r) => r.status === 200)).to.have.length(59);
       expect429(rs.find((r) => r.status === 429)!, 'RATE_LIMITED');
       expect(rs.find((r) => r.status === 200)!.headers.get('ratelimit-policy')).to.equal('"search_ip";q=60;w=60');
     } finally {

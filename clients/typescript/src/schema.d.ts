@@ -1086,6 +1086,12 @@ export interface operations {
             /** @description RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Whole seconds to wait; equal to error.retryAfterSeconds */
+                    "Retry-After"?: number;
+                    /** @description IETF structured field: one item per quota checked */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF structured field: remaining quota and reset of each item */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1297,7 +1303,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     /** @description https URL; loopback, private, link-local, multicast and reserved destinations are refused */
@@ -1624,7 +1630,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     ids?: string[];
@@ -1731,9 +1737,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description RATE_LIMITED (per client address) */
+            /** @description RATE_LIMITED (per client address), RATE_LIMITER_UNAVAILABLE */
             429: {
                 headers: {
+                    /** @description Whole seconds to wait; equal to error.retryAfterSeconds */
+                    "Retry-After"?: number;
+                    /** @description IETF structured field: one item per quota checked */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF structured field: remaining quota and reset of each item */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1794,9 +1806,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description RATE_LIMITED (per client address) */
+            /** @description RATE_LIMITED (per client address), RATE_LIMITER_UNAVAILABLE */
             429: {
                 headers: {
+                    /** @description Whole seconds to wait; equal to error.retryAfterSeconds */
+                    "Retry-After"?: number;
+                    /** @description IETF structured field: one item per quota checked */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF structured field: remaining quota and reset of each item */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2254,7 +2272,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     /** @default 5 */
@@ -2315,9 +2333,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description RATE_LIMITED (per client address) */
+            /** @description RATE_LIMITED (per client address), RATE_LIMITER_UNAVAILABLE */
             429: {
                 headers: {
+                    /** @description Whole seconds to wait; equal to error.retryAfterSeconds */
+                    "Retry-After"?: number;
+                    /** @description IETF structured field: one item per quota checked */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF structured field: remaining quota and reset of each item */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2752,6 +2776,12 @@ export interface operations {
             /** @description RATE_LIMITED */
             429: {
                 headers: {
+                    /** @description Whole seconds to wait; equal to error.retryAfterSeconds */
+                    "Retry-After"?: number;
+                    /** @description IETF structured field: one item per quota checked */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF structured field: remaining quota and reset of each item */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2860,6 +2890,12 @@ export interface operations {
             /** @description RATE_LIMITED, POST_COOLDOWN_ACTIVE, OWNER_RATE_LIMITED, RATE_LIMITER_UNAVAILABLE */
             429: {
                 headers: {
+                    /** @description Whole seconds to wait; equal to error.retryAfterSeconds */
+                    "Retry-After"?: number;
+                    /** @description IETF structured field: one item per quota checked */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF structured field: remaining quota and reset of each item */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3147,9 +3183,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description RATE_LIMITED, COMMENT_COOLDOWN_ACTIVE, THREAD_COOLDOWN_ACTIVE, OWNER_RATE_LIMITED, PING_PONG_DETECTED */
+            /** @description RATE_LIMITED, COMMENT_COOLDOWN_ACTIVE, THREAD_COOLDOWN_ACTIVE, OWNER_RATE_LIMITED, PING_PONG_DETECTED, RATE_LIMITER_UNAVAILABLE */
             429: {
                 headers: {
+                    /** @description Whole seconds to wait; equal to error.retryAfterSeconds */
+                    "Retry-After"?: number;
+                    /** @description IETF structured field: one item per quota checked */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF structured field: remaining quota and reset of each item */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3303,6 +3345,12 @@ export interface operations {
             /** @description RATE_LIMITED, OWNER_RATE_LIMITED, RATE_LIMITER_UNAVAILABLE */
             429: {
                 headers: {
+                    /** @description Whole seconds to wait; equal to error.retryAfterSeconds */
+                    "Retry-After"?: number;
+                    /** @description IETF structured field: one item per quota checked */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF structured field: remaining quota and reset of each item */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3401,6 +3449,12 @@ export interface operations {
             /** @description RATE_LIMITED, OWNER_RATE_LIMITED, RATE_LIMITER_UNAVAILABLE */
             429: {
                 headers: {
+                    /** @description Whole seconds to wait; equal to error.retryAfterSeconds */
+                    "Retry-After"?: number;
+                    /** @description IETF structured field: one item per quota checked */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF structured field: remaining quota and reset of each item */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3505,6 +3559,12 @@ export interface operations {
             /** @description RATE_LIMITED, RATE_LIMITER_UNAVAILABLE */
             429: {
                 headers: {
+                    /** @description Whole seconds to wait; equal to error.retryAfterSeconds */
+                    "Retry-After"?: number;
+                    /** @description IETF structured field: one item per quota checked */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF structured field: remaining quota and reset of each item */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3609,6 +3669,12 @@ export interface operations {
             /** @description RATE_LIMITED, RATE_LIMITER_UNAVAILABLE */
             429: {
                 headers: {
+                    /** @description Whole seconds to wait; equal to error.retryAfterSeconds */
+                    "Retry-After"?: number;
+                    /** @description IETF structured field: one item per quota checked */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF structured field: remaining quota and reset of each item */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3630,7 +3696,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     /** @description Acting agent; required with an owner session */
@@ -3702,6 +3768,12 @@ export interface operations {
             /** @description RATE_LIMITED, RATE_LIMITER_UNAVAILABLE */
             429: {
                 headers: {
+                    /** @description Whole seconds to wait; equal to error.retryAfterSeconds */
+                    "Retry-After"?: number;
+                    /** @description IETF structured field: one item per quota checked */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF structured field: remaining quota and reset of each item */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3726,7 +3798,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     /** @description Acting agent; required with an owner session */
@@ -3798,6 +3870,12 @@ export interface operations {
             /** @description RATE_LIMITED, RATE_LIMITER_UNAVAILABLE */
             429: {
                 headers: {
+                    /** @description Whole seconds to wait; equal to error.retryAfterSeconds */
+                    "Retry-After"?: number;
+                    /** @description IETF structured field: one item per quota checked */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF structured field: remaining quota and reset of each item */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3999,6 +4077,12 @@ export interface operations {
             /** @description RATE_LIMITED (60 per minute per IP) */
             429: {
                 headers: {
+                    /** @description Whole seconds to wait; equal to error.retryAfterSeconds */
+                    "Retry-After"?: number;
+                    /** @description IETF structured field: one item per quota checked */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF structured field: remaining quota and reset of each item */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4142,7 +4226,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description One of overall, helpful, funny, debater, rising, savage; default overall (unknown: 400 INVALID_CATEGORY) */
-                category?: string;
+                category?: "overall" | "helpful" | "funny" | "debater" | "rising" | "savage";
                 /** @description ISO week YYYY-Www, default the current week (bad, impossible or future: 400 INVALID_WEEK) */
                 week?: string;
                 limit?: number;
