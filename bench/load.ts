@@ -23,6 +23,7 @@ import { migrateAll } from '../src/db/migrate';
 import { issueApiKey } from '../src/identity/service';
 import { SCOPES } from '../src/identity/scopes';
 import { HOT_EPOCH_SECONDS, HOT_SCALE_SECONDS } from '../src/content/text';
+import { classifySvc, procAvailable, readCpu, spent, SvcRole } from './lib/proc-cpu';
 
 const arg = (name: string, def: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -125,26 +126,31 @@ type Req = { method: string; path: string; headers?: Record<string, string>; bod
 
 /** Client-side schedule that keeps every agent inside its per-action limits (decisions: part 8). */
 class Writer {
+  /** Thread gaps (agent, post) of comments. */
   private next = new Map<string, number>();
-  private rr = 0;
+  /**
+   * Per kind, the agents in the order they become free: a gap is the same for every agent of a
+   * kind, so the queue stays sorted and a pick is O(1) (the load generator shares the CPU).
+   */
+  private queues: Record<keyof Writer['gap'], { agent: Agent; freeAt: number }[]>;
   constructor(
     private agents: Agent[],
     private posts: string[],
     private slugs: string[],
     private authorOf: Map<string, string>,
-  ) {}
+  ) {
+    const queue = () => agents.map((agent) => ({ agent, freeAt: 0 }));
+    this.queues = { post: queue(), comment: queue(), vote: queue(), react: queue(), follow: queue() };
+  }
   private gap = { post: 6500, comment: 4000, vote: 2200, react: 2200, follow: 4500 } as const;
   pick(kind: keyof Writer['gap']): Agent | null {
+    const q = this.queues[kind];
     const now = Date.now();
-    for (let i = 0; i < this.agents.length; i++) {
-      const a = this.agents[(this.rr++ + i) % this.agents.length];
-      const k = `${kind}:${a.id}`;
-      if ((this.next.get(k) ?? 0) <= now) {
-        this.next.set(k, now + this.gap[kind]);
-        return a;
-      }
-    }
-    return null;
+    if (q[0].freeAt > now) return null;
+    const head = q.shift()!;
+    head.freeAt = now + this.gap[kind];
+    q.push(head);
+    return head.agent;
   }
   /** A random post; with `voter`, one it did not write (a self-vote is refused with a 400). */
   post(voter?: Agent): string {
@@ -228,6 +234,9 @@ interface Result {
   /** Mean response size, headers included. */
   bytes: number;
   seconds: number;
+  /** CPU milliseconds each role spent during the run (Linux), and the machine's idle share. */
+  cpu: Map<SvcRole, number>;
+  idle: number;
 }
 
 async function measure(port: number, next: () => Req, seconds: number): Promise<Result> {
@@ -239,10 +248,13 @@ async function measure(port: number, next: () => Req, seconds: number): Promise<
     requests: [{ setupRequest: (req: any) => ({ ...req, ...next() }) }],
   } as any);
   (inst as any).on('response', (_c: unknown, code: number) => status.set(code, (status.get(code) ?? 0) + 1));
+  const before = procAvailable ? readCpu(classifySvc) : null;
   const r: any = await inst;
+  const used = before ? spent(before, readCpu(classifySvc)) : null;
+  const cpu = new Map<SvcRole, number>([...(used?.byRole ?? [])].map(([role, t]) => [role, t.user + t.sys]));
   let s5xx = 0;
   for (const [s, n] of status) if (s >= 500) s5xx += n;
-  return { rps: r.requests.total / r.duration, p50: r.latency.p50, p99: r.latency.p99, p999: r.latency.p99_9 ?? r.latency.p999, total: r.requests.total, non2xx: r.non2xx, errors: r.errors + r.timeouts, s5xx, s429: status.get(429) ?? 0, bytes: Math.round(r.throughput.total / Math.max(1, r.requests.total)), seconds: r.duration };
+  return { rps: r.requests.total / r.duration, p50: r.latency.p50, p99: r.latency.p99, p999: r.latency.p99_9 ?? r.latency.p999, total: r.requests.total, non2xx: r.non2xx, errors: r.errors + r.timeouts, s5xx, s429: status.get(429) ?? 0, bytes: Math.round(r.throughput.total / Math.max(1, r.requests.total)), seconds: r.duration, cpu, idle: used?.idleShare ?? 0 };
 }
 
 /** Several measurements of one workload as one: summed counts, req/s over the summed time, median p50, worst p99 and p99.9. */
@@ -263,7 +275,20 @@ function combine(parts: Result[]): Result {
     s429: sum((m) => m.s429),
     bytes: Math.round(sum((m) => m.bytes * m.total) / Math.max(1, total)),
     seconds,
+    cpu: parts.reduce((acc, m) => {
+      for (const [role, ms] of m.cpu) acc.set(role, (acc.get(role) ?? 0) + ms);
+      return acc;
+    }, new Map<SvcRole, number>()),
+    idle: sum((m) => m.idle * m.seconds) / Math.max(seconds, 1e-9),
   };
+}
+
+/** Where one workload's CPU went: microseconds per request by process, cores busy, machine idle. */
+function cpuRow(label: string, m: Result): string {
+  const roles: SvcRole[] = ['web', 'pg', 'worker', 'redis', 'bench', 'bare'];
+  const us = (role: SvcRole) => ((1000 * (m.cpu.get(role) ?? 0)) / Math.max(1, m.total)).toFixed(0);
+  const allMs = roles.reduce((n, role) => n + (m.cpu.get(role) ?? 0), 0);
+  return `| ${label} | ${roles.map(us).join(' | ')} | ${((1000 * allMs) / Math.max(1, m.total)).toFixed(0)} | ${(allMs / 1000 / Math.max(m.seconds, 1e-9)).toFixed(2)} | ${(100 * m.idle).toFixed(0)} % |`;
 }
 
 async function main() {
@@ -331,7 +356,13 @@ async function main() {
     // Interleaved rounds (bare, mixed, leaderboards, reputation, then again): load from other
     // processes on the shared machine falls on the baseline and the app alike.
     const runs: Record<'bare' | 'mixed' | 'lb' | 'rep' | 'writes', Result[]> = { bare: [], mixed: [], lb: [], rep: [], writes: [] };
-    const writesOnly = () => w.request() ?? read();
+    const sentAlone = { writes: 0, all: 0 };
+    const writesOnly = () => {
+      sentAlone.all++;
+      const wr = w.request();
+      if (wr) sentAlone.writes++;
+      return wr ?? read();
+    };
     const slice = SECONDS / ROUNDS;
     for (let i = 0; i < ROUNDS; i++) {
       runs.bare.push(await measure(barePort, bareReq, slice));
@@ -354,17 +385,33 @@ async function main() {
     console.log(row('GET /leaderboards (6 categories)', lbr, '>= 0.6'));
     console.log(row('GET /agents/{handle}/reputation', repr, '>= 0.6'));
     if (ONLY.includes('writes')) console.log(row('writes alone (a read when no agent is free)', combine(runs.writes), ''));
+    const measured: [string, Result][] = [['bare Koa route', bare]];
+    if (ONLY.includes('mixed')) measured.push(['mixed', mix]);
+    if (ONLY.includes('lb')) measured.push(['GET /leaderboards', lbr]);
+    if (ONLY.includes('rep')) measured.push(['GET /agents/{handle}/reputation', repr]);
+    if (ONLY.includes('writes')) measured.push(['writes alone', combine(runs.writes)]);
     if (ONLY.includes('mixed')) {
       const share = (100 * sent.writes) / Math.max(1, sent.all);
       console.log(`\nmixed: ${sent.writes} of ${sent.all} requests sent were writes (${share.toFixed(1)} %)${share < 19 ? ': below 20 %, too few agents free for this rate (raise --agents)' : ''}`);
     }
+    if (ONLY.includes('writes')) console.log(`writes alone: ${sentAlone.writes} of ${sentAlone.all} requests sent were writes (the agents' limits cap the rate; the rest were reads)`);
     if (BREAKDOWN) {
       // Each part alone, for profiling (short runs; writes keep to the same client-side schedule).
       console.log('\n| part (alone) | bytes/response | requests | req/s | p50 ms | p99 ms | p99.9 ms | error rate | 429 | 5xx | ratio to bare | |');
       console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
-      for (const [, label, req] of readKinds(agents, posts)) console.log(row(label, await measure(port, req, Math.max(3, SECONDS / 3)), ''));
+      for (const [, label, req] of readKinds(agents, posts)) {
+        const m = await measure(port, req, Math.max(3, SECONDS / 3));
+        console.log(row(label, m, ''));
+        measured.push([`${label} (alone)`, m]);
+      }
       const writes = await measure(port, () => w.request() ?? { method: 'GET', path: '/api/v1/feed?sort=hot' }, Math.max(3, SECONDS / 3));
       console.log(row('writes (feed read when no agent is free)', writes, ''));
+      measured.push(['writes (alone)', writes]);
+    }
+    if (procAvailable) {
+      console.log('\n| CPU per request (µs), by process | web | PostgreSQL | worker | Redis | load generator | bare route | total | cores busy | machine idle |');
+      console.log('|---|---|---|---|---|---|---|---|---|---|');
+      for (const [label, m] of measured) console.log(cpuRow(label, m));
     }
     // The error column's answers, by route and status, from the server's request log.
     const failed = new Map<string, number>();

@@ -15,6 +15,7 @@
 import fs from 'fs';
 import os from 'os';
 import path from 'path';
+import { classifySvc, readCpu, spent, SvcRole } from './lib/proc-cpu';
 
 interface Held {
   port: number;
@@ -28,42 +29,6 @@ const concurrency = Number(process.argv[3] ?? 4);
 const settleMs = Number(process.argv[4] ?? 2000);
 const KINDS = ['vote', 'react', 'comment', 'post', 'follow'];
 if (!KINDS.includes(kind)) throw new Error(`unknown kind ${kind}: ${KINDS.join(', ')}`);
-
-type Who = 'web' | 'worker' | 'pg';
-type Cpu = Map<string, { who: Who; user: number; sys: number }>;
-
-/** CPU milliseconds so far of each process of the web server, the worker and PostgreSQL. */
-function cpu(): Cpu {
-  const out: Cpu = new Map();
-  const tick = 1000 / 100; // USER_HZ
-  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    try {
-      const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-      const st = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
-      const who: Who | null = cmd.includes('dist/src/server.js') || cmd.includes('src/server.ts') ? 'web' : cmd.includes('dist/src/worker.js') || cmd.includes('src/worker.ts') ? 'worker' : cmd.startsWith('postgres') ? 'pg' : null;
-      if (who) out.set(pid, { who, user: Number(f[11]) * tick, sys: Number(f[12]) * tick });
-    } catch {
-      // The process ended meanwhile.
-    }
-  }
-  return out;
-}
-
-/**
- * CPU spent between two readings, by role: processes present in both count their difference, new
- * ones (a PostgreSQL backend of a new pooled connection) all of theirs; one that ended in between
- * is missed, so run a few times.
- */
-function spent(c0: Cpu, c1: Cpu): Record<Who, { user: number; sys: number }> {
-  const out: Record<Who, { user: number; sys: number }> = { web: { user: 0, sys: 0 }, worker: { user: 0, sys: 0 }, pg: { user: 0, sys: 0 } };
-  for (const [pid, b] of c1) {
-    const a = c0.get(pid);
-    out[b.who].user += b.user - (a?.user ?? 0);
-    out[b.who].sys += b.sys - (a?.sys ?? 0);
-  }
-  return out;
-}
 
 function request(i: number): { path: string; body: unknown } {
   const post = held.posts[Math.floor(Math.random() * held.posts.length)];
@@ -86,7 +51,7 @@ async function main() {
   const n = held.agents.length;
   const statuses: Record<number, number> = {};
   let next = 0;
-  const c0 = cpu();
+  const c0 = readCpu(classifySvc);
   const t0 = Date.now();
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
@@ -105,8 +70,11 @@ async function main() {
   );
   const ms = Date.now() - t0;
   await new Promise((r) => setTimeout(r, settleMs));
-  const d = spent(c0, cpu());
-  const per = (who: Who) => ({ u: d[who].user / n, s: d[who].sys / n, all: (d[who].user + d[who].sys) / n });
+  const { byRole } = spent(c0, readCpu(classifySvc));
+  const per = (who: SvcRole) => {
+    const d = byRole.get(who) ?? { user: 0, sys: 0 };
+    return { u: d.user / n, s: d.sys / n, all: (d.user + d.sys) / n };
+  };
   const [web, worker, pg] = [per('web'), per('worker'), per('pg')];
   const f = (x: number) => x.toFixed(2);
   console.log(`${kind}: ${n} requests in ${ms} ms, statuses ${JSON.stringify(statuses)}`);
