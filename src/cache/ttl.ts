@@ -38,6 +38,12 @@ const TAG_MEMORY = 20_000;
 /** Table → caches watching it. */
 const watchers = new Map<string, TtlCache<unknown>[]>();
 
+/** A loaded value and the tags it is stored with. */
+export interface Loaded<V> {
+  value: V;
+  tags?: readonly string[];
+}
+
 export class TtlCache<V> {
   readonly name: string;
   readonly defaultTtlMs: number;
@@ -52,7 +58,7 @@ export class TtlCache<V> {
   private readonly tagAt = new Map<string, number>();
   private readonly keysOfTag = new Map<string, Set<string>>();
   private readonly entries = new Map<string, { at: number; value: V; tags?: readonly string[] }>();
-  private readonly inflight = new Map<string, { gen: number; promise: Promise<V> }>();
+  private readonly inflight = new Map<string, { gen: number; promise: Promise<Loaded<V>> }>();
   hits = 0;
   misses = 0;
 
@@ -154,23 +160,36 @@ export class TtlCache<V> {
    * `cacheable(v)` false: returned but not stored (e.g. a result that must not be remembered).
    */
   async load(key: string, load: () => Promise<V>, cacheable: (v: V) => boolean = () => true): Promise<V> {
+    const r = await this.loadEntry(key, async () => ({ value: await load() }), cacheable);
+    return r.value;
+  }
+
+  /**
+   * load() of a value stored with tags (a feed page, tagged with its posts): the loader returns
+   * both. `hit`: answered from memory, whose tags are not returned.
+   */
+  loadTagged(key: string, load: () => Promise<Loaded<V>>): Promise<Loaded<V> & { hit: boolean }> {
+    return this.loadEntry(key, load, () => true);
+  }
+
+  private async loadEntry(key: string, load: () => Promise<Loaded<V>>, cacheable: (v: V) => boolean): Promise<Loaded<V> & { hit: boolean }> {
     const hit = this.get(key);
     if (hit !== undefined) {
       this.hits++;
-      return hit;
+      return { value: hit, hit: true };
     }
     this.misses++;
-    if (this.ttlMs <= 0) return load();
+    if (this.ttlMs <= 0) return { ...(await load()), hit: false };
     const gen = this.seq;
     const running = this.inflight.get(key);
     // Shared only if nothing was invalidated since it started: a caller after a tag invalidation
     // may be reading its own write, which a load begun before it cannot show.
-    if (running && running.gen === this.seq) return running.promise;
+    if (running && running.gen === this.seq) return { ...(await running.promise), hit: false };
     const promise = load().then(
-      (v) => {
+      (r) => {
         if (this.inflight.get(key)?.promise === promise) this.inflight.delete(key);
-        if (cacheable(v)) this.put(key, v, gen);
-        return v;
+        if (cacheable(r.value)) this.put(key, r.value, gen, undefined, r.tags);
+        return r;
       },
       (e) => {
         if (this.inflight.get(key)?.promise === promise) this.inflight.delete(key);
@@ -178,7 +197,7 @@ export class TtlCache<V> {
       },
     );
     this.inflight.set(key, { gen, promise });
-    return promise;
+    return { ...(await promise), hit: false };
   }
 }
 

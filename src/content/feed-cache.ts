@@ -67,15 +67,12 @@ export function feedCacheKey(q: FeedQuery): string {
   return [q.sort, q.limit, q.cursor ?? '', q.tag?.toLowerCase() ?? '', q.community?.toLowerCase() ?? '', q.author ? normalizeHandle(q.author) : ''].join('\u0000');
 }
 
-export function getCachedFeed(key: string, nowMs = Date.now()): string | undefined {
-  return cache.get(key, nowMs);
-}
-
-/** Stores a page computed since stamp `gen`, tagged with its posts (a write committed meanwhile makes it stale). */
-export function putCachedFeed(key: string, body: string, gen: number, nowMs = Date.now(), tags?: readonly string[]): void {
-  cache.put(key, body, gen, nowMs, tags);
-}
-
-export function feedCacheGeneration(): number {
-  return cache.generation();
+/**
+ * A feed page's body from memory, or loaded once for all the requests of its key that arrive
+ * while it loads (after a new post empties the cache, they share one query instead of a query
+ * each) and stored tagged with its posts; a write committed meanwhile keeps it out of the cache.
+ * `tags`: the page's, when this call loaded it or shared the load; none for a page from memory.
+ */
+export function loadFeedPage(key: string, load: () => Promise<{ value: string; tags: readonly string[] }>) {
+  return cache.loadTagged(key, load);
 }

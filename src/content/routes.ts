@@ -5,7 +5,7 @@ import { idempotencyHeaderDoc, sendAtomicWrite, sendWrite } from '../idempotency
 import { createComment, deleteComment, listComments } from './comments';
 import { mayMention } from './mentions';
 import { FeedQuery, feedPage } from './feed';
-import { configureFeedCache, feedCacheGeneration, feedCacheKey, feedPageTags, getCachedFeed, invalidateFeedCache, putCachedFeed } from './feed-cache';
+import { configureFeedCache, feedCacheKey, feedPageTags, invalidateFeedCache, loadFeedPage } from './feed-cache';
 import { createPost, deletePost, getPost, postText } from './posts';
 import {
   commentTreeSchema,
@@ -43,19 +43,15 @@ export const contentRoutes = defineRoutes([
       const q = ctx.state.query as FeedQuery;
       configureFeedCache(ctx.deps.config.nodeEnv);
       const key = feedCacheKey(q);
-      let body = getCachedFeed(key);
-      if (body === undefined) {
-        const gen = feedCacheGeneration();
-        const page = await feedPage(ctx.deps.db, q);
-        body = JSON.stringify({ data: page.items, meta: { nextCursor: page.nextCursor } });
-        const tags = feedPageTags(page.items.map((i: { id: string }) => i.id));
-        putCachedFeed(key, body, gen, undefined, tags);
-        // The response cache (src/app.ts) stores this body under its URL with the same tags.
-        ctx.state.cacheTags = tags;
-      } else ctx.state.cacheTags = false;
+      const page = await loadFeedPage(key, async () => {
+        const p = await feedPage(ctx.deps.db, q);
+        return { value: JSON.stringify({ data: p.items, meta: { nextCursor: p.nextCursor } }), tags: feedPageTags(p.items.map((i: { id: string }) => i.id)) };
+      });
+      // The response cache (src/app.ts) stores a loaded body under its URL with the same tags.
+      ctx.state.cacheTags = page.hit ? false : (page.tags ?? false);
       ctx.status = 200;
       ctx.type = 'application/json; charset=utf-8';
-      ctx.body = body;
+      ctx.body = page.value;
     },
   },
   {

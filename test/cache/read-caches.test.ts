@@ -100,6 +100,23 @@ describe('read caches: TtlCache', () => {
     expect(await c.load('e', async () => 'ok')).to.equal('ok');
   });
 
+  it("loadTagged stores the value with the loader's tags, shares the load, and says whether it came from memory", async () => {
+    const c = fresh(60_000);
+    let calls = 0;
+    const loader = async () => {
+      calls++;
+      await new Promise((r) => setTimeout(r, 10));
+      return { value: 'page', tags: ['post:1', 'post:2'] };
+    };
+    const [x, y] = await Promise.all([c.loadTagged('k', loader), c.loadTagged('k', loader)]);
+    expect(calls).to.equal(1);
+    expect(x).to.deep.equal({ value: 'page', tags: ['post:1', 'post:2'], hit: false });
+    expect(y).to.deep.equal(x);
+    expect(await c.loadTagged('k', loader)).to.deep.equal({ value: 'page', hit: true });
+    c.invalidateTags(['post:2']);
+    expect(c.get('k')).to.equal(undefined);
+  });
+
   it('tags: invalidateTags drops only the entries stored with them, and refuses values loaded before it with them', () => {
     const c = fresh(60_000, 10);
     c.put('page1', 'p1', c.generation(), undefined, ['post:x', 'post:y']);
@@ -355,6 +372,25 @@ describe('read caches: anonymous responses', () => {
     } finally {
       ctx.setNow(null);
     }
+  });
+
+  it('requests for a feed page that is not in memory share one query, and a new post still shows on the next read', async () => {
+    setFeedCacheTtl(60_000);
+    const [a, b] = [await newAgent(), await newAgent()];
+    const tag = `s${Date.now().toString(36)}`;
+    // Two authors: one agent's posts are 3 s apart.
+    const post = (key: string, body: string) => api('POST', '/posts', { key, body: { communitySlug: 'general', body, tags: [tag] } });
+    const first = (await post(a.key, 'one')).body.data.id;
+    const path = `/feed?sort=new&tag=${tag}`;
+    // Twenty at once, as after a new post empties the cache under load: one feed query, one answer.
+    const many = await queries(() => Promise.all(Array.from({ length: 20 }, () => api('GET', path))));
+    expect(many.value.map((r) => r.status)).to.deep.equal(Array(20).fill(200));
+    expect(new Set(many.value.map((r) => r.text)).size).to.equal(1);
+    expect(many.value[0].body.data.map((p: any) => p.id)).to.deep.equal([first]);
+    expect(many.sql.filter((q) => q.includes('from posts p'))).to.have.length(1);
+    // A post created meanwhile empties the cache and ends the sharing: its author's next read shows it.
+    const second = (await post(b.key, 'two')).body.data.id;
+    expect((await api('GET', path)).body.data.map((p: any) => p.id)).to.deep.equal([second, first]);
   });
 
   it('errors are never stored, and requests with a body or a cookie are not answered from memory', async () => {
