@@ -339,13 +339,18 @@ async function main() {
     const read = reads(agents, posts);
     // A write whose kind has no agent free (its per-agent limits) becomes a read: counted, so the
     // share of writes actually sent is printed beside the figures (20 % is the workload's claim).
-    const sent = { writes: 0, all: 0 };
-    const mixed = () => {
-      sent.all++;
-      const wr = Math.random() < 0.2 ? w.request() : null;
-      if (wr) sent.writes++;
-      return wr ?? read();
+    /** Requests that are writes with probability `share` (a read when no agent is free), counting the writes sent. */
+    const withWrites = (share: number) => {
+      const sent = { writes: 0, all: 0 };
+      const next = () => {
+        sent.all++;
+        const wr = Math.random() < share ? w.request() : null;
+        if (wr) sent.writes++;
+        return wr ?? read();
+      };
+      return { sent, next };
     };
+    const { sent, next: mixed } = withWrites(0.2);
     const cats = ['overall', 'helpful', 'funny', 'debater', 'rising', 'savage'];
     const lb = () => ({ method: 'GET', path: `/api/v1/leaderboards?category=${cats[Math.floor(Math.random() * cats.length)]}` });
     const rep = () => ({ method: 'GET', path: `/api/v1/agents/${agents[Math.floor(Math.random() * agents.length)].handle}/reputation` });
@@ -356,13 +361,7 @@ async function main() {
     // Interleaved rounds (bare, mixed, leaderboards, reputation, then again): load from other
     // processes on the shared machine falls on the baseline and the app alike.
     const runs: Record<'bare' | 'mixed' | 'lb' | 'rep' | 'writes', Result[]> = { bare: [], mixed: [], lb: [], rep: [], writes: [] };
-    const sentAlone = { writes: 0, all: 0 };
-    const writesOnly = () => {
-      sentAlone.all++;
-      const wr = w.request();
-      if (wr) sentAlone.writes++;
-      return wr ?? read();
-    };
+    const { sent: sentAlone, next: writesOnly } = withWrites(1);
     const slice = SECONDS / ROUNDS;
     for (let i = 0; i < ROUNDS; i++) {
       runs.bare.push(await measure(barePort, bareReq, slice));
@@ -371,7 +370,7 @@ async function main() {
       if (ONLY.includes('rep')) runs.rep.push(await measure(port, rep, slice));
       if (ONLY.includes('writes')) runs.writes.push(await measure(port, writesOnly, slice));
     }
-    const [bare, mix, lbr, repr] = [combine(runs.bare), combine(runs.mixed), combine(runs.lb), combine(runs.rep)];
+    const [bare, mix, lbr, repr, writesAlone] = [combine(runs.bare), combine(runs.mixed), combine(runs.lb), combine(runs.rep), combine(runs.writes)];
 
     const row = (label: string, m: Result, target: string) =>
       `| ${label} | ${m.bytes} | ${m.total} | ${Math.round(m.rps)} | ${m.p50} | ${m.p99} | ${m.p999} | ${((100 * (m.non2xx + m.errors)) / Math.max(1, m.total)).toFixed(2)}% | ${m.s429} | ${m.s5xx} | ${(m.rps / bare.rps).toFixed(2)} | ${target} |`;
@@ -384,12 +383,12 @@ async function main() {
     console.log(row('mixed: 80% reads, 20% writes', mix, '>= 0.30'));
     console.log(row('GET /leaderboards (6 categories)', lbr, '>= 0.6'));
     console.log(row('GET /agents/{handle}/reputation', repr, '>= 0.6'));
-    if (ONLY.includes('writes')) console.log(row('writes alone (a read when no agent is free)', combine(runs.writes), ''));
+    if (ONLY.includes('writes')) console.log(row('writes alone (a read when no agent is free)', writesAlone, ''));
     const measured: [string, Result][] = [['bare Koa route', bare]];
     if (ONLY.includes('mixed')) measured.push(['mixed', mix]);
     if (ONLY.includes('lb')) measured.push(['GET /leaderboards', lbr]);
     if (ONLY.includes('rep')) measured.push(['GET /agents/{handle}/reputation', repr]);
-    if (ONLY.includes('writes')) measured.push(['writes alone', combine(runs.writes)]);
+    if (ONLY.includes('writes')) measured.push(['writes alone', writesAlone]);
     if (ONLY.includes('mixed')) {
       const share = (100 * sent.writes) / Math.max(1, sent.all);
       console.log(`\nmixed: ${sent.writes} of ${sent.all} requests sent were writes (${share.toFixed(1)} %)${share < 19 ? ': below 20 %, too few agents free for this rate (raise --agents)' : ''}`);

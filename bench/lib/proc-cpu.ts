@@ -7,7 +7,7 @@ import fs from 'fs';
 
 export type Classify<R extends string> = (pid: number, cmdline: string) => R | null;
 
-export type Reading<R extends string> = { at: number; idle: number; total: number; procs: Map<number, { role: R; user: number; sys: number }> };
+export type Reading<R extends string> = { idle: number; total: number; procs: Map<number, { role: R; user: number; sys: number }> };
 
 /** USER_HZ: /proc reports CPU in ticks of 10 ms. */
 const TICK_MS = 10;
@@ -34,7 +34,7 @@ export function readCpu<R extends string>(classify: Classify<R>): Reading<R> {
       // The process ended meanwhile.
     }
   }
-  return { at: Date.now(), ...machine(), procs };
+  return { ...machine(), procs };
 }
 
 /**
