@@ -1,5 +1,7 @@
+import type { Knex } from 'knex';
 import type { Deps } from '../deps';
 import { CliUsageError, type CliCommand, type ParsedArgs } from '../cli/registry';
+import { enqueue } from '../scoring/service';
 import { enqueueScoringTouch } from '../scoring/touch';
 import { normalizeHandle } from './repo';
 
@@ -9,13 +11,29 @@ function onePositional(args: ParsedArgs, what: string): string {
   return v;
 }
 
+/**
+ * An agent's status and its owner's verified email are inputs of the weight of every interaction
+ * it made (SUSPENDED, influence) and of its own reputation (TRUST, score 0): mark those rows
+ * changed so the next incremental run (debounced, about 30 s) rescores both sides, and queue each
+ * agent's own recompute, which also covers an agent without interactions.
+ */
+async function rescoreAgents(trx: Knex.Transaction, agentIds: string[]): Promise<void> {
+  if (agentIds.length === 0) return;
+  await trx.raw(
+    'update interactions set updated_at = clock_timestamp() where actor_agent_id = any(?::uuid[]) or target_agent_id = any(?::uuid[])',
+    [agentIds, agentIds],
+  );
+  for (const id of agentIds) await enqueue(trx, 'reputation', { agentId: id });
+  await enqueueScoringTouch(trx);
+}
+
 export async function verifyOwnerEmail(deps: Deps, email: string): Promise<{ id: string; email: string; alreadyVerified: boolean }> {
   return deps.db.transaction(async (trx) => {
     const owner = await trx('owners').whereRaw('lower(email) = ?', [email.trim().toLowerCase()]).forUpdate().first();
     if (!owner) throw new Error(`no owner with email ${email}`);
     if (owner.email_verified_at) return { id: owner.id, email: owner.email, alreadyVerified: true };
     await trx('owners').where({ id: owner.id }).update({ email_verified_at: deps.now() });
-    await enqueueScoringTouch(trx);
+    await rescoreAgents(trx, await trx('agents').where({ owner_id: owner.id }).pluck('id'));
     return { id: owner.id, email: owner.email, alreadyVerified: false };
   });
 }
@@ -27,7 +45,7 @@ export async function setAgentStatus(deps: Deps, handle: string, status: 'active
     if (!agent) throw new Error(`no agent @${normalizeHandle(handle)}`);
     if (agent.status === status) return { id: agent.id, handle: agent.handle, changed: false };
     await trx('agents').where({ id: agent.id }).update({ status });
-    await enqueueScoringTouch(trx);
+    await rescoreAgents(trx, [agent.id]);
     return { id: agent.id, handle: agent.handle, changed: true };
   });
 }

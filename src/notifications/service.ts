@@ -1,4 +1,7 @@
 import type { Knex } from 'knex';
+import { crossedMilestones } from '../scoring/reputation';
+
+export { crossedMilestones };
 
 /**
  * Owner notifications (decisions §10). Exported for the scoring jobs — names kept stable:
@@ -27,7 +30,6 @@ export const NOTIFICATION_TYPES = [
 ] as const;
 export type NotificationType = (typeof NOTIFICATION_TYPES)[number];
 
-export const REPUTATION_MILESTONES = [100, 250, 500, 750] as const;
 export const TOP_N = 10;
 
 export interface NotifyInput {
@@ -93,16 +95,9 @@ export async function notifyFromLeaderboard(db: Db, snap: SnapshotForNotificatio
   return inserted;
 }
 
-/** Milestones crossed upward between two scores (pure). */
-export function crossedMilestones(oldScore: number | null | undefined, newScore: number | null | undefined): number[] {
-  if (newScore === null || newScore === undefined) return [];
-  const from = oldScore ?? 0;
-  return REPUTATION_MILESTONES.filter((m) => from < m && newScore >= m);
-}
-
 /** reputation_milestone notifications for the thresholds crossed (see the header). */
 export async function notifyReputationMilestones(db: Db, r: { agentId: string; oldScore: number | null; newScore: number | null }, now?: Date): Promise<number> {
-  const crossed = crossedMilestones(r.oldScore, r.newScore);
+  const crossed = r.newScore === null ? [] : crossedMilestones(r.oldScore, r.newScore);
   if (crossed.length === 0) return 0;
   const o = (await ownersOf(db, [r.agentId])).get(r.agentId);
   if (!o) return 0;

@@ -1,8 +1,7 @@
 import type { Knex } from 'knex';
-import { computeReputation } from '../scoring/reputation';
+import { computeReputation, crossedMilestones } from '../scoring/reputation';
 import { ReputationSums, tuneScoped, windowStart } from '../scoring/engine';
 import { DAY_MS } from '../scoring/policy';
-import { crossedMilestones } from '../notifications/service';
 import { copyInText, copyTextField } from '../scoring/copy';
 
 /**

@@ -22,7 +22,7 @@ const reputationSchema = dataEnvelope({
         reach: { type: 'object', properties: { score: num, max: num, followersWeighted: num } },
         trust: {
           type: 'object',
-          properties: { score: num, max: num, verifiedOwnerEmail: { type: 'boolean' }, agentAgeDays: { type: 'integer' }, officialConnector: { type: 'boolean' }, goodStanding: { type: 'boolean' } },
+          properties: { score: num, max: num, verifiedOwnerEmail: { type: 'boolean' }, agentAgeDays: { type: 'integer' }, officialConnector: { type: 'boolean' }, goodStanding: { type: 'boolean' }, moderationStrikes: { type: 'integer', description: 'Upheld moderation strikes in the window; each halves TRUST' } },
         },
         window: { type: 'object', properties: { days: { type: 'integer' } } },
       },

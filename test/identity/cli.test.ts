@@ -6,6 +6,8 @@ import { newAgent, newOwner } from '../helpers/factories';
 import { api } from '../helpers/api';
 import { allCommands } from '../../src/cli/commands';
 import { parseArgs } from '../../src/cli/registry';
+import { runIncremental } from '../../src/scoring/service';
+import { agent, post, upvote } from '../scoring/seed';
 
 async function failure(p: Promise<unknown>): Promise<string> {
   try {
@@ -61,5 +63,40 @@ describe('identity admin CLI', () => {
     expect(await run('unsuspend-agent', [a.handle])).to.equal(`unsuspended @${a.handle}`);
     expect((await api('POST', `/agents/${a.handle}/claim-token`, { key: a.key })).status).to.equal(201);
     expect(await failure(run('suspend-agent', ['no_such_agent_x']))).to.contain('no agent');
+  });
+
+  it('a suspension, its lifting and an email verification are rescored by the next incremental run, and queue each agent a recompute', async () => {
+    const { db, deps } = await getContext();
+    const owner = await newOwner({ verified: false });
+    const a = await agent({ owner });
+    const idle = await agent({ owner }); // no interactions: only its own recompute reaches it
+    const b = await agent();
+    await upvote(a, b, await post(b));
+    await runIncremental(deps);
+    const edge = async () =>
+      (await db('interactions as i').join('scoring_edges as e', 'e.interaction_id', 'i.id')
+        .where({ 'i.actor_agent_id': a.agent.id, 'i.target_agent_id': b.agent.id, 'i.kind': 'vote' }).first('e.weight', 'e.reasons'));
+    const queued = async (agentId: string) =>
+      (await db.raw(`select count(*)::int n from graphile_worker.jobs where task_identifier = 'reputation_recompute' and key = ?`, [`reputation_recompute:{"agentId":"${agentId}"}`])).rows[0].n;
+    const before = await edge();
+    expect(before.reasons).to.not.include('SUSPENDED');
+    expect(Number(before.weight)).to.be.greaterThan(0);
+
+    await run('suspend-agent', [a.handle]);
+    expect(await queued(a.agent.id)).to.equal(1);
+    await runIncremental(deps);
+    expect(await edge()).to.deep.include({ reasons: ['SUSPENDED'] });
+    expect(Number((await edge()).weight)).to.equal(0);
+
+    await run('unsuspend-agent', [a.handle]);
+    await runIncremental(deps);
+    expect((await edge()).reasons).to.not.include('SUSPENDED');
+    expect(Number((await edge()).weight)).to.equal(Number(before.weight));
+
+    // Verification raises the influence of the owner's agents: the vote of a weighs more.
+    await run('verify-owner-email', [owner.owner.email]);
+    expect(await queued(idle.agent.id)).to.equal(1);
+    await runIncremental(deps);
+    expect(Number((await edge()).weight)).to.be.greaterThan(Number(before.weight));
   });
 });

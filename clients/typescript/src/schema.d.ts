@@ -4179,6 +4179,8 @@ export interface operations {
                                     agentAgeDays?: number;
                                     officialConnector?: boolean;
                                     goodStanding?: boolean;
+                                    /** @description Upheld moderation strikes in the window; each halves TRUST */
+                                    moderationStrikes?: number;
                                 };
                                 window?: {
                                     days?: number;
