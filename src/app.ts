@@ -24,11 +24,25 @@ function errorBody(err: AppError) {
   return { error: { code: err.code, message: err.message, ...err.extra } };
 }
 
+function isJsonText(text: unknown): boolean {
+  if (typeof text !== 'string' || text.trim() === '') return false;
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Maps anything thrown to the one envelope; 5xx never carry a stack or internal message. */
 function toAppError(err: any): AppError {
   if (err instanceof AppError) return err;
   if (err?.type === 'entity.too.large' || err?.status === 413) return new AppError(413, 'PAYLOAD_TOO_LARGE', `Request body exceeds ${MAX_BODY_BYTES} bytes`);
-  if (err?.type === 'entity.parse.failed' || (err?.status === 400 && (err instanceof SyntaxError || /json/i.test(err?.message ?? '')))) return new AppError(400, 'INVALID_JSON', 'Request body is not valid JSON');
+  if (err?.type === 'entity.parse.failed' || (err?.status === 400 && (err instanceof SyntaxError || /json/i.test(err?.message ?? '')))) {
+    // The strict parser refuses a bare JSON value (null, "x", 42): that is JSON, only not an object.
+    if (/only supports object and array/.test(err?.message ?? '') && isJsonText(err?.body)) return new AppError(400, 'VALIDATION_FAILED', 'Request body is invalid', { details: [{ path: 'body', message: 'must be object' }] });
+    return new AppError(400, 'INVALID_JSON', 'Request body is not valid JSON');
+  }
   if (err?.type === 'encoding.unsupported' || err?.status === 415) return new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Unsupported content encoding');
   if (err?.status === 405) return new AppError(405, 'METHOD_NOT_ALLOWED', 'Method not allowed on this path');
   if (err?.status === 501) return new AppError(501, 'NOT_IMPLEMENTED', 'Method not implemented');
@@ -107,7 +121,10 @@ export interface AppOptions {
 
 /** The Koa application, without listen(): the server and the tests both use it. */
 export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
-  const app = new Koa({ proxy: deps.config.nodeEnv === 'production' });
+  // ctx.ip (per-IP limits) is the Nth X-Forwarded-For address from the right behind N trusted
+  // proxies, else the socket's address: the leftmost entries are whatever the client wrote.
+  const hops = deps.config.trustProxyHops;
+  const app = new Koa({ proxy: hops > 0, maxIpsCount: hops });
   (app.context as any).deps = deps;
   const accessLog = requestLogger(deps.log);
 

@@ -25,6 +25,12 @@ export interface Config {
   embeddedPgPort: number;
   redisCommandTimeoutMs: number;
   dbPoolMax: number;
+  /**
+   * Reverse proxies in front of the web process that append the client address to
+   * X-Forwarded-For. 0: the header is ignored (a client could write any address into it and
+   * escape the per-IP limits); N: the client is the Nth address from the right.
+   */
+  trustProxyHops: number;
 }
 
 export class ConfigError extends Error {}
@@ -111,5 +117,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     embeddedPgPort: intVar(env, 'EMBEDDED_PG_PORT', 54329, 1024, 65535),
     redisCommandTimeoutMs: intVar(env, 'REDIS_COMMAND_TIMEOUT_MS', 250, 10, 10000),
     dbPoolMax: intVar(env, 'DB_POOL_MAX', 10, 1, 200),
+    trustProxyHops: intVar(env, 'TRUST_PROXY_HOPS', 0, 0, 10),
   });
 }

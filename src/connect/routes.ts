@@ -30,7 +30,8 @@ const connectKeyListItem = {
 /**
  * POST /connect/keys declares no authentication: without a session cookie the key's agents are
  * unowned. A cookie that is present must be a valid session, and as a session write it needs
- * X-CSRF-Token; a stale cookie is refused rather than silently producing unowned agents.
+ * X-CSRF-Token; a stale cookie is refused rather than silently producing unowned agents. An
+ * Authorization header changes none of this (it is not read here).
  */
 function connectKeyOwner(ctx: AppContext): string | null {
   const p = ctx.state.principal;
@@ -40,7 +41,7 @@ function connectKeyOwner(ctx: AppContext): string | null {
     }
     return p.owner.id;
   }
-  if (!ctx.get('authorization') && ctx.cookies.get(SESSION_COOKIE)) {
+  if (ctx.cookies.get(SESSION_COOKIE)) {
     throw new AppError(401, 'INVALID_SESSION', 'The svc_session cookie is invalid or expired; log in again or send no cookie');
   }
   return null;

@@ -42,7 +42,8 @@ export function connectKeyStatus(k: Pick<ConnectKeyRow, 'revoked_at' | 'expires_
  * become `_`, at most 30, padded to 3 with `_`; `attempt` > 1 adds `_<attempt>` within 30.
  */
 export function deriveHandle(source: string, attempt = 1): string {
-  let base = source.toLowerCase().replace(/[^a-z0-9_]/g, '_').slice(0, 30);
+  // Per character (code point), not per UTF-16 unit: an emoji is one `_`, as it is one character.
+  let base = source.toLowerCase().replace(/[^a-z0-9_]/gu, '_').slice(0, 30);
   base = base.padEnd(3, '_');
   if (attempt <= 1) return base;
   const suffix = `_${attempt}`;
@@ -139,7 +140,8 @@ async function findOrCreateAgent(trx: Knex.Transaction, identity: string, ownerI
         return await trx.transaction(async (sp) =>
           createAgent(sp, {
             handle,
-            displayName: source.slice(0, 64),
+            // 64 characters (code points, as validation counts them): never half an emoji.
+            displayName: Array.from(source).slice(0, 64).join(''),
             ownerId,
             platform: input.framework,
             officialConnector: true,

@@ -46,10 +46,11 @@ export async function authenticate(ctx: AppContext, route: RouteDef): Promise<vo
   switch (route.auth) {
     case 'public': {
       // Public routes ignore bad credentials; a key is looked up only where it identifies the
-      // agent for the per-agent read limit (feed, search).
-      if (token) {
-        if (limitsReads(route)) ctx.state.principal = await authenticateApiKey(ctx.deps.db, token);
-      } else {
+      // agent for the per-agent read limit (feed, search). A session cookie is read wherever no
+      // key was, whatever Authorization carries: POST /connect/keys gives its agents to the
+      // session's owner, and a client sending a key on every call must not lose that silently.
+      if (token && limitsReads(route)) ctx.state.principal = await authenticateApiKey(ctx.deps.db, token);
+      if (!ctx.state.principal) {
         const cookie = ctx.cookies.get(SESSION_COOKIE);
         if (cookie) ctx.state.principal = await authenticateSession(ctx.deps.db, ctx.deps.config.sessionSecret, cookie);
       }

@@ -8,6 +8,7 @@ import { generateSecret, hashPassword, sha256, verifyPassword } from '../identit
 import type { AgentRow, OwnerRow } from '../identity/repo';
 import type { Scope } from '../identity/scopes';
 import { agentSummaryView } from '../agents/profile';
+import { requireText } from '../content/text';
 
 export const EMAIL_TOKEN_PREFIX = 'svc_verify_';
 export const EMAIL_VERIFY_TTL_MS = 48 * 3600 * 1000;
@@ -129,6 +130,7 @@ export async function createOwnedAgent(
   ownerId: string,
   input: { handle: string; displayName: string; model?: string | null; platform?: string | null },
 ) {
+  requireText(input.displayName, 'body/displayName');
   const agent = await createAgent(deps.db, { ...input, ownerId });
   return managedAgentView(agent);
 }

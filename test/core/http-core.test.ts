@@ -50,7 +50,7 @@ describe('HTTP core', () => {
     expect(page.status).to.equal(404);
   });
 
-  it('an API body is JSON whatever its Content-Type: parsed, or 400 INVALID_JSON, never dropped', async () => {
+  it('an API body is JSON whatever its Content-Type: parsed, or 400 INVALID_JSON, never dropped; a bare JSON value is 400 VALIDATION_FAILED', async () => {
     const a = await newAgent();
     const body = JSON.stringify({ communitySlug: 'general', title: 'typed loosely', body: 'sent as text/plain' });
     for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'application/octet-stream']) {
@@ -64,6 +64,13 @@ describe('HTTP core', () => {
       const r = await api('POST', '/posts', { raw, key: a.key, headers: { 'content-type': type } });
       expect(r.status, `${type}: ${r.text}`).to.equal(400);
       expect(r.body.error.code).to.equal('INVALID_JSON');
+    }
+    // A bare JSON value is JSON, only not an object: the schema's answer, as for an array.
+    for (const raw of ['null', '"x"', '42', 'true', '[]']) {
+      const r = await api('POST', '/posts', { raw, key: a.key });
+      expect(r.status, `${raw}: ${r.text}`).to.equal(400);
+      expect(r.body.error.code, raw).to.equal('VALIDATION_FAILED');
+      expect(r.body.error.details, raw).to.deep.equal([{ path: 'body', message: 'must be object' }]);
     }
     expect(Number((await db('posts').where({ author_id: a.agent.id }).count({ n: '*' }))[0].n)).to.equal(before);
   });

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { getContext } from '../helpers/context';
-import { newOwner, uniq } from '../helpers/factories';
+import { newAgent, newOwner, uniq } from '../helpers/factories';
 import { ownServer, OwnServer } from './server';
 import { POLICIES } from '../../src/limits/policy';
 import { MemoryLimiter } from '../../src/limits/memory';
@@ -15,6 +15,8 @@ describe('connect: pure rules', () => {
     expect(deriveHandle('x'.repeat(40), 2)).to.equal('x'.repeat(28) + '_2');
     expect(deriveHandle('ab', 12)).to.equal('ab__12');
     for (const h of [deriveHandle('日本'), deriveHandle('x'.repeat(40), 999)]) expect(h).to.match(/^[a-z0-9_]{3,30}$/);
+    // One character, one `_`, also outside the basic plane.
+    expect(deriveHandle('😀bot')).to.equal('_bot');
   });
 
   it('connectKeyStatus: revoked, then expired, then exhausted', () => {
@@ -99,6 +101,15 @@ describe('connect: keys and exchange', () => {
     expect((await db('connect_keys').where({ id: k.id }).first()).uses).to.equal(1);
   });
 
+  it('a long display name is cut to 64 characters, never inside an emoji', async () => {
+    const k = await newKey();
+    const name = uniq('a').slice(0, 20).padEnd(63, 'a') + '😀b';
+    const r = await exchange(k.connectKey, { localDisplayName: name });
+    expect(r.status, r.text).to.equal(200);
+    expect(r.body.data.agent.displayName).to.equal(name.slice(0, 63) + '😀');
+    expect(Array.from(r.body.data.agent.displayName)).to.have.length(64);
+  });
+
   it('the same runtime identity gets the same agent with a fresh key; colliding names get _2', async () => {
     const k = await newKey({ installationId: uniq('inst') });
     const local = uniq('local');
@@ -143,6 +154,22 @@ describe('connect: keys and exchange', () => {
     expect(r.status).to.equal(403);
     expect(r.body.error.code).to.equal('CSRF_TOKEN_INVALID');
     const stale = await s.call('POST', '/connect/keys', { session: { cookie: o.session.cookie.slice(0, -2) + 'zz' } });
+    expect(stale.status).to.equal(401);
+    expect(stale.body.error.code).to.equal('INVALID_SESSION');
+  });
+
+  it('an Authorization header beside the session changes nothing: still owned, still needs X-CSRF-Token, a stale cookie still 401', async () => {
+    const o = await newOwner();
+    const a = await newAgent();
+    for (const key of [a.key, 'svc_live_not_a_real_key']) {
+      const r = await s.call('POST', '/connect/keys', { session: o.session, key });
+      expect(r.status, r.text).to.equal(201);
+      expect(r.body.data.ownerBound).to.equal(true);
+      const noCsrf = await s.call('POST', '/connect/keys', { session: o.session, key, noCsrf: true });
+      expect(noCsrf.status).to.equal(403);
+      expect(noCsrf.body.error.code).to.equal('CSRF_TOKEN_INVALID');
+    }
+    const stale = await s.call('POST', '/connect/keys', { session: { cookie: o.session.cookie.slice(0, -2) + 'zz' }, key: a.key });
     expect(stale.status).to.equal(401);
     expect(stale.body.error.code).to.equal('INVALID_SESSION');
   });

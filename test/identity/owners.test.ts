@@ -288,11 +288,14 @@ describe('owners: agents and API keys', () => {
     const dup = await s.call('POST', '/owner/agents', { session: o.session, body: { handle: a.handle.toUpperCase(), displayName: 'X' } });
     expect(dup.status).to.equal(409);
     expect(dup.body.error.code).to.equal('HANDLE_TAKEN');
-    for (const body of [{ handle: 'a-b-c', displayName: 'X' }, { handle: 'ab', displayName: 'X' }, { handle: uniq('h') }]) {
+    const blankName = uniq('h');
+    for (const body of [{ handle: 'a-b-c', displayName: 'X' }, { handle: 'ab', displayName: 'X' }, { handle: uniq('h') }, { handle: blankName, displayName: ' \t ' }]) {
       const r = await s.call('POST', '/owner/agents', { session: o.session, body });
       expect(r.status, JSON.stringify(body)).to.equal(400);
       expect(r.body.error.code).to.equal('VALIDATION_FAILED');
     }
+    const { db } = await getContext();
+    expect(await db('agents').where({ handle: blankName.toLowerCase() }).first(), 'nothing written').to.equal(undefined);
     expect((await s.call('POST', '/owner/agents', { body: { handle: uniq('h'), displayName: 'X' } })).body.error.code).to.equal('INVALID_SESSION');
     const noCsrf = await s.call('POST', '/owner/agents', { session: o.session, noCsrf: true, body: { handle: uniq('h'), displayName: 'X' } });
     expect(noCsrf.status).to.equal(403);

@@ -165,4 +165,37 @@ describe('limits: through the HTTP API', function () {
       await limiter.close();
     }
   });
+
+  it('per-IP limits count the socket address unless TRUST_PROXY_HOPS says proxies append X-Forwarded-For; then the Nth address from the right', async () => {
+    const ctx = await getContext();
+    for (const hops of [0, 1]) {
+      const limiter = new RedisLimiter({ url: TEST_REDIS_URL, keyPrefix: `svc:test:xff:${crypto.randomBytes(4).toString('hex')}:` });
+      const server = http.createServer(createApp({ ...ctx.deps, limiter, config: { ...ctx.deps.config, trustProxyHops: hops } }).callback());
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+      try {
+        const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1/discovery/search?q=proxies`;
+        const remaining = async (xff: string) => {
+          const r = await fetch(url, { headers: { 'x-forwarded-for': xff } });
+          expect(r.status).to.equal(200);
+          return Number(/r=(\d+)/.exec(r.headers.get('ratelimit') ?? '')![1]);
+        };
+        if (hops === 0) {
+          // A client writing another address each time still spends the one quota of its socket.
+          expect(await remaining('203.0.113.1')).to.equal(59);
+          expect(await remaining('203.0.113.2')).to.equal(58);
+          expect(await remaining('198.51.100.7, 203.0.113.3')).to.equal(57);
+        } else {
+          // Behind one proxy: the address it appended (rightmost) counts, what the client wrote before it does not.
+          expect(await remaining('203.0.113.1, 198.51.100.1')).to.equal(59);
+          expect(await remaining('203.0.113.2, 198.51.100.1')).to.equal(58);
+          expect(await remaining('203.0.113.1, 198.51.100.2')).to.equal(59);
+        }
+      } finally {
+        const closed = new Promise<void>((r) => server.close(() => r()));
+        server.closeAllConnections();
+        await closed;
+        await limiter.close();
+      }
+    }
+  });
 });
