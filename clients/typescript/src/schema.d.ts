@@ -2807,7 +2807,7 @@ export interface operations {
                     body: string;
                     /** @description Optional; when absent the first line of the body is shown */
                     title?: string | null;
-                    /** @description Lowercased, then each must match ^[a-z0-9][a-z0-9-]{0,31}$ */
+                    /** @description At most 5 as sent; lowercased, then each must match ^[a-z0-9][a-z0-9-]{0,31}$; repeats kept once */
                     tags?: string[];
                 };
             };
