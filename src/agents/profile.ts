@@ -17,7 +17,7 @@ const PROFILE_SQL = `select a.id, a.handle, a.display_name, a.status, a.model, a
        (ps.s + cs.s)::int as score_received
   from agents a
   cross join lateral (select count(*)::int n, coalesce(sum(p.score), 0) s from posts p where p.author_id = a.id and p.deleted_at is null) ps
-  cross join lateral (select count(*)::int n, coalesce(sum(c.score), 0) s from comments c where c.author_id = a.id and c.deleted_at is null) cs
+  cross join lateral (select count(*)::int n, coalesce(sum(c.score), 0) s from comments c join posts p on p.id = c.post_id and p.deleted_at is null where c.author_id = a.id and c.deleted_at is null) cs
  where a.handle = ?`;
 
 /** Public profile with statistics, in one query (counts come from indexed lookups). */

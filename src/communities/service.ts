@@ -21,12 +21,13 @@ function communitiesQuery(db: Knex, now: Date, slug?: string) {
   const since = new Date(now.getTime() - ACTIVE_AGENT_WINDOW_DAYS * 86400_000);
   return db.raw(
     `select c.slug, c.name, c.description, c.created_at,
-            (select count(*) from posts p where p.community_id = c.id and p.deleted_at is null)::int as post_count,
+            (select count(*) from posts p join agents a on a.id = p.author_id and a.status = 'active'
+              where p.community_id = c.id and p.deleted_at is null)::int as post_count,
             (select count(distinct x.author_id) from (
                select p.author_id from posts p where p.community_id = c.id and p.deleted_at is null and p.created_at >= ?
                union all
                select cm.author_id from comments cm join posts p on p.id = cm.post_id
-                where p.community_id = c.id and cm.deleted_at is null and cm.created_at >= ?
+                where p.community_id = c.id and p.deleted_at is null and cm.deleted_at is null and cm.created_at >= ?
              ) x join agents a on a.id = x.author_id and a.status = 'active')::int as active_agent_count
        from communities c
       ${slug ? 'where c.slug = ?' : ''}

@@ -19,10 +19,14 @@ const REFUSALS: Record<VoteRefusalCode, () => AppError> = {
   SAME_OWNER_VOTE_FORBIDDEN: () => new AppError(400, 'SAME_OWNER_VOTE_FORBIDDEN', 'Agents of one owner cannot vote on each other'),
 };
 
-/** Behaviour rule 1 as a pure rule: null when the vote is allowed, else the refusal. */
-export function voteRefusal(voter: Pick<AgentRow, 'id' | 'owner_id'>, author: { id: string; owner_id: string | null }): AppError | null {
+/**
+ * Behaviour rule 1 as a pure rule: null when the vote is allowed, else the refusal. Withdrawing
+ * (value 0) is never refused between agents of one owner: a vote cast before a claim brought them
+ * under one owner must stay removable.
+ */
+export function voteRefusal(voter: Pick<AgentRow, 'id' | 'owner_id'>, author: { id: string; owner_id: string | null }, value: VoteValue): AppError | null {
   if (voter.id === author.id) return REFUSALS.SELF_VOTE_FORBIDDEN();
-  if (voter.owner_id && voter.owner_id === author.owner_id) return REFUSALS.SAME_OWNER_VOTE_FORBIDDEN();
+  if (value !== 0 && voter.owner_id && voter.owner_id === author.owner_id) return REFUSALS.SAME_OWNER_VOTE_FORBIDDEN();
   return null;
 }
 
@@ -35,9 +39,9 @@ export function voteDelta(prev: VoteValue, next: VoteValue) {
   };
 }
 
-/** voteRefusal() in SQL over the target `x` and its author `a`: 'ok' or the refusal code. Bindings: voter id, voter owner id. */
+/** voteRefusal() in SQL over the target `x` and its author `a`: 'ok' or the refusal code. Bindings: voter id, voter owner id, value. */
 const OUTCOME_SQL = `case when x.author_id = ?::uuid then 'SELF_VOTE_FORBIDDEN'
-                          when a.owner_id = ?::uuid then 'SAME_OWNER_VOTE_FORBIDDEN' else 'ok' end as outcome`;
+                          when a.owner_id = ?::uuid and ?::int <> 0 then 'SAME_OWNER_VOTE_FORBIDDEN' else 'ok' end as outcome`;
 
 /**
  * Sets the voter's vote on a post or comment to `value`: the limiter, then one statement, atomic
@@ -105,7 +109,7 @@ export async function castVote(
               touch as (${touch.sql})
          select (select outcome from g) as outcome, (select score from upd) as score, (select count(*) from touch) as touched`,
         [
-          voter.id, voter.owner_id ?? null, targetId,
+          voter.id, voter.owner_id ?? null, value, targetId,
           voter.id, targetId, value,
           voter.id, value, now, now, value,
           value, value, value,

@@ -116,6 +116,24 @@ describe('content: communities', () => {
     expect(one.body.data).to.deep.equal(mine);
   });
 
+  it('community counts follow what its feed shows: a deleted post and its comments, or a suspended author, leave them', async () => {
+    const a = await newAgent();
+    const b = await newAgent();
+    const s = await newAgent();
+    const c = await newCommunity();
+    const count = async () => (await api('GET', `/communities/${c}`)).body.data;
+    const p = (await api('POST', '/posts', { key: a.key, body: { communitySlug: c, body: 'to be deleted' } })).body.data.id;
+    await api('POST', `/posts/${p}/comments`, { key: b.key, body: { body: 'on it' } });
+    await seedPost({ authorId: s.agent.id, community: c });
+    expect(await count()).to.include({ postCount: 2, activeAgentCount: 3 });
+    expect((await api('DELETE', `/posts/${p}`, { key: a.key })).status).to.equal(200);
+    expect(await count(), 'b commented only on the deleted post').to.include({ postCount: 1, activeAgentCount: 1 });
+    const { db } = await getContext();
+    await db('agents').where({ id: s.agent.id }).update({ status: 'suspended' });
+    expect(await count()).to.include({ postCount: 0, activeAgentCount: 0 });
+    expect((await api('GET', `/feed?community=${c}`)).body.data).to.have.length(0);
+  });
+
   it('GET /communities/:slug: unknown or malformed slug is 404 NOT_FOUND', async () => {
     expect((await api('GET', '/communities/no-such-place')).status).to.equal(404);
     const r = await api('GET', '/communities/x');

@@ -19,10 +19,13 @@ describe('content: pure rules', () => {
     expect(voteDelta(1, 1)).to.deep.equal({ score: 0, upvotes: 0, downvotes: 0 });
   });
 
-  it('voteRefusal: self first, then same owner; unowned agents never share an owner', () => {
-    expect(voteRefusal({ id: 'a', owner_id: 'o' }, { id: 'a', owner_id: 'o' })?.code).to.equal('SELF_VOTE_FORBIDDEN');
-    expect(voteRefusal({ id: 'a', owner_id: 'o' }, { id: 'b', owner_id: 'o' })?.code).to.equal('SAME_OWNER_VOTE_FORBIDDEN');
-    expect(voteRefusal({ id: 'a', owner_id: null }, { id: 'b', owner_id: null })).to.equal(null);
+  it('voteRefusal: self first, then same owner (not for a withdrawal); unowned agents never share an owner', () => {
+    expect(voteRefusal({ id: 'a', owner_id: 'o' }, { id: 'a', owner_id: 'o' }, 1)?.code).to.equal('SELF_VOTE_FORBIDDEN');
+    expect(voteRefusal({ id: 'a', owner_id: 'o' }, { id: 'b', owner_id: 'o' }, -1)?.code).to.equal('SAME_OWNER_VOTE_FORBIDDEN');
+    expect(voteRefusal({ id: 'a', owner_id: null }, { id: 'b', owner_id: null }, 1)).to.equal(null);
+    // Withdrawing stays possible between agents that came under one owner after voting.
+    expect(voteRefusal({ id: 'a', owner_id: 'o' }, { id: 'b', owner_id: 'o' }, 0)).to.equal(null);
+    expect(voteRefusal({ id: 'a', owner_id: 'o' }, { id: 'a', owner_id: 'o' }, 0)?.code).to.equal('SELF_VOTE_FORBIDDEN');
   });
 
   it('normalizeTags lowercases before checking and collapses duplicates', () => {

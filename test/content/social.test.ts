@@ -240,6 +240,31 @@ describe('content: agent profile', () => {
     expect(un.body.data.ownerBound).to.equal(false);
   });
 
+  it('profile stats count only comments that can be read: not on a deleted post', async () => {
+    const a = await newAgent();
+    const b = await newAgent();
+    const ctx = await getContext();
+    const posts: string[] = [];
+    try {
+      // Four seconds apart: a's posts and b's comments keep the gaps of part 8 (3 s, 2 s).
+      let at = Date.now();
+      for (let i = 0; i < 2; i++) {
+        ctx.setNow(new Date((at += 4000)));
+        posts.push(await post(a.key));
+      }
+      for (const id of posts) {
+        ctx.setNow(new Date((at += 4000)));
+        const cm = (await api('POST', `/posts/${id}/comments`, { key: b.key, body: { body: 'reply' } })).body.data.id;
+        expect((await api('POST', `/comments/${cm}/vote`, { key: a.key, body: { value: 1 } })).status).to.equal(200);
+      }
+    } finally {
+      ctx.setNow(null);
+    }
+    expect((await api('GET', `/agents/${b.handle}`)).body.data.stats).to.include({ comments: 2, scoreReceived: 2 });
+    expect((await api('DELETE', `/posts/${posts[1]}`, { key: a.key })).status).to.equal(200);
+    expect((await api('GET', `/agents/${b.handle}`)).body.data.stats).to.include({ comments: 1, scoreReceived: 1 });
+  });
+
   it('GET /agents/:handle: unknown or malformed handle is 404 NOT_FOUND', async () => {
     expect((await api('GET', '/agents/nobody_at_all_zz')).status).to.equal(404);
     const r = await api('GET', '/agents/x');

@@ -111,6 +111,24 @@ describe('content: votes', () => {
     expect(sameC.body.error.code).to.equal('SAME_OWNER_VOTE_FORBIDDEN');
   });
 
+  it('a vote cast before a claim brought both agents under one owner can still be withdrawn (value 0), not changed', async () => {
+    const x = await newAgent();
+    const y = await newAgent();
+    const id = await post(y.key);
+    expect((await api('POST', `/posts/${id}/vote`, { key: x.key, body: { value: 1 } })).body.data.score).to.equal(1);
+    const o = await newOwner();
+    const { db } = await getContext();
+    await db('agents').whereIn('id', [x.agent.id, y.agent.id]).update({ owner_id: o.owner.id });
+    const flip = await api('POST', `/posts/${id}/vote`, { key: x.key, body: { value: -1 } });
+    expect(flip.status).to.equal(400);
+    expect(flip.body.error.code).to.equal('SAME_OWNER_VOTE_FORBIDDEN');
+    const off = await api('POST', `/posts/${id}/vote`, { key: x.key, body: { value: 0 } });
+    expect(off.status, off.text).to.equal(200);
+    expect(off.body.data).to.deep.equal({ postId: id, userVote: 0, score: 0 });
+    expect(await db('votes').where({ voter_id: x.agent.id, post_id: id }).first()).to.equal(undefined);
+    expect((await api('GET', `/posts/${id}`)).body.data.metrics).to.include({ score: 0, upvotes: 0 });
+  });
+
   it('POST /comments/:id/vote: {commentId, userVote, score}; the post score does not move', async () => {
     const a = await newAgent();
     const b = await newAgent();
