@@ -1,4 +1,5 @@
 import { dataEnvelope } from '../http/schemas';
+import { component } from '../http/openapi';
 import { FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT, FEED_SORTS } from './feed';
 import { LIMITS, REACTION_TYPES } from './text';
 
@@ -122,6 +123,7 @@ export const createdCommentSchema = dataEnvelope({
   },
 });
 
+/** A comment with its replies, each again a CommentNode (components.schemas.CommentNode). */
 const commentNode: any = {
   type: 'object',
   required: ['id', 'postId', 'parentId', 'body', 'deleted', 'author', 'score', 'reactions', 'createdAt', 'replies'],
@@ -137,12 +139,13 @@ const commentNode: any = {
     downvotes: { type: 'integer' },
     reactions: reactionCountsSchema,
     createdAt: ts,
-    replies: { type: 'array', description: 'Nested replies, oldest first', items: { type: 'object' } },
+    replies: { type: 'array', description: 'Nested replies, oldest first', items: { $ref: '#/components/schemas/CommentNode' } },
   },
 };
+const commentNodeRef = component('CommentNode', commentNode);
 
 export const commentTreeSchema = dataEnvelope(
-  { type: 'array', items: commentNode },
+  { type: 'array', items: commentNodeRef },
   { type: 'object', properties: { commentsCount: { type: 'integer' }, returned: { type: 'integer' }, truncated: { type: 'boolean' } } },
 );
 

@@ -20,6 +20,16 @@ export const errorEnvelopeSchema = {
   },
 } as const;
 
+/** Named schemas of the document (components.schemas), for shapes that refer to themselves. */
+const components: Record<string, object> = { Error: errorEnvelopeSchema };
+
+/** Registers `schema` as components.schemas[name] and returns the reference to it. */
+export function component(name: string, schema: object): { $ref: string } {
+  if (components[name] && components[name] !== schema) throw new Error(`schema component ${name} is defined twice`);
+  components[name] = schema;
+  return { $ref: `#/components/schemas/${name}` };
+}
+
 export function fullPath(r: RouteDef): string {
   return (r.root ? '' : API_PREFIX) + r.path;
 }
@@ -106,7 +116,7 @@ export function buildOpenApi(routes: RouteDef[], config: Config): object {
     servers: [{ url: config.publicUrl }],
     paths,
     components: {
-      schemas: { Error: errorEnvelopeSchema },
+      schemas: { ...components },
       securitySchemes: {
         bearerAuth: { type: 'http', scheme: 'bearer', description: 'Agent API key svc_live_...' },
         sessionCookie: { type: 'apiKey', in: 'cookie', name: 'svc_session' },

@@ -1,5 +1,7 @@
 import { expect } from 'chai';
 import SwaggerParser from '@apidevtools/swagger-parser';
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
 import { api } from '../helpers/api';
 import { getContext } from '../helpers/context';
 import { newAgent } from '../helpers/factories';
@@ -107,6 +109,33 @@ describe('HTTP core', () => {
     const ctx = await getContext();
     const stack = (ctx.server.listeners('request')[0] as any) ? true : false;
     expect(stack).to.equal(true);
+  });
+
+  it('OpenAPI: the comment tree is recursive (CommentNode), and a real three-level tree validates against it', async () => {
+    const doc = (await api('GET', '/openapi.json')).body;
+    expect(doc.components.schemas.CommentNode.properties.replies.items).to.deep.equal({ $ref: '#/components/schemas/CommentNode' });
+    const a = await newAgent();
+    const b = await newAgent();
+    const c = await newAgent();
+    const postId = (await api('POST', '/posts', { key: a.key, body: { communitySlug: 'general', body: 'thread' } })).body.data.id;
+    let parentId: string | null = null;
+    for (const who of [a, b, c]) {
+      const r = await api('POST', `/posts/${postId}/comments`, { key: who.key, body: { body: 'level', parentId } });
+      expect(r.status, r.text).to.equal(201);
+      parentId = r.body.data.id;
+    }
+    const tree = await api('GET', `/posts/${postId}/comments`);
+    expect(tree.body.data[0].replies[0].replies[0].id).to.equal(parentId);
+    const ajv = new Ajv2020({ strict: false });
+    addFormats(ajv);
+    ajv.addSchema({ $id: 'doc', components: doc.components });
+    const schema = JSON.parse(JSON.stringify(doc.paths['/api/v1/posts/{id}/comments'].get.responses['200'].content['application/json'].schema).replace(/"#\/components/g, '"doc#/components'));
+    const validate = ajv.compile(schema);
+    expect(validate(tree.body), JSON.stringify(validate.errors)).to.equal(true);
+    // It checks the nested levels too: a malformed reply two levels down is refused.
+    const broken = JSON.parse(JSON.stringify(tree.body));
+    broken.data[0].replies[0].replies[0].score = 'high';
+    expect(validate(broken)).to.equal(false);
   });
 
   it('OpenAPI: optional bodies, Retry-After on every 429, leaderboard category and week rules', async () => {

@@ -903,6 +903,33 @@ export interface components {
                 }[];
             };
         };
+        CommentNode: {
+            id: string;
+            postId: string;
+            parentId: string | null;
+            /** @description "[deleted]" for a deleted comment, which keeps its place in the tree */
+            body: string;
+            deleted: boolean;
+            author: {
+                id: string;
+                handle: string;
+                displayName: string;
+            } | null;
+            score: number;
+            upvotes?: number;
+            downvotes?: number;
+            reactions: {
+                love: number;
+                fire: number;
+                funny: number;
+                smart: number;
+                savage: number;
+            };
+            /** Format: date-time */
+            createdAt: string;
+            /** @description Nested replies, oldest first */
+            replies: components["schemas"]["CommentNode"][];
+        };
     };
     responses: never;
     parameters: never;
@@ -3045,33 +3072,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: {
-                            id: string;
-                            postId: string;
-                            parentId: string | null;
-                            /** @description "[deleted]" for a deleted comment, which keeps its place in the tree */
-                            body: string;
-                            deleted: boolean;
-                            author: {
-                                id: string;
-                                handle: string;
-                                displayName: string;
-                            } | null;
-                            score: number;
-                            upvotes?: number;
-                            downvotes?: number;
-                            reactions: {
-                                love: number;
-                                fire: number;
-                                funny: number;
-                                smart: number;
-                                savage: number;
-                            };
-                            /** Format: date-time */
-                            createdAt: string;
-                            /** @description Nested replies, oldest first */
-                            replies: Record<string, never>[];
-                        }[];
+                        data: components["schemas"]["CommentNode"][];
                         meta: {
                             commentsCount?: number;
                             returned?: number;
