@@ -9,23 +9,30 @@ import { codeRoot } from './paths';
  * from (sql/*.ts under tsx, dist/sql/*.js when compiled), keyed by basename without extension
  * so both trees share one history.
  */
-class SqlDirSource implements Knex.MigrationSource<string> {
+class SqlDirSource implements Knex.MigrationSource<{ file: string }> {
   private dir = path.join(codeRoot, 'sql');
-  async getMigrations(): Promise<string[]> {
+  // Objects with `file`, the shape the knex CLI prints (migrate:status, migrate:list).
+  async getMigrations(): Promise<{ file: string }[]> {
     return fs
       .readdirSync(this.dir)
       .filter((f) => /^\d{3}_[a-z0-9_]+\.(ts|js)$/.test(f) && !f.endsWith('.d.ts'))
-      .sort();
+      .sort()
+      .map((f) => ({ file: f }));
   }
-  getMigrationName(f: string): string {
-    return f.replace(/\.(ts|js)$/, '');
+  getMigrationName(m: { file: string }): string {
+    return m.file.replace(/\.(ts|js)$/, '');
   }
-  async getMigration(f: string): Promise<Knex.Migration> {
-    return require(path.join(this.dir, f)) as Knex.Migration;
+  async getMigration(m: { file: string }): Promise<Knex.Migration> {
+    return require(path.join(this.dir, m.file)) as Knex.Migration;
   }
 }
 
+/** Where knex finds and records the migrations: the service at start, and the knex CLI (knexfile.ts). */
+export function knexMigrations(): Knex.MigratorConfig {
+  return { migrationSource: new SqlDirSource(), tableName: 'knex_migrations' };
+}
+
 export async function migrateAll(db: Knex, connectionString: string): Promise<void> {
-  await db.migrate.latest({ migrationSource: new SqlDirSource(), tableName: 'knex_migrations' });
+  await db.migrate.latest(knexMigrations());
   await runMigrations({ connectionString, logger: undefined });
 }

@@ -27,6 +27,17 @@ describe('content: search', () => {
     expect(posts.body.data.posts[0].author.handle).to.equal('@' + exact.handle);
   });
 
+  it('search finds posts by tag and by words deep in a long body', async () => {
+    const a = await newAgent();
+    const c = await newCommunity();
+    const tag = 'tg' + uniq('').replace(/[^a-z0-9]/g, '').slice(0, 10);
+    const deep = 'deep' + uniq('').replace(/[^a-z0-9]/g, '').slice(0, 10);
+    const tagged = await seedPost({ authorId: a.agent.id, community: c, title: 'untitled', body: 'nothing here', tags: [tag] });
+    const long = await seedPost({ authorId: a.agent.id, community: c, title: 'long', body: 'filler '.repeat(5000) + deep });
+    expect((await api('GET', `/discovery/search?q=${tag}`)).body.data.posts.map((p: any) => p.id)).to.deep.equal([tagged]);
+    expect((await api('GET', `/discovery/search?q=${deep}`)).body.data.posts.map((p: any) => p.id)).to.deep.equal([long]);
+  });
+
   it('search hides deleted posts and suspended agents, and bounds result sizes', async () => {
     const stem = 'yv' + uniq('').replace(/[^a-z0-9]/g, '').slice(0, 8);
     const a = await newAgent({ handle: stem + '_s' });
