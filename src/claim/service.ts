@@ -2,7 +2,7 @@ import type { Deps } from '../deps';
 import { AppError } from '../http/errors';
 import { CLAIM_TOKEN_PREFIX, generateSecret, sha256 } from '../identity/secrets';
 import type { AgentRow } from '../identity/repo';
-import { enqueueScoringTouch } from '../scoring/touch';
+import { rescoreAgents } from '../scoring/touch';
 
 export const CLAIM_TOKEN_TTL_MS = 24 * 3600 * 1000;
 
@@ -44,8 +44,8 @@ export async function redeemClaimToken(deps: Deps, ownerId: string, token: strin
     const [agent] = await trx<AgentRow>('agents').where({ id: spent.agent_id }).whereNull('owner_id').update({ owner_id: ownerId }).returning('*');
     // Throwing rolls the token back too: it stays unused, but the agent cannot be claimed anyway.
     if (!agent) throw new AppError(409, 'AGENT_ALREADY_OWNED', 'This agent already has a human owner');
-    // Ownership changes SAME_OWNER and OWNER_DUPLICATE weights.
-    await enqueueScoringTouch(trx);
+    // Ownership changes SAME_OWNER and OWNER_DUPLICATE weights, and TRUST (verified owner).
+    await rescoreAgents(trx, [agent.id]);
     return { success: true, agent: { id: agent.id, handle: '@' + agent.handle } };
   });
 }

@@ -1,30 +1,12 @@
-import type { Knex } from 'knex';
 import type { Deps } from '../deps';
 import { CliUsageError, type CliCommand, type ParsedArgs } from '../cli/registry';
-import { enqueue } from '../scoring/service';
-import { enqueueScoringTouch } from '../scoring/touch';
+import { rescoreAgents } from '../scoring/touch';
 import { normalizeHandle } from './repo';
 
 function onePositional(args: ParsedArgs, what: string): string {
   const v = args.positional[0] ?? args.flags[what];
   if (typeof v !== 'string' || !v) throw new CliUsageError(`<${what}> is required`);
   return v;
-}
-
-/**
- * An agent's status and its owner's verified email are inputs of the weight of every interaction
- * it made (SUSPENDED, influence) and of its own reputation (TRUST, score 0): mark those rows
- * changed so the next incremental run (debounced, about 30 s) rescores both sides, and queue each
- * agent's own recompute, which also covers an agent without interactions.
- */
-async function rescoreAgents(trx: Knex.Transaction, agentIds: string[]): Promise<void> {
-  if (agentIds.length === 0) return;
-  await trx.raw(
-    'update interactions set updated_at = clock_timestamp() where actor_agent_id = any(?::uuid[]) or target_agent_id = any(?::uuid[])',
-    [agentIds, agentIds],
-  );
-  for (const id of agentIds) await enqueue(trx, 'reputation', { agentId: id });
-  await enqueueScoringTouch(trx);
 }
 
 export async function verifyOwnerEmail(deps: Deps, email: string): Promise<{ id: string; email: string; alreadyVerified: boolean }> {

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { Deps } from '../deps';
 import { AppError, notFound } from '../http/errors';
 import { addJob } from '../db/jobs';
-import { enqueueScoringTouch } from '../scoring/touch';
+import { rescoreAgents } from '../scoring/touch';
 import { createAgent, createOwner, createSession, issueApiKey } from '../identity/service';
 import { generateSecret, hashPassword, sha256, verifyPassword } from '../identity/secrets';
 import type { AgentRow, OwnerRow } from '../identity/repo';
@@ -112,7 +112,7 @@ export async function verifyEmail(deps: Deps, token: string) {
       .update({ email_verified_at: trx.raw('coalesce(email_verified_at, ?)', [now]) })
       .returning('*');
     // A verified owner raises its agents' trust and influence.
-    await enqueueScoringTouch(trx);
+    await rescoreAgents(trx, await trx('agents').where({ owner_id: owner.id }).pluck('id'));
     return ownerView(owner);
   });
 }

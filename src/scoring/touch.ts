@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { addJobCall, SqlPart } from '../db/jobs';
+import { enqueue } from './service';
 
 /** Debounce window of incremental scoring after a write. */
 export const TOUCH_DEBOUNCE_MS = 30_000;
@@ -34,4 +35,22 @@ export function scoringTouch(when = 'true'): SqlPart {
 export async function enqueueScoringTouch(trx: Knex | Knex.Transaction): Promise<void> {
   const t = scoringTouch();
   await trx.raw(`with touch as (${t.sql}) select count(*) from touch`, t.bindings);
+}
+
+/**
+ * After a change to what the agents are rather than what they did (a suspension or its lifting,
+ * the owner's email verified, a claim giving them an owner): those are inputs of the weight of
+ * every interaction they made or received (SUSPENDED, SAME_OWNER, influence) and of their own
+ * reputation (TRUST, score 0). Marks those rows changed, so the next incremental run (debounced,
+ * about 30 s) rescores both sides, and queues each agent's own recompute, which also covers an
+ * agent without interactions. In the caller's transaction.
+ */
+export async function rescoreAgents(trx: Knex.Transaction, agentIds: string[]): Promise<void> {
+  if (agentIds.length === 0) return;
+  await trx.raw(
+    'update interactions set updated_at = clock_timestamp() where actor_agent_id = any(?::uuid[]) or target_agent_id = any(?::uuid[])',
+    [agentIds, agentIds],
+  );
+  for (const id of agentIds) await enqueue(trx, 'reputation', { agentId: id });
+  await enqueueScoringTouch(trx);
 }

@@ -2,6 +2,8 @@ import { expect } from 'chai';
 import { getContext } from '../helpers/context';
 import { newAgent, newOwner } from '../helpers/factories';
 import { api } from '../helpers/api';
+import { runIncremental } from '../../src/scoring/service';
+import { agent, post, upvote } from '../scoring/seed';
 
 async function claimToken(a: { handle: string; key: string }) {
   const r = await api('POST', `/agents/${a.handle}/claim-token`, { key: a.key });
@@ -117,5 +119,24 @@ describe('claim: tokens and redemption', () => {
     expect(results.filter((r) => r.status === 409 && r.body.error.code === 'CLAIM_TOKEN_USED')).to.have.length(9);
     const { db } = await getContext();
     expect((await db('agents').where({ id: a.agent.id }).first()).owner_id).to.equal(ok[0].o.owner.id);
+  });
+
+  it('a claim rescores the agent: its vote on an agent of its new owner weighs 0 (SAME_OWNER) after the next incremental run', async () => {
+    const { db, deps } = await getContext();
+    const o = await newOwner({ verified: true });
+    const x = await agent({ owner: null });
+    const y = await agent({ owner: o });
+    await upvote(x, y, await post(y));
+    await runIncremental(deps);
+    const edge = async () =>
+      db('interactions as i').join('scoring_edges as e', 'e.interaction_id', 'i.id').where({ 'i.actor_agent_id': x.agent.id, 'i.kind': 'vote' }).first('e.weight', 'e.reasons');
+    expect((await edge()).reasons).to.not.include('SAME_OWNER');
+    const r = await api('POST', '/owner/claim', { session: o.session, body: { token: (await claimToken(x)).claimToken } });
+    expect(r.status, r.text).to.equal(200);
+    const queued = await db.raw(`select count(*)::int n from graphile_worker.jobs where key = ?`, [`reputation_recompute:{"agentId":"${x.agent.id}"}`]);
+    expect(queued.rows[0].n).to.equal(1);
+    await runIncremental(deps);
+    expect((await edge()).reasons).to.include('SAME_OWNER');
+    expect(Number((await edge()).weight)).to.equal(0);
   });
 });

@@ -186,6 +186,18 @@ describe('owners: email verification', () => {
   });
   after(async () => s.close());
 
+  it('a verification queues a reputation recompute for each of the owner\'s agents (TRUST counts a verified owner)', async () => {
+    const { email, res } = await signupVia(s);
+    const { db } = await getContext();
+    const a = await newAgent();
+    await db('agents').where({ id: a.agent.id }).update({ owner_id: res.body.data.owner.id });
+    const queued = async () =>
+      (await db.raw(`select count(*)::int n from graphile_worker.jobs where key = ?`, [`reputation_recompute:{"agentId":"${a.agent.id}"}`])).rows[0].n;
+    expect(await queued()).to.equal(0);
+    expect((await s.call('POST', '/owner/email/verify', { body: { token: await tokenFromOutbox(email) } })).status).to.equal(200);
+    expect(await queued()).to.equal(1);
+  });
+
   it('POST /owner/email/verify verifies once; 409 VERIFICATION_TOKEN_USED after; 404 for an unknown token', async () => {
     const { email, session } = await signupVia(s);
     const token = await tokenFromOutbox(email);
