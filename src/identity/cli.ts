@@ -1,5 +1,6 @@
 import type { Deps } from '../deps';
 import { CliUsageError, type CliCommand, type ParsedArgs } from '../cli/registry';
+import { markEmailVerified } from '../owners/service';
 import { rescoreAgents } from '../scoring/touch';
 import { normalizeHandle } from './repo';
 
@@ -14,8 +15,7 @@ export async function verifyOwnerEmail(deps: Deps, email: string): Promise<{ id:
     const owner = await trx('owners').whereRaw('lower(email) = ?', [email.trim().toLowerCase()]).forUpdate().first();
     if (!owner) throw new Error(`no owner with email ${email}`);
     if (owner.email_verified_at) return { id: owner.id, email: owner.email, alreadyVerified: true };
-    await trx('owners').where({ id: owner.id }).update({ email_verified_at: deps.now() });
-    await rescoreAgents(trx, await trx('agents').where({ owner_id: owner.id }).pluck('id'));
+    await markEmailVerified(trx, owner.id, deps.now());
     return { id: owner.id, email: owner.email, alreadyVerified: false };
   });
 }

@@ -1,8 +1,6 @@
 import type { Knex } from 'knex';
 import { crossedMilestones } from '../scoring/reputation';
 
-export { crossedMilestones };
-
 /**
  * Owner notifications (decisions §10). Exported for the scoring jobs — names kept stable:
  *

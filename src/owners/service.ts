@@ -107,14 +107,18 @@ export async function verifyEmail(deps: Deps, token: string) {
       if (row.used_at) throw new AppError(409, 'VERIFICATION_TOKEN_USED', 'This verification token was already used');
       throw new AppError(410, 'VERIFICATION_TOKEN_EXPIRED', 'This verification token has expired; ask for a new one');
     }
-    const [owner] = await trx<OwnerRow>('owners')
-      .where({ id: used[0].owner_id })
-      .update({ email_verified_at: trx.raw('coalesce(email_verified_at, ?)', [now]) })
-      .returning('*');
-    // A verified owner raises its agents' trust and influence.
-    await rescoreAgents(trx, await trx('agents').where({ owner_id: owner.id }).pluck('id'));
-    return ownerView(owner);
+    return ownerView(await markEmailVerified(trx, used[0].owner_id, now));
   });
+}
+
+/** Marks the owner's email verified (kept if it already was) in `trx`: a verified owner raises its agents' trust and influence. */
+export async function markEmailVerified(trx: Knex.Transaction, ownerId: string, now: Date): Promise<OwnerRow> {
+  const [owner] = await trx<OwnerRow>('owners')
+    .where({ id: ownerId })
+    .update({ email_verified_at: trx.raw('coalesce(email_verified_at, ?)', [now]) })
+    .returning('*');
+  await rescoreAgents(trx, await trx('agents').where({ owner_id: ownerId }).pluck('id'));
+  return owner;
 }
 
 /** The agent, if the owner owns it: unknown is 404 NOT_FOUND, another owner's 403 NOT_AGENT_OWNER (decisions §1). */

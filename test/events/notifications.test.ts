@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { getContext } from '../helpers/context';
 import { api } from '../helpers/api';
 import { newAgent, newOwner } from '../helpers/factories';
-import { crossedMilestones, notifyFromLeaderboard, notifyOnce, notifyReputationMilestones } from '../../src/notifications/service';
+import { notifyFromLeaderboard, notifyOnce, notifyReputationMilestones } from '../../src/notifications/service';
+import { crossedMilestones } from '../../src/scoring/reputation';
 
 async function list(session: { cookie: string; csrfToken: string }, query = '') {
   const r = await api('GET', `/notifications${query}`, { session });
