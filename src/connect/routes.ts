@@ -135,7 +135,7 @@ export const connectRoutes = defineRoutes([
       },
       401: { description: 'INVALID_CONNECT_KEY' },
       403: { description: 'CONNECT_KEY_REVOKED' },
-      409: { description: 'CONNECT_KEY_EXHAUSTED' },
+      409: { description: 'CONNECT_KEY_EXHAUSTED; AGENT_ALREADY_OWNED (an unowned key names an agent a human has claimed)' },
       410: { description: 'CONNECT_KEY_EXPIRED' },
     },
     handler: async (ctx) => {

@@ -195,6 +195,12 @@ export async function exchangeConnectKey(deps: Deps, input: ExchangeInput) {
       input.localAgentId,
     );
     const agent = await findOrCreateAgent(trx, identity, key.owner_id, input);
+    // An unowned key (anyone can make one and name any installationId) must not hand out keys of
+    // an agent a human has since claimed: interface.md part 7, 409 "agent already has a human
+    // owner". Thrown inside the transaction, so the key's use is given back.
+    if (agent.owner_id !== null && agent.owner_id !== key.owner_id) {
+      throw new AppError(409, 'AGENT_ALREADY_OWNED', 'This agent already has a human owner; its owner issues its keys (POST /owner/agents/{id}/keys)');
+    }
     const label = ['connect', input.framework, input.source || key.runtime_label].filter(Boolean).join(':').slice(0, 100);
     const issued = await issueApiKey(trx, agent.id, SCOPES, label);
     return {

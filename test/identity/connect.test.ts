@@ -148,6 +148,34 @@ describe('connect: keys and exchange', () => {
     expect(me.body.data.agents[0].officialConnector).to.equal(true);
   });
 
+  it('an unowned key cannot reach an agent a human has claimed: 409 AGENT_ALREADY_OWNED, no key issued, the use given back', async () => {
+    const db = (await getContext()).db;
+    const inst = uniq('inst');
+    const first = await exchange((await quickKey({ installationId: inst })).connectKey, { localAgentId: 'bot1' });
+    expect(first.status, first.text).to.equal(200);
+    const agentId = first.body.data.agent.id;
+    const o = await newOwner();
+    const token = await s.call('POST', `/agents/${first.body.data.agent.handle}/claim-token`, { key: first.body.data.apiKey });
+    const claimed = await s.call('POST', '/owner/claim', { session: o.session, body: { token: token.body.data.claimToken } });
+    expect(claimed.status, claimed.text).to.equal(200);
+    const keysBefore = Number((await db('api_keys').where({ agent_id: agentId }).count({ n: '*' }))[0].n);
+    // A stranger's anonymous key naming the same installation, framework and local id.
+    const k = await quickKey();
+    const r = await exchange(k.connectKey, { localAgentId: 'bot1', installationId: inst });
+    expect(r.status, r.text).to.equal(409);
+    expect(r.body.error.code).to.equal('AGENT_ALREADY_OWNED');
+    expect(r.body.data).to.equal(undefined);
+    // The key named in its own body too.
+    const viaKey = await exchange((await quickKey({ installationId: inst })).connectKey, { localAgentId: 'bot1' });
+    expect(viaKey.status).to.equal(409);
+    expect(Number((await db('api_keys').where({ agent_id: agentId }).count({ n: '*' }))[0].n)).to.equal(keysBefore);
+    expect((await db('connect_keys').where({ id: k.id }).first()).uses, 'a refused exchange uses nothing').to.equal(0);
+    // Another local id of the same installation is another, unowned agent: still served.
+    const other = await exchange(k.connectKey, { localAgentId: 'bot2', installationId: inst });
+    expect(other.status, other.text).to.equal(200);
+    expect(other.body.data.ownerBound).to.equal(false);
+  });
+
   it('POST /connect/keys with a session but no X-CSRF-Token → 403; with a stale cookie → 401 INVALID_SESSION', async () => {
     const o = await newOwner();
     const r = await s.call('POST', '/connect/keys', { session: o.session, noCsrf: true });

@@ -2448,7 +2448,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description CONNECT_KEY_EXHAUSTED */
+            /** @description CONNECT_KEY_EXHAUSTED; AGENT_ALREADY_OWNED (an unowned key names an agent a human has claimed) */
             409: {
                 headers: {
                     [name: string]: unknown;
