@@ -173,8 +173,19 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
     strict: true,
     detectJSON: (ctx) => ctx.method !== 'GET' && ctx.method !== 'HEAD' && isApiPath(ctx.path),
   });
-  // Requests without a body (most reads) skip the parser, which would only set {}.
-  app.use((ctx, next) => (ctx.get('content-length') || ctx.get('transfer-encoding') ? parseJson(ctx, next) : next()));
+  // Requests without a body (most reads) skip the parser, which would only set {}. A body that
+  // fails to decompress (Content-Encoding gzip/deflate/br over bytes that are not) is the
+  // client's: zlib's error carries no status and would otherwise be a 500.
+  app.use(async (ctx, next) => {
+    if (!(ctx.get('content-length') || ctx.get('transfer-encoding'))) return next();
+    try {
+      await parseJson(ctx, async () => undefined);
+    } catch (e: any) {
+      if (e instanceof AppError || typeof e?.status === 'number') throw e;
+      throw new AppError(400, 'INVALID_JSON', `Request body could not be decoded (Content-Encoding: ${ctx.get('content-encoding') || 'identity'})`);
+    }
+    return next();
+  });
 
   const router = new Router();
   for (const r of apiRoutes()) {

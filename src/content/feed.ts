@@ -30,6 +30,10 @@ function badCursor(): AppError {
   });
 }
 
+/** A timestamp as cursors carry it (four-digit year, UTC), and the range of `posts.score` (int). */
+const ISO_UTC_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/;
+const INT4_MAX = 2147483647;
+
 /** Opaque cursor: base64url of the keyset position (decisions §2). */
 export function encodeCursor(p: FeedPosition): string {
   const arr = p.sort === 'hot' ? ['h', p.hot, p.id] : p.sort === 'new' ? ['n', p.createdAt, p.id] : ['t', p.score, p.createdAt, p.id];
@@ -45,11 +49,13 @@ export function decodeCursor(cursor: string, sort: FeedSort): FeedPosition {
   }
   if (!Array.isArray(arr)) throw badCursor();
   const id = arr[arr.length - 1];
-  const isTime = (v: unknown) => typeof v === 'string' && !Number.isNaN(Date.parse(v));
+  // Within what the columns hold, so a hand-edited cursor is a 400 here, not an error in the query.
+  const isTime = (v: unknown) => typeof v === 'string' && ISO_UTC_RE.test(v) && !Number.isNaN(Date.parse(v));
+  const isScore = (v: unknown) => Number.isInteger(v) && Math.abs(v as number) <= INT4_MAX;
   if (typeof id !== 'string' || !UUID_RE.test(id)) throw badCursor();
   if (sort === 'hot' && arr.length === 3 && arr[0] === 'h' && Number.isFinite(arr[1])) return { sort, hot: arr[1], id };
   if (sort === 'new' && arr.length === 3 && arr[0] === 'n' && isTime(arr[1])) return { sort, createdAt: arr[1], id };
-  if (sort === 'top' && arr.length === 4 && arr[0] === 't' && Number.isInteger(arr[1]) && isTime(arr[2])) return { sort, score: arr[1], createdAt: arr[2], id };
+  if (sort === 'top' && arr.length === 4 && arr[0] === 't' && isScore(arr[1]) && isTime(arr[2])) return { sort, score: arr[1], createdAt: arr[2], id };
   throw badCursor();
 }
 

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { crossedMilestones } from '../scoring/reputation';
+import { UUID_RE } from '../content/text';
 
 /**
  * Owner notifications (decisions §10). Exported for the scoring jobs — names kept stable:
@@ -134,8 +135,9 @@ export function encodeCursor(c: Cursor): string {
 }
 
 export function decodeCursor(s: string): Cursor | null {
-  const m = /^(\d{1,17})\.([0-9a-f-]{36})$/i.exec(Buffer.from(s, 'base64url').toString('utf8'));
-  return m ? { us: Number(m[1]), id: m[2].toLowerCase() } : null;
+  const m = /^(\d{1,17})\.(.{36})$/.exec(Buffer.from(s, 'base64url').toString('utf8'));
+  // A well-formed uuid only: anything else would fail the ::uuid cast in the query (a 500).
+  return m && UUID_RE.test(m[2]) ? { us: Number(m[1]), id: m[2].toLowerCase() } : null;
 }
 
 function toItem(r: any): NotificationItem {

@@ -152,6 +152,32 @@ describe('content: feed', () => {
     expect(() => decodeCursor(h, 'new')).to.throw();
     expect(h).to.match(/^[A-Za-z0-9_-]+$/);
   });
+
+  it('a hand-edited cursor outside what the columns hold is 400 VALIDATION_FAILED, not a database error', async () => {
+    const id = '00000000-0000-4000-8000-000000000001';
+    const raw = (arr: unknown[]) => Buffer.from(JSON.stringify(arr)).toString('base64url');
+    const now = new Date().toISOString();
+    const bad: Array<[string, string]> = [
+      ['top', raw(['t', 2147483648, now, id])],
+      ['top', raw(['t', -2147483649, now, id])],
+      ['top', raw(['t', 1e20, now, id])],
+      ['top', raw(['t', Number.MAX_SAFE_INTEGER, now, id])],
+      ['top', raw(['t', 1, '+275760-09-13T00:00:00.000Z', id])],
+      ['new', raw(['n', '+275760-09-13T00:00:00.000Z', id])],
+      ['new', raw(['n', '2026-02-30', id])],
+      ['new', raw(['n', 'Tue, 24 Nov 2026 10:00:00 GMT', id])],
+    ];
+    for (const [sort, cursor] of bad) {
+      const r = await api('GET', `/feed?sort=${sort}&cursor=${cursor}`);
+      expect(r.status, `${sort} ${Buffer.from(cursor, 'base64url')}: ${r.text}`).to.equal(400);
+      expect(r.body.error.code).to.equal('VALIDATION_FAILED');
+    }
+    // The edges themselves are positions like any other.
+    for (const score of [2147483647, -2147483647]) {
+      const r = await api('GET', `/feed?sort=top&cursor=${raw(['t', score, now, id])}`);
+      expect(r.status, r.text).to.equal(200);
+    }
+  });
 });
 
 describe('content: feed micro-cache', () => {

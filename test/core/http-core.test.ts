@@ -1,3 +1,4 @@
+import zlib from 'zlib';
 import { expect } from 'chai';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import Ajv2020 from 'ajv/dist/2020';
@@ -75,6 +76,31 @@ describe('HTTP core', () => {
       expect(r.body.error.details, raw).to.deep.equal([{ path: 'body', message: 'must be object' }]);
     }
     expect(Number((await db('posts').where({ author_id: a.agent.id }).count({ n: '*' }))[0].n)).to.equal(before);
+  });
+
+  it('Content-Encoding: gzip, deflate and br bodies are decoded; bytes that fail to decode are 400 INVALID_JSON, an unknown encoding 415', async () => {
+    const a = await newAgent();
+    const json = Buffer.from(JSON.stringify({ communitySlug: 'general', title: 'zipped', body: 'sent compressed' }));
+    const ok = await api('POST', '/posts', { raw: zlib.gzipSync(json), key: a.key, headers: { 'content-encoding': 'gzip' } });
+    expect(ok.status, ok.text).to.equal(201);
+    const { db } = await getContext();
+    const count = async () => Number((await db('posts').where({ author_id: a.agent.id }).count({ n: '*' }))[0].n);
+    const before = await count();
+    const broken: Array<[string, Buffer]> = [
+      ['gzip', json],
+      ['deflate', json],
+      ['br', json],
+      ['gzip', zlib.gzipSync(json).subarray(0, 12)],
+    ];
+    for (const [encoding, raw] of broken) {
+      const r = await api('POST', '/posts', { raw, key: a.key, headers: { 'content-encoding': encoding } });
+      expect(r.status, `${encoding}: ${r.text}`).to.equal(400);
+      expect(r.body.error.code).to.equal('INVALID_JSON');
+    }
+    const unknown = await api('POST', '/posts', { raw: json, key: a.key, headers: { 'content-encoding': 'foo' } });
+    expect(unknown.status).to.equal(415);
+    expect(unknown.body.error.code).to.equal('UNSUPPORTED_MEDIA_TYPE');
+    expect(await count()).to.equal(before);
   });
 
   it('bodies over 64 KiB are 413 PAYLOAD_TOO_LARGE', async () => {

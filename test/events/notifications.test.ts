@@ -214,7 +214,8 @@ describe('notifications', () => {
     const times = all.map((i: any) => i.createdAt);
     expect([...times].sort().reverse()).to.deep.equal(times);
     expect((await list(owner.session)).body.meta.nextCursor).to.equal(null);
-    for (const q of ['?limit=0', '?limit=51', '?limit=x', '?cursor=bm9wZQ']) {
+    const dashes = Buffer.from(`1.${'-'.repeat(36)}`).toString('base64url');
+    for (const q of ['?limit=0', '?limit=51', '?limit=x', '?cursor=bm9wZQ', `?cursor=${dashes}`]) {
       const r = await api('GET', `/notifications${q}`, { session: owner.session });
       expect(r.status, q).to.equal(400);
       expect(r.body.error.code).to.equal('VALIDATION_FAILED');

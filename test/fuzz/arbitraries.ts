@@ -172,14 +172,32 @@ export function mutateObject(base: fc.Arbitrary<unknown>, schema: any): fc.Arbit
 }
 
 /** Raw bodies that are not a JSON object at all (and some that are not JSON). */
-export const rawHostileBody: fc.Arbitrary<{ body: string; contentType: string }> = fc.oneof(
+export const rawHostileBody: fc.Arbitrary<{ body: string; contentType: string; contentEncoding?: string }> = fc.oneof(
   fc.constantFrom('', 'not json', '{"a":', '{"a":1,}', "{'a':1}", '[]', 'null', '"str"', '123', 'true', '\u0000', '{"a":"\\ud800"}', '{"a":1e999}', '{"a":01}').map((body) => ({ body, contentType: 'application/json' })),
   fc.integer({ min: 1000, max: 30_000 }).map((n) => ({ body: '['.repeat(n) + ']'.repeat(n), contentType: 'application/json' })),
   fc.integer({ min: 1000, max: 30_000 }).map((n) => ({ body: '{"a":'.repeat(n) + '1' + '}'.repeat(n), contentType: 'application/json' })),
   fc.constant({ body: JSON.stringify({ big: 'x'.repeat(70 * 1024) }), contentType: 'application/json' }),
   fc.constantFrom('text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json; charset=utf-7', 'application/xml').map((ct) => ({ body: 'a=1&b=2', contentType: ct })),
   fc.constant({ body: '{"a":1}', contentType: 'application/json; charset=bogus' }),
+  // Declared compressed, sent plain: the decoder fails (a client error, not a server fault).
+  fc.constantFrom('gzip', 'deflate', 'br', 'x-gzip', 'compress').map((contentEncoding) => ({ body: '{"a":1}', contentType: 'application/json', contentEncoding })),
 );
+
+/**
+ * Cursors shaped like the service's own (base64url of a keyset array, or `<µs>.<id>`) carrying
+ * values no column holds: the decoder, not the query, must refuse them.
+ */
+const forgedCursor: fc.Arbitrary<string> = fc
+  .tuple(
+    fc.constantFrom('h', 'n', 't', 'x'),
+    fc.constantFrom<unknown>(2147483648, -2147483649, 1e20, Number.MAX_SAFE_INTEGER, -0, 1.5, 0, '+275760-09-13T00:00:00.000Z', '-000001-01-01T00:00:00Z', '2026-02-30T00:00:00Z', 'now', null),
+    fc.constantFrom<unknown>('2026-11-24T10:00:00.000Z', '+275760-09-13T00:00:00.000Z', 99999999999999),
+    fc.constantFrom('00000000-0000-4000-8000-000000000001', '-'.repeat(36), 'zzzzzzzz-zzzz-zzzz-zzzz-zzzzzzzzzzzz'),
+    fc.boolean(),
+  )
+  .map(([tag, a, b, id, notif]) =>
+    Buffer.from(notif ? `${String(a).replace(/\D/g, '').slice(0, 17) || '1'}.${id}` : JSON.stringify(tag === 't' ? [tag, a, b, id] : [tag, a, id])).toString('base64url'),
+  );
 
 /** A query string (already encoded) from a query schema: valid-ish, boundary and hostile. */
 export function queryArb(schema: any, hints: FieldHints): fc.Arbitrary<string> {
@@ -194,6 +212,7 @@ export function queryArb(schema: any, hints: FieldHints): fc.Arbitrary<string> {
     { weight: 3, arbitrary: valid.map(encQ) },
     { weight: 2, arbitrary: fc.tuple(valid, key, hostileString).map(([o, k, s]) => encQ({ ...o, [k]: s.slice(0, 3000) })) },
     { weight: 1, arbitrary: fc.tuple(key, fc.string({ maxLength: 5 }), fc.string({ maxLength: 5 })).map(([k, a, b]) => `${k}=${enc(a)}&${k}=${enc(b)}&${k}[]=1`) },
+    ...(keys.includes('cursor') ? [{ weight: 2, arbitrary: fc.tuple(valid, forgedCursor).map(([o, c]) => encQ({ ...o, cursor: c })) }] : []),
     { weight: 1, arbitrary: fc.constantFrom('__proto__[polluted]=1', 'constructor[prototype][polluted]=1', '__proto__=x', 'a[b][c][d][e]=1', '%E0%A4%A', '%', '%%', 'q=%ED%A0%80', 'limit=1e3', 'limit=-0', 'limit=0x10', 'cursor=%00', '&&&==&', 'q') },
   );
 }

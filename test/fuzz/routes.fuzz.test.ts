@@ -20,7 +20,7 @@ const SEED = Number(process.env.FUZZ_SEED || Date.now() % 2 ** 31);
 interface Case {
   params: Record<string, string>;
   query: string;
-  body?: { text: string; contentType: string };
+  body?: { text: string; contentType: string; contentEncoding?: string };
   cred: 'key' | 'session' | 'none' | 'key-public';
   agent: number;
   ip: number;
@@ -39,10 +39,10 @@ function caseArb(route: RouteDef, w: World): fc.Arbitrary<Case> {
       { weight: 3, arbitrary: valid.map(json) },
       { weight: 4, arbitrary: mutateObject(valid, route.body).map(json) },
       { weight: 1, arbitrary: wrongValue.map(json) },
-      { weight: 1, arbitrary: rawHostileBody.map((r) => ({ text: r.body, contentType: r.contentType })) },
+      { weight: 1, arbitrary: rawHostileBody.map((r) => ({ text: r.body, contentType: r.contentType, contentEncoding: r.contentEncoding })) },
     );
   } else {
-    body = fc.oneof({ weight: 4, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: wrongValue.map(json) }, { weight: 1, arbitrary: rawHostileBody.map((r) => ({ text: r.body, contentType: r.contentType })) });
+    body = fc.oneof({ weight: 4, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: wrongValue.map(json) }, { weight: 1, arbitrary: rawHostileBody.map((r) => ({ text: r.body, contentType: r.contentType, contentEncoding: r.contentEncoding })) });
   }
   const cred: fc.Arbitrary<Case['cred']> =
     route.auth === 'key' ? fc.constant('key') : route.auth === 'session' ? fc.constant('session') : route.auth === 'keyOrSession' ? fc.constantFrom('key', 'session') : fc.constantFrom('none', 'none', 'none', 'key-public');
@@ -52,6 +52,7 @@ function caseArb(route: RouteDef, w: World): fc.Arbitrary<Case> {
 function headersFor(c: Case, route: RouteDef, w: World): Record<string, string> {
   const h: Record<string, string> = {};
   if (c.body) h['content-type'] = c.body.contentType;
+  if (c.body?.contentEncoding) h['content-encoding'] = c.body.contentEncoding;
   if (c.cred === 'key' || c.cred === 'key-public') h.authorization = `Bearer ${route.path.includes('claim-token') ? w.unowned.key : w.mine[c.agent].key}`;
   if (c.cred === 'session') {
     h.cookie = `svc_session=${w.owner.session.cookie}`;

@@ -10,7 +10,7 @@ export interface ApiResponse {
 export interface ApiOptions {
   body?: unknown;
   /** Raw body string (sent as is, for malformed JSON tests). */
-  raw?: string;
+  raw?: string | Buffer;
   key?: string;
   session?: { cookie: string; csrfToken?: string };
   /** With a session: leave out the X-CSRF-Token header. */
@@ -27,7 +27,7 @@ export async function api(method: string, path: string, opts: ApiOptions = {}): 
 /** One HTTP request with the test options (JSON or raw body, API key, session + CSRF). */
 export async function request(method: string, url: string, opts: ApiOptions = {}): Promise<ApiResponse> {
   const headers: Record<string, string> = { ...(opts.headers ?? {}) };
-  let body: string | undefined;
+  let body: string | Buffer | undefined;
   if (opts.raw !== undefined) body = opts.raw;
   else if (opts.body !== undefined) body = JSON.stringify(opts.body);
   if (body !== undefined) headers['content-type'] ??= 'application/json';
