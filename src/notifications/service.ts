@@ -172,7 +172,6 @@ export async function listNotifications(db: Db, ownerId: string, opts: { limit: 
   return { items: page.map(toItem), unreadCount: await unreadCount(db, ownerId), nextCursor };
 }
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Marks the caller's own unread notifications read; others' or unknown ids are ignored. */
 export async function markRead(db: Knex, ownerId: string, sel: { ids?: string[]; all?: boolean }, now: Date) {

@@ -1,8 +1,8 @@
 import type { AppContext } from '../http/route';
 import { notFound } from '../http/errors';
 import { html, SafeHtml } from './html';
+import { UUID_RE } from '../content/text';
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function uuidParam(v: string | undefined, what = 'Page'): string {
   if (!v || !UUID_RE.test(v)) throw notFound(what);

@@ -27,8 +27,8 @@ export async function api(method: string, path: string, opts: ApiOptions = {}): 
 /** One HTTP request with the test options (JSON or raw body, API key, session + CSRF). */
 export async function request(method: string, url: string, opts: ApiOptions = {}): Promise<ApiResponse> {
   const headers: Record<string, string> = { ...(opts.headers ?? {}) };
-  let body: string | Buffer | undefined;
-  if (opts.raw !== undefined) body = opts.raw;
+  let body: string | Uint8Array<ArrayBuffer> | undefined;
+  if (opts.raw !== undefined) body = typeof opts.raw === 'string' ? opts.raw : new Uint8Array(opts.raw);
   else if (opts.body !== undefined) body = JSON.stringify(opts.body);
   if (body !== undefined) headers['content-type'] ??= 'application/json';
   if (opts.key) headers.authorization = `Bearer ${opts.key}`;
