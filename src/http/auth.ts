@@ -71,6 +71,20 @@ export async function authenticate(ctx: AppContext, route: RouteDef): Promise<vo
   }
 }
 
+/**
+ * Refuses a request a browser sent from another site (its Origin names another origin). Web
+ * form posts, and the API routes that set the session cookie: login and signup need no CSRF
+ * token (there is no session yet), and the API reads any body as JSON, so a cross-site
+ * `<form enctype="text/plain">` could otherwise log a visitor into an attacker's account.
+ * Clients outside a browser send no Origin. The site's own origin is the request's and, behind a
+ * TLS-terminating proxy, PUBLIC_URL's (Koa 3's ctx.origin echoes the header, so it is built here).
+ */
+export function refuseCrossSite(ctx: AppContext): void {
+  const origin = ctx.get('origin');
+  if (!origin || origin === `${ctx.protocol}://${ctx.host}` || origin === new URL(ctx.deps.config.publicUrl).origin) return;
+  throw new AppError(403, 'CROSS_ORIGIN_FORM', 'Forms and logins can only be submitted from this site');
+}
+
 export function requireOwner(ctx: AppContext): OwnerPrincipal {
   const p = ctx.state.principal;
   if (!p || p.kind !== 'owner') throw new AppError(401, 'INVALID_SESSION', 'A valid owner session is required');

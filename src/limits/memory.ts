@@ -1,5 +1,11 @@
+import { POLICIES, WINDOW_SECONDS, type Policy } from './policy';
 import { evaluateRule, horizonMs, passes, rateLimitHeaders, rejection, rulesFor } from './rules';
 import { NOTHING_TAKEN, type LimitAction, type LimitHeaders, type Limiter, type LimitSubject, type Taken } from './types';
+
+/** A log idle for longer than the longest window (and gap) of any policy decides nothing. */
+const MAX_HORIZON_MS = Math.max(
+  ...Object.values(POLICIES).map((p: Policy) => Math.max(p.windowSeconds ?? WINDOW_SECONDS, p.minIntervalSeconds ?? 0, p.threadMinIntervalSeconds ?? 0) * 1000),
+);
 
 export interface MemoryLimiterOptions {
   /** Milliseconds clock (tests move it); default Date.now. */
@@ -63,7 +69,7 @@ export class MemoryLimiter implements Limiter {
   private sweep(now: number): void {
     if (now - this.sweepAt < 60_000 && this.logs.size < 100_000) return;
     this.sweepAt = now;
-    for (const [k, log] of this.logs) if (!log.length || log[log.length - 1] < now - 120_000) this.logs.delete(k);
+    for (const [k, log] of this.logs) if (!log.length || log[log.length - 1] < now - MAX_HORIZON_MS) this.logs.delete(k);
   }
 
   async ping(): Promise<number> {

@@ -3,8 +3,12 @@
  * GET /me reports them; nothing else defines a limit.
  */
 export interface Policy {
-  /** Sliding 60-second cap per subject (agent, or IP for *_ip actions). */
+  /** Sliding cap per subject (agent, or IP for per-'ip' actions) over 60 s, or windowSeconds. */
   perMinute: number;
+  /** The cap's window when it is not a minute. */
+  windowSeconds?: number;
+  /** Per-'ip' actions: a further cap per (address, account) over the same window. */
+  perAccount?: number;
   /** Minimum gap between two accepted actions of one agent. */
   minIntervalSeconds?: number;
   /** Minimum gap between two accepted comments of one agent in one thread (post). */
@@ -35,6 +39,11 @@ export const POLICIES = {
   connect_ip: { perMinute: 120, per: 'ip' },
   // Signups and logins that succeed, per client address (4xx never count: decisions §12).
   auth_ip: { perMinute: 120, per: 'ip' },
+  // Not fixed by the interface: failed logins (and signups refused for a taken email), counted
+  // only when they fail, per client address and per (address, account), over 15 minutes. Past
+  // either, every attempt waits, the right password too; otherwise passwords could be guessed
+  // without end, as decisions §12 refunds every 4xx. The owners service counts them.
+  login_failure: { perMinute: 50, windowSeconds: 900, perAccount: 10, per: 'ip' },
 } as const satisfies Record<string, Policy>;
 
 export type PolicyName = keyof typeof POLICIES;

@@ -1,7 +1,7 @@
 import crypto from 'crypto';
 import Redis from 'ioredis';
 import type { Logger } from '../log';
-import { isFailOpen, limiterUnavailable, rateLimitHeaders, rejection, rulesFor, WINDOW_MS, type RuleState } from './rules';
+import { isFailOpen, limiterUnavailable, rateLimitHeaders, rejection, rulesFor, type RuleState } from './rules';
 import { NOTHING_TAKEN, type LimitAction, type LimitHeaders, type Limiter, type LimitSubject, type Taken } from './types';
 
 /**
@@ -10,7 +10,7 @@ import { NOTHING_TAKEN, type LimitAction, type LimitHeaders, type Limiter, type 
  * evaluateRule() in rules.ts; the logs are sorted sets scored by milliseconds.
  *
  * KEYS[i]: the log of rule i (all share one hash tag). ARGV: now in ms ('' = Redis TIME),
- * unique member id, window ms, then (cap, gapMs) per rule.
+ * unique member id, then (cap, gapMs, windowMs) per rule.
  * Returns {accepted 0|1, now, then per rule: count, oldest, last, capWait, gapWait}.
  */
 export const LIMIT_SCRIPT = `
@@ -22,14 +22,14 @@ if ARGV[1] == '' then
 else
   now = tonumber(ARGV[1])
 end
-local W = tonumber(ARGV[3])
 local n = #KEYS
 local st = {}
 local ok = 1
 for i = 1, n do
   local key = KEYS[i]
-  local cap = tonumber(ARGV[2 + 2 * i])
-  local gap = tonumber(ARGV[3 + 2 * i])
+  local cap = tonumber(ARGV[3 * i])
+  local gap = tonumber(ARGV[3 * i + 1])
+  local W = tonumber(ARGV[3 * i + 2])
   local horizon = gap
   if cap > 0 and W > horizon then horizon = W end
   redis.call('ZREMRANGEBYSCORE', key, '-inf', '(' .. s(now - horizon))
@@ -153,8 +153,8 @@ export class RedisLimiter implements Limiter {
     const rules = rulesFor(action, subject, this.prefix);
     if (!rules) return NOTHING_TAKEN;
     const id = `${this.idBase}-${++this.seq}`;
-    const args: (string | number)[] = [this.clock ? String(Math.floor(this.clock())) : '', id, WINDOW_MS];
-    for (const r of rules) args.push(r.cap, r.gapMs);
+    const args: (string | number)[] = [this.clock ? String(Math.floor(this.clock())) : '', id];
+    for (const r of rules) args.push(r.cap, r.gapMs, r.windowMs);
     let reply: number[];
     try {
       await this.connected();

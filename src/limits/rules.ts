@@ -4,7 +4,8 @@
  *
  * Semantics, in integer milliseconds:
  * - A rule owns one log of accepted timestamps (one key).
- * - Cap: an entry t counts at time `now` while `t >= now - windowMs` (closed 60 s span), so any
+ * - Cap: an entry t counts at time `now` while `t >= now - windowMs` (a closed span: 60 s unless the
+ *   policy sets another), so any
  *   closed 60-second span holds at most `cap` accepted actions. When `count >= cap`, the attempt
  *   may pass once the entry that would be the cap-th newest has left: wait = e + windowMs + 1 - now.
  * - Gap: the attempt passes when `now - last >= gapMs`: wait = last + gapMs - now.
@@ -23,6 +24,8 @@ export interface Rule {
   key: string;
   /** Sliding-window cap (0: none). */
   cap: number;
+  /** Span of the cap's sliding window (60 s unless the policy says otherwise). */
+  windowMs: number;
   /** Minimum gap between accepted entries (0: none). */
   gapMs: number;
   /** 429 codes when the cap / the gap has the longest wait. */
@@ -35,7 +38,7 @@ export interface Rule {
 
 /** How long a log must be kept to decide its rule. */
 export function horizonMs(rule: Rule): number {
-  return Math.max(rule.cap > 0 ? WINDOW_MS : 0, rule.gapMs);
+  return Math.max(rule.cap > 0 ? rule.windowMs : 0, rule.gapMs);
 }
 
 /** Per-rule facts of one decision (what the 429 code and the headers are built from). */
@@ -57,11 +60,11 @@ export interface RuleState {
  * the two in step.
  */
 export function evaluateRule(rule: Rule, log: readonly number[], now: number): RuleState {
-  const inWindow = log.filter((t) => t >= now - WINDOW_MS);
+  const inWindow = log.filter((t) => t >= now - rule.windowMs);
   const last = log.length ? log[log.length - 1] : -1;
   let capWaitMs = 0;
   let gapWaitMs = 0;
-  if (rule.cap > 0 && inWindow.length >= rule.cap) capWaitMs = inWindow[inWindow.length - rule.cap] + WINDOW_MS + 1 - now;
+  if (rule.cap > 0 && inWindow.length >= rule.cap) capWaitMs = inWindow[inWindow.length - rule.cap] + rule.windowMs + 1 - now;
   if (rule.gapMs > 0 && last >= 0) gapWaitMs = Math.max(0, last + rule.gapMs - now);
   return { count: inWindow.length, oldest: inWindow.length ? inWindow[0] : -1, last, capWaitMs: Math.max(0, capWaitMs), gapWaitMs };
 }
@@ -77,9 +80,9 @@ export function rateLimitHeaders(rules: readonly Rule[], states: readonly RuleSt
   rules.forEach((r, i) => {
     const s = states[i];
     if (r.cap > 0) {
-      policy.push(`"${r.capName}";q=${r.cap};w=${WINDOW_SECONDS}`);
+      policy.push(`"${r.capName}";q=${r.cap};w=${r.windowMs / 1000}`);
       // Sliding window: one unit of quota returns when the oldest counted entry leaves.
-      const reset = s.count > 0 ? ceilSeconds(s.oldest + WINDOW_MS + 1 - now) : 0;
+      const reset = s.count > 0 ? ceilSeconds(s.oldest + r.windowMs + 1 - now) : 0;
       current.push(`"${r.capName}";r=${Math.max(0, r.cap - s.count)};t=${Math.max(reset, ceilSeconds(s.capWaitMs))}`);
     }
     if (r.gapMs > 0) {
@@ -129,9 +132,15 @@ function gapCode(action: LimitAction): string {
  */
 export function rulesFor(action: LimitAction, subject: LimitSubject, prefix: string): Rule[] | null {
   const policy: Policy = POLICIES[action];
+  const windowMs = (policy.windowSeconds ?? WINDOW_SECONDS) * 1000;
   if (policy.per === 'ip') {
     const ip = subject.ip || 'unknown';
-    return [{ key: `${prefix}{ip:${ip}}:${action}`, cap: policy.perMinute, gapMs: 0, capCode: 'RATE_LIMITED', gapCode: 'RATE_LIMITED', capName: action, gapName: '' }];
+    const base = `${prefix}{ip:${ip}}:${action}`;
+    const rules: Rule[] = [{ key: base, cap: policy.perMinute, windowMs, gapMs: 0, capCode: 'RATE_LIMITED', gapCode: 'RATE_LIMITED', capName: action, gapName: '' }];
+    if (policy.perAccount && subject.account) {
+      rules.push({ key: `${base}:account:${subject.account}`, cap: policy.perAccount, windowMs, gapMs: 0, capCode: 'RATE_LIMITED', gapCode: 'RATE_LIMITED', capName: `${action}-account`, gapName: '' });
+    }
+    return rules;
   }
   if (!subject.agentId) {
     if (isFailOpen(action)) return null;
@@ -143,6 +152,7 @@ export function rulesFor(action: LimitAction, subject: LimitSubject, prefix: str
     {
       key: base,
       cap: policy.perMinute,
+      windowMs,
       gapMs: (policy.minIntervalSeconds ?? 0) * 1000,
       capCode: 'RATE_LIMITED',
       gapCode: gapCode(action),
@@ -152,11 +162,11 @@ export function rulesFor(action: LimitAction, subject: LimitSubject, prefix: str
   ];
   if (policy.threadMinIntervalSeconds && subject.threadId) {
     const gapMs = policy.threadMinIntervalSeconds * 1000;
-    rules.push({ key: `${base}:thread:${subject.threadId}`, cap: 0, gapMs, capCode: 'RATE_LIMITED', gapCode: 'THREAD_COOLDOWN_ACTIVE', capName: '', gapName: `${action}-thread` });
+    rules.push({ key: `${base}:thread:${subject.threadId}`, cap: 0, windowMs, gapMs, capCode: 'RATE_LIMITED', gapCode: 'THREAD_COOLDOWN_ACTIVE', capName: '', gapName: `${action}-thread` });
   }
   if (policy.ownerPerMinute) {
     // An unowned agent is its own owner.
-    rules.push({ key: `${prefix}${tag}:owner:${action}`, cap: policy.ownerPerMinute, gapMs: 0, capCode: 'OWNER_RATE_LIMITED', gapCode: 'RATE_LIMITED', capName: `${action}-owner`, gapName: '' });
+    rules.push({ key: `${prefix}${tag}:owner:${action}`, cap: policy.ownerPerMinute, windowMs, gapMs: 0, capCode: 'OWNER_RATE_LIMITED', gapCode: 'RATE_LIMITED', capName: `${action}-owner`, gapName: '' });
   }
   return rules;
 }

@@ -8,7 +8,8 @@ export type LimitAction =
   | 'react'
   | 'follow'
   | 'connect_ip'
-  | 'auth_ip';
+  | 'auth_ip'
+  | 'login_failure';
 
 export interface LimitSubject {
   /** Acting agent (per-agent caps and gaps). */
@@ -19,6 +20,8 @@ export interface LimitSubject {
   threadId?: string;
   /** Client address (per-IP limits). */
   ip?: string;
+  /** Hash of the account an attempt names (login_failure, per address and account). */
+  account?: string;
 }
 
 export interface LimitHeaders {

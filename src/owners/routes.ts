@@ -1,5 +1,5 @@
 import { defineRoutes, send } from '../http/route';
-import { requireOwner } from '../http/auth';
+import { refuseCrossSite, requireOwner } from '../http/auth';
 import { dataEnvelope } from '../http/schemas';
 import { csrfTokenFor } from '../identity/authenticate';
 import { clearSessionCookie, setSessionCookie } from './cookie';
@@ -48,11 +48,13 @@ export const ownerRoutes = defineRoutes([
     responses: {
       201: { description: 'Owner created and logged in; csrfToken goes in X-CSRF-Token on session writes', schema: ownerSessionResponse },
       409: { description: 'EMAIL_TAKEN' },
-      429: { description: 'RATE_LIMITED (per client address), RATE_LIMITER_UNAVAILABLE' },
+      403: { description: 'CROSS_ORIGIN_FORM (a browser request from another site)' },
+      429: { description: 'RATE_LIMITED (per client address; and within 15 minutes after 10 failed attempts for one account from one address, or 50 from one address), RATE_LIMITER_UNAVAILABLE' },
     },
     handler: async (ctx) => {
       const b = ctx.state.body;
-      const { owner, session } = await signup(ctx.deps, { email: b.email, password: b.password, displayName: b.displayName ?? null });
+      refuseCrossSite(ctx);
+      const { owner, session } = await signup(ctx.deps, { email: b.email, password: b.password, displayName: b.displayName ?? null }, ctx.ip);
       setSessionCookie(ctx, session.cookie);
       send(ctx, 201, { owner: ownerView(owner), csrfToken: session.csrfToken });
     },
@@ -70,10 +72,12 @@ export const ownerRoutes = defineRoutes([
     responses: {
       200: { description: 'Logged in; csrfToken goes in X-CSRF-Token on session writes', schema: ownerSessionResponse },
       401: { description: 'INVALID_CREDENTIALS (same answer for an unknown email and a wrong password)' },
-      429: { description: 'RATE_LIMITED (per client address), RATE_LIMITER_UNAVAILABLE' },
+      403: { description: 'CROSS_ORIGIN_FORM (a browser request from another site)' },
+      429: { description: 'RATE_LIMITED (per client address; and within 15 minutes after 10 failed attempts for one account from one address, or 50 from one address), RATE_LIMITER_UNAVAILABLE' },
     },
     handler: async (ctx) => {
-      const { owner, session } = await login(ctx.deps, ctx.state.body.email, ctx.state.body.password);
+      refuseCrossSite(ctx);
+      const { owner, session } = await login(ctx.deps, ctx.state.body.email, ctx.state.body.password, ctx.ip);
       setSessionCookie(ctx, session.cookie);
       send(ctx, 200, { owner: ownerView(owner), csrfToken: session.csrfToken });
     },

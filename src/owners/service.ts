@@ -57,26 +57,50 @@ export async function queueVerificationEmail(trx: Knex.Transaction, deps: Deps, 
   await addJob(trx, 'email_outbox_send', { id: row.id });
 }
 
-export async function signup(deps: Deps, input: { email: string; password: string; displayName?: string | null }) {
-  return deps.db.transaction(async (trx) => {
-    const owner = await createOwner(trx, input);
-    await queueVerificationEmail(trx, deps, owner);
-    const session = await createSession(trx, deps.config.sessionSecret, owner.id, deps.now());
-    return { owner, session };
-  });
+/**
+ * Runs an attempt that names an account under the `login_failure` limit (policy table): the
+ * attempt is counted before it runs, so parallel guesses cannot overshoot, and taken back unless
+ * it failed with one of `counted` (a wrong password, a taken email). The account is a hash: no
+ * email sits in the limiter's store.
+ */
+async function guessLimited<T>(deps: Deps, ip: string, email: string, counted: string[], attempt: () => Promise<T>): Promise<T> {
+  const account = sha256(email.trim().toLowerCase()).toString('hex').slice(0, 32);
+  const taken = await deps.limiter.take('login_failure', { ip, account });
+  let result: T;
+  try {
+    result = await attempt();
+  } catch (e) {
+    if (!(e instanceof AppError && counted.includes(e.code))) await taken.refund();
+    throw e;
+  }
+  await taken.refund();
+  return result;
+}
+
+export async function signup(deps: Deps, input: { email: string; password: string; displayName?: string | null }, ip: string) {
+  return guessLimited(deps, ip, input.email, ['EMAIL_TAKEN'], () =>
+    deps.db.transaction(async (trx) => {
+      const owner = await createOwner(trx, input);
+      await queueVerificationEmail(trx, deps, owner);
+      const session = await createSession(trx, deps.config.sessionSecret, owner.id, deps.now());
+      return { owner, session };
+    }),
+  );
 }
 
 // A fixed hash verified when the email is unknown, so both failure cases cost the same time.
 let dummyHash: Promise<string> | undefined;
 
-export async function login(deps: Deps, email: string, password: string) {
-  const owner = await deps.db<OwnerRow>('owners').whereRaw('lower(email) = ?', [email.trim().toLowerCase()]).first();
-  const ok = owner
-    ? await verifyPassword(password, owner.password_hash)
-    : (await verifyPassword(password, await (dummyHash ??= hashPassword('not-a-real-password-0'))), false);
-  if (!owner || !ok) throw new AppError(401, 'INVALID_CREDENTIALS', 'Email or password is incorrect');
-  const session = await createSession(deps.db, deps.config.sessionSecret, owner.id, deps.now());
-  return { owner, session };
+export async function login(deps: Deps, email: string, password: string, ip: string) {
+  return guessLimited(deps, ip, email, ['INVALID_CREDENTIALS'], async () => {
+    const owner = await deps.db<OwnerRow>('owners').whereRaw('lower(email) = ?', [email.trim().toLowerCase()]).first();
+    const ok = owner
+      ? await verifyPassword(password, owner.password_hash)
+      : (await verifyPassword(password, await (dummyHash ??= hashPassword('not-a-real-password-0'))), false);
+    if (!owner || !ok) throw new AppError(401, 'INVALID_CREDENTIALS', 'Email or password is incorrect');
+    const session = await createSession(deps.db, deps.config.sessionSecret, owner.id, deps.now());
+    return { owner, session };
+  });
 }
 
 export async function logout(deps: Deps, sessionId: string): Promise<void> {

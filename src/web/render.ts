@@ -1,6 +1,7 @@
 import type { Next } from 'koa';
 import type { AppContext } from '../http/route';
 import { AppError, isDatabaseUnavailable } from '../http/errors';
+import { refuseCrossSite } from '../http/auth';
 import { html, HtmlValue } from './html';
 import { layout } from './layout';
 import { getViewer, LoginRequired } from './viewer';
@@ -58,12 +59,8 @@ const TITLES: Record<number, string> = { 400: 'Bad request', 401: 'Not logged in
 export async function pageMiddleware(ctx: AppContext, next: Next): Promise<void> {
   setSecurityHeaders(ctx);
   try {
-    if (ctx.method === 'POST') {
-      // Defence in depth next to the CSRF field and SameSite=Lax: browsers send Origin on form posts.
-      // (Koa 3's ctx.origin echoes the Origin header, so the site's own origin is built here.)
-      const origin = ctx.get('origin');
-      if (origin && origin !== `${ctx.protocol}://${ctx.host}`) throw new AppError(403, 'CROSS_ORIGIN_FORM', 'Forms can only be submitted from this site');
-    }
+    // Defence in depth next to the CSRF field and SameSite=Lax: browsers send Origin on form posts.
+    if (ctx.method === 'POST') refuseCrossSite(ctx);
     await next();
   } catch (e) {
     if (e instanceof LoginRequired) {

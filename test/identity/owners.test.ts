@@ -119,8 +119,9 @@ describe('owners: signup, login, logout, session', () => {
       const taken = `${uniq()}@example.test`;
       expect((await limited.call('POST', '/owner/signup', { body: { email: taken, password: PASSWORD } })).status).to.equal(201);
       for (let i = 0; i < 5; i++) expect((await limited.call('POST', '/owner/login', { body: {} })).status).to.equal(400);
+      // 30 failed logins (over three accounts: under the failed-login lock, tested below).
       for (let i = 0; i < 30; i++) {
-        const r = await limited.call('POST', '/owner/login', { body: { email: 'nobody@example.test', password: 'whatever-it-is' } });
+        const r = await limited.call('POST', '/owner/login', { body: { email: `nobody${i % 3}@example.test`, password: 'whatever-it-is' } });
         expect(r.status).to.equal(401);
       }
       for (let i = 0; i < 5; i++) expect((await limited.call('POST', '/owner/signup', { body: { email: taken, password: PASSWORD } })).status).to.equal(409);
@@ -137,6 +138,64 @@ describe('owners: signup, login, logout, session', () => {
     } finally {
       await limited.close();
     }
+  });
+
+  it('failed logins lock an account for one address after 10 in 15 minutes, the right password too; an address after 50', async function () {
+    this.timeout(60_000);
+    let now = Date.now();
+    const limited = await ownServer(new MemoryLimiter({ clock: () => now }));
+    try {
+      const { email } = await signupVia(limited);
+      const guess = (e: string, password = 'wrong password!!') => limited.call('POST', '/owner/login', { body: { email: e, password } });
+      // Parallel guesses: exactly 10 are checked, the rest wait.
+      const burst = await Promise.all(Array.from({ length: 14 }, () => guess(email)));
+      expect(burst.filter((r) => r.status === 401)).to.have.length(10);
+      const locked = burst.filter((r) => r.status === 429);
+      expect(locked).to.have.length(4);
+      expect(locked[0].body.error.code).to.equal('RATE_LIMITED');
+      expect(locked[0].body.error.retryAfterSeconds).to.equal(901);
+      expect(locked[0].headers.get('retry-after')).to.equal(String(locked[0].body.error.retryAfterSeconds));
+      const right = await guess(email, PASSWORD);
+      expect(right.status, 'the right password waits too').to.equal(429);
+      expect(sessionCookieOf(right)).to.equal(null);
+      // A differently written email is the same account; another account is not locked.
+      expect((await guess(email.toUpperCase(), PASSWORD)).status).to.equal(429);
+      const other = await signupVia(limited);
+      expect((await limited.call('POST', '/owner/login', { body: { email: other.email, password: PASSWORD } })).status).to.equal(200);
+      // Logins that succeed never count.
+      for (let i = 0; i < 12; i++) expect((await limited.call('POST', '/owner/login', { body: { email: other.email, password: PASSWORD } })).status).to.equal(200);
+      // Once the oldest failure is 15 minutes old, the account opens again.
+      now += 900_001;
+      expect((await guess(email, PASSWORD)).status).to.equal(200);
+      // Across accounts, and with signups refused for a taken email: 50 failures per address.
+      for (let i = 0; i < 45; i++) expect((await guess(`nobody${i % 9}@example.test`)).status).to.equal(401);
+      for (let i = 0; i < 5; i++) expect((await limited.call('POST', '/owner/signup', { body: { email, password: PASSWORD } })).status).to.equal(409);
+      const full = await guess(`someone-else@example.test`);
+      expect(full.status).to.equal(429);
+      expect((await limited.call('POST', '/owner/signup', { body: { email, password: PASSWORD } })).status).to.equal(429);
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it('login and signup refuse a browser request from another site (a cross-site form could log a visitor into an attacker account)', async () => {
+    const email = `${uniq()}@example.test`;
+    const body = `{"email":"${email}","password":"${PASSWORD}","x":"="}`;
+    const evil = { 'content-type': 'text/plain', origin: 'https://evil.example' };
+    const signup = await s.call('POST', '/owner/signup', { raw: body, headers: evil });
+    expect(signup.status, signup.text).to.equal(403);
+    expect(signup.body.error.code).to.equal('CROSS_ORIGIN_FORM');
+    expect(sessionCookieOf(signup)).to.equal(null);
+    const { db } = await getContext();
+    expect(await db('owners').where({ email }).first()).to.equal(undefined);
+    await signupVia(s, email);
+    const login = await s.call('POST', '/owner/login', { raw: body, headers: evil });
+    expect(login.status).to.equal(403);
+    expect(sessionCookieOf(login)).to.equal(null);
+    // Clients outside a browser send no Origin; the site's own pages send PUBLIC_URL's.
+    expect((await s.call('POST', '/owner/login', { body: { email, password: PASSWORD } })).status).to.equal(200);
+    const own = await s.call('POST', '/owner/login', { body: { email, password: PASSWORD }, headers: { origin: new URL((await getContext()).deps.config.publicUrl).origin } });
+    expect(own.status, own.text).to.equal(200);
   });
 
   it('POST /owner/logout revokes the session server-side and clears the cookie', async () => {

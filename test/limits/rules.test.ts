@@ -41,12 +41,24 @@ describe('limits: rules (pure)', () => {
     }
   });
 
-  const capRule: Rule = { key: 'k', cap: 3, gapMs: 0, capCode: 'RATE_LIMITED', gapCode: 'X', capName: 'c', gapName: '' };
+  const capRule: Rule = { key: 'k', cap: 3, windowMs: WINDOW_MS, gapMs: 0, capCode: 'RATE_LIMITED', gapCode: 'X', capName: 'c', gapName: '' };
   it('cap: an entry counts for a closed 60 s span and stops counting 1 ms later', () => {
     const log = [0, 10, 20];
     expect(evaluateRule(capRule, log, WINDOW_MS).capWaitMs).to.equal(1);
     expect(evaluateRule(capRule, log, WINDOW_MS + 1).capWaitMs).to.equal(0);
     expect(evaluateRule(capRule, log, 30).capWaitMs).to.equal(WINDOW_MS + 1 - 30);
+  });
+
+  it('a policy window other than a minute: login failures count for 15 minutes, per address and per (address, account)', () => {
+    const rules = rulesFor('login_failure', { ip: '10.0.0.1', account: 'acc' }, 'p:')!;
+    expect(rules.map((r) => [r.key, r.cap, r.windowMs])).to.deep.equal([
+      ['p:{ip:10.0.0.1}:login_failure', 50, 900_000],
+      ['p:{ip:10.0.0.1}:login_failure:account:acc', 10, 900_000],
+    ]);
+    const log = Array.from({ length: 10 }, (_, i) => i * 1000);
+    expect(evaluateRule(rules[1], log, 899_999).capWaitMs).to.equal(2);
+    expect(evaluateRule(rules[1], log, 900_001).capWaitMs).to.equal(0);
+    expect(rateLimitHeaders([rules[1]], [evaluateRule(rules[1], log, 60_000)], 60_000)['RateLimit-Policy']).to.equal('"login_failure-account";q=10;w=900');
   });
 
   it('gap: passes exactly gapMs after the last entry', () => {

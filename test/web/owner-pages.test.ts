@@ -74,13 +74,26 @@ describe('web: owner pages (signup, login, dashboard, keys)', () => {
   it('limits logins per client address like the API (429 with Retry-After); failed attempts never count', async function () {
     this.timeout(60_000);
     const c = new WebClient();
-    for (let i = 0; i < 25; i++) expect((await c.post('/login', { email: 'nobody@example.test', password: 'wrong password' })).status).to.equal(401);
+    // 25 failures over five accounts: under the failed-login lock (tested next).
+    for (let i = 0; i < 25; i++) expect((await c.post('/login', { email: `nobody${i % 5}@example.test`, password: 'wrong password' })).status).to.equal(401);
     const { email, password } = await c.signup();
     for (let i = 1; i < POLICIES.auth_ip.perMinute; i++) expect((await c.post('/login', { email, password, next: '/dashboard' })).status, `login ${i}`).to.equal(302);
     const limited = await c.post('/login', { email, password });
     expect(limited.status).to.equal(429);
     expect(Number(limited.headers.get('retry-after'))).to.be.greaterThan(0);
     // Another address is unaffected.
+    expect((await new WebClient().post('/login', { email, password, next: '/dashboard' })).status).to.equal(302);
+  });
+
+  it('the login form shares the failed-login lock: after 10 failures for an account, the right password waits too', async () => {
+    const { email, password } = await new WebClient().signup();
+    const c = new WebClient();
+    for (let i = 0; i < 10; i++) expect((await c.post('/login', { email, password: 'wrong password!!' })).status).to.equal(401);
+    const locked = await c.post('/login', { email, password, next: '/dashboard' });
+    expect(locked.status).to.equal(429);
+    expect(Number(locked.headers.get('retry-after'))).to.be.within(890, 901);
+    expect(c.cookies.has('svc_session')).to.equal(false);
+    // The lock is per address: the owner elsewhere still logs in.
     expect((await new WebClient().post('/login', { email, password, next: '/dashboard' })).status).to.equal(302);
   });
 

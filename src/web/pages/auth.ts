@@ -66,7 +66,7 @@ export function registerAuthPages(router: Router<any, any>): void {
     try {
       taken = await limitAuth(ctx);
       validate(signupBody, input, 'body');
-      const { session } = await signup(ctx.deps, input);
+      const { session } = await signup(ctx.deps, input, ctx.ip);
       setSessionCookie(ctx, session.cookie);
       ctx.redirect(next);
     } catch (e) {
@@ -91,7 +91,7 @@ export function registerAuthPages(router: Router<any, any>): void {
     try {
       taken = await limitAuth(ctx);
       validate(loginBody, { email, password: form.get('password') ?? '' }, 'body');
-      const { session } = await login(ctx.deps, email, form.get('password') ?? '');
+      const { session } = await login(ctx.deps, email, form.get('password') ?? '', ctx.ip);
       setSessionCookie(ctx, session.cookie);
       ctx.redirect(next);
     } catch (e) {
