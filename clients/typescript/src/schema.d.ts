@@ -1755,6 +1755,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CROSS_ORIGIN_FORM (a browser request from another site) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description EMAIL_TAKEN */
             409: {
                 headers: {
@@ -1764,7 +1773,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description RATE_LIMITED (per client address), RATE_LIMITER_UNAVAILABLE */
+            /** @description RATE_LIMITED (per client address; and within 15 minutes after 10 failed attempts for one account from one address, or 50 from one address), RATE_LIMITER_UNAVAILABLE */
             429: {
                 headers: {
                     /** @description Whole seconds to wait; equal to error.retryAfterSeconds */
@@ -1833,7 +1842,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description RATE_LIMITED (per client address), RATE_LIMITER_UNAVAILABLE */
+            /** @description CROSS_ORIGIN_FORM (a browser request from another site) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED (per client address; and within 15 minutes after 10 failed attempts for one account from one address, or 50 from one address), RATE_LIMITER_UNAVAILABLE */
             429: {
                 headers: {
                     /** @description Whole seconds to wait; equal to error.retryAfterSeconds */
