@@ -126,7 +126,16 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
   const hops = deps.config.trustProxyHops;
   const app = new Koa({ proxy: hops > 0, maxIpsCount: hops });
   (app.context as any).deps = deps;
+  // Koa reports here what happens after a handler: a response that could not be finished because
+  // the client went away or was dropped for sending too slowly (408). Those are the client's
+  // doing; anything else is ours. (Without a listener Koa prints to stderr.)
+  app.on('error', (err: any) => {
+    const clientSide = ['ERR_HTTP_REQUEST_TIMEOUT', 'ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ERR_STREAM_PREMATURE_CLOSE'].includes(err?.code);
+    if (clientSide) deps.log.debug({ code: err.code }, 'client connection ended before the response');
+    else deps.log.error({ err }, 'response failed');
+  });
   const accessLog = requestLogger(deps.log);
+  const hsts = deps.config.publicUrl.startsWith('https:');
 
   app.use(async (ctx, next) => {
     const started = process.hrtime.bigint();
@@ -135,6 +144,8 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
     ctx.state.requestId = requestId;
     ctx.set('X-Request-Id', requestId);
     ctx.set('X-Content-Type-Options', 'nosniff');
+    // Served over HTTPS (PUBLIC_URL says so): browsers keep to HTTPS for a year.
+    if (hsts) ctx.set('Strict-Transport-Security', 'max-age=31536000');
     try {
       const cached = isAnonymousRead(ctx.req) ? cachedResponse(ctx.url, deps.now().getTime()) : undefined;
       if (cached !== undefined) {
@@ -182,6 +193,8 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
       await parseJson(ctx, async () => undefined);
     } catch (e: any) {
       if (e instanceof AppError || typeof e?.status === 'number') throw e;
+      // Node has already answered 408 and dropped the connection (REQUEST_TIMEOUT_MS); logged as such.
+      if (e?.code === 'ERR_HTTP_REQUEST_TIMEOUT') throw new AppError(408, 'REQUEST_TIMEOUT', 'The request was not received in time');
       throw new AppError(400, 'INVALID_JSON', `Request body could not be decoded (Content-Encoding: ${ctx.get('content-encoding') || 'identity'})`);
     }
     return next();

@@ -11,6 +11,21 @@ import type { Deps } from './deps';
 import { webRouters } from './web';
 import { startWorker } from './worker-runner';
 
+/**
+ * The HTTP server of the web process. A client that sends its request slowly (a byte every few
+ * seconds) is answered 408 and dropped after `requestTimeoutMs` (Node's default is 5 minutes, so
+ * a few thousand such sockets would hold the process's file descriptors); the check runs every
+ * second. Idle keep-alive connections live 65 s (longer than common load balancers' 60 s).
+ */
+export function createHttpServer(app: { callback(): http.RequestListener }, requestTimeoutMs: number): http.Server {
+  const s = http.createServer(
+    { requestTimeout: requestTimeoutMs, headersTimeout: Math.round((requestTimeoutMs * 2) / 3), connectionsCheckingInterval: Math.min(1000, requestTimeoutMs / 2) },
+    app.callback(),
+  );
+  s.keepAliveTimeout = 65_000;
+  return s;
+}
+
 export interface BootOptions {
   web: boolean;
   worker: boolean;
@@ -120,8 +135,7 @@ export async function boot(opts: BootOptions): Promise<Booted> {
     }
     if (opts.web) {
       const app = createApp(deps, { extraRouters: webRouters(deps) });
-      const s = (server = http.createServer(app.callback()));
-      s.keepAliveTimeout = 65_000;
+      const s = (server = createHttpServer(app, config.requestTimeoutMs));
       await new Promise<void>((resolve, reject) => {
         s.once('error', reject);
         s.listen(config.port, config.host, () => {

@@ -31,6 +31,11 @@ export interface Config {
    * escape the per-IP limits); N: the client is the Nth address from the right.
    */
   trustProxyHops: number;
+  /**
+   * Longest time a client may take to send one whole request (headers and body): a client that
+   * trickles bytes holds a connection no longer than this (408). Headers get 2/3 of it.
+   */
+  requestTimeoutMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -118,5 +123,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisCommandTimeoutMs: intVar(env, 'REDIS_COMMAND_TIMEOUT_MS', 250, 10, 10000),
     dbPoolMax: intVar(env, 'DB_POOL_MAX', 10, 1, 200),
     trustProxyHops: intVar(env, 'TRUST_PROXY_HOPS', 0, 0, 10),
+    requestTimeoutMs: intVar(env, 'REQUEST_TIMEOUT_MS', 30_000, 1000, 300_000),
   });
 }

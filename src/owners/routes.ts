@@ -128,6 +128,7 @@ export const ownerRoutes = defineRoutes([
       const p = requireOwner(ctx);
       const me = await ownerWithAgents(ctx.deps, p.owner.id);
       // A page reloaded after login gets the session's CSRF token back without logging in again.
+      ctx.set('Cache-Control', 'no-store');
       send(ctx, 200, { ...me, csrfToken: csrfTokenFor(ctx.deps.config.sessionSecret, p.sessionId) });
     },
   },

@@ -34,13 +34,16 @@ export interface RenderOptions {
   q?: string;
 }
 
-/** Renders a full page with the layout; pages for a logged-in owner are never cached. */
+/**
+ * Renders a full page with the layout. Never stored: pages for a logged-in owner, and pages
+ * reached through a bearer token in the address (claim and email links embed it in their form).
+ */
 export async function sendPage(ctx: AppContext, title: string, body: HtmlValue, opts: RenderOptions = {}): Promise<void> {
   const viewer = await getViewer(ctx);
   const unread = viewer ? await unreadCount(ctx.deps.db, viewer.owner.id) : undefined;
   ctx.status = opts.status ?? 200;
   ctx.type = 'text/html; charset=utf-8';
-  ctx.set('Cache-Control', viewer ? 'private, no-store' : 'no-cache');
+  ctx.set('Cache-Control', viewer || ctx.query.token !== undefined ? 'private, no-store' : 'no-cache');
   ctx.body = layout({ title, body, viewer, unread, q: opts.q });
 }
 

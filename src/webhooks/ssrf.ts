@@ -29,6 +29,7 @@ const V4_BLOCKED: [number, number][] = [
   [0xac100000, 12], // 172.16/12 private
   [0xc0000000, 24], // 192.0.0/24 IETF protocol assignments
   [0xc0000200, 24], // 192.0.2/24 documentation
+  [0xc0586300, 24], // 192.88.99/24 former 6to4 relay anycast
   [0xc0a80000, 16], // 192.168/16 private
   [0xc6120000, 15], // 198.18/15 benchmarking
   [0xc6336400, 24], // 198.51.100/24 documentation
@@ -110,7 +111,9 @@ function v6Forbidden(b: number[]): boolean {
   if (b[0] === 0x00 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b && b.slice(4, 12).every((x) => x === 0)) {
     return v4InBlocked(bytesToV4(b, 12)); // NAT64 64:ff9b::/96
   }
+  if (b[0] === 0x00 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b && b[4] === 0x00 && b[5] === 0x01) return true; // local-use NAT64 64:ff9b:1::/48 (RFC 8215): any site-chosen mapping, so none
   if (b[0] === 0x20 && b[1] === 0x02) return v4InBlocked(bytesToV4(b, 2)); // 6to4 2002::/16
+  if (b[0] === 0x20 && b[1] === 0x01 && b[2] === 0x00 && b[3] === 0x00) return true; // Teredo 2001::/32: tunnels to an embedded IPv4
   if (b[0] === 0x01 && b[1] === 0x00 && b.slice(2, 8).every((x) => x === 0)) return true; // 100::/64 discard
   if (b[0] === 0x20 && b[1] === 0x01 && b[2] === 0x0d && b[3] === 0xb8) return true; // 2001:db8::/32 documentation
   if ((b[0] & 0xfe) === 0xfc) return true; // fc00::/7 unique local

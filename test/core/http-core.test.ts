@@ -1,3 +1,4 @@
+import net from 'net';
 import zlib from 'zlib';
 import { expect } from 'chai';
 import SwaggerParser from '@apidevtools/swagger-parser';
@@ -7,6 +8,8 @@ import { api } from '../helpers/api';
 import { getContext } from '../helpers/context';
 import { newAgent } from '../helpers/factories';
 import { apiRoutes } from '../../src/routes';
+import { createApp } from '../../src/app';
+import { createHttpServer } from '../../src/boot';
 import { fullPath } from '../../src/http/openapi';
 
 describe('HTTP core', () => {
@@ -25,6 +28,24 @@ describe('HTTP core', () => {
   it('echoes a sane incoming X-Request-Id', async () => {
     const r = await api('GET', '/health', { headers: { 'x-request-id': 'req-12345678' } });
     expect(r.headers.get('x-request-id')).to.equal('req-12345678');
+  });
+
+  it('Strict-Transport-Security on every answer when PUBLIC_URL is https, never over plain http', async () => {
+    const ctx = await getContext();
+    expect((await api('GET', '/health')).headers.get('strict-transport-security')).to.equal(null);
+    const app = createApp({ ...ctx.deps, config: { ...ctx.deps.config, publicUrl: 'https://svc.example' } });
+    const server = createHttpServer(app, 5000);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const base = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
+      for (const path of ['/api/v1/health', '/api/v1/nope', '/login']) {
+        const res = await fetch(base + path);
+        expect(res.headers.get('strict-transport-security'), path).to.equal('max-age=31536000');
+      }
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    }
   });
 
   it('unknown routes are 404 NOT_FOUND in the envelope', async () => {
@@ -101,6 +122,34 @@ describe('HTTP core', () => {
     expect(unknown.status).to.equal(415);
     expect(unknown.body.error.code).to.equal('UNSUPPORTED_MEDIA_TYPE');
     expect(await count()).to.equal(before);
+  });
+
+  it('a request trickled byte by byte is answered 408 and dropped after REQUEST_TIMEOUT_MS (the web process\'s server)', async function () {
+    this.timeout(15_000);
+    const ctx = await getContext();
+    const server = createHttpServer(createApp(ctx.deps), 1000);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as net.AddressInfo).port;
+    try {
+      const started = Date.now();
+      const { text, closedAfterMs } = await new Promise<{ text: string; closedAfterMs: number }>((resolve, reject) => {
+        const sock = net.connect(port, '127.0.0.1');
+        let text = '';
+        sock.on('data', (d) => (text += d.toString()));
+        sock.on('error', reject);
+        const drip = setInterval(() => sock.writable && sock.write(' '), 200);
+        sock.on('close', () => {
+          clearInterval(drip);
+          resolve({ text, closedAfterMs: Date.now() - started });
+        });
+        sock.write('POST /api/v1/owner/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{');
+      });
+      expect(text).to.match(/^HTTP\/1\.1 408/);
+      expect(closedAfterMs).to.be.within(900, 5000);
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    }
   });
 
   it('bodies over 64 KiB are 413 PAYLOAD_TOO_LARGE', async () => {

@@ -44,9 +44,13 @@ const FORBIDDEN_HOSTS: [string, string][] = [
   ['[ff02::1]', 'IPv6 multicast'],
   ['[64:ff9b::a9fe:a9fe]', 'NAT64 of link-local'],
   ['[2002:7f00:1::1]', '6to4 of loopback'],
+  ['[64:ff9b:1::a9fe:a9fe]', 'local-use NAT64 (RFC 8215)'],
+  ['[64:ff9b:1:ffff::808:808]', 'local-use NAT64, any mapping'],
+  ['[2001:0:4136:e378:8000:63bf:3fff:fdd2]', 'Teredo'],
+  ['192.88.99.1', 'former 6to4 relay anycast'],
 ];
 
-const PUBLIC_HOSTS = ['93.184.216.34', '8.8.8.8', '1.1.1.1', '172.32.0.1', '100.128.0.1', '[2606:4700:4700::1111]', '[::ffff:8.8.8.8]'];
+const PUBLIC_HOSTS = ['93.184.216.34', '8.8.8.8', '1.1.1.1', '172.32.0.1', '100.128.0.1', '192.88.100.1', '[2606:4700:4700::1111]', '[::ffff:8.8.8.8]', '[2001:4860:4860::8888]', '[64:ff9b:2::1]'];
 
 describe('webhook SSRF guard', () => {
   describe('pure address rules (switch off)', () => {

@@ -99,6 +99,7 @@ describe('owners: signup, login, logout, session', () => {
     expect(me.status).to.equal(200);
     expect(me.body.data.owner.email).to.equal(email);
     expect(me.body.data.csrfToken).to.equal(r.body.data.csrfToken);
+    expect(me.headers.get('cache-control'), 'it carries the CSRF token').to.equal('no-store');
   });
 
   it('login: 401 INVALID_CREDENTIALS, the same answer for a wrong password and an unknown email', async () => {

@@ -25,6 +25,11 @@ describe('web: claim page and connect keys', () => {
   it('redeems on confirm for a logged-in owner; the link is then used', async () => {
     const { key, handle, agent } = await newAgent();
     const path = await claimLink(key, handle);
+    // The page embeds the token: never stored, even for a visitor not logged in.
+    const anonymous = await new WebClient().get(path);
+    expect(anonymous.status).to.equal(200);
+    expect(anonymous.headers.get('cache-control')).to.equal('private, no-store');
+    expect((await new WebClient().get('/login')).headers.get('cache-control'), 'a page without a token').to.equal('no-cache');
     const c = new WebClient();
     await c.signup();
     const page = await c.get(path);

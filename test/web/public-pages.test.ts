@@ -11,6 +11,24 @@ import { WebClient } from './client';
 const XSS = `<script>alert("x")</script><img src=x onerror=alert(1)>"'&`;
 
 describe('web: public pages (feed, community, post, agent, search)', () => {
+  it('hostile path segments and query values on every page: never a 500, always an HTML answer', async function () {
+    this.timeout(60_000);
+    const segments = ['%00', 'a%00b', '%ED%A0%80', '%E0%A4%A', '..', '%2e%2e', 'x'.repeat(2000), '%25', '%C0%AF', 'NULL', '00000000-0000-0000-0000-000000000000'];
+    const values = ['%00', '%ED%A0%80', '%E0%A4%A', 'x'.repeat(3000), '-1', '1e309', '%7B%7D', '__proto__', '2026-W99', '%22%3E%3Cscript%3E'];
+    const pages = ['/c/:x', '/a/:x', '/agents/:x', '/p/:x', '/dashboard/agents/:x', '/dashboard/agents/:x/webhooks/:x'];
+    const queries = ['/?cursor=', '/?sort=', '/?tag=', '/search?q=', '/leaderboards?category=', '/leaderboards?week=', '/communities?cursor=', '/claim?token=', '/verify-email?token=', '/login?next=', '/notifications?cursor=', '/c/general?tag='];
+    const owner = new WebClient();
+    await owner.signup();
+    for (const c of [new WebClient(), owner]) {
+      const paths = [...pages.flatMap((p) => segments.map((seg) => p.replaceAll(':x', seg))), ...queries.flatMap((q) => values.map((v) => q + v))];
+      for (const path of paths) {
+        const res = await c.get(path);
+        expect(res.status, `${path.slice(0, 80)} → ${res.text.slice(0, 200)}`).to.be.below(500);
+        if (res.status !== 302) expect(res.headers.get('content-type'), path.slice(0, 80)).to.match(/text\/html/);
+      }
+    }
+  });
+
   it('renders post body, title, tags and display name with script/HTML payloads as text', async () => {
     const { db } = await getContext();
     const community = await newCommunity();

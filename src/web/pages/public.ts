@@ -10,6 +10,8 @@ import { search, trending, SEARCH_MIN_LENGTH } from '../../discovery/service';
 import { html, href, HtmlValue } from '../html';
 import { sendPage } from '../render';
 import { fmtTime } from '../ui';
+import { notFound } from '../../http/errors';
+import { SLUG_RE } from '../../content/text';
 
 type FeedItem = Awaited<ReturnType<typeof feedPage>>['items'][number];
 
@@ -119,6 +121,8 @@ export function registerPublicPages(router: Router<any, any>): void {
 
   router.get('/c/:slug', async (ctx: AppContext) => {
     const slug = String(ctx.params.slug).toLowerCase();
+    // A slug outside its pattern names nothing (and a NUL would fail in the query).
+    if (!SLUG_RE.test(slug)) throw notFound('Community');
     const community = await getCommunity(ctx.deps.db, ctx.deps.now(), slug);
     const q = feedQuery(ctx, { community: community.slug });
     const page = await feedPage(ctx.deps.db, q);
