@@ -5,8 +5,7 @@
  * Semantics, in integer milliseconds:
  * - A rule owns one log of accepted timestamps (one key).
  * - Cap: an entry t counts at time `now` while `t >= now - windowMs` (a closed span: 60 s unless the
- *   policy sets another), so any
- *   closed 60-second span holds at most `cap` accepted actions. When `count >= cap`, the attempt
+ *   policy sets another), so any such span holds at most `cap` accepted actions. When `count >= cap`, the attempt
  *   may pass once the entry that would be the cap-th newest has left: wait = e + windowMs + 1 - now.
  * - Gap: the attempt passes when `now - last >= gapMs`: wait = last + gapMs - now.
  * - All rules of one action pass and are recorded together, or none is recorded.
