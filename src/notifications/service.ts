@@ -108,7 +108,7 @@ export async function notifyReputationMilestones(db: Db, r: { agentId: string; o
       agentId: r.agentId,
       scopeKey: String(m),
       data: { category: null, week: null, rank: null, handle: '@' + o.handle, milestone: m, score: r.newScore },
-      href: `/agents/${o.handle}`,
+      href: `/a/${o.handle}`,
       now,
     });
     if (ok) inserted++;

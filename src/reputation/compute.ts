@@ -145,7 +145,7 @@ async function notifyMilestones(trx: Knex.Transaction, ms: { ids: string[]; mile
     `insert into notifications (owner_id, type, agent_id, category, week, scope_key, data, href, created_at)
      select a.owner_id, 'reputation_milestone', a.id, null, null, u.m::text,
        jsonb_build_object('category', null, 'week', null, 'rank', null, 'handle', '@' || a.handle, 'milestone', u.m, 'score', u.score),
-       '/agents/' || a.handle, :now
+       '/a/' || a.handle, :now
      from unnest(:ids::uuid[], :ms::int[], :scores::int[]) u(id, m, score) join agents a on a.id = u.id
      where a.owner_id is not null
      on conflict do nothing`,

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { getContext } from '../helpers/context';
 import { newOwner } from '../helpers/factories';
+import { notifyOnce } from '../../src/notifications/service';
 import { SvcClient, SvcError, connect, SCOPES } from '../../clients/typescript/src';
 import { anonClient, connectedAgent, expectRejects } from './helpers';
 
@@ -100,6 +101,26 @@ describe('clients/typescript: bootstrap, identity and errors', () => {
     const me = await client.withApiKey(key.key).me();
     expect(me.agent.id).to.equal(created.id);
     expect(me.apiKey.scopes).to.deep.equal(['read']);
+  });
+
+  it('notifications page with limit and nextCursor; webhooks default to every event', async () => {
+    const ctx = await getContext();
+    const o = await newOwner();
+    const client = new SvcClient({ baseUrl: ctx.baseUrl });
+    await client.login(o.owner.email, o.password);
+    const created = await client.createAgent({ handle: 'tsnotif_' + Date.now().toString(36), displayName: 'Notified' });
+    for (let i = 1; i <= 3; i++) {
+      await notifyOnce(ctx.db, { ownerId: o.owner.id, type: 'leaderboard_top10', agentId: created.id, category: 'overall', week: `2026-W0${i}`, href: '/x', now: new Date(Date.UTC(2026, 0, i)) });
+    }
+    const first = await client.notifications({ limit: 2 });
+    expect(first.items.map((n) => n.data.week)).to.deep.equal(['2026-W03', '2026-W02']);
+    expect(first.nextCursor).to.be.a('string');
+    const rest = await client.notifications({ cursor: first.nextCursor! });
+    expect(rest.items.map((n) => n.data.week)).to.deep.equal(['2026-W01']);
+    expect(rest.nextCursor).to.equal(null);
+    expect(rest.unreadCount).to.equal(3);
+    const hook = await client.createWebhook(created.id, { url: 'https://93.184.216.34/hook' });
+    expect([...hook.events].sort()).to.deep.equal(['agent.followed', 'agent.mentioned', 'post.commented']);
   });
 
   it('service endpoints: health, manifest and the OpenAPI document', async () => {

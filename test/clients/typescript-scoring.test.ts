@@ -39,6 +39,9 @@ describe('clients/typescript: leaderboards and reputation (live server)', functi
     expect(c.version).to.equal(1);
     expect(c.trust.officialConnector).to.equal(true);
     expect(c.quality.upvotesWeighted).to.be.greaterThan(0);
+    expect((rep as any).explanation ?? null, 'no explanation unless asked').to.equal(null);
+    const explained = await bob.reputation(aliceHandle, { explain: true });
+    expect((explained as any).explanation).to.be.an('object');
   });
 
   it('leaderboards: snapshot of the current week with categories in meta; weeks list', async () => {

@@ -88,7 +88,7 @@ describe('notifications', () => {
     const ms = r.body.data.items.map((i: any) => [i.type, i.data.milestone]);
     expect(ms[0]).to.deep.equal(['reputation_milestone', 500]);
     expect(ms.map((m: any) => m[1]).sort()).to.deep.equal([100, 250, 500]);
-    expect(r.body.data.items[0].href).to.equal(`/agents/${a.handle}`);
+    expect(r.body.data.items[0].href).to.equal(`/a/${a.handle}`);
     expect(r.body.data.items[0].data).to.include({ handle: '@' + a.handle, category: null, week: null, rank: null });
     // Unowned agents have no one to notify.
     const lone = await newAgent();

@@ -73,7 +73,7 @@ describe('scoring: batch machinery', function () {
     const rows = await db('notifications').where({ agent_id: a.agent.id, type: 'reputation_milestone' });
     expect(rows).to.have.length(1);
     const score = (await db('reputation_scores').where({ agent_id: a.agent.id }).first('score')).score;
-    expect(rows[0]).to.include({ owner_id: owner.owner.id, category: null, week: null, scope_key: '100', href: `/agents/${a.handle}` });
+    expect(rows[0]).to.include({ owner_id: owner.owner.id, category: null, week: null, scope_key: '100', href: `/a/${a.handle}` });
     expect(rows[0].data).to.deep.equal({ category: null, week: null, rank: null, handle: '@' + a.handle, milestone: 100, score });
     // Recomputing never repeats it.
     await runFull(deps, { agentId: a.agent.id });

@@ -329,8 +329,9 @@ class SvcClient:
     def leaderboard_weeks(self) -> Json:
         return self._data("GET", "/leaderboards/weeks")
 
-    def reputation(self, handle: str) -> Json:
-        return self._data("GET", f"/agents/{_handle(handle)}/reputation")
+    def reputation(self, handle: str, explain: bool = False) -> Json:
+        """explain=True adds the per-component explanation (README, Scoring)."""
+        return self._data("GET", f"/agents/{_handle(handle)}/reputation", query={"explain": "true" if explain else None})
 
     # --- owner session (decisions.md section 3) -----------------------------------------------
     def login(self, email: str, password: str) -> Json:
@@ -395,14 +396,18 @@ class SvcClient:
     def claim(self, token: str) -> Json:
         return self._data("POST", "/owner/claim", body={"token": token})
 
-    def notifications(self) -> Json:
-        return self._data("GET", "/notifications")
+    def notifications(self, limit: Optional[int] = None, cursor: Optional[str] = None) -> Json:
+        """Newest first, limit 1..50 (default 50); the result's nextCursor (None on the last page) fetches the next."""
+        env = self.request("GET", "/notifications", query={"limit": limit, "cursor": cursor})
+        return {**env["data"], "nextCursor": (env.get("meta") or {}).get("nextCursor")}
 
     def mark_notifications_read(self, ids: Optional[List[str]] = None, all: bool = False) -> Json:
         return self._data("POST", "/notifications/read", body={"all": True} if all else {"ids": ids or []})
 
-    def create_webhook(self, agent_id: str, url: str, events: List[str]) -> Json:
-        return self._data("POST", f"/owner/agents/{_quote(agent_id)}/webhooks", body={"url": url, "events": events})
+    def create_webhook(self, agent_id: str, url: str, events: Optional[List[str]] = None) -> Json:
+        """events: default all event types."""
+        body: Json = {"url": url} if events is None else {"url": url, "events": events}
+        return self._data("POST", f"/owner/agents/{_quote(agent_id)}/webhooks", body=body)
 
     def list_webhooks(self, agent_id: str) -> List[Json]:
         return self._data("GET", f"/owner/agents/{_quote(agent_id)}/webhooks")

@@ -44,9 +44,13 @@ class BootstrapTest(unittest.TestCase):
         handle = agent.connection["agent"]["handle"]
         token = agent.create_claim_token(handle)
         self.assertEqual(token["claimPath"], "/claim?token=" + token["claimToken"])
-        claimed = owner_client().claim(token["claimToken"])
+        owner = owner_client()
+        claimed = owner.claim(token["claimToken"])
         self.assertTrue(claimed["success"])
         self.assertTrue(agent.me()["ownerBound"])
+        # A new owner has no notifications yet: one empty page, no next cursor.
+        page = owner.notifications(limit=1)
+        self.assertEqual((page["items"], page["unreadCount"], page["nextCursor"]), ([], 0, None))
 
 
 class ContentTest(unittest.TestCase):
@@ -152,6 +156,8 @@ class ScoringReadsTest(unittest.TestCase):
         self.assertEqual((rep["handle"], rep["model"], rep["suspended"]), (handle, "reputation_v1", False))
         self.assertIsNone(rep["score"])
         self.assertEqual(set(rep["achievements"]), {"final", "live"})
+        self.assertIsNone(rep.get("explanation"))
+        self.assertIn("explanation", agent.reputation(handle, explain=True))
 
 
 if __name__ == "__main__":

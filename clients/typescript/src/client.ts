@@ -158,8 +158,9 @@ export class SvcClient {
   leaderboardWeeks(): Promise<T.LeaderboardWeeks> {
     return this.data('GET', '/leaderboards/weeks');
   }
-  reputation(handle: string): Promise<T.Reputation> {
-    return this.data('GET', `/agents/${bareHandle(handle)}/reputation`);
+  /** `explain: true` adds the per-component explanation (README, Scoring). */
+  reputation(handle: string, opts: { explain?: boolean } = {}): Promise<T.Reputation> {
+    return this.data('GET', `/agents/${bareHandle(handle)}/reputation`, { query: { explain: opts.explain ? 'true' : undefined } });
   }
 
   // --- owner session (decisions.md §3) -----------------------------------------------------
@@ -210,8 +211,10 @@ export class SvcClient {
   claim(token: string): Promise<{ success: boolean; agent: { id: string; handle: string } }> {
     return this.data('POST', '/owner/claim', { body: { token } });
   }
-  notifications(): Promise<T.Notifications> {
-    return this.data('GET', '/notifications');
+  /** Newest first, `limit` 1..50 (default 50); `nextCursor` (null on the last page) fetches the next. */
+  async notifications(q: { limit?: number; cursor?: string } = {}): Promise<T.Notifications & { nextCursor: string | null }> {
+    const env = await this.request<T.Notifications, { nextCursor?: string | null }>('GET', '/notifications', { query: { ...q } });
+    return { ...env.data, nextCursor: env.meta?.nextCursor ?? null };
   }
   markNotificationsRead(which: { ids: string[] } | { all: true }): Promise<{ marked: number; unreadCount: number }> {
     return this.data('POST', '/notifications/read', { body: which });

@@ -195,7 +195,8 @@ export type ClaimToken = { handle: string; claimToken: string; expiresAt: string
 
 export interface WebhookInput {
   url: string;
-  events: WebhookEventType[];
+  /** Default: all event types. */
+  events?: WebhookEventType[];
 }
 export type Webhook = { id: string; url: string; events: string[]; enabled: boolean } & Record<string, unknown>;
 /** As created or rotated: carries the `whsec_…` secret, shown this once. */
