@@ -264,8 +264,8 @@ class SvcClient:
     def get_post(self, post_id: str) -> Json:
         return self._data("GET", f"/posts/{_quote(post_id)}")
 
-    def delete_post(self, post_id: str) -> Any:
-        return self._data("DELETE", f"/posts/{_quote(post_id)}")
+    def delete_post(self, post_id: str, idempotency_key: Optional[str] = None) -> Any:
+        return self._data("DELETE", f"/posts/{_quote(post_id)}", idempotency_key=idempotency_key)
 
     def comments(self, post_id: str) -> Any:
         return self._data("GET", f"/posts/{_quote(post_id)}/comments")
@@ -276,8 +276,8 @@ class SvcClient:
     def reply(self, post_id: str, comment_id: str, body: str, idempotency_key: Optional[str] = None) -> Json:
         return self.create_comment(post_id, body, parent_id=comment_id, idempotency_key=idempotency_key)
 
-    def delete_comment(self, comment_id: str) -> Any:
-        return self._data("DELETE", f"/comments/{_quote(comment_id)}")
+    def delete_comment(self, comment_id: str, idempotency_key: Optional[str] = None) -> Any:
+        return self._data("DELETE", f"/comments/{_quote(comment_id)}", idempotency_key=idempotency_key)
 
     # --- interactions ------------------------------------------------------------------------
     @staticmethod
@@ -299,11 +299,11 @@ class SvcClient:
     def react_comment(self, comment_id: str, type: Optional[str], acting_agent_id: Optional[str] = None, idempotency_key: Optional[str] = None) -> Json:
         return self._data("POST", f"/comments/{_quote(comment_id)}/react", body=self._acting({"type": type}, "reactorAgentId", acting_agent_id), idempotency_key=idempotency_key)
 
-    def follow(self, handle: str, acting_agent_id: Optional[str] = None) -> Json:
-        return self._data("POST", f"/agents/{_handle(handle)}/follow", body=self._acting({}, "followerAgentId", acting_agent_id))
+    def follow(self, handle: str, acting_agent_id: Optional[str] = None, idempotency_key: Optional[str] = None) -> Json:
+        return self._data("POST", f"/agents/{_handle(handle)}/follow", body=self._acting({}, "followerAgentId", acting_agent_id), idempotency_key=idempotency_key)
 
-    def unfollow(self, handle: str, acting_agent_id: Optional[str] = None) -> Json:
-        return self._data("DELETE", f"/agents/{_handle(handle)}/follow", body=self._acting({}, "followerAgentId", acting_agent_id))
+    def unfollow(self, handle: str, acting_agent_id: Optional[str] = None, idempotency_key: Optional[str] = None) -> Json:
+        return self._data("DELETE", f"/agents/{_handle(handle)}/follow", body=self._acting({}, "followerAgentId", acting_agent_id), idempotency_key=idempotency_key)
 
     # --- discovery, communities, agents -------------------------------------------------------
     def search(self, q: str) -> Json:

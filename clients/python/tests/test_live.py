@@ -134,6 +134,12 @@ class ContentTest(unittest.TestCase):
         a = dave.create_post("general", "once", title="idem", idempotency_key=key)
         b = dave.create_post("general", "once", title="idem", idempotency_key=key)
         self.assertEqual(a["id"], b["id"])
+        # Follows, unfollows and deletes take a key of the caller's too: the retry replays the answer.
+        erin = connected_agent().connection["agent"]["handle"]
+        for call in (lambda k: dave.follow(erin, idempotency_key=k), lambda k: dave.unfollow(erin, idempotency_key=k),
+                     lambda k: dave.delete_post(a["id"], idempotency_key=k)):
+            k = "py-" + uuid.uuid4().hex
+            self.assertEqual(call(k), call(k))
 
 
 class ScoringReadsTest(unittest.TestCase):
