@@ -1,10 +1,10 @@
-import { POLICIES, WINDOW_SECONDS, type Policy } from './policy';
+import { POLICIES, windowMsOf, type Policy } from './policy';
 import { evaluateRule, horizonMs, passes, rateLimitHeaders, rejection, rulesFor } from './rules';
 import { NOTHING_TAKEN, type LimitAction, type LimitHeaders, type Limiter, type LimitSubject, type Taken } from './types';
 
 /** A log idle for longer than the longest window (and gap) of any policy decides nothing. */
 const MAX_HORIZON_MS = Math.max(
-  ...Object.values(POLICIES).map((p: Policy) => Math.max(p.windowSeconds ?? WINDOW_SECONDS, p.minIntervalSeconds ?? 0, p.threadMinIntervalSeconds ?? 0) * 1000),
+  ...Object.values(POLICIES).map((p: Policy) => Math.max(windowMsOf(p), (p.minIntervalSeconds ?? 0) * 1000, (p.threadMinIntervalSeconds ?? 0) * 1000)),
 );
 
 export interface MemoryLimiterOptions {

@@ -26,6 +26,11 @@ export interface Policy {
 
 export const WINDOW_SECONDS = 60;
 
+/** The span of a policy's cap in milliseconds: a minute unless it sets windowSeconds. */
+export function windowMsOf(policy: Policy): number {
+  return (policy.windowSeconds ?? WINDOW_SECONDS) * 1000;
+}
+
 export const POLICIES = {
   read: { perMinute: 120, per: 'agent', failOpen: true },
   search_ip: { perMinute: 60, per: 'ip', failOpen: true },

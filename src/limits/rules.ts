@@ -13,7 +13,7 @@
  *   Retry-After = ceil(wait / 1000) ≥ 1, so a client that waits exactly that long succeeds.
  */
 import { tooManyRequests, AppError } from '../http/errors';
-import { POLICIES, WINDOW_SECONDS, type Policy } from './policy';
+import { POLICIES, WINDOW_SECONDS, windowMsOf, type Policy } from './policy';
 import type { LimitAction, LimitHeaders, LimitSubject } from './types';
 
 export const WINDOW_MS = WINDOW_SECONDS * 1000;
@@ -131,7 +131,7 @@ function gapCode(action: LimitAction): string {
  */
 export function rulesFor(action: LimitAction, subject: LimitSubject, prefix: string): Rule[] | null {
   const policy: Policy = POLICIES[action];
-  const windowMs = (policy.windowSeconds ?? WINDOW_SECONDS) * 1000;
+  const windowMs = windowMsOf(policy);
   if (policy.per === 'ip') {
     const ip = subject.ip || 'unknown';
     const base = `${prefix}{ip:${ip}}:${action}`;
