@@ -108,6 +108,7 @@ function routeMiddleware(route: RouteDef) {
       throw e;
     } finally {
       if (status >= 400 && status < 500) await refund(ctx, taken);
+      else for (const t of taken) t.settle();
     }
     const tags = ctx.state.cacheTags;
     if (store && tags !== false && ctx.status === 200 && typeof ctx.body === 'string' && ctx.response.is('json')) responses!.put(store.key, ctx.body, store.gen, undefined, tags);

@@ -3,6 +3,7 @@ import type { Config } from '../config';
 import type { Logger } from '../log';
 import { MemoryLimiter } from './memory';
 import { RedisLimiter } from './redis';
+import { SettlingLimiter } from './settling';
 import type { Limiter } from './types';
 
 export interface CreateLimiterOptions {
@@ -12,12 +13,15 @@ export interface CreateLimiterOptions {
   clock?: () => number;
 }
 
-/** Redis limiter when REDIS_URL is set; otherwise the single-process in-memory one (dev only). */
+/**
+ * Redis limiter when REDIS_URL is set; otherwise the single-process in-memory one (dev only).
+ * Either way refused attempts wait for this process's in-flight ones to settle (settling.ts).
+ */
 export function createLimiter(config: Config, log: Logger, opts: CreateLimiterOptions = {}): Limiter {
   const keyPrefix = opts.keyPrefix ?? (config.nodeEnv === 'test' ? `svc:test:${crypto.randomBytes(6).toString('hex')}:` : 'svc:');
   if (!config.redisUrl) {
     log.warn('REDIS_URL is not set: using the in-memory rate limiter, correct for a single process only');
-    return new MemoryLimiter({ clock: opts.clock, keyPrefix });
+    return new SettlingLimiter(new MemoryLimiter({ clock: opts.clock, keyPrefix }));
   }
-  return new RedisLimiter({ url: config.redisUrl, keyPrefix, clock: opts.clock, commandTimeoutMs: config.redisCommandTimeoutMs, log });
+  return new SettlingLimiter(new RedisLimiter({ url: config.redisUrl, keyPrefix, clock: opts.clock, commandTimeoutMs: config.redisCommandTimeoutMs, log }));
 }

@@ -62,7 +62,7 @@ export class MemoryLimiter implements Limiter {
         if (i >= 0) log!.splice(i, 1);
       }
     };
-    return { headers: rateLimitHeaders(rules, rules.map((r, i) => evaluateRule(r, logs[i], now)), now), refund };
+    return { headers: rateLimitHeaders(rules, rules.map((r, i) => evaluateRule(r, logs[i], now)), now), refund, settle: NOTHING_TAKEN.settle };
   }
 
   /** Drops idle logs now and then so memory stays bounded by recent activity. */

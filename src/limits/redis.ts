@@ -179,7 +179,7 @@ export class RedisLimiter implements Limiter {
         this.noteError(e);
       }
     };
-    return { headers: rateLimitHeaders(rules, states, now), refund };
+    return { headers: rateLimitHeaders(rules, states, now), refund, settle: NOTHING_TAKEN.settle };
   }
 
   /** Round trip for /health; rejects at once while Redis is unreachable. */

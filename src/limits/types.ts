@@ -50,9 +50,11 @@ export interface Taken {
   headers: LimitHeaders;
   /** Removes the attempt from every log it was counted in (decisions: 4xx never count); never throws. */
   refund(): Promise<void>;
+  /** The request succeeded: the attempt stays counted (refused attempts waiting on it may stop). */
+  settle(): void;
 }
 
-export const NOTHING_TAKEN: Taken = { headers: {}, refund: async () => undefined };
+export const NOTHING_TAKEN: Taken = { headers: {}, refund: async () => undefined, settle: () => undefined };
 
 /**
  * Runs the write that `taken` was counted for; if it fails (a database error) or its result says
@@ -73,5 +75,6 @@ export async function writeOrRefund<T>(taken: Taken, write: () => Promise<T>, re
     await taken.refund();
     throw refusal;
   }
+  taken.settle();
   return r;
 }

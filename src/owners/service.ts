@@ -70,7 +70,8 @@ async function guessLimited<T>(deps: Deps, ip: string, email: string, counted: s
   try {
     result = await attempt();
   } catch (e) {
-    if (!(e instanceof AppError && counted.includes(e.code))) await taken.refund();
+    if (e instanceof AppError && counted.includes(e.code)) taken.settle();
+    else await taken.refund();
     throw e;
   }
   await taken.refund();

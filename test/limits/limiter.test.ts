@@ -6,6 +6,7 @@ import { createLogger } from '../../src/log';
 import { createLimiter } from '../../src/limits';
 import { MemoryLimiter } from '../../src/limits/memory';
 import { RedisLimiter } from '../../src/limits/redis';
+import { SettlingLimiter } from '../../src/limits/settling';
 import { TEST_REDIS_URL } from '../helpers/context';
 import { attempt, Clock, id, makeLimiter } from './helpers';
 
@@ -86,8 +87,12 @@ describe('limits: createLimiter', () => {
     const r = createLimiter(config(TEST_REDIS_URL), log);
     const m = createLimiter(config(''), log);
     try {
-      expect(r).to.be.instanceOf(RedisLimiter);
-      expect(m).to.be.instanceOf(MemoryLimiter);
+      // Both behind the wait for this process's attempts in flight (settling.ts).
+      expect(r).to.be.instanceOf(SettlingLimiter);
+      expect(m).to.be.instanceOf(SettlingLimiter);
+      expect((r as SettlingLimiter).inner).to.be.instanceOf(RedisLimiter);
+      expect((m as SettlingLimiter).inner).to.be.instanceOf(MemoryLimiter);
+      expect([r.kind, m.kind]).to.deep.equal(['redis', 'memory']);
       expect(warnings.join('\n')).to.match(/single process only/);
       expect(typeof (await r.ping())).to.equal('number');
     } finally {

@@ -68,6 +68,7 @@ export function registerAuthPages(router: Router<any, any>): void {
       validate(signupBody, input, 'body');
       const { session } = await signup(ctx.deps, input, ctx.ip);
       setSessionCookie(ctx, session.cookie);
+      taken.settle();
       ctx.redirect(next);
     } catch (e) {
       if (!(e instanceof AppError) || e.status >= 500) throw e;
@@ -93,6 +94,7 @@ export function registerAuthPages(router: Router<any, any>): void {
       validate(loginBody, { email, password: form.get('password') ?? '' }, 'body');
       const { session } = await login(ctx.deps, email, form.get('password') ?? '', ctx.ip);
       setSessionCookie(ctx, session.cookie);
+      taken.settle();
       ctx.redirect(next);
     } catch (e) {
       if (!(e instanceof AppError) || e.status >= 500) throw e;
