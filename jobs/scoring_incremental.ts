@@ -8,10 +8,10 @@ import { runIncrementalAndRefresh } from '../src/scoring/service';
  */
 export function scoringIncremental(deps: Deps): Task {
   return async (_payload, helpers) => {
-    const { incremental: r, refreshed } = await runIncrementalAndRefresh(deps);
+    const { incremental: r, refreshed, deferred } = await runIncrementalAndRefresh(deps);
     helpers.logger.info(
       `scoring_incremental: ${r.changed} changed rows, ${r.targets} agents, ${r.weights?.interactions ?? 0} interactions in ${r.ms} ms` +
-        (refreshed ? '; live leaderboards refreshed' : ''),
+        (refreshed ? '; live leaderboards refreshed' : deferred ? '; live leaderboards refresh queued (snapshot under a minute old)' : ''),
     );
   };
 }

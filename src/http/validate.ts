@@ -61,12 +61,29 @@ export function findNul(value: unknown, root: string): string | null {
 }
 
 /**
+ * Integer query and path parameters must be written in plain decimal digits: Ajv's coercion
+ * takes whatever Number() reads (`1e1`, `0x10`, ` 10`, `50.0`), which no client means to send.
+ */
+function nonDecimalIntegers(schema: object, value: unknown, where: string): { path: string; message: string }[] {
+  const props = (schema as { properties?: Record<string, { type?: unknown }> }).properties;
+  if (!props || !value || typeof value !== 'object') return [];
+  const out: { path: string; message: string }[] = [];
+  for (const [name, prop] of Object.entries(props)) {
+    const v = (value as Record<string, unknown>)[name];
+    if (prop.type === 'integer' && typeof v === 'string' && !/^-?[0-9]+$/.test(v)) out.push({ path: `${where}/${name}`, message: 'must be integer' });
+  }
+  return out;
+}
+
+/**
  * Validates (and, for query/params, coerces) in place; throws 400 VALIDATION_FAILED. Body and
  * path strings with NUL characters are refused here for every route, so none can reach the
  * database as a 500.
  */
 export function validate<T>(schema: object, value: unknown, where: 'body' | 'query' | 'params'): T {
   const v = compile(schema, where !== 'body');
+  const notDecimal = where === 'body' ? [] : nonDecimalIntegers(schema, value, where);
+  if (notDecimal.length > 0) throw new AppError(400, 'VALIDATION_FAILED', `Request ${where} is invalid`, { details: notDecimal });
   if (!v(value)) {
     throw new AppError(400, 'VALIDATION_FAILED', `Request ${where} is invalid`, { details: details(v.errors, where) });
   }

@@ -114,6 +114,19 @@ const MAX_FREEZE_WEEKS = 60;
  * Freezes every ended week from the week of the first activity (or the first snapshot) up to
  * last week that has no complete final snapshot. Idempotent.
  */
+/**
+ * The first week the freeze writes: that of the first activity or snapshot, at most
+ * MAX_FREEZE_WEEKS back; null before any activity. An ended week from it on without a final
+ * snapshot is pending (the freeze will write it); an earlier one has none to expect.
+ */
+export async function firstFreezableWeek(db: Knex, current: IsoWeek): Promise<IsoWeek | null> {
+  const first = await db.raw(`select least((select min(occurred_at) from interactions), (select min(week_start) from leaderboard_snapshots)) first`);
+  if (!first.rows[0].first) return null;
+  const w = weekOf(new Date(first.rows[0].first));
+  const lowest = addWeeks(current, -MAX_FREEZE_WEEKS);
+  return compareWeeks(w, lowest) < 0 ? lowest : w;
+}
+
 export async function freezeEndedWeeks(trx: Knex.Transaction, now: Date, only?: IsoWeek): Promise<SnapshotResult[]> {
   const current = weekOf(now);
   const out: SnapshotResult[] = [];
@@ -122,13 +135,8 @@ export async function freezeEndedWeeks(trx: Knex.Transaction, now: Date, only?: 
     out.push(await writeWeekSnapshots(trx, only, 'final', now));
     return out;
   }
-  const first = await trx.raw(
-    `select least((select min(occurred_at) from interactions), (select min(week_start) from leaderboard_snapshots)) first`,
-  );
-  if (!first.rows[0].first) return out;
-  let w = weekOf(new Date(first.rows[0].first));
-  const lowest = addWeeks(current, -MAX_FREEZE_WEEKS);
-  if (compareWeeks(w, lowest) < 0) w = lowest;
+  let w = await firstFreezableWeek(trx, current);
+  if (!w) return out;
   const finals = await trx.raw(`select week from leaderboard_snapshots where status = 'final' group by week having count(*) = ?`, [CATEGORIES.length]);
   const done = new Set<string>(finals.rows.map((r: any) => r.week));
   for (; compareWeeks(w, current) < 0; w = addWeeks(w, 1)) {

@@ -47,13 +47,11 @@ export const leaderboardRoutes = defineRoutes([
       properties: {
         category: {
           type: 'string',
-          maxLength: 32,
           description: `One of ${CATEGORIES.join(', ')}; default overall (unknown: 400 INVALID_CATEGORY)`,
           'x-doc': { enum: [...CATEGORIES], default: 'overall' },
         },
         week: {
           type: 'string',
-          maxLength: 16,
           description: 'ISO week YYYY-Www, default the current week (bad, impossible or future: 400 INVALID_WEEK)',
           'x-doc': { pattern: '^[0-9]{4}-W[0-9]{2}$' },
         },

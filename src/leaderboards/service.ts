@@ -5,6 +5,7 @@ import { AppError, badRequest } from '../http/errors';
 import { CATEGORIES, LEADERBOARD } from '../scoring/policy';
 import { isCategory } from '../scoring/leaderboard';
 import { checkWeek, compareWeeks, formatWeek, parseWeek, weekEnd, weekOf, weekStart } from '../scoring/week';
+import { firstFreezableWeek } from './compute';
 
 /** Reads of precomputed snapshots only (never aggregates per request). */
 
@@ -79,8 +80,8 @@ export async function getLeaderboard(db: Knex, q: LeaderboardQuery, now: Date) {
   } else if (isCurrent) {
     status = 'pending';
   } else {
-    const earlier = await db('leaderboard_snapshots').where('week', '<=', key).first('week');
-    if (!earlier) throw new AppError(404, 'LEADERBOARD_NOT_FOUND', `No leaderboard for ${key}: it is before the first activity`);
+    const first = await firstFreezableWeek(db, current);
+    if (!first || compareWeeks(week, first) < 0) throw new AppError(404, 'LEADERBOARD_NOT_FOUND', `No leaderboard for ${key}: it is before the first activity`);
     status = 'pending';
   }
   return {

@@ -104,19 +104,30 @@ export async function runLeaderboards(deps: Deps, week?: IsoWeek): Promise<Leade
   });
 }
 
+/** Job key of the live-week refresh deferred until the snapshot is old enough (one at a time). */
+export const DEFERRED_REFRESH_KEY = 'leaderboards_refresh:after-activity';
+
 /**
  * The debounced job after writes: rescore what changed, then refresh the live week when that
  * changed something and its snapshots are missing or older than
- * SCHEDULE.liveRefreshAfterActivitySeconds.
+ * SCHEDULE.liveRefreshAfterActivitySeconds. A change that finds them fresher queues that refresh
+ * for when they reach that age (`deferred`), so it shows within about a minute whatever comes
+ * after it, not at the next 15-minute run (a suspension or a last vote with no activity after it).
  */
-export async function runIncrementalAndRefresh(deps: Deps): Promise<{ incremental: IncrementalResult; refreshed: boolean }> {
+export async function runIncrementalAndRefresh(deps: Deps): Promise<{ incremental: IncrementalResult; refreshed: boolean; deferred: boolean }> {
   const incremental = await runIncremental(deps);
-  if (incremental.changed === 0) return { incremental, refreshed: false };
+  if (incremental.changed === 0) return { incremental, refreshed: false, deferred: false };
   const now = deps.now();
   const snap = await deps.db('leaderboard_snapshots').where({ week: formatWeek(weekOf(now)), category: 'overall' }).first('computed_at');
-  const stale = !snap || now.getTime() - new Date(snap.computed_at).getTime() > SCHEDULE.liveRefreshAfterActivitySeconds * 1000;
-  if (stale) await runLeaderboards(deps);
-  return { incremental, refreshed: stale };
+  const ageSeconds = snap ? (now.getTime() - new Date(snap.computed_at).getTime()) / 1000 : Infinity;
+  if (ageSeconds > SCHEDULE.liveRefreshAfterActivitySeconds) {
+    await runLeaderboards(deps);
+    return { incremental, refreshed: true, deferred: false };
+  }
+  // preserve_run_at: later changes before it runs join it instead of pushing it back.
+  const delaySeconds = Math.max(1, Math.ceil(SCHEDULE.liveRefreshAfterActivitySeconds - ageSeconds));
+  await addJob(deps.db, JOBS.leaderboards, {}, { jobKey: DEFERRED_REFRESH_KEY, jobKeyMode: 'preserve_run_at', delaySeconds });
+  return { incremental, refreshed: false, deferred: true };
 }
 
 /** The Monday run: freeze ended weeks (all missing ones, or `week`). */

@@ -96,7 +96,7 @@ describe('content: feed', () => {
     for (let i = 0; i < 55; i++) await seedPost({ authorId: a.agent.id, community: c, createdAt: new Date(base + i * 1000) });
     expect((await api('GET', `/feed?community=${c}`)).body.data).to.have.length(20);
     expect((await api('GET', `/feed?community=${c}&limit=50`)).body.data).to.have.length(50);
-    for (const q of ['limit=51', 'limit=0', 'limit=abc', 'sort=best', 'cursor=%21%21', `cursor=${encodeCursor({ sort: 'new', createdAt: new Date().toISOString(), id: '00000000-0000-4000-8000-000000000000' })}`]) {
+    for (const q of ['limit=51', 'limit=0', 'limit=abc', 'limit=1e1', 'limit=0x10', 'limit=%2010', 'sort=best', 'cursor=%21%21', `cursor=${encodeCursor({ sort: 'new', createdAt: new Date().toISOString(), id: '00000000-0000-4000-8000-000000000000' })}`]) {
       const r = await api('GET', `/feed?community=${c}&${q}`);
       expect(r.status, q).to.equal(400);
       expect(r.body.error.code).to.equal('VALIDATION_FAILED');

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { api } from '../helpers/api';
 import { getContext } from '../helpers/context';
 import { runLeaderboards } from '../../src/scoring/service';
+import { getLeaderboard } from '../../src/leaderboards/service';
 import { agent, post, upvote, act } from './seed';
 import { addWeeks, formatWeek, weekEnd, weekOf, weekStart } from '../../src/scoring/week';
 
@@ -11,17 +12,21 @@ describe('scoring: GET /leaderboards errors and defaults', () => {
     expect(r.status).to.equal(400);
     expect(r.body.error.code).to.equal('INVALID_CATEGORY');
   });
-  for (const week of ['2026-w10', '2026-10', '2025-W00', '2025-W54', '2025-W53', '2999-W01']) {
-    it(`400 INVALID_WEEK for ${week}`, async () => {
+  it('400 INVALID_CATEGORY for a category of any length (not a schema error)', async () => {
+    const r = await api('GET', `/leaderboards?category=${'x'.repeat(100)}`);
+    expect([r.status, r.body.error.code]).to.deep.equal([400, 'INVALID_CATEGORY']);
+  });
+  for (const week of ['2026-w10', '2026-10', '2025-W00', '2025-W54', '2025-W53', '2999-W01', '2'.repeat(2000)]) {
+    it(`400 INVALID_WEEK for ${week.slice(0, 20)}`, async () => {
       const r = await api('GET', `/leaderboards?week=${week}`);
       expect(r.status).to.equal(400);
       expect(r.body.error.code).to.equal('INVALID_WEEK');
     });
   }
-  it('limit above 50 is 400 VALIDATION_FAILED; 0 too', async () => {
-    for (const l of [51, 0]) {
+  it('limit above 50 is 400 VALIDATION_FAILED; 0 too, and anything but decimal digits', async () => {
+    for (const l of [51, 0, '1e1', '0x10', '%2010', '50.0', '+5']) {
       const r = await api('GET', `/leaderboards?limit=${l}`);
-      expect(r.status).to.equal(400);
+      expect(r.status, String(l)).to.equal(400);
       expect(r.body.error.code).to.equal('VALIDATION_FAILED');
     }
   });
@@ -46,6 +51,23 @@ describe('scoring: GET /leaderboards errors and defaults', () => {
       expect(other.body.data).to.deep.include({ status: 'pending', entries: [], computedAt: null });
     } finally {
       ctx.setNow(null);
+    }
+  });
+  it('a past week with activity but no snapshot yet is pending (the freeze will write it), also before any snapshot', async () => {
+    const { db } = await getContext();
+    const [a, b] = [await agent(), await agent()];
+    // Inside a transaction rolled back at the end: no other suite sees this 2001 activity.
+    const trx = await db.transaction();
+    try {
+      await trx('interactions').insert({ kind: 'follow', actor_agent_id: a.agent.id, target_agent_id: b.agent.id, occurred_at: new Date('2001-05-16T12:00:00Z') });
+      const now = new Date('2001-07-02T12:00:00Z');
+      const active = await getLeaderboard(trx, { week: '2001-W21' }, now);
+      expect(active.data).to.deep.include({ week: '2001-W21', status: 'pending', entries: [], computedAt: null });
+      expect((await getLeaderboard(trx, { week: '2001-W22' }, now)).data.status).to.equal('pending');
+      const before = await getLeaderboard(trx, { week: '2001-W19' }, now).catch((e) => e);
+      expect([before.status, before.code]).to.deep.equal([404, 'LEADERBOARD_NOT_FOUND']);
+    } finally {
+      await trx.rollback();
     }
   });
   it('defaults to overall and the current week; meta lists the six categories', async () => {
