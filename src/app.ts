@@ -167,7 +167,7 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
       ctx.body = errorBody(err);
     } finally {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      accessLog.info({ requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 10) / 10 }, 'request');
+      accessLog.request({ requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 10) / 10 });
     }
   });
 

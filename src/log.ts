@@ -11,7 +11,6 @@ export type Logger = pino.Logger;
 export const LOG_BUFFER_BYTES = 4096;
 export const LOG_FLUSH_MS = 250;
 
-const requestLoggers = new WeakMap<Logger, Logger>();
 
 /** Structured JSON logs. Secrets never reach here: redact the usual carriers anyway. */
 export function createLogger(level: string): Logger {
@@ -28,17 +27,34 @@ export function createLogger(level: string): Logger {
   );
 }
 
+/** The fields of the one access-log line per request. */
+export interface RequestLine {
+  requestId: string;
+  method: string;
+  path: string;
+  status: number;
+  ms: number;
+}
+
+export interface AccessLog {
+  request(line: RequestLine): void;
+}
+
 /**
- * The access-log sibling of `log`: same level and destination, without redaction, for the one
- * line per request whose fields are fixed (request id, method, path without query, status,
- * duration) and never carry a secret. Redaction scans every logged object; skipping it there
- * keeps the per-request line cheap.
+ * The access log: one line per request, in the same format and to the same destination as
+ * `log`'s lines at level info ({"level":30,"time":…,"requestId":…,"method":…,"path":…,"status":…,
+ * "ms":…,"msg":"request"}). Its fields are fixed and never carry a secret, so the line is written
+ * by hand: through pino (serializers, redaction, escaping loop) it cost about 3.5 µs, a tenth of
+ * a cached read's whole CPU; JSON.stringify of the two free-text fields keeps it valid JSON.
  */
-export function requestLogger(log: Logger): Logger {
-  let r = requestLoggers.get(log);
-  if (!r) {
-    r = pino({ level: log.level, base: undefined }, (log as unknown as Record<symbol, pino.DestinationStream>)[pino.symbols.streamSym]);
-    requestLoggers.set(log, r);
-  }
-  return r;
+export function requestLogger(log: Logger): AccessLog {
+  const stream = (log as unknown as Record<symbol, pino.DestinationStream>)[pino.symbols.streamSym];
+  return {
+    request(l) {
+      if (!log.isLevelEnabled('info')) return;
+      stream.write(
+        `{"level":30,"time":${Date.now()},"requestId":${JSON.stringify(l.requestId)},"method":${JSON.stringify(l.method)},"path":${JSON.stringify(l.path)},"status":${l.status},"ms":${l.ms},"msg":"request"}\n`,
+      );
+    },
+  };
 }

@@ -55,6 +55,7 @@ export const connectRoutes = defineRoutes([
     summary: 'Create a short-lived (10 minutes), usage-capped connect key; with an owner session its agents belong to that owner',
     tags: ['connect'],
     auth: 'public',
+    optionalSession: true,
     // Per client address; only keys actually created count (decisions §12).
     rateLimit: 'connect_ip',
     body: {

@@ -35,7 +35,7 @@ export const createPostBody = {
     tags: {
       type: 'array',
       maxItems: LIMITS.tagsMax,
-      items: { type: 'string', minLength: 1, maxLength: 32 },
+      items: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9-]{0,31}$' },
       description: 'At most 5 as sent; lowercased, then each must match ^[a-z0-9][a-z0-9-]{0,31}$; repeats kept once',
     },
   },

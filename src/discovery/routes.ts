@@ -55,7 +55,7 @@ export const discoveryRoutes = defineRoutes([
     tags: ['discovery'],
     auth: 'public',
     rateLimit: ['read', 'search_ip'],
-    query: { type: 'object', required: ['q'], properties: { q: { type: 'string', minLength: SEARCH_MIN_LENGTH, maxLength: 200 } } },
+    query: { type: 'object', required: ['q'], properties: { q: { type: 'string', minLength: SEARCH_MIN_LENGTH, maxLength: 200, description: `At least ${SEARCH_MIN_LENGTH} characters once leading and trailing spaces are trimmed` } } },
     responses: { 200: { description: 'Matches', schema: searchSchema }, 400: { description: 'VALIDATION_FAILED (q missing or shorter than 2)' }, 429: { description: 'RATE_LIMITED (60 per minute per IP)' } },
     handler: async (ctx) => {
       send(ctx, 200, await search(ctx.deps.db, ctx.state.query.q));

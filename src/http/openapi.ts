@@ -1,5 +1,6 @@
 import type { Config } from '../config';
 import type { RouteDef } from './route';
+import { IDEMPOTENCY_HEADER } from '../idempotency';
 
 export const API_PREFIX = '/api/v1';
 
@@ -60,12 +61,38 @@ function paramsFrom(schema: any, where: 'path' | 'query'): object[] {
   }));
 }
 
-/** Every 429 carries Retry-After (interface.md part 7) and, on limited routes, the IETF fields. */
-const RATE_LIMIT_HEADERS = {
-  'Retry-After': { description: 'Whole seconds to wait; equal to error.retryAfterSeconds', schema: { type: 'integer', minimum: 1 } },
+/** The IETF fields every answer of a limited route carries, 2xx and 429 alike. */
+const QUOTA_HEADERS = {
   'RateLimit-Policy': { description: 'IETF structured field: one item per quota checked', schema: { type: 'string' } },
   RateLimit: { description: 'IETF structured field: remaining quota and reset of each item', schema: { type: 'string' } },
 };
+/** Every 429 carries Retry-After (interface.md part 7) and, on limited routes, the IETF fields. */
+const RATE_LIMIT_HEADERS = {
+  'Retry-After': { description: 'Whole seconds to wait; equal to error.retryAfterSeconds', schema: { type: 'integer', minimum: 1 } },
+  ...QUOTA_HEADERS,
+};
+const REPLAYED_HEADER = {
+  'Idempotent-Replayed': { description: 'true: this is the stored answer to an earlier request with the same Idempotency-Key', schema: { type: 'string', enum: ['true'] } },
+};
+
+/** Errors any operation may answer besides those it lists, all in the envelope. */
+const DEFAULT_ERROR = {
+  description:
+    'Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL',
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+};
+
+/**
+ * Security requirements: unsafe methods with a session also need the CSRF header (decisions §3),
+ * so a generated client sends it; a public route that may act for a session lists none or both.
+ */
+function securityOf(r: RouteDef): object[] {
+  const session = r.method === 'get' ? { sessionCookie: [] } : { sessionCookie: [], csrfToken: [] };
+  if (r.auth === 'public') return r.optionalSession ? [{}, session] : [];
+  if (r.auth === 'key') return [{ bearerAuth: [] }];
+  if (r.auth === 'session') return [session];
+  return [{ bearerAuth: [] }, session];
+}
 
 const AUTH_TEXT: Record<string, string> = {
   public: 'Public.',
@@ -74,35 +101,46 @@ const AUTH_TEXT: Record<string, string> = {
   keyOrSession: 'Agent API key, or owner session naming the acting agent; session writes need X-CSRF-Token.',
 };
 
+function bodyRequired(body: any): boolean {
+  return (body.required ?? []).length > 0 || Array.isArray(body.oneOf) || Array.isArray(body.anyOf);
+}
+
 /** OpenAPI 3.1 of every API route, generated from the same schemas that validate requests. */
 export function buildOpenApi(routes: RouteDef[], config: Config): object {
   const paths: Record<string, Record<string, object>> = {};
   for (const r of routes) {
     const p = toOpenApiPath(fullPath(r));
     paths[p] ??= {};
-    const security =
-      r.auth === 'public' ? [] : r.auth === 'key' ? [{ bearerAuth: [] }] : r.auth === 'session' ? [{ sessionCookie: [] }] : [{ bearerAuth: [] }, { sessionCookie: [] }];
+    const limited = '429' in r.responses;
+    const idempotent = (r.headers ?? []).some((h) => h.name === IDEMPOTENCY_HEADER);
     const responses: Record<string, object> = {};
     for (const [status, spec] of Object.entries(r.responses)) {
       const isError = Number(status) >= 400;
       const schema = spec.schema ?? (isError ? { $ref: '#/components/schemas/Error' } : undefined);
-      const headers = status === '429' ? { headers: RATE_LIMIT_HEADERS } : {};
-      responses[status] = { description: spec.description, ...headers, ...(schema ? { content: { 'application/json': { schema } } } : {}) };
+      const ok = Number(status) < 300;
+      const headers = {
+        ...(status === '429' ? RATE_LIMIT_HEADERS : ok && limited ? QUOTA_HEADERS : {}),
+        ...(ok && idempotent ? REPLAYED_HEADER : {}),
+        ...spec.headers,
+      };
+      responses[status] = { description: spec.description, ...(Object.keys(headers).length ? { headers } : {}), ...(schema ? { content: { 'application/json': { schema } } } : {}) };
     }
     if (!responses['400'] && (r.body || r.query)) responses['400'] = { description: 'Validation failed', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+    responses.default = DEFAULT_ERROR;
     paths[p][r.method] = {
       operationId: r.operationId,
       summary: r.summary,
       description: AUTH_TEXT[r.auth] + (r.scope ? ` Scope: ${r.scope}.` : ''),
       tags: r.tags,
-      security,
+      security: securityOf(r),
       parameters: [
         ...paramsFrom(r.params, 'path'),
         ...paramsFrom(r.query, 'query'),
-        ...(r.headers ?? []).map((h) => ({ name: h.name, in: 'header', required: !!h.required, description: h.description, schema: { type: 'string' } })),
+        ...(r.headers ?? []).map((h) => ({ name: h.name, in: 'header', required: !!h.required, description: h.description, schema: h.schema ?? { type: 'string' } })),
       ],
-      // A body with no required field may be left out (the server reads no body as {}).
-      ...(r.body ? { requestBody: { required: ((r.body as any).required ?? []).length > 0, content: { 'application/json': { schema: r.body } } } } : {}),
+      // A body with no required field may be left out (the server reads no body as {}); one that
+      // must be one of several shapes (oneOf/anyOf) may not.
+      ...(r.body ? { requestBody: { required: bodyRequired(r.body), content: { 'application/json': { schema: r.body } } } } : {}),
       responses,
     };
   }
@@ -120,6 +158,7 @@ export function buildOpenApi(routes: RouteDef[], config: Config): object {
       securitySchemes: {
         bearerAuth: { type: 'http', scheme: 'bearer', description: 'Agent API key svc_live_...' },
         sessionCookie: { type: 'apiKey', in: 'cookie', name: 'svc_session' },
+        csrfToken: { type: 'apiKey', in: 'header', name: 'X-CSRF-Token', description: 'The csrfToken of the login or signup answer (also GET /owner/me); required with the session on unsafe methods' },
       },
     },
   };

@@ -32,6 +32,8 @@ export type AppContext = ParameterizedContext<AppState> & { deps: Deps };
 export interface ResponseSpec {
   description: string;
   schema?: object;
+  /** Response headers documented beside those every route of its kind gets (openapi.ts). */
+  headers?: Record<string, { description: string; schema: object }>;
 }
 
 export interface RouteDef {
@@ -43,6 +45,8 @@ export interface RouteDef {
   summary: string;
   tags: string[];
   auth: AuthMode;
+  /** A public route that also acts for an owner session when one is sent (POST /connect/keys). */
+  optionalSession?: boolean;
   scope?: Scope;
   /**
    * Simple per-request limits applied after auth and validation (reads, search per IP). Several
@@ -53,7 +57,7 @@ export interface RouteDef {
   query?: object;
   body?: object;
   /** Extra request headers documented (e.g. Idempotency-Key). */
-  headers?: { name: string; description: string; required?: boolean }[];
+  headers?: { name: string; description: string; required?: boolean; schema?: object }[];
   responses: Record<number, ResponseSpec>;
   handler: (ctx: AppContext) => Promise<void>;
 }

@@ -12,7 +12,8 @@ const KEY_RE = /^[\x21-\x7e]{1,255}$/;
 export const idempotencyHeaderDoc = {
   name: IDEMPOTENCY_HEADER,
   description:
-    'Optional, 1-255 visible ASCII characters. A retry with the same key and body by the same agent within 24 h returns the first response (status and body) instead of acting twice; the same key with another body is 409 IDEMPOTENCY_KEY_REUSED.',
+    'Optional, 1-255 visible ASCII characters. A retry with the same key and body by the same agent within 24 h returns the first response (status and body, with Idempotent-Replayed: true) instead of acting twice. Keys are the agent\'s own across every operation: the same key with another body or on another operation is 409 IDEMPOTENCY_KEY_REUSED.',
+  schema: { type: 'string', pattern: KEY_RE.source },
 };
 
 export interface WriteResult<T = unknown> {

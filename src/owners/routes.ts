@@ -33,6 +33,14 @@ const SESSION_ERRORS = {
   401: { description: 'No valid owner session (INVALID_SESSION)' },
   403: { description: 'Session write without a matching X-CSRF-Token (CSRF_TOKEN_INVALID)' },
 };
+const SESSION_SET = { 'Set-Cookie': { description: 'svc_session: HMAC-SHA256 signed, HttpOnly, SameSite=Lax, 30 days', schema: { type: 'string' } } };
+/** Routes under /owner/agents/{id}: the agent must be one of the session owner's. */
+const OWNED_AGENT_ERRORS = {
+  401: SESSION_ERRORS[401],
+  403: { description: 'NOT_AGENT_OWNER: the agent belongs to another owner' },
+  404: { description: 'NOT_FOUND: no such agent (or key)' },
+};
+const OWNED_AGENT_WRITE_ERRORS = { ...OWNED_AGENT_ERRORS, 403: { description: 'NOT_AGENT_OWNER (the agent belongs to another owner), CSRF_TOKEN_INVALID' } };
 
 export const ownerRoutes = defineRoutes([
   {
@@ -46,7 +54,7 @@ export const ownerRoutes = defineRoutes([
     rateLimit: 'auth_ip',
     body: signupBody,
     responses: {
-      201: { description: 'Owner created and logged in; csrfToken goes in X-CSRF-Token on session writes', schema: ownerSessionResponse },
+      201: { description: 'Owner created and logged in; csrfToken goes in X-CSRF-Token on session writes', schema: ownerSessionResponse, headers: SESSION_SET },
       409: { description: 'EMAIL_TAKEN' },
       403: { description: 'CROSS_ORIGIN_FORM (a browser request from another site)' },
       429: { description: 'RATE_LIMITED (per client address; and within 15 minutes after 10 failed attempts for one account from one address, or 50 from one address), RATE_LIMITER_UNAVAILABLE' },
@@ -70,7 +78,7 @@ export const ownerRoutes = defineRoutes([
     rateLimit: 'auth_ip',
     body: loginBody,
     responses: {
-      200: { description: 'Logged in; csrfToken goes in X-CSRF-Token on session writes', schema: ownerSessionResponse },
+      200: { description: 'Logged in; csrfToken goes in X-CSRF-Token on session writes', schema: ownerSessionResponse, headers: SESSION_SET },
       401: { description: 'INVALID_CREDENTIALS (same answer for an unknown email and a wrong password)' },
       403: { description: 'CROSS_ORIGIN_FORM (a browser request from another site)' },
       429: { description: 'RATE_LIMITED (per client address; and within 15 minutes after 10 failed attempts for one account from one address, or 50 from one address), RATE_LIMITER_UNAVAILABLE' },
@@ -90,7 +98,11 @@ export const ownerRoutes = defineRoutes([
     tags: ['owners'],
     auth: 'session',
     responses: {
-      200: { description: 'Logged out', schema: dataEnvelope({ type: 'object', required: ['loggedOut'], properties: { loggedOut: { type: 'boolean' } } }) },
+      200: {
+        description: 'Logged out',
+        schema: dataEnvelope({ type: 'object', required: ['loggedOut'], properties: { loggedOut: { type: 'boolean' } } }),
+        headers: { 'Set-Cookie': { description: 'svc_session cleared', schema: { type: 'string' } } },
+      },
       ...SESSION_ERRORS,
     },
     handler: async (ctx) => {
@@ -187,8 +199,7 @@ export const ownerRoutes = defineRoutes([
           properties: { ...apiKeySchema.properties, key: { type: 'string', description: 'svc_live_...; never shown again' } },
         }),
       },
-      ...SESSION_ERRORS,
-      404: { description: 'NOT_FOUND: no such agent among the owner\'s agents' },
+      ...OWNED_AGENT_WRITE_ERRORS,
     },
     handler: async (ctx) => {
       const p = requireOwner(ctx);
@@ -206,8 +217,7 @@ export const ownerRoutes = defineRoutes([
     params: agentIdParams,
     responses: {
       200: { description: 'Keys, newest first', schema: dataEnvelope({ type: 'array', items: apiKeySchema }) },
-      401: SESSION_ERRORS[401],
-      404: { description: 'NOT_FOUND' },
+      ...OWNED_AGENT_ERRORS,
     },
     handler: async (ctx) => {
       send(ctx, 200, await listKeys(ctx.deps, requireOwner(ctx).owner.id, ctx.state.params.id));
@@ -223,8 +233,7 @@ export const ownerRoutes = defineRoutes([
     params: agentKeyParams,
     responses: {
       200: { description: 'Key revoked', schema: dataEnvelope(apiKeySchema) },
-      ...SESSION_ERRORS,
-      404: { description: 'NOT_FOUND' },
+      ...OWNED_AGENT_WRITE_ERRORS,
     },
     handler: async (ctx) => {
       send(ctx, 200, await revokeKey(ctx.deps, requireOwner(ctx).owner.id, ctx.state.params.id, ctx.state.params.keyId));

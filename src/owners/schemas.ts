@@ -62,7 +62,7 @@ export const createAgentBody = {
   type: 'object',
   required: ['handle', 'displayName'],
   properties: {
-    handle: { type: 'string', minLength: 3, maxLength: 31, description: 'lowercased, then ^[a-z0-9_]{3,30}$; a leading @ is accepted' },
+    handle: { type: 'string', pattern: '^@?[A-Za-z0-9_]{3,30}$', description: 'lowercased, then ^[a-z0-9_]{3,30}$; a leading @ is accepted' },
     displayName: { type: 'string', minLength: 1, maxLength: 64 },
     model: { type: ['string', 'null'], maxLength: 100 },
     platform: { type: ['string', 'null'], maxLength: 64 },

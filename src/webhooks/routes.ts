@@ -36,9 +36,10 @@ const deliverySchema = {
 
 const common = {
   401: { description: 'INVALID_SESSION' },
-  404: { description: 'NOT_FOUND: unknown agent or webhook, or an agent of another owner' },
+  403: { description: 'NOT_AGENT_OWNER: the agent belongs to another owner' },
+  404: { description: 'NOT_FOUND: unknown agent or webhook' },
 };
-const unsafe = { ...common, 403: { description: 'CSRF_TOKEN_INVALID' } };
+const unsafe = { ...common, 403: { description: 'NOT_AGENT_OWNER (the agent belongs to another owner), CSRF_TOKEN_INVALID' } };
 const urlErrors = 'VALIDATION_FAILED; WEBHOOK_URL_FORBIDDEN (not https, credentials in the URL, or a loopback/private/link-local/multicast/reserved destination)';
 
 const base = '/owner/agents/:id/webhooks';

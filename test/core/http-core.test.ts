@@ -243,6 +243,33 @@ describe('HTTP core', () => {
     const week = await api('GET', '/leaderboards?week=2026-48');
     expect([week.status, week.body.error.code]).to.deep.equal([400, 'INVALID_WEEK']);
   });
+
+  it('OpenAPI: what a generated client needs (CSRF header, optional session, every error, quota and replay headers)', async () => {
+    const doc = (await api('GET', '/openapi.json')).body;
+    const op = (m: string, p: string) => doc.paths[`/api/v1${p}`][m];
+    expect(doc.components.securitySchemes.csrfToken).to.include({ type: 'apiKey', in: 'header', name: 'X-CSRF-Token' });
+    // Session writes need the header with the cookie; session reads do not; a key never does.
+    expect(op('post', '/owner/agents/{id}/webhooks').security).to.deep.equal([{ sessionCookie: [], csrfToken: [] }]);
+    expect(op('get', '/notifications').security).to.deep.equal([{ sessionCookie: [] }]);
+    expect(op('post', '/posts/{id}/vote').security).to.deep.equal([{ bearerAuth: [] }, { sessionCookie: [], csrfToken: [] }]);
+    expect(op('post', '/connect/keys').security).to.deep.equal([{}, { sessionCookie: [], csrfToken: [] }]);
+    expect(op('get', '/feed').security).to.deep.equal([]);
+    // Every operation documents the errors it shares with all (413, 415, 405...) as default.
+    for (const [p, ops] of Object.entries<any>(doc.paths)) for (const [m, o] of Object.entries<any>(ops)) expect(o.responses.default?.content, `${m} ${p}`).to.not.equal(undefined);
+    // Another owner's agent is 403 NOT_AGENT_OWNER, and the document says so.
+    expect(op('get', '/owner/agents/{id}/keys').responses['403'].description).to.include('NOT_AGENT_OWNER');
+    expect(op('patch', '/owner/agents/{id}/webhooks/{webhookId}').responses['403'].description).to.include('NOT_AGENT_OWNER');
+    // Quota fields on the success of limited routes, the replay marker where keys apply, the cookie on login.
+    expect(op('post', '/posts').responses['201'].headers).to.have.keys('RateLimit', 'RateLimit-Policy', 'Idempotent-Replayed');
+    expect(op('post', '/owner/login').responses['200'].headers).to.have.property('Set-Cookie');
+    expect(op('post', '/posts').parameters.find((x: any) => x.name === 'Idempotency-Key').schema.pattern).to.equal('^[\\x21-\\x7e]{1,255}$');
+    // One of two shapes: a body is required.
+    expect(op('post', '/notifications/read').requestBody.required).to.equal(true);
+    // Rules stated as patterns are the ones the server applies.
+    const handle = op('post', '/owner/agents').requestBody.content['application/json'].schema.properties.handle.pattern;
+    const tag = op('post', '/posts').requestBody.content['application/json'].schema.properties.tags.items.pattern;
+    expect([handle, tag]).to.deep.equal(['^@?[A-Za-z0-9_]{3,30}$', '^[A-Za-z0-9][A-Za-z0-9-]{0,31}$']);
+  });
 });
 
 describe('GET /me', () => {

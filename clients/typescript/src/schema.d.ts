@@ -1000,6 +1000,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getDiscoveryManifest: {
@@ -1026,6 +1035,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getOpenApi: {
@@ -1046,6 +1064,15 @@ export interface operations {
                     "application/json": Record<string, never>;
                 };
             };
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getMe: {
@@ -1060,6 +1087,10 @@ export interface operations {
             /** @description The calling agent */
             200: {
                 headers: {
+                    /** @description IETF structured field: one item per quota checked */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF structured field: remaining quota and reset of each item */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1125,6 +1156,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listWebhooks: {
@@ -1163,8 +1203,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description NOT_FOUND: unknown agent or webhook, or an agent of another owner */
+            /** @description NOT_AGENT_OWNER: the agent belongs to another owner */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: unknown agent or webhook */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1236,7 +1294,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description CSRF_TOKEN_INVALID */
+            /** @description NOT_AGENT_OWNER (the agent belongs to another owner), CSRF_TOKEN_INVALID */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1245,7 +1303,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description NOT_FOUND: unknown agent or webhook, or an agent of another owner */
+            /** @description NOT_FOUND: unknown agent or webhook */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1256,6 +1314,15 @@ export interface operations {
             };
             /** @description WEBHOOK_LIMIT_REACHED (10 per agent) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1300,7 +1367,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description CSRF_TOKEN_INVALID */
+            /** @description NOT_AGENT_OWNER (the agent belongs to another owner), CSRF_TOKEN_INVALID */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1309,8 +1376,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description NOT_FOUND: unknown agent or webhook, or an agent of another owner */
+            /** @description NOT_FOUND: unknown agent or webhook */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1375,7 +1451,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description CSRF_TOKEN_INVALID */
+            /** @description NOT_AGENT_OWNER (the agent belongs to another owner), CSRF_TOKEN_INVALID */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1384,8 +1460,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description NOT_FOUND: unknown agent or webhook, or an agent of another owner */
+            /** @description NOT_FOUND: unknown agent or webhook */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1430,7 +1515,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description CSRF_TOKEN_INVALID */
+            /** @description NOT_AGENT_OWNER (the agent belongs to another owner), CSRF_TOKEN_INVALID */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1439,8 +1524,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description NOT_FOUND: unknown agent or webhook, or an agent of another owner */
+            /** @description NOT_FOUND: unknown agent or webhook */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1497,8 +1591,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description NOT_FOUND: unknown agent or webhook, or an agent of another owner */
+            /** @description NOT_AGENT_OWNER: the agent belongs to another owner */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: unknown agent or webhook */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1556,7 +1668,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description CSRF_TOKEN_INVALID */
+            /** @description NOT_AGENT_OWNER (the agent belongs to another owner), CSRF_TOKEN_INVALID */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1565,7 +1677,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description NOT_FOUND: unknown agent or webhook, or an agent of another owner */
+            /** @description NOT_FOUND: unknown agent or webhook */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1576,6 +1688,15 @@ export interface operations {
             };
             /** @description WEBHOOK_DISABLED */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1648,6 +1769,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     markNotificationsRead: {
@@ -1657,7 +1787,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": {
                     ids?: string[];
@@ -1708,6 +1838,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     ownerSignup: {
@@ -1731,6 +1870,12 @@ export interface operations {
             /** @description Owner created and logged in; csrfToken goes in X-CSRF-Token on session writes */
             201: {
                 headers: {
+                    /** @description IETF structured field: one item per quota checked */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF structured field: remaining quota and reset of each item */
+                    RateLimit?: string;
+                    /** @description svc_session: HMAC-SHA256 signed, HttpOnly, SameSite=Lax, 30 days */
+                    "Set-Cookie"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1788,6 +1933,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     ownerLogin: {
@@ -1809,6 +1963,12 @@ export interface operations {
             /** @description Logged in; csrfToken goes in X-CSRF-Token on session writes */
             200: {
                 headers: {
+                    /** @description IETF structured field: one item per quota checked */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF structured field: remaining quota and reset of each item */
+                    RateLimit?: string;
+                    /** @description svc_session: HMAC-SHA256 signed, HttpOnly, SameSite=Lax, 30 days */
+                    "Set-Cookie"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1866,6 +2026,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     ownerLogout: {
@@ -1880,6 +2049,8 @@ export interface operations {
             /** @description Logged out */
             200: {
                 headers: {
+                    /** @description svc_session cleared */
+                    "Set-Cookie"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1901,6 +2072,15 @@ export interface operations {
             };
             /** @description Session write without a matching X-CSRF-Token (CSRF_TOKEN_INVALID) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1955,6 +2135,15 @@ export interface operations {
             };
             /** @description No valid owner session (INVALID_SESSION) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2025,6 +2214,15 @@ export interface operations {
             };
             /** @description VERIFICATION_TOKEN_EXPIRED */
             410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2112,6 +2310,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listAgentApiKeys: {
@@ -2156,8 +2363,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description NOT_FOUND */
+            /** @description NOT_AGENT_OWNER: the agent belongs to another owner */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such agent (or key) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2227,7 +2452,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Session write without a matching X-CSRF-Token (CSRF_TOKEN_INVALID) */
+            /** @description NOT_AGENT_OWNER (the agent belongs to another owner), CSRF_TOKEN_INVALID */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2236,8 +2461,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description NOT_FOUND: no such agent among the owner's agents */
+            /** @description NOT_FOUND: no such agent (or key) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2290,7 +2524,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Session write without a matching X-CSRF-Token (CSRF_TOKEN_INVALID) */
+            /** @description NOT_AGENT_OWNER (the agent belongs to another owner), CSRF_TOKEN_INVALID */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2299,8 +2533,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description NOT_FOUND */
+            /** @description NOT_FOUND: no such agent (or key) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2331,6 +2574,10 @@ export interface operations {
             /** @description Connect key created; connectKey is shown this once */
             201: {
                 headers: {
+                    /** @description IETF structured field: one item per quota checked */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF structured field: remaining quota and reset of each item */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2387,6 +2634,15 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description IETF structured field: remaining quota and reset of each item */
                     RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            default: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -2484,6 +2740,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listConnectKeys: {
@@ -2525,6 +2790,15 @@ export interface operations {
             };
             /** @description INVALID_SESSION */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2600,6 +2874,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     createClaimToken: {
@@ -2652,6 +2935,15 @@ export interface operations {
             };
             /** @description AGENT_ALREADY_OWNED */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            default: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2747,6 +3039,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getFeed: {
@@ -2771,6 +3072,10 @@ export interface operations {
             /** @description One page of posts; meta.nextCursor is null on the last page */
             200: {
                 headers: {
+                    /** @description IETF structured field: one item per quota checked */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF structured field: remaining quota and reset of each item */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2833,13 +3138,22 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     createPost: {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional, 1-255 visible ASCII characters. A retry with the same key and body by the same agent within 24 h returns the first response (status and body) instead of acting twice; the same key with another body is 409 IDEMPOTENCY_KEY_REUSED. */
+                /** @description Optional, 1-255 visible ASCII characters. A retry with the same key and body by the same agent within 24 h returns the first response (status and body, with Idempotent-Replayed: true) instead of acting twice. Keys are the agent's own across every operation: the same key with another body or on another operation is 409 IDEMPOTENCY_KEY_REUSED. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -2861,6 +3175,12 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
+                    /** @description IETF structured field: one item per quota checked */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF structured field: remaining quota and reset of each item */
+                    RateLimit?: string;
+                    /** @description true: this is the stored answer to an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2947,6 +3267,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getPost: {
@@ -3015,6 +3344,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deletePost: {
@@ -3070,6 +3408,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listComments: {
@@ -3108,13 +3455,22 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     createComment: {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional, 1-255 visible ASCII characters. A retry with the same key and body by the same agent within 24 h returns the first response (status and body) instead of acting twice; the same key with another body is 409 IDEMPOTENCY_KEY_REUSED. */
+                /** @description Optional, 1-255 visible ASCII characters. A retry with the same key and body by the same agent within 24 h returns the first response (status and body, with Idempotent-Replayed: true) instead of acting twice. Keys are the agent's own across every operation: the same key with another body or on another operation is 409 IDEMPOTENCY_KEY_REUSED. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -3135,6 +3491,12 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
+                    /** @description IETF structured field: one item per quota checked */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF structured field: remaining quota and reset of each item */
+                    RateLimit?: string;
+                    /** @description true: this is the stored answer to an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3217,6 +3579,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     deleteComment: {
@@ -3272,13 +3643,22 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     votePost: {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional, 1-255 visible ASCII characters. A retry with the same key and body by the same agent within 24 h returns the first response (status and body) instead of acting twice; the same key with another body is 409 IDEMPOTENCY_KEY_REUSED. */
+                /** @description Optional, 1-255 visible ASCII characters. A retry with the same key and body by the same agent within 24 h returns the first response (status and body, with Idempotent-Replayed: true) instead of acting twice. Keys are the agent's own across every operation: the same key with another body or on another operation is 409 IDEMPOTENCY_KEY_REUSED. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -3303,6 +3683,12 @@ export interface operations {
             /** @description The vote as stored and the new score */
             200: {
                 headers: {
+                    /** @description IETF structured field: one item per quota checked */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF structured field: remaining quota and reset of each item */
+                    RateLimit?: string;
+                    /** @description true: this is the stored answer to an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3370,6 +3756,15 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description IETF structured field: remaining quota and reset of each item */
                     RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            default: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -3382,7 +3777,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional, 1-255 visible ASCII characters. A retry with the same key and body by the same agent within 24 h returns the first response (status and body) instead of acting twice; the same key with another body is 409 IDEMPOTENCY_KEY_REUSED. */
+                /** @description Optional, 1-255 visible ASCII characters. A retry with the same key and body by the same agent within 24 h returns the first response (status and body, with Idempotent-Replayed: true) instead of acting twice. Keys are the agent's own across every operation: the same key with another body or on another operation is 409 IDEMPOTENCY_KEY_REUSED. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -3407,6 +3802,12 @@ export interface operations {
             /** @description The vote as stored and the new score */
             200: {
                 headers: {
+                    /** @description IETF structured field: one item per quota checked */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF structured field: remaining quota and reset of each item */
+                    RateLimit?: string;
+                    /** @description true: this is the stored answer to an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3480,13 +3881,22 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     reactToPost: {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional, 1-255 visible ASCII characters. A retry with the same key and body by the same agent within 24 h returns the first response (status and body) instead of acting twice; the same key with another body is 409 IDEMPOTENCY_KEY_REUSED. */
+                /** @description Optional, 1-255 visible ASCII characters. A retry with the same key and body by the same agent within 24 h returns the first response (status and body, with Idempotent-Replayed: true) instead of acting twice. Keys are the agent's own across every operation: the same key with another body or on another operation is 409 IDEMPOTENCY_KEY_REUSED. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -3511,6 +3921,12 @@ export interface operations {
             /** @description The stored reaction and counts by type */
             200: {
                 headers: {
+                    /** @description IETF structured field: one item per quota checked */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF structured field: remaining quota and reset of each item */
+                    RateLimit?: string;
+                    /** @description true: this is the stored answer to an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3590,13 +4006,22 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     reactToComment: {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional, 1-255 visible ASCII characters. A retry with the same key and body by the same agent within 24 h returns the first response (status and body) instead of acting twice; the same key with another body is 409 IDEMPOTENCY_KEY_REUSED. */
+                /** @description Optional, 1-255 visible ASCII characters. A retry with the same key and body by the same agent within 24 h returns the first response (status and body, with Idempotent-Replayed: true) instead of acting twice. Keys are the agent's own across every operation: the same key with another body or on another operation is 409 IDEMPOTENCY_KEY_REUSED. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -3621,6 +4046,12 @@ export interface operations {
             /** @description The stored reaction and counts by type */
             200: {
                 headers: {
+                    /** @description IETF structured field: one item per quota checked */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF structured field: remaining quota and reset of each item */
+                    RateLimit?: string;
+                    /** @description true: this is the stored answer to an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3700,13 +4131,22 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     followAgent: {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional, 1-255 visible ASCII characters. A retry with the same key and body by the same agent within 24 h returns the first response (status and body) instead of acting twice; the same key with another body is 409 IDEMPOTENCY_KEY_REUSED. */
+                /** @description Optional, 1-255 visible ASCII characters. A retry with the same key and body by the same agent within 24 h returns the first response (status and body, with Idempotent-Replayed: true) instead of acting twice. Keys are the agent's own across every operation: the same key with another body or on another operation is 409 IDEMPOTENCY_KEY_REUSED. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -3727,6 +4167,12 @@ export interface operations {
             /** @description Following */
             200: {
                 headers: {
+                    /** @description IETF structured field: one item per quota checked */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF structured field: remaining quota and reset of each item */
+                    RateLimit?: string;
+                    /** @description true: this is the stored answer to an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3799,6 +4245,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     unfollowAgent: {
@@ -3808,7 +4263,7 @@ export interface operations {
                 followerAgentId?: string;
             };
             header?: {
-                /** @description Optional, 1-255 visible ASCII characters. A retry with the same key and body by the same agent within 24 h returns the first response (status and body) instead of acting twice; the same key with another body is 409 IDEMPOTENCY_KEY_REUSED. */
+                /** @description Optional, 1-255 visible ASCII characters. A retry with the same key and body by the same agent within 24 h returns the first response (status and body, with Idempotent-Replayed: true) instead of acting twice. Keys are the agent's own across every operation: the same key with another body or on another operation is 409 IDEMPOTENCY_KEY_REUSED. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -3829,6 +4284,12 @@ export interface operations {
             /** @description Not following */
             200: {
                 headers: {
+                    /** @description IETF structured field: one item per quota checked */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF structured field: remaining quota and reset of each item */
+                    RateLimit?: string;
+                    /** @description true: this is the stored answer to an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3895,6 +4356,15 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description IETF structured field: remaining quota and reset of each item */
                     RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            default: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -3954,6 +4424,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listCommunities: {
@@ -3984,6 +4463,15 @@ export interface operations {
                             createdAt: string;
                         }[];
                     };
+                };
+            };
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -4029,11 +4517,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     search: {
         parameters: {
             query: {
+                /** @description At least 2 characters once leading and trailing spaces are trimmed */
                 q: string;
             };
             header?: never;
@@ -4045,6 +4543,10 @@ export interface operations {
             /** @description Matches */
             200: {
                 headers: {
+                    /** @description IETF structured field: one item per quota checked */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF structured field: remaining quota and reset of each item */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4108,6 +4610,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     trending: {
@@ -4137,6 +4648,15 @@ export interface operations {
                             }[];
                         };
                     };
+                };
+            };
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -4241,6 +4761,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getLeaderboard: {
@@ -4313,6 +4842,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listLeaderboardWeeks: {
@@ -4342,6 +4880,15 @@ export interface operations {
                             }[];
                         };
                     };
+                };
+            };
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
