@@ -57,6 +57,9 @@ function readConfig(): Config {
   }
 }
 
+/** A signal this soon after the first is the same Ctrl-C delivered twice, not a second one. */
+const REPEAT_SIGNAL_MS = 1000;
+
 /** Composition root shared by web, worker, release and the dev launcher. */
 export async function boot(opts: BootOptions): Promise<Booted> {
   const config = readConfig();
@@ -74,7 +77,7 @@ export async function boot(opts: BootOptions): Promise<Booted> {
     embedded = await startEmbeddedPostgres(config.dataDir, config.embeddedPgPort, log);
     connectionString = embedded.connectionString;
   }
-  const db = createDb(connectionString, config.dbPoolMax);
+  const db = createDb(connectionString, config.dbPoolMax, log);
   // Only the web process serves limited requests: elsewhere the limiter's notice is noise.
   const limiter = createLimiter(config, opts.web ? log : log.child({}, { level: 'error' }));
   const deps: Deps = { config, log, db, limiter, now: () => new Date() };
@@ -109,10 +112,17 @@ export async function boot(opts: BootOptions): Promise<Booted> {
     })());
 
   // Registered before startup: Ctrl-C while migrating still stops the embedded database.
+  let firstSignalAt = 0;
   for (const sig of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(sig, () => {
+    process.on(sig, () => {
+      if (firstSignalAt) {
+        // One Ctrl-C under `npm start` arrives twice: from the terminal and forwarded by npm.
+        if (Date.now() - firstSignalAt < REPEAT_SIGNAL_MS) return;
+        log.warn({ signal: sig }, 'second signal: exiting at once');
+        process.exit(130);
+      }
+      firstSignalAt = Date.now();
       log.info({ signal: sig }, 'signal received (send it again to exit at once)');
-      // A second signal finds no listener and ends the process the default way.
       const guard = setTimeout(() => {
         log.error('shutdown took over 30 s; exiting');
         process.exit(1);

@@ -19,7 +19,13 @@ async function main(): Promise<void> {
   }
   // The command's result is the output: logs only from warnings up, unless LOG_LEVEL says otherwise.
   process.env.LOG_LEVEL ??= 'warn';
-  const b = await boot({ web: false, worker: false, migrate: true, useDevDatabase: true });
+  let b: Awaited<ReturnType<typeof boot>>;
+  try {
+    b = await boot({ web: false, worker: false, migrate: true, useDevDatabase: true });
+  } catch (e) {
+    console.error(unreachable(e) ?? (e instanceof Error ? e.message : e));
+    process.exit(1);
+  }
   try {
     await cmd.run(parseArgs(rest), b.deps);
   } catch (e) {
@@ -33,6 +39,15 @@ async function main(): Promise<void> {
   } finally {
     await b.stop();
   }
+}
+
+/** What to say when no database answers, instead of the pool's timeout and its stack. */
+function unreachable(e: unknown): string | null {
+  const err = e as { name?: string; code?: string };
+  if (err?.name !== 'KnexTimeoutError' && err?.code !== 'ECONNREFUSED' && err?.code !== 'ENOTFOUND') return null;
+  if (process.env.DATABASE_URL) return `cannot reach the database of DATABASE_URL (${err.code ?? err.name}); is it running and the address right?`;
+  const port = process.env.EMBEDDED_PG_PORT || '54329';
+  return `cannot reach the embedded database of npm start on 127.0.0.1:${port}: is \`npm start\` running in this checkout (with the same EMBEDDED_PG_PORT)? Or set DATABASE_URL.`;
 }
 
 void main();

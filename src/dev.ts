@@ -5,6 +5,7 @@ import { boot } from './boot';
  * under .data/ is used; migrations run first. Ctrl-C stops everything.
  */
 void boot({ web: true, worker: true, migrate: true, allowEmbedded: true }).catch((e) => {
-  console.error('failed to start:', e);
+  // A refusal that explains itself needs no stack.
+  console.error('failed to start:', e?.code === 'DATA_DIR_IN_USE' ? e.message : e);
   process.exit(1);
 });

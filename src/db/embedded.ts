@@ -123,15 +123,83 @@ export interface EmbeddedDb {
   stop(): Promise<void>;
 }
 
+/** The live process recorded in `file` other than this one, or null (none, or it is gone). */
+function liveHolder(file: string): number | null {
+  let pid: number;
+  try {
+    pid = Number(fs.readFileSync(file, 'utf8').trim());
+  } catch {
+    return null;
+  }
+  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return null;
+  try {
+    process.kill(pid, 0);
+  } catch (e: any) {
+    if (e?.code !== 'EPERM') return null;
+  }
+  // A recycled pid of some other program does not hold the directory.
+  try {
+    if (!fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('node')) return null;
+  } catch {}
+  return pid;
+}
+
+/**
+ * Takes `root` for this process (`svc.pid`), so a second `npm start` in the same checkout stops
+ * with a message instead of taking the running one's database away. A record left by a process
+ * that is gone (killed) is taken over. Returns the release.
+ */
+export function claimDataDir(root: string): () => void {
+  const file = path.join(root, 'svc.pid');
+  for (let attempt = 0; ; attempt++) {
+    try {
+      fs.writeFileSync(file, String(process.pid), { flag: 'wx' });
+      break;
+    } catch (e: any) {
+      if (e?.code !== 'EEXIST' || attempt > 0) throw e;
+      const holder = liveHolder(file);
+      if (holder) {
+        throw Object.assign(new Error(`another npm start (pid ${holder}) is using ${root}: stop it first, or give this one its own DATA_DIR and EMBEDDED_PG_PORT`), { code: 'DATA_DIR_IN_USE' });
+      }
+      fs.rmSync(file, { force: true });
+    }
+  }
+  return () => {
+    try {
+      if (fs.readFileSync(file, 'utf8').trim() === String(process.pid)) fs.rmSync(file, { force: true });
+    } catch {}
+  };
+}
+
 export async function startEmbeddedPostgres(dataDir: string, port: number, log: Logger): Promise<EmbeddedDb> {
+  const root = path.resolve(dataDir);
+  fs.mkdirSync(root, { recursive: true });
+  const release = claimDataDir(root);
+  try {
+    const db = await startIn(root, port, log);
+    return {
+      connectionString: db.connectionString,
+      stop: async () => {
+        try {
+          await db.stop();
+        } finally {
+          release();
+        }
+      },
+    };
+  } catch (e) {
+    release();
+    throw e;
+  }
+}
+
+async function startIn(root: string, port: number, log: Logger): Promise<EmbeddedDb> {
   const pkgDir = platformPackageDir();
   hydrateSymlinks(pkgDir);
   const bin = (b: string) => path.join(pkgDir, 'native', 'bin', b);
   const runAs = await postgresUser();
-  const root = path.resolve(dataDir);
   const dir = path.join(root, 'pg');
   const logFile = path.join(dir, 'server.log');
-  fs.mkdirSync(root, { recursive: true });
   grantSearch([root, path.join(pkgDir, 'native')], runAs, log);
 
   if (!fs.existsSync(path.join(dir, 'PG_VERSION'))) {

@@ -2,6 +2,7 @@ import knexFactory, { Knex } from 'knex';
 import pg from 'pg';
 import { observeWrites } from '../cache/ttl';
 import { usePreparedStatements } from './prepared';
+import type { Logger } from '../log';
 
 // bigint counts come back as strings by default; our counts fit in a JS number.
 pg.types.setTypeParser(20, (v) => Number(v));
@@ -9,8 +10,26 @@ pg.types.setTypeParser(20, (v) => Number(v));
 
 export type Db = Knex;
 
-export function createDb(connectionString: string, poolMax = 10): Db {
+/**
+ * knex's own warnings (a connection that could not be made, say) as one structured line without
+ * its stack, at most one per kind every 5 s: an outage would otherwise print a stack per query.
+ */
+function knexLog(log: Logger): Knex.Config['log'] {
+  const last = new Map<string, number>();
+  const say = (level: 'warn' | 'error') => (message: unknown) => {
+    const text = String(message).split('\n')[0];
+    const kind = level + text.slice(0, 30);
+    const now = Date.now();
+    if (now - (last.get(kind) ?? 0) < 5000) return;
+    last.set(kind, now);
+    log[level]({ knex: text }, 'database client');
+  };
+  return { warn: say('warn'), error: say('error'), deprecate: say('warn'), debug: () => undefined };
+}
+
+export function createDb(connectionString: string, poolMax = 10, log?: Logger): Db {
   const db = knexFactory({
+    ...(log ? { log: knexLog(log) } : {}),
     client: 'pg',
     connection: { connectionString, connectionTimeoutMillis: 3000, statement_timeout: 30000 } as Knex.PgConnectionConfig,
     pool: {
