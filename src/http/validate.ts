@@ -64,13 +64,19 @@ export function findNul(value: unknown, root: string): string | null {
  * Integer query and path parameters must be written in plain decimal digits: Ajv's coercion
  * takes whatever Number() reads (`1e1`, `0x10`, ` 10`, `50.0`), which no client means to send.
  */
+const integerNames = new WeakMap<object, string[]>();
+
 function nonDecimalIntegers(schema: object, value: unknown, where: string): { path: string; message: string }[] {
-  const props = (schema as { properties?: Record<string, { type?: unknown }> }).properties;
-  if (!props || !value || typeof value !== 'object') return [];
+  let names = integerNames.get(schema);
+  if (!names) {
+    const props = (schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {};
+    integerNames.set(schema, (names = Object.keys(props).filter((n) => props[n].type === 'integer')));
+  }
+  if (names.length === 0 || !value || typeof value !== 'object') return [];
   const out: { path: string; message: string }[] = [];
-  for (const [name, prop] of Object.entries(props)) {
+  for (const name of names) {
     const v = (value as Record<string, unknown>)[name];
-    if (prop.type === 'integer' && typeof v === 'string' && !/^-?[0-9]+$/.test(v)) out.push({ path: `${where}/${name}`, message: 'must be integer' });
+    if (typeof v === 'string' && !/^-?[0-9]+$/.test(v)) out.push({ path: `${where}/${name}`, message: 'must be integer' });
   }
   return out;
 }

@@ -72,26 +72,26 @@ export class SettlingLimiter implements Limiter {
     return this.inner.close();
   }
 
-  /** Holders of slots in these logs, dropping those past the wait (a request that never settled). */
+  /** Holders of slots in these logs (those past the wait are dropped: requests that never settled). */
   private heldIn(keys: string[]): Promise<void>[] {
     const stale = this.clock() - SETTLE_WAIT_MS;
-    const out: Promise<void>[] = [];
-    for (const k of keys) {
-      const set = this.holders.get(k);
-      if (!set) continue;
-      for (const h of set) {
-        if (h.at < stale) set.delete(h);
-        else out.push(h.done);
-      }
-      if (set.size === 0) this.holders.delete(k);
-    }
-    return out;
+    return keys.flatMap((k) => [...this.prune(k, stale)].map((h) => h.done));
+  }
+
+  /** The live holders of one log, after dropping those that started before `stale`. */
+  private prune(key: string, stale: number): Set<Holder> {
+    const set = this.holders.get(key);
+    if (!set) return new Set();
+    for (const h of set) if (h.at < stale) set.delete(h);
+    if (set.size === 0) this.holders.delete(key);
+    return set;
   }
 
   private track(keys: string[], t: Taken): Taken {
     if (++this.tracked % 1000 === 0) this.sweep();
     let resolve!: () => void;
-    const h: Holder = { at: this.clock(), done: new Promise<void>((r) => (resolve = r)), resolve };
+    const done = new Promise<void>((r) => (resolve = r));
+    const h: Holder = { at: this.clock(), done, resolve };
     for (const k of keys) {
       let set = this.holders.get(k);
       if (!set) this.holders.set(k, (set = new Set()));
@@ -122,10 +122,7 @@ export class SettlingLimiter implements Limiter {
   /** Bounded memory: holders of requests that never settled go once they are past the wait. */
   private sweep(): void {
     const stale = this.clock() - SETTLE_WAIT_MS;
-    for (const [k, set] of this.holders) {
-      for (const h of set) if (h.at < stale) set.delete(h);
-      if (set.size === 0) this.holders.delete(k);
-    }
+    for (const k of [...this.holders.keys()]) this.prune(k, stale);
   }
 }
 
