@@ -23,7 +23,7 @@ import { migrateAll } from '../src/db/migrate';
 import { issueApiKey } from '../src/identity/service';
 import { SCOPES } from '../src/identity/scopes';
 import { HOT_EPOCH_SECONDS, HOT_SCALE_SECONDS } from '../src/content/text';
-import { classifySvc, procAvailable, readCpu, spent, SvcRole } from './lib/proc-cpu';
+import { Classify, procAvailable, readCpu, spent, svcClassifier, SvcRole } from './lib/proc-cpu';
 
 const arg = (name: string, def: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -241,6 +241,9 @@ interface Result {
   idle: number;
 }
 
+/** This run's processes (set once its children have started). */
+let classify: Classify<SvcRole> = () => null;
+
 async function measure(port: number, next: () => Req, seconds: number): Promise<Result> {
   const status = new Map<number, number>();
   const inst = autocannon({
@@ -250,9 +253,9 @@ async function measure(port: number, next: () => Req, seconds: number): Promise<
     requests: [{ setupRequest: (req: any) => ({ ...req, ...next() }) }],
   } as any);
   (inst as any).on('response', (_c: unknown, code: number) => status.set(code, (status.get(code) ?? 0) + 1));
-  const before = procAvailable ? readCpu(classifySvc) : null;
+  const before = procAvailable ? readCpu(classify) : null;
   const r: any = await inst;
-  const used = before ? spent(before, readCpu(classifySvc)) : null;
+  const used = before ? spent(before, readCpu(classify)) : null;
   const cpu = new Map<SvcRole, number>([...(used?.byRole ?? [])].map(([role, t]) => [role, t.user + t.sys]));
   let s5xx = 0;
   for (const [s, n] of status) if (s >= 500) s5xx += n;
@@ -316,6 +319,8 @@ async function main() {
     const worker = spawn(process.execPath, USE_DIST ? [path.join(ROOT, 'dist/src/worker.js')] : ['-r', 'tsx/cjs', path.join(ROOT, 'src/worker.ts')], { cwd: ROOT, env, stdio: ['ignore', logFd, 'inherit'] });
     fs.closeSync(logFd);
     children.push(server, worker);
+    let barePid: number | undefined;
+    classify = svcClassifier({ web: () => [server.pid!], worker: () => [worker.pid!], bare: () => (barePid ? [barePid] : []), database: name });
     const slugs = ((await (await fetch(`http://127.0.0.1:${port}/api/v1/communities`)).json()) as any).data.map((c: any) => c.slug);
     // Activity for scoring, then one recompute so leaderboard and reputation reads serve real snapshots.
     const w = new Writer(agents, posts, slugs, authorOf);
@@ -330,13 +335,15 @@ async function main() {
     if (process.argv.includes('--hold')) {
       // Profiling: leave the seeded server running and print what a load generator needs.
       const file = path.join(os.tmpdir(), 'svc-load-hold.json');
-      fs.writeFileSync(file, JSON.stringify({ port, url, agents, posts, slugs }));
+      fs.writeFileSync(file, JSON.stringify({ port, url, database: name, pids: { web: server.pid, worker: worker.pid }, agents, posts, slugs }));
       console.log(`server on port ${port}, database ${url}; agents, keys and posts in ${file}; Ctrl-C ends`);
       await new Promise((r) => process.once('SIGINT', r));
       return;
     }
     const barePort = await freePort();
-    children.push(await startChild(['-e', BARE], { ...process.env, PORT: String(barePort) }, barePort));
+    const bareChild = await startChild(['-e', BARE], { ...process.env, PORT: String(barePort) }, barePort);
+    children.push(bareChild);
+    barePid = bareChild.pid;
 
     const read = reads(agents, posts);
     // A write whose kind has no agent free (its per-agent limits) becomes a read: counted, so the

@@ -15,10 +15,12 @@
 import fs from 'fs';
 import os from 'os';
 import path from 'path';
-import { classifySvc, readCpu, spent, SvcRole } from './lib/proc-cpu';
+import { readCpu, spent, svcClassifier, SvcRole } from './lib/proc-cpu';
 
 interface Held {
   port: number;
+  database: string;
+  pids: { web: number; worker: number };
   agents: { id: string; handle: string; key: string }[];
   posts: string[];
   slugs: string[];
@@ -28,6 +30,7 @@ const kind = process.argv[2] ?? 'vote';
 const concurrency = Number(process.argv[3] ?? 4);
 const settleMs = Number(process.argv[4] ?? 2000);
 const KINDS = ['vote', 'react', 'comment', 'post', 'follow'];
+const classify = svcClassifier({ web: () => [held.pids.web], worker: () => [held.pids.worker], bare: () => [], database: held.database });
 if (!KINDS.includes(kind)) throw new Error(`unknown kind ${kind}: ${KINDS.join(', ')}`);
 
 function request(i: number): { path: string; body: unknown } {
@@ -51,7 +54,7 @@ async function main() {
   const n = held.agents.length;
   const statuses: Record<number, number> = {};
   let next = 0;
-  const c0 = readCpu(classifySvc);
+  const c0 = readCpu(classify);
   const t0 = Date.now();
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
@@ -70,7 +73,7 @@ async function main() {
   );
   const ms = Date.now() - t0;
   await new Promise((r) => setTimeout(r, settleMs));
-  const { byRole } = spent(c0, readCpu(classifySvc));
+  const { byRole } = spent(c0, readCpu(classify));
   const per = (who: SvcRole) => {
     const d = byRole.get(who) ?? { user: 0, sys: 0 };
     return { u: d.user / n, s: d.sys / n, all: (d.user + d.sys) / n };

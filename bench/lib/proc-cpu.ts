@@ -57,18 +57,22 @@ export function spent<R extends string>(a: Reading<R>, b: Reading<R>): { byRole:
 /** The roles of a bench run of svc on one machine. */
 export type SvcRole = 'web' | 'worker' | 'pg' | 'redis' | 'bare' | 'bench';
 
-/** Processes of svc (compiled or through tsx), the bench's bare Koa route, the machine's PostgreSQL and Redis, and this process. */
-export const classifySvc: Classify<SvcRole> = (pid, cmd) =>
-  pid === process.pid
-    ? 'bench'
-    : cmd.includes('dist/src/server.js') || cmd.includes('src/server.ts')
-      ? 'web'
-      : cmd.includes('dist/src/worker.js') || cmd.includes('src/worker.ts')
-        ? 'worker'
-        : cmd.includes("'@bare'")
-          ? 'bare'
-          : cmd.startsWith('postgres')
-            ? 'pg'
-            : cmd.startsWith('redis-server')
-              ? 'redis'
-              : null;
+/**
+ * The processes of one bench run: the children it started (by pid, so another svc server on the
+ * machine, say a second checkout's, is not counted), the PostgreSQL backends of its own database
+ * and PostgreSQL's shared background processes (the WAL writer works for every write), Redis, and
+ * the bench process itself.
+ */
+export function svcClassifier(run: { web: () => number[]; worker: () => number[]; bare: () => number[]; database: string }): Classify<SvcRole> {
+  return (pid, cmd) => {
+    if (pid === process.pid) return 'bench';
+    if (run.web().includes(pid)) return 'web';
+    if (run.worker().includes(pid)) return 'worker';
+    if (run.bare().includes(pid)) return 'bare';
+    if (cmd.startsWith('redis-server')) return 'redis';
+    if (!cmd.startsWith('postgres')) return null;
+    // A backend's title is "postgres: <cluster>: <user> <database> <client> <state>".
+    const backend = /^postgres: [^:]+: (\S+) (\S+) /.exec(cmd);
+    return !backend || backend[2] === run.database ? 'pg' : null;
+  };
+}
