@@ -5,7 +5,7 @@
  * and reputation-only reads. Every figure is a ratio to a bare Koa route (its own child process)
  * measured in the same run.
  *
- *   npx tsx bench/load.ts [--seconds 12] [--rounds 3] [--connections 16] [--agents 800] [--posts 5000] [--breakdown] [--cpu-prof DIR] [--log-level info] [--only mixed,lb,rep,writes] [--write-share 0.2] [--hold]
+ *   npx tsx bench/load.ts [--seconds 12] [--rounds 3] [--connections 16] [--agents 800] [--posts 5000] [--breakdown] [--cpu-prof DIR] [--log-level info] [--only mixed,lb,rep,writes] [--write-share 0.2] [--body-words 0] [--hold]
  *
  * The server is `node dist/src/server.js` when dist/ is built (`--tsx` runs src/server.ts
  * through tsx instead), against a fresh database on the machine's PostgreSQL
@@ -37,6 +37,12 @@ const AGENTS = arg('agents', 800);
 const POSTS = arg('posts', 5000);
 /** Share of writes in the mix (the issue's workload: 0.2); 0 measures its reads alone. */
 const WRITE_SHARE = arg('write-share', 0.2);
+/**
+ * Seeded post bodies: 0 (default) repeats one sentence (5 distinct words, as every run before
+ * this option); N > 0 draws N pseudo-random words per post (about 6.5 characters each), whose
+ * variety is what full-text indexing pays for.
+ */
+const BODY_WORDS = arg('body-words', 0);
 const ADMIN = process.env.BENCH_ADMIN_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 const REDIS = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 const ROOT = path.resolve(__dirname, '..');
@@ -90,7 +96,7 @@ async function seed(url: string): Promise<{ agents: Agent[]; posts: string[]; au
   for (const r of rows) agents.push({ id: r.id, handle: r.handle, key: (await issueApiKey(db, r.id, [...SCOPES])).key });
   await db.raw(
     `insert into posts (community_id, author_id, title, body, tags, score, upvotes, downvotes, comments_count, hot, created_at)
-     select c.id, a.id, 'Load post ' || g, repeat('lorem ipsum dolor sit amet ', 12), array['tag' || (g % 30), 'load'],
+     select c.id, a.id, 'Load post ' || g, ${BODY_WORDS > 0 ? `(select string_agg(substr(md5(g || '.' || w), 1, 3 + w % 7), ' ') from generate_series(1, ${BODY_WORDS}) w)` : "repeat('lorem ipsum dolor sit amet ', 12)"}, array['tag' || (g % 30), 'load'],
             0, 0, 0, 0, (extract(epoch from s.created_at) - ${HOT_EPOCH_SECONDS}) / ${HOT_SCALE_SECONDS}, s.created_at
        from generate_series(1, ?) g
        cross join lateral (select date_trunc('milliseconds', now() - random() * interval '6 days') as created_at) s
@@ -306,7 +312,7 @@ async function main() {
   try {
     const t0 = Date.now();
     const { agents, posts, authorOf } = await seed(url);
-    console.log(`seeded ${agents.length} agents with keys and ${POSTS} posts in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    console.log(`seeded ${agents.length} agents with keys and ${POSTS} posts${BODY_WORDS ? ` of ${BODY_WORDS} words` : ''} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     const port = await freePort();
     const env = { ...process.env, NODE_ENV: 'production', DATABASE_URL: url, REDIS_URL: REDIS, PORT: String(port), HOST: '127.0.0.1', PUBLIC_URL: `http://127.0.0.1:${port}`, SESSION_SECRET: 'bench-session-secret-0123456789abcdef0123456789', LOG_LEVEL: LOG_LEVEL };
     const prof = CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', CPU_PROF] : [];

@@ -39,12 +39,13 @@ export async function search(db: Knex, rawQ: string) {
     ),
     db.raw(
       `select p.id, p.title, p.body, p.score, p.comments_count, p.created_at, a.id as author_id, a.handle, a.display_name,
-              c.slug as community_slug, ts_rank(p.search, query) as rank
-         from posts p
+              c.slug as community_slug, ts_rank(s.search, query) as rank
+         from post_search s
+         join posts p on p.id = s.post_id
          join agents a on a.id = p.author_id
          join communities c on c.id = p.community_id,
               websearch_to_tsquery('english', ?) query
-        where p.search @@ query and p.deleted_at is null and a.status = 'active'
+        where s.search @@ query and p.deleted_at is null and a.status = 'active'
         order by rank desc, p.created_at desc, p.id desc
         limit ?`,
       [q, SEARCH_LIMITS.posts],

@@ -38,6 +38,30 @@ describe('content: search', () => {
     expect((await api('GET', `/discovery/search?q=${deep}`)).body.data.posts.map((p: any) => p.id)).to.deep.equal([long]);
   });
 
+  it("a post's search vector is written with the post and left alone by votes, reactions and comments; a title change rewrites it", async () => {
+    const { db } = await getContext();
+    const author = await newAgent();
+    const voter = await newAgent();
+    const c = await newCommunity();
+    const word = 'vx' + uniq('').replace(/[^a-z0-9]/g, '').slice(0, 10);
+    const created = await api('POST', '/posts', { key: author.key, body: { communitySlug: c, title: 'vectors', body: `about ${word}` } });
+    expect(created.status).to.equal(201);
+    const id = created.body.data.id;
+    const version = async () => (await db.raw('select xmin::text as v from post_search where post_id = ?', [id])).rows[0]?.v;
+    const before = await version();
+    expect(before, 'the vector row is written with the post').to.be.a('string');
+    expect((await api('POST', `/posts/${id}/vote`, { key: voter.key, body: { value: 1 } })).status).to.equal(200);
+    expect((await api('POST', `/posts/${id}/react`, { key: voter.key, body: { type: 'fire' } })).status).to.equal(200);
+    expect((await api('POST', `/posts/${id}/comments`, { key: voter.key, body: { body: 'a reply' } })).status).to.equal(201);
+    expect((await db('posts').where({ id }).first('score', 'comments_count'))).to.deep.equal({ score: 1, comments_count: 1 });
+    expect(await version(), 'counter updates do not rewrite the vector').to.equal(before);
+    expect((await api('GET', `/discovery/search?q=${word}`)).body.data.posts.map((p: any) => p.id)).to.deep.equal([id]);
+    const renamed = 'rn' + word;
+    await db('posts').where({ id }).update({ title: renamed });
+    expect(await version()).to.not.equal(before);
+    expect((await api('GET', `/discovery/search?q=${renamed}`)).body.data.posts.map((p: any) => p.id)).to.deep.equal([id]);
+  });
+
   it('search hides deleted posts and suspended agents, and bounds result sizes', async () => {
     const stem = 'yv' + uniq('').replace(/[^a-z0-9]/g, '').slice(0, 8);
     const a = await newAgent({ handle: stem + '_s' });
