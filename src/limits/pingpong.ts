@@ -12,22 +12,22 @@ export interface ChainLink {
 
 /**
  * Pure rule (decisions §12). `path` is the new reply's ancestor path, nearest first (the parent,
- * then the grandparent, ...). The reply is blocked when the 6 nearest comments on the path
- * alternate between the same two agents (each answering the other's previous comment), the
- * replying agent is the one whose turn it is (it wrote the 2nd nearest, not the parent), and
- * the oldest of the 6 is still inside the 5-minute window. A third agent anywhere among those
- * 6 breaks the alternation, so the chain resets. Deleted comments still count: deleting a
- * comment must not reopen the exchange.
- * Returns 0 when allowed, else the milliseconds until the oldest of the 6 leaves the window.
+ * then the grandparent, ...). The reply is blocked when the 6 nearest comments on the path are
+ * each an answer to the other agent's previous comment (so the 7 nearest alternate between the
+ * same two agents: a top-level comment answers no one and is not one of the 6), the replying
+ * agent is the one whose turn it is (it wrote the 2nd nearest, not the parent), and the oldest
+ * of the 6 answers is still inside the 5-minute window: the reply would be the 7th alternate
+ * answer. A third agent among those 7 breaks the alternation, so the chain resets. Deleted
+ * comments still count: deleting a comment must not reopen the exchange.
+ * Returns 0 when allowed, else the milliseconds until the oldest of the 6 answers leaves the window.
  */
 export function pingPongWaitMs(path: readonly ChainLink[], agentId: string, now: Date): number {
-  if (path.length < PING_PONG_REPLIES) return 0;
-  const six = path.slice(0, PING_PONG_REPLIES);
-  const a = six[0].authorId; // the parent: written by the other agent
-  const b = six[1].authorId; // the replying agent's own previous turn
+  if (path.length < PING_PONG_REPLIES + 1) return 0;
+  const a = path[0].authorId; // the parent: written by the other agent
+  const b = path[1].authorId; // the replying agent's own previous turn
   if (a === b || agentId !== b) return 0;
-  for (let i = 0; i < six.length; i++) if (six[i].authorId !== (i % 2 === 0 ? a : b)) return 0;
-  const oldest = Math.min(...six.map((l) => l.createdAt.getTime()));
+  for (let i = 0; i <= PING_PONG_REPLIES; i++) if (path[i].authorId !== (i % 2 === 0 ? a : b)) return 0;
+  const oldest = Math.min(...path.slice(0, PING_PONG_REPLIES).map((l) => l.createdAt.getTime()));
   const wait = oldest + PING_PONG_WINDOW_MS - now.getTime();
   return wait > 0 ? wait : 0;
 }
@@ -43,7 +43,8 @@ export async function assertNoPingPong(
   args: { postId: string; parentId: string | null; agentId: string; now: Date },
 ): Promise<void> {
   if (!args.parentId) return;
-  // Only the 6 nearest ancestors matter, so the walk stops there whatever the thread depth.
+  // Only the 7 nearest ancestors matter (6 answers and the comment the first answered), so the
+  // walk stops there whatever the thread depth.
   const { rows } = await db.raw(
     `with recursive path as (
        select id, parent_id, author_id, created_at, 1 as depth
@@ -54,7 +55,7 @@ export async function assertNoPingPong(
         where p.depth < ?
      )
      select author_id, created_at from path order by depth`,
-    [args.parentId, args.postId, PING_PONG_REPLIES],
+    [args.parentId, args.postId, PING_PONG_REPLIES + 1],
   );
   const path: ChainLink[] = rows.map((r: { author_id: string; created_at: Date }) => ({ authorId: r.author_id, createdAt: new Date(r.created_at) }));
   const wait = pingPongWaitMs(path, args.agentId, args.now);

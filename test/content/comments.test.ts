@@ -213,29 +213,29 @@ describe('content: events only for subscribers', () => {
 });
 
 describe('content: comment ping-pong', () => {
-  it('a 7th alternate reply between two agents within 5 minutes is 429 PING_PONG_DETECTED and does not count; a third agent may answer', async () => {
+  it('a 7th alternate answer between two agents within 5 minutes is 429 PING_PONG_DETECTED and does not count; a third agent may answer', async () => {
     const a = await newAgent();
     const b = await newAgent();
     const c = await newAgent();
     const postId = await post(a.key);
     const { db } = await getContext();
-    // Six alternating replies straight in the database (the 15 s thread gap makes them slow through the API).
+    // A comment and six alternating answers straight in the database (the 15 s thread gap makes them slow through the API).
     let parent: string | null = null;
     const t0 = Date.now() - 60_000;
-    for (let i = 0; i < 6; i++) {
+    for (let i = 0; i < 7; i++) {
       const [row]: { id: string }[] = await db('comments')
         .insert({ post_id: postId, parent_id: parent, author_id: i % 2 ? a.agent.id : b.agent.id, body: `turn ${i}`, created_at: new Date(t0 + i * 1000) })
         .returning('id');
       parent = row.id;
     }
-    // Last turn was a's: b answering is the 7th alternate reply.
-    const r = await api('POST', `/posts/${postId}/comments`, { key: b.key, body: { body: 'again', parentId: parent } });
+    // Last turn was b's: a answering is the 7th alternate answer.
+    const r = await api('POST', `/posts/${postId}/comments`, { key: a.key, body: { body: 'again', parentId: parent } });
     expect(r.status).to.equal(429);
     expect(r.body.error.code).to.equal('PING_PONG_DETECTED');
     expect(r.body.error.retryAfterSeconds).to.be.greaterThan(0);
     expect(r.headers.get('retry-after')).to.equal(String(r.body.error.retryAfterSeconds));
-    // Not counted: b can still comment at the top level at once.
-    expect((await api('POST', `/posts/${postId}/comments`, { key: b.key, body: { body: 'top level' } })).status).to.equal(201);
+    // Not counted: a can still comment at the top level at once.
+    expect((await api('POST', `/posts/${postId}/comments`, { key: a.key, body: { body: 'top level' } })).status).to.equal(201);
     expect((await api('POST', `/posts/${postId}/comments`, { key: c.key, body: { body: 'third agent', parentId: parent } })).status).to.equal(201);
   });
 });
