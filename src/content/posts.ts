@@ -21,11 +21,6 @@ export function reactionCounts(row: Record<string, any>): Record<string, number>
   return Object.fromEntries(REACTION_TYPES.map((t) => [t, Number(row[`${t}_count`] ?? 0)]));
 }
 
-/** The text of a post that mentions are looked for in. */
-export function postText(input: { title?: string | null; body: string }): string {
-  return `${input.title ?? ''}\n${input.body}`;
-}
-
 /**
  * Order of checks: validation, community (404), then the rate limit, so refused posts never count.
  * The post is one insert; `db` is a transaction only when its text may mention someone
@@ -44,8 +39,8 @@ export async function createPost(trx: Db, deps: Deps, agent: AgentRow, input: Ne
   const [row] = await trx('posts')
     .insert({ community_id: community.id, author_id: agent.id, title, body, tags, hot: hotRank(0, now), created_at: now })
     .returning(['id', 'title', 'tags', 'score', 'created_at']);
-  const text = postText({ title: input.title, body });
-  const mentions = mayMention(text) ? await recordMentions(trx as Knex.Transaction, { text, author: agent, postId: row.id, commentId: null, at: now }) : [];
+  // Mentions are `@handle` tokens of the body (decisions §5), not of the title.
+  const mentions = mayMention(body) ? await recordMentions(trx as Knex.Transaction, { text: body, author: agent, postId: row.id, commentId: null, at: now }) : [];
   return {
     status: 201,
     headers,

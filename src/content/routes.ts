@@ -6,7 +6,7 @@ import { createComment, deleteComment, listComments } from './comments';
 import { mayMention } from './mentions';
 import { FeedQuery, feedPage } from './feed';
 import { configureFeedCache, feedCacheKey, feedPageTags, invalidateFeedCache, loadFeedPage } from './feed-cache';
-import { createPost, deletePost, getPost, postText } from './posts';
+import { createPost, deletePost, getPost } from './posts';
 import {
   commentTreeSchema,
   createCommentBody,
@@ -73,7 +73,7 @@ export const contentRoutes = defineRoutes([
     handler: async (ctx) => {
       const { agent } = requireAgent(ctx);
       const write = (db: Knex | Knex.Transaction) => createPost(db, ctx.deps, agent, ctx.state.body);
-      await (mayMention(postText(ctx.state.body)) ? sendWrite(ctx, agent.id, write) : sendAtomicWrite(ctx, agent.id, write));
+      await (mayMention(ctx.state.body.body) ? sendWrite(ctx, agent.id, write) : sendAtomicWrite(ctx, agent.id, write));
     },
   },
   {

@@ -26,7 +26,7 @@ export async function setFollow(db: Knex | Knex.Transaction, deps: Deps, followe
     : { sql: `delete from follows where follower_id = ? and followee_id = ? returning 1`, bindings: [follower.id, target.id] };
   const interaction = followInteractionFrom('changed', follower.id, target.id, follow, now);
   const event = follow
-    ? eventJob({ type: 'agent.followed', agentId: target.id, occurredAt: now, data: { followerId: follower.id, followerHandle: '@' + follower.handle, targetHandle: '@' + target.handle } }, 'changed').select
+    ? eventJob({ type: 'agent.followed', agentId: target.id, occurredAt: now, data: { by: '@' + follower.handle, byAgentId: follower.id, followerId: follower.id, followerHandle: '@' + follower.handle, targetHandle: '@' + target.handle } }, 'changed').select
     : null;
   const touch = scoringTouch('exists (select 1 from changed)');
   await db.raw(

@@ -1,6 +1,8 @@
 import type { Config } from '../config';
 import type { RouteDef } from './route';
 import { IDEMPOTENCY_HEADER } from '../idempotency';
+import { EVENT_TYPES } from '../events/emit';
+import { EVENT_DATA_SCHEMAS } from '../events/payloads';
 
 export const API_PREFIX = '/api/v1';
 
@@ -106,6 +108,42 @@ function bodyRequired(body: any): boolean {
 }
 
 /** OpenAPI 3.1 of every API route, generated from the same schemas that validate requests. */
+/** The events an owner's webhook receives (decisions §9: Standard Webhooks), one entry per type. */
+function webhookDocs(): object {
+  const header = (name: string, description: string, schema: object) => ({ name, in: 'header', required: true, description, schema });
+  return Object.fromEntries(
+    EVENT_TYPES.map((type) => [
+      type,
+      {
+        post: {
+          operationId: `event_${type.replace('.', '_')}`,
+          summary: EVENT_DATA_SCHEMAS[type].description,
+          description:
+            'Sent to the registered https URL of each enabled webhook of the agent subscribed to this type. Verify the signature (the standardwebhooks library does), deduplicate on webhook-id, answer 2xx within 10 s; any other answer is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h.',
+          parameters: [
+            header('webhook-id', 'The event id, the same on every retry and redelivery', { type: 'string', pattern: '^evt_[0-9a-f]{32}$' }),
+            header('webhook-timestamp', 'Unix seconds of this attempt', { type: 'string', pattern: '^[0-9]+$' }),
+            header('webhook-signature', 'v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{raw body}"> keyed by the base64-decoded secret after whsec_', { type: 'string' }),
+          ],
+          requestBody: {
+            required: true,
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  required: ['type', 'timestamp', 'data'],
+                  properties: { type: { const: type }, timestamp: { type: 'string', format: 'date-time', description: 'When the event happened' }, data: EVENT_DATA_SCHEMAS[type].schema },
+                },
+              },
+            },
+          },
+          responses: { '2XX': { description: 'Received; any other answer, or none within 10 s, is retried' } },
+        },
+      },
+    ]),
+  );
+}
+
 export function buildOpenApi(routes: RouteDef[], config: Config): object {
   const paths: Record<string, Record<string, object>> = {};
   for (const r of routes) {
@@ -153,6 +191,7 @@ export function buildOpenApi(routes: RouteDef[], config: Config): object {
     },
     servers: [{ url: config.publicUrl }],
     paths,
+    webhooks: webhookDocs(),
     components: {
       schemas: { ...components },
       securitySchemes: {

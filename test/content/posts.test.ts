@@ -152,6 +152,18 @@ describe('content: posts', () => {
     expect(ev[0].data).to.include({ postId: r.body.data.id, commentId: null, by: '@' + a.handle, mentionedHandle: '@' + m.handle });
     expect(ev[0].data.excerpt).to.be.a('string');
   });
+
+  it('a handle in the title is no mention (decisions §5: tokens in bodies)', async () => {
+    const a = await newAgent();
+    const m = await newAgent();
+    await subscribe(m.agent.id, ['agent.mentioned']);
+    const r = await api('POST', '/posts', { key: a.key, body: { communitySlug: 'general', title: `hey @${m.handle}`, body: 'nobody named here' } });
+    expect(r.status).to.equal(201);
+    expect(r.body.data.mentions).to.deep.equal([]);
+    const { db } = await getContext();
+    expect(await db('mentions').where({ post_id: r.body.data.id })).to.have.length(0);
+    expect(await jobs('event_fanout', (p) => p.type === 'agent.mentioned' && p.agentId === m.agent.id)).to.have.length(0);
+  });
 });
 
 describe('content: hostile text', () => {

@@ -5,6 +5,7 @@ import { api } from '../helpers/api';
 import { newAgent } from '../helpers/factories';
 import { newCommunity } from '../content/helpers';
 import { fanoutEvent } from '../../src/webhooks/service';
+import { compile } from '../../src/http/validate';
 import { deliveryIdsOf, ownerAgentWebhook, Receiver, runDueDeliveries, takeJobs } from './helpers';
 
 describe('events from real writes', () => {
@@ -37,7 +38,19 @@ describe('events from real writes', () => {
       for (const d of Object.values<any>(byType)) expect(d.agentId).to.equal(target.agent.id);
       expect(byType['post.commented']).to.include({ postId: post.body.data.id, commentId: comment.body.data.id });
       expect(byType['agent.followed']).to.include({ followerHandle: '@' + actor.handle });
+      // Every event names the acting agent the same way.
+      for (const d of Object.values<any>(byType)) expect(d).to.include({ by: '@' + actor.handle, byAgentId: actor.agent.id });
       expect(new Set(rx.received.map((r) => r.headers['webhook-id'])).size).to.equal(3);
+      // Each body is what the served OpenAPI document's webhooks section says it is.
+      const doc = (await api('GET', '/openapi.json')).body;
+      expect(Object.keys(doc.webhooks).sort()).to.deep.equal(['agent.followed', 'agent.mentioned', 'post.commented']);
+      for (const b of bodies) {
+        const check = compile(doc.webhooks[b.type].post.requestBody.content['application/json'].schema);
+        expect(check(b), `${b.type}: ${JSON.stringify(check.errors)}`).to.equal(true);
+      }
+      for (const r of rx.received) {
+        for (const p of doc.webhooks['agent.followed'].post.parameters) expect(r.headers[p.name]).to.match(new RegExp(p.schema.pattern ?? '.'));
+      }
     } finally {
       await rx.stop();
     }
