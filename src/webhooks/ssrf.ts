@@ -108,6 +108,7 @@ function v6Forbidden(b: number[]): boolean {
   if (zeroUpTo(15) && (b[15] === 0 || b[15] === 1)) return true; // :: and ::1
   if (zeroUpTo(10) && b[10] === 0xff && b[11] === 0xff) return v4InBlocked(bytesToV4(b, 12)); // ::ffff:a.b.c.d
   if (zeroUpTo(12)) return true; // deprecated IPv4-compatible ::a.b.c.d: never a public route
+  if (zeroUpTo(8) && b[8] === 0xff && b[9] === 0xff && b[10] === 0 && b[11] === 0) return v4InBlocked(bytesToV4(b, 12)); // IPv4-translated ::ffff:0:a.b.c.d (SIIT)
   if (b[0] === 0x00 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b && b.slice(4, 12).every((x) => x === 0)) {
     return v4InBlocked(bytesToV4(b, 12)); // NAT64 64:ff9b::/96
   }

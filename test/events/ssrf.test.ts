@@ -38,6 +38,8 @@ const FORBIDDEN_HOSTS: [string, string][] = [
   ['[::ffff:127.0.0.1]', 'IPv4-mapped loopback'],
   ['[::ffff:7f00:1]', 'IPv4-mapped loopback, hex'],
   ['[::ffff:10.1.2.3]', 'IPv4-mapped private'],
+  ['[::ffff:0:7f00:1]', 'IPv4-translated loopback (SIIT)'],
+  ['[::ffff:0:192.168.1.1]', 'IPv4-translated private'],
   ['[fe80::1]', 'IPv6 link-local'],
   ['[fc00::1]', 'IPv6 unique local'],
   ['[fd12:3456::1]', 'IPv6 unique local fd'],
@@ -50,7 +52,7 @@ const FORBIDDEN_HOSTS: [string, string][] = [
   ['192.88.99.1', 'former 6to4 relay anycast'],
 ];
 
-const PUBLIC_HOSTS = ['93.184.216.34', '8.8.8.8', '1.1.1.1', '172.32.0.1', '100.128.0.1', '192.88.100.1', '[2606:4700:4700::1111]', '[::ffff:8.8.8.8]', '[2001:4860:4860::8888]', '[64:ff9b:2::1]'];
+const PUBLIC_HOSTS = ['93.184.216.34', '8.8.8.8', '1.1.1.1', '172.32.0.1', '100.128.0.1', '192.88.100.1', '[2606:4700:4700::1111]', '[::ffff:8.8.8.8]', '[::ffff:0:8.8.8.8]', '[2001:4860:4860::8888]', '[64:ff9b:2::1]'];
 
 describe('webhook SSRF guard', () => {
   describe('pure address rules (switch off)', () => {
