@@ -11,6 +11,9 @@ export const DISABLE_AFTER_FAILED_DELIVERIES = 5;
 /** ...provided no delivery succeeded within this window. */
 export const DISABLE_SUCCESS_WINDOW_MS = 24 * 3600_000;
 
+/** After a rotation, deliveries are also signed with the previous secret for this long. */
+export const ROTATION_OVERLAP_MS = 24 * 3600_000;
+
 export const MAX_WEBHOOKS_PER_AGENT = 10;
 export const MAX_URL_LENGTH = 2048;
 export const DELIVERIES_PAGE = 100;

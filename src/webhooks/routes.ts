@@ -127,11 +127,25 @@ export const webhookRoutes = defineRoutes([
     method: 'post',
     path: `${base}/:webhookId/rotate-secret`,
     operationId: 'rotateWebhookSecret',
-    summary: 'Replaces the signing secret; the new one is shown this once',
+    summary: 'Replaces the signing secret; the new one is shown this once. Deliveries are signed with both until previousSecretValidUntil (24 h)',
     tags: ['webhooks'],
     auth: 'session',
     params: hookParams,
-    responses: { 200: { description: 'New secret', schema: dataEnvelope({ type: 'object', required: ['id', 'secret'], properties: { id: { type: 'string' }, secret: { type: 'string' } } }) }, ...unsafe },
+    responses: {
+      200: {
+        description: 'New secret',
+        schema: dataEnvelope({
+          type: 'object',
+          required: ['id', 'secret', 'previousSecretValidUntil'],
+          properties: {
+            id: { type: 'string' },
+            secret: { type: 'string' },
+            previousSecretValidUntil: { type: 'string', format: 'date-time', description: 'Until then each delivery carries a second signature made with the replaced secret' },
+          },
+        }),
+      },
+      ...unsafe,
+    },
     handler: async (ctx) => {
       const p = requireOwner(ctx);
       ctx.set('Cache-Control', 'no-store'); // the answer carries the secret

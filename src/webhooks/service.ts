@@ -8,7 +8,7 @@ import { decryptSecret, encryptSecret, generateWebhookSecret, webhookHeaders } f
 import { checkWebhookUrl, Resolver, systemResolver } from './ssrf';
 import { ownedAgent } from '../owners/service';
 import { AttemptResult, postWebhook } from './http';
-import { DELIVERIES_PAGE, DELIVERY_RETENTION_MS, MAX_WEBHOOKS_PER_AGENT, retryDelayAfter, shouldDisable } from './policy';
+import { DELIVERIES_PAGE, DELIVERY_RETENTION_MS, MAX_WEBHOOKS_PER_AGENT, retryDelayAfter, ROTATION_OVERLAP_MS, shouldDisable } from './policy';
 
 export const DELIVER_TASK = 'webhook_deliver';
 /** graphile retries of a delivery job are for database errors only; HTTP failures never throw. */
@@ -113,8 +113,16 @@ export async function deleteWebhook(deps: Deps, ownerId: string, agentId: string
 export async function rotateSecret(deps: Deps, ownerId: string, agentId: string, webhookId: string) {
   await ownedWebhook(deps.db, ownerId, agentId, webhookId);
   const secret = generateWebhookSecret();
-  await deps.db('webhooks').where({ id: webhookId }).update({ secret_enc: encryptSecret(deps.config.sessionSecret, webhookId, secret), updated_at: deps.now() });
-  return { id: webhookId, secret };
+  const now = deps.now();
+  const until = new Date(now.getTime() + ROTATION_OVERLAP_MS);
+  // The secret being replaced keeps signing (beside the new one) until `until`: SET reads the old row.
+  await deps.db.raw('update webhooks set previous_secret_enc = secret_enc, previous_secret_until = ?, secret_enc = ?, updated_at = ? where id = ?', [
+    until,
+    encryptSecret(deps.config.sessionSecret, webhookId, secret),
+    now,
+    webhookId,
+  ]);
+  return { id: webhookId, secret, previousSecretValidUntil: until.toISOString() };
 }
 
 function iso(d: Date | string | null): string | null {
@@ -259,6 +267,8 @@ export async function deliverOnce(deps: Deps, job: DeliverJob, opts: DeliverOpti
       'w.id as webhook_id',
       'w.url',
       'w.secret_enc',
+      'w.previous_secret_enc',
+      'w.previous_secret_until',
       'w.enabled',
       'e.payload',
       db.raw('exists (select 1 from webhook_delivery_attempts a where a.delivery_id = d.id and a.token = ?) as done', [token]),
@@ -274,11 +284,14 @@ export async function deliverOnce(deps: Deps, job: DeliverJob, opts: DeliverOpti
     return 'webhook_disabled';
   }
 
-  const secret = decryptSecret(deps.config.sessionSecret, row.webhook_id, row.secret_enc);
+  const now = deps.now();
+  const secrets = [row.secret_enc, ...(row.previous_secret_enc && new Date(row.previous_secret_until) > now ? [row.previous_secret_enc] : [])].map((enc) =>
+    decryptSecret(deps.config.sessionSecret, row.webhook_id, enc),
+  );
   const body = JSON.stringify(row.payload);
   const result = await postWebhook({
     url: row.url,
-    headers: webhookHeaders(secret, row.event_id, deps.now(), body),
+    headers: webhookHeaders(secrets, row.event_id, now, body),
     body,
     guard: { allowPrivate: deps.config.webhookAllowPrivate },
     timeoutMs: opts.timeoutMs,

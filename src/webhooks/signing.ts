@@ -41,12 +41,16 @@ export function signPayload(secret: string, msgId: string, timestampSeconds: num
   return `v1,${mac}`;
 }
 
-/** The three Standard Webhooks headers of one attempt. */
-export function webhookHeaders(secret: string, msgId: string, at: Date, body: string): Record<string, string> {
+/**
+ * The three Standard Webhooks headers of one attempt. With several secrets (the current one
+ * first, then the previous one during a rotation's overlap), the signature header carries one
+ * signature per secret, space-separated; a receiver holding either secret verifies.
+ */
+export function webhookHeaders(secrets: string | readonly string[], msgId: string, at: Date, body: string): Record<string, string> {
   const ts = Math.floor(at.getTime() / 1000);
   return {
     'webhook-id': msgId,
     'webhook-timestamp': String(ts),
-    'webhook-signature': signPayload(secret, msgId, ts, body),
+    'webhook-signature': (typeof secrets === 'string' ? [secrets] : secrets).map((s) => signPayload(s, msgId, ts, body)).join(' '),
   };
 }

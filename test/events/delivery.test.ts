@@ -1,10 +1,11 @@
+import crypto from 'crypto';
 import { expect } from 'chai';
 import { Webhook } from 'standardwebhooks';
 import { getContext } from '../helpers/context';
 import { api } from '../helpers/api';
 import { clockDeps, deliveryIdsOf, emitAndFanout, ownerAgentWebhook, Receiver, runDueDeliveries, takeJobs } from './helpers';
 import { deliverOnce, fanoutEvent, pruneDeliveries } from '../../src/webhooks/service';
-import { RETRY_DELAYS_MS, MAX_ATTEMPTS, DELIVERY_RETENTION_MS } from '../../src/webhooks/policy';
+import { RETRY_DELAYS_MS, MAX_ATTEMPTS, DELIVERY_RETENTION_MS, ROTATION_OVERLAP_MS } from '../../src/webhooks/policy';
 import { postWebhook } from '../../src/webhooks/http';
 
 describe('webhook delivery', () => {
@@ -210,6 +211,41 @@ describe('webhook delivery', () => {
     const a = await ctx.db('webhook_delivery_attempts as a').join('webhook_deliveries as d', 'd.id', 'a.delivery_id').where('d.webhook_id', s.webhook.id).first('a.*');
     expect(a).to.include({ ok: false, response_code: null });
     expect(a.error).to.match(/ECONNREFUSED/);
+  });
+
+  it('after a rotation, deliveries carry signatures by the new and the replaced secret for 24 h, then by the new one only', async () => {
+    const rx = await receiver();
+    const s = await ownerAgentWebhook(rx.url());
+    const base = `/owner/agents/${s.agent.agent.id}/webhooks/${s.webhook.id}`;
+    const before = Date.now();
+    const rot = await api('POST', `${base}/rotate-secret`, { session: s.owner.session });
+    expect(rot.status).to.equal(200);
+    const until = Date.parse(rot.body.data.previousSecretValidUntil);
+    expect(until - before).to.be.within(ROTATION_OVERLAP_MS - 1000, ROTATION_OVERLAP_MS + 5000);
+    const { db } = await getContext();
+    const row = await db('webhooks').where({ id: s.webhook.id }).first('secret_enc', 'previous_secret_enc');
+    expect(JSON.stringify(row)).to.not.include(s.webhook.secret.slice(6, 20)).and.not.include(rot.body.data.secret.slice(6, 20));
+
+    const clock = await clockDeps();
+    await emitAndFanout(s.agent.agent.id, 'agent.followed');
+    expect(await runDueDeliveries(clock.deps, await deliveryIdsOf(s.webhook.id))).to.deep.equal(['succeeded']);
+    const during = rx.received[0];
+    expect(during.headers['webhook-signature'].split(' ')).to.have.length(2);
+    // A receiver still on the old secret and one already on the new secret both verify.
+    for (const secret of [s.webhook.secret, rot.body.data.secret]) {
+      expect(() => new Webhook(secret).verify(during.body, during.headers as Record<string, string>), secret).to.not.throw();
+    }
+
+    clock.advance(until - clock.now().getTime() + 1);
+    const seen = await deliveryIdsOf(s.webhook.id);
+    await emitAndFanout(s.agent.agent.id, 'agent.followed');
+    const later = new Set([...(await deliveryIdsOf(s.webhook.id))].filter((id) => !seen.has(id)));
+    expect(await runDueDeliveries(clock.deps, later)).to.deep.equal(['succeeded']);
+    const after = rx.received[1];
+    const ts = after.headers['webhook-timestamp'];
+    const sign = (secret: string) =>
+      'v1,' + crypto.createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64')).update(`${after.headers['webhook-id']}.${ts}.${after.body}`).digest('base64');
+    expect(after.headers['webhook-signature']).to.equal(sign(rot.body.data.secret));
   });
 
   it('redeliver replays a past delivery with the same webhook-id and a fresh signature', async () => {

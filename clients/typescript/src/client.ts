@@ -231,7 +231,8 @@ export class SvcClient {
   deleteWebhook(agentId: string, webhookId: string): Promise<unknown> {
     return this.data('DELETE', `/owner/agents/${enc(agentId)}/webhooks/${enc(webhookId)}`);
   }
-  rotateWebhookSecret(agentId: string, webhookId: string): Promise<{ id: string; secret: string }> {
+  /** The new secret, shown once; deliveries carry a second signature with the replaced one until previousSecretValidUntil. */
+  rotateWebhookSecret(agentId: string, webhookId: string): Promise<{ id: string; secret: string; previousSecretValidUntil: string }> {
     return this.data('POST', `/owner/agents/${enc(agentId)}/webhooks/${enc(webhookId)}/rotate-secret`);
   }
   webhookDeliveries(agentId: string, webhookId: string): Promise<T.WebhookDelivery[]> {

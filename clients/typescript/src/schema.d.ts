@@ -142,7 +142,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Replaces the signing secret; the new one is shown this once
+         * Replaces the signing secret; the new one is shown this once. Deliveries are signed with both until previousSecretValidUntil (24 h)
          * @description Owner session (cookie svc_session); unsafe methods need X-CSRF-Token.
          */
         post: operations["rotateWebhookSecret"];
@@ -1563,6 +1563,11 @@ export interface operations {
                         data: {
                             id: string;
                             secret: string;
+                            /**
+                             * Format: date-time
+                             * @description Until then each delivery carries a second signature made with the replaced secret
+                             */
+                            previousSecretValidUntil: string;
                         };
                     };
                 };

@@ -42,7 +42,7 @@ export async function webhooksSection(ctx: AppContext, viewer: Viewer, agentId: 
             <td><a href="${base}/${w.id}">Deliveries</a>
               <form class="inline" method="post" action="${base}/${w.id}/enabled">${csrfField(viewer)}<input type="hidden" name="enabled" value="${w.enabled ? 'false' : 'true'}">
                 <button class="secondary" type="submit">${w.enabled ? 'Disable' : 'Enable'}</button></form>
-              <form class="inline" method="post" action="${base}/${w.id}/rotate-secret" data-confirm="Rotate the signing secret? The old one stops working at once.">${csrfField(viewer)}<button class="secondary" type="submit">Rotate secret</button></form>
+              <form class="inline" method="post" action="${base}/${w.id}/rotate-secret" data-confirm="Rotate the signing secret? Deliveries are signed with both the new and the old secret for 24 hours, then with the new one only.">${csrfField(viewer)}<button class="secondary" type="submit">Rotate secret</button></form>
               <form class="inline" method="post" action="${base}/${w.id}/delete" data-confirm="Delete this webhook?">${csrfField(viewer)}<button class="danger" type="submit">Delete</button></form></td></tr>`,
         )}</table>`}
     ${errorBox(opts.error)}
@@ -111,7 +111,7 @@ export function registerWebhookPages(router: Router<any, any>, agentPage: AgentP
   router.post('/dashboard/agents/:id/webhooks/:webhookId/rotate-secret', async (ctx: AppContext) => {
     const { viewer, agentId, webhookId } = await formRequest(ctx);
     const { secret } = await rotateSecret(ctx.deps, viewer.owner.id, agentId, webhookId);
-    await agentPage(ctx, viewer, agentId, { top: secretBox('Secret rotated. New signing secret:', secret) });
+    await agentPage(ctx, viewer, agentId, { top: secretBox('Secret rotated: deliveries carry a signature by each secret for 24 hours, then by this one only. New signing secret:', secret) });
   });
 
   router.post('/dashboard/agents/:id/webhooks/:webhookId/delete', async (ctx: AppContext) => {
