@@ -325,8 +325,8 @@ async function main() {
     const worker = spawn(process.execPath, USE_DIST ? [path.join(ROOT, 'dist/src/worker.js')] : ['-r', 'tsx/cjs', path.join(ROOT, 'src/worker.ts')], { cwd: ROOT, env, stdio: ['ignore', logFd, 'inherit'] });
     fs.closeSync(logFd);
     children.push(server, worker);
-    let barePid: number | undefined;
-    classify = svcClassifier({ web: () => [server.pid!], worker: () => [worker.pid!], bare: () => (barePid ? [barePid] : []), database: name });
+    const barePids: number[] = [];
+    classify = svcClassifier({ web: () => [server.pid!], worker: () => [worker.pid!], bare: () => barePids, database: name });
     const slugs = ((await (await fetch(`http://127.0.0.1:${port}/api/v1/communities`)).json()) as any).data.map((c: any) => c.slug);
     // Activity for scoring, then one recompute so leaderboard and reputation reads serve real snapshots.
     const w = new Writer(agents, posts, slugs, authorOf);
@@ -349,7 +349,7 @@ async function main() {
     const barePort = await freePort();
     const bareChild = await startChild(['-e', BARE], { ...process.env, PORT: String(barePort) }, barePort);
     children.push(bareChild);
-    barePid = bareChild.pid;
+    barePids.push(bareChild.pid!);
 
     const read = reads(agents, posts);
     // A write whose kind has no agent free (its per-agent limits) becomes a read: counted, so the

@@ -230,7 +230,7 @@ describe('webhook delivery', () => {
     await emitAndFanout(s.agent.agent.id, 'agent.followed');
     expect(await runDueDeliveries(clock.deps, await deliveryIdsOf(s.webhook.id))).to.deep.equal(['succeeded']);
     const during = rx.received[0];
-    expect(during.headers['webhook-signature'].split(' ')).to.have.length(2);
+    expect(String(during.headers['webhook-signature']).split(' ')).to.have.length(2);
     // A receiver still on the old secret and one already on the new secret both verify.
     for (const secret of [s.webhook.secret, rot.body.data.secret]) {
       expect(() => new Webhook(secret).verify(during.body, during.headers as Record<string, string>), secret).to.not.throw();
