@@ -10,11 +10,16 @@ import { notifyFromLeaderboard } from '../notifications/service';
  * lock. A final snapshot is never rewritten (the upsert skips it and a trigger forbids it).
  */
 
+/**
+ * The weights are real (float4); summed as real, the totals would depend on the order the rows
+ * arrive in (float4 rounding at every step) and a score could differ in its third decimal between
+ * two runs over the same data. As float8 every such sum is exact, so any run gives the same totals.
+ */
 export async function weekTotals(db: Knex | Knex.Transaction, week: IsoWeek): Promise<WeekTotals[]> {
   const r = await db.raw(
     `with ag as (select id, coalesce(owner_id, id) own from agents),
      e as (
-       select i.kind, i.target_agent_id t, i.value, i.comment_id, i.reaction_type rt, se.weight w, aa.own aown
+       select i.kind, i.target_agent_id t, i.value, i.comment_id, i.reaction_type rt, se.weight::float8 w, aa.own aown
        from interactions i
        join scoring_edges se on se.interaction_id = i.id
        join ag aa on aa.id = i.actor_agent_id

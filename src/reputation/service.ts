@@ -15,7 +15,7 @@ async function explain(db: Knex, agentId: string, now: Date, components: any) {
   const r = await db.raw(
     `with e as (
        select case when i.kind = 'vote' then 'quality' when i.kind = 'follow' then 'reach' else 'engagement' end comp,
-              se.weight w, se.reasons
+              se.weight::float8 w, se.reasons
        from interactions i join scoring_edges se on se.interaction_id = i.id
        where i.active and i.occurred_at > ? and i.occurred_at <= ?
          and ((i.target_agent_id = ? and i.kind in ('vote', 'reply', 'follow')) or (i.actor_agent_id = ? and i.kind = 'reply'))
