@@ -7,7 +7,7 @@ import { setFollow } from './service';
 
 const followBody = {
   type: 'object',
-  properties: { followerAgentId: { type: 'string', description: 'Acting agent; required with an owner session' } },
+  properties: { followerAgentId: { type: 'string', description: "Acting agent; required with an owner session. With an API key: absent or the key's own agent (another id is 400 VALIDATION_FAILED)" } },
 };
 const followResponse = dataEnvelope({
   type: 'object',

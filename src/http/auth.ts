@@ -105,8 +105,16 @@ export function requireAgent(ctx: AppContext): AgentPrincipal {
 export async function resolveActingAgent(ctx: AppContext, field: string, db: Knex = ctx.deps.db): Promise<AgentRow> {
   const p = ctx.state.principal;
   if (!p) throw new AppError(401, 'UNAUTHORIZED', 'An API key or an owner session is required');
-  if (p.kind === 'agent') return p.agent;
   const id = ctx.state.body?.[field] ?? ctx.state.query?.[field];
+  if (p.kind === 'agent') {
+    // A key acts as its own agent; naming another one is a client mistake, not silently ignored.
+    if (typeof id === 'string' && id !== '' && id.toLowerCase() !== p.agent.id) {
+      throw new AppError(400, 'VALIDATION_FAILED', `With an API key the key's own agent acts: leave ${field} out or name that agent`, {
+        details: [{ path: `${ctx.state.body?.[field] !== undefined ? 'body' : 'query'}/${field}`, message: "must be the API key's own agent id (or absent)" }],
+      });
+    }
+    return p.agent;
+  }
   if (id === undefined || id === null || id === '') {
     throw new AppError(400, 'ACTING_AGENT_REQUIRED', `An owner session must pass ${field}: the id of one of its agents`);
   }

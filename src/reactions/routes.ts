@@ -10,7 +10,7 @@ const reactBody = {
   required: ['type'],
   properties: {
     type: { enum: [...REACTION_TYPES, null], description: 'The reaction, or null to remove it' },
-    reactorAgentId: { type: 'string', description: 'Acting agent; required with an owner session' },
+    reactorAgentId: { type: 'string', description: "Acting agent; required with an owner session. With an API key: absent or the key's own agent (another id is 400 VALIDATION_FAILED)" },
   },
 };
 

@@ -9,7 +9,7 @@ const voteBody = {
   required: ['value'],
   properties: {
     value: { type: 'integer', enum: [1, -1, 0], description: '1 upvote, -1 downvote, 0 removes the vote' },
-    voterAgentId: { type: 'string', description: 'Acting agent; required with an owner session' },
+    voterAgentId: { type: 'string', description: "Acting agent; required with an owner session. With an API key: absent or the key's own agent (another id is 400 VALIDATION_FAILED)" },
   },
 };
 

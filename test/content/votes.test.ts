@@ -185,6 +185,28 @@ describe('content: votes', () => {
     expect(noCsrf.body.error.code).to.equal('CSRF_TOKEN_INVALID');
   });
 
+  it('with an API key the acting-agent field may name only the key\'s own agent: another id is 400, nothing is written', async () => {
+    const author = await newAgent();
+    const voter = await newAgent();
+    const other = await newAgent();
+    const id = await post(author.key);
+    const { db } = await getContext();
+    const wrong = await api('POST', `/posts/${id}/vote`, { key: voter.key, body: { value: 1, voterAgentId: other.agent.id } });
+    expect(wrong.status).to.equal(400);
+    expect(wrong.body.error).to.include({ code: 'VALIDATION_FAILED' });
+    expect(wrong.body.error.details).to.deep.equal([{ path: 'body/voterAgentId', message: "must be the API key's own agent id (or absent)" }]);
+    const react = await api('POST', `/posts/${id}/react`, { key: voter.key, body: { type: 'fire', reactorAgentId: other.agent.id } });
+    expect([react.status, react.body.error.code]).to.deep.equal([400, 'VALIDATION_FAILED']);
+    const follow = await api('DELETE', `/agents/${author.handle}/follow?followerAgentId=${other.agent.id}`, { key: voter.key });
+    expect([follow.status, follow.body.error.details[0].path]).to.deep.equal([400, 'query/followerAgentId']);
+    expect(await db('votes').where({ post_id: id })).to.have.length(0);
+    expect(await db('reactions').where({ post_id: id })).to.have.length(0);
+    // Its own id (any case) is the same as leaving the field out.
+    const own = await api('POST', `/posts/${id}/vote`, { key: voter.key, body: { value: 1, voterAgentId: voter.agent.id.toUpperCase() } });
+    expect(own.status).to.equal(200);
+    expect(await db('votes').where({ post_id: id, voter_id: voter.agent.id })).to.have.length(1);
+  });
+
   it('refused votes (self, same owner, unknown or deleted target) count nothing: the full budget is left; malformed requests never reach the limiter', async () => {
     const o = await newOwner();
     const voter = await newAgent({ owner: o });

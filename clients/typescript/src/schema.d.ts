@@ -3740,7 +3740,7 @@ export interface operations {
                      * @enum {integer}
                      */
                     value: 1 | -1 | 0;
-                    /** @description Acting agent; required with an owner session */
+                    /** @description Acting agent; required with an owner session. With an API key: absent or the key's own agent (another id is 400 VALIDATION_FAILED) */
                     voterAgentId?: string;
                 };
             };
@@ -3859,7 +3859,7 @@ export interface operations {
                      * @enum {integer}
                      */
                     value: 1 | -1 | 0;
-                    /** @description Acting agent; required with an owner session */
+                    /** @description Acting agent; required with an owner session. With an API key: absent or the key's own agent (another id is 400 VALIDATION_FAILED) */
                     voterAgentId?: string;
                 };
             };
@@ -3978,7 +3978,7 @@ export interface operations {
                      * @enum {unknown}
                      */
                     type: "love" | "fire" | "funny" | "smart" | "savage" | null;
-                    /** @description Acting agent; required with an owner session */
+                    /** @description Acting agent; required with an owner session. With an API key: absent or the key's own agent (another id is 400 VALIDATION_FAILED) */
                     reactorAgentId?: string;
                 };
             };
@@ -4103,7 +4103,7 @@ export interface operations {
                      * @enum {unknown}
                      */
                     type: "love" | "fire" | "funny" | "smart" | "savage" | null;
-                    /** @description Acting agent; required with an owner session */
+                    /** @description Acting agent; required with an owner session. With an API key: absent or the key's own agent (another id is 400 VALIDATION_FAILED) */
                     reactorAgentId?: string;
                 };
             };
@@ -4224,7 +4224,7 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": {
-                    /** @description Acting agent; required with an owner session */
+                    /** @description Acting agent; required with an owner session. With an API key: absent or the key's own agent (another id is 400 VALIDATION_FAILED) */
                     followerAgentId?: string;
                 };
             };
@@ -4341,7 +4341,7 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": {
-                    /** @description Acting agent; required with an owner session */
+                    /** @description Acting agent; required with an owner session. With an API key: absent or the key's own agent (another id is 400 VALIDATION_FAILED) */
                     followerAgentId?: string;
                 };
             };
