@@ -27,14 +27,11 @@ import { postWebhook } from '../src/webhooks/http';
 import { webhookHeaders } from '../src/webhooks/signing';
 import { eventFanout } from '../jobs/event_fanout';
 import { webhookDeliver } from '../jobs/webhook_deliver';
+import { numberArg } from './lib/args';
 
-const arg = (name: string, def: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : def;
-};
-const EVENTS = arg('events', 300);
-const WEBHOOKS = arg('webhooks', 1);
-const CONCURRENCY = arg('concurrency', 4);
+const EVENTS = numberArg('events', 300);
+const WEBHOOKS = numberArg('webhooks', 1);
+const CONCURRENCY = numberArg('concurrency', 4);
 const ADMIN = process.env.TEST_ADMIN_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 
 async function main() {

@@ -16,14 +16,11 @@ import autocannon from 'autocannon';
 import { createDb } from '../src/db/knex';
 import { migrateAll } from '../src/db/migrate';
 import { HOT_EPOCH_SECONDS, HOT_SCALE_SECONDS } from '../src/content/text';
+import { numberArg } from './lib/args';
 
-const arg = (name: string, def: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : def;
-};
-const POSTS = arg('posts', 30_000);
-const SECONDS = arg('seconds', 10);
-const CONNECTIONS = arg('connections', 16);
+const POSTS = numberArg('posts', 30_000);
+const SECONDS = numberArg('seconds', 10);
+const CONNECTIONS = numberArg('connections', 16);
 type Mode = 'bare' | 'feed' | 'feed-nocache';
 const ADMIN = process.env.BENCH_ADMIN_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 

@@ -11,13 +11,10 @@ import crypto from 'crypto';
 import Redis from 'ioredis';
 import { RedisLimiter } from '../src/limits/redis';
 import type { LimitAction, LimitSubject } from '../src/limits/types';
+import { numberArg } from './lib/args';
 
-const arg = (name: string, def: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : def;
-};
-const SECONDS = arg('seconds', 2);
-const CONCURRENCY = arg('concurrency', 32);
+const SECONDS = numberArg('seconds', 2);
+const CONCURRENCY = numberArg('concurrency', 32);
 const URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];

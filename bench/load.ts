@@ -24,25 +24,22 @@ import { issueApiKey } from '../src/identity/service';
 import { SCOPES } from '../src/identity/scopes';
 import { HOT_EPOCH_SECONDS, HOT_SCALE_SECONDS } from '../src/content/text';
 import { Classify, procAvailable, readCpu, spent, svcClassifier, SvcRole } from './lib/proc-cpu';
+import { numberArg } from './lib/args';
 
-const arg = (name: string, def: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : def;
-};
-const SECONDS = arg('seconds', 12);
+const SECONDS = numberArg('seconds', 12);
 /** Each workload's SECONDS are split into this many slices, interleaved with the other workloads'. */
-const ROUNDS = arg('rounds', 3);
-const CONNECTIONS = arg('connections', 16);
-const AGENTS = arg('agents', 800);
-const POSTS = arg('posts', 5000);
+const ROUNDS = numberArg('rounds', 3);
+const CONNECTIONS = numberArg('connections', 16);
+const AGENTS = numberArg('agents', 800);
+const POSTS = numberArg('posts', 5000);
 /** Share of writes in the mix (the issue's workload: 0.2); 0 measures its reads alone. */
-const WRITE_SHARE = arg('write-share', 0.2);
+const WRITE_SHARE = numberArg('write-share', 0.2);
 /**
  * Seeded post bodies: 0 (default) repeats one sentence (5 distinct words, as every run before
  * this option); N > 0 draws N pseudo-random words per post (about 6.5 characters each), whose
  * variety is what full-text indexing pays for.
  */
-const BODY_WORDS = arg('body-words', 0);
+const BODY_WORDS = numberArg('body-words', 0);
 const ADMIN = process.env.BENCH_ADMIN_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 const REDIS = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 const ROOT = path.resolve(__dirname, '..');

@@ -11,16 +11,13 @@
  * Prints updates/s of each shape per round and the ratio apart / on the row.
  */
 import knexFactory, { Knex } from 'knex';
+import { numberArg } from './lib/args';
 
-const arg = (name: string, def: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : def;
-};
-const POSTS = arg('posts', 5000);
-const WORDS = arg('words', 300);
-const SECONDS = arg('seconds', 6);
-const ROUNDS = arg('rounds', 3);
-const CLIENTS = arg('clients', 4);
+const POSTS = numberArg('posts', 5000);
+const WORDS = numberArg('words', 300);
+const SECONDS = numberArg('seconds', 6);
+const ROUNDS = numberArg('rounds', 3);
+const CLIENTS = numberArg('clients', 4);
 const ADMIN = process.env.BENCH_ADMIN_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 
 const VECTOR = (t: string) =>
