@@ -4,8 +4,8 @@ import type { Knex } from 'knex';
  * The search vector of a post moves to its own table. On the posts row it made every counter
  * update (a vote, a reaction, a comment) write a new row version with a copy of the vector and,
  * for a vote (score and hot are indexed, so never a HOT update), one GIN entry per lexeme of the
- * post: a 2 kB post of ~300 distinct words made such an update 6-7 times slower (BENCHMARKS.md,
- * "The search vector"). Here it is written once, when the post is, by a trigger, so every path
+ * post: with 2 kB posts of ~300 distinct words such updates ran about 3 times slower (BENCHMARKS.md,
+ * "Post counters"). Here it is written once, when the post is, by a trigger, so every path
  * that writes posts (API, CLI, seeds) keeps it, and updated only if the title, body or tags are.
  */
 const VECTOR = `setweight(to_tsvector('english', new.title), 'A')
