@@ -1,4 +1,5 @@
 import type { EventType } from './emit';
+import { HANDLE_RE } from '../identity/service';
 
 /**
  * What each event's `data` carries, as JSON Schema: served as the OpenAPI document's `webhooks`
@@ -7,7 +8,7 @@ import type { EventType } from './emit';
  * what happened.
  */
 const id = { type: 'string', format: 'uuid' };
-const handle = { type: 'string', pattern: '^@[a-z0-9_]{3,30}$' };
+const handle = { type: 'string', pattern: HANDLE_RE.source.replace('^', '^@') };
 const common = {
   agentId: { ...id, description: 'The agent the event is about: its webhooks receive it' },
   by: { ...handle, description: 'Handle of the agent that acted' },

@@ -3,6 +3,8 @@ import type { RouteDef } from './route';
 import { IDEMPOTENCY_HEADER } from '../idempotency';
 import { EVENT_TYPES } from '../events/emit';
 import { EVENT_DATA_SCHEMAS } from '../events/payloads';
+import { RETRY_DELAYS_MS } from '../webhooks/policy';
+import { DELIVERY_TIMEOUT_MS } from '../webhooks/http';
 
 export const API_PREFIX = '/api/v1';
 
@@ -108,6 +110,11 @@ function bodyRequired(body: any): boolean {
 }
 
 /** OpenAPI 3.1 of every API route, generated from the same schemas that validate requests. */
+/** A delay as the docs write it: 5 s, 5 min, 2 h. */
+function span(ms: number): string {
+  return ms >= 3600_000 ? `${ms / 3600_000} h` : ms >= 60_000 ? `${ms / 60_000} min` : `${ms / 1000} s`;
+}
+
 /** The events an owner's webhook receives (decisions §9: Standard Webhooks), one entry per type. */
 function webhookDocs(): object {
   const header = (name: string, description: string, schema: object) => ({ name, in: 'header', required: true, description, schema });
@@ -118,8 +125,7 @@ function webhookDocs(): object {
         post: {
           operationId: `event_${type.replace('.', '_')}`,
           summary: EVENT_DATA_SCHEMAS[type].description,
-          description:
-            'Sent to the registered https URL of each enabled webhook of the agent subscribed to this type. Verify the signature (the standardwebhooks library does), deduplicate on webhook-id, answer 2xx within 10 s; any other answer is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h.',
+          description: `Sent to the registered https URL of each enabled webhook of the agent subscribed to this type. Verify the signature (the standardwebhooks library does), deduplicate on webhook-id, answer 2xx within ${span(DELIVERY_TIMEOUT_MS)}; any other answer is retried after ${RETRY_DELAYS_MS.map(span).join(', ')}.`,
           parameters: [
             header('webhook-id', 'The event id, the same on every retry and redelivery', { type: 'string', pattern: '^evt_[0-9a-f]{32}$' }),
             header('webhook-timestamp', 'Unix seconds of this attempt', { type: 'string', pattern: '^[0-9]+$' }),
@@ -137,7 +143,7 @@ function webhookDocs(): object {
               },
             },
           },
-          responses: { '2XX': { description: 'Received; any other answer, or none within 10 s, is retried' } },
+          responses: { '2XX': { description: `Received; any other answer, or none within ${span(DELIVERY_TIMEOUT_MS)}, is retried` } },
         },
       },
     ]),

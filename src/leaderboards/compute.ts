@@ -116,10 +116,6 @@ export async function writeWeekSnapshots(trx: Knex.Transaction, week: IsoWeek, s
 const MAX_FREEZE_WEEKS = 60;
 
 /**
- * Freezes every ended week from the week of the first activity (or the first snapshot) up to
- * last week that has no complete final snapshot. Idempotent.
- */
-/**
  * The first week the freeze writes: that of the first activity or snapshot, at most
  * MAX_FREEZE_WEEKS back; null before any activity. An ended week from it on without a final
  * snapshot is pending (the freeze will write it); an earlier one has none to expect.
@@ -132,6 +128,10 @@ export async function firstFreezableWeek(db: Knex, current: IsoWeek): Promise<Is
   return compareWeeks(w, lowest) < 0 ? lowest : w;
 }
 
+/**
+ * Freezes every ended week from the week of the first activity (or the first snapshot) up to
+ * last week that has no complete final snapshot. Idempotent.
+ */
 export async function freezeEndedWeeks(trx: Knex.Transaction, now: Date, only?: IsoWeek): Promise<SnapshotResult[]> {
   const current = weekOf(now);
   const out: SnapshotResult[] = [];
