@@ -8,6 +8,7 @@ import { cachedResponse, isAnonymousRead, responseCacheOf, responseKey } from '.
 import { AppError, isDatabaseUnavailable } from './http/errors';
 import { authenticate } from './http/auth';
 import { validate } from './http/validate';
+import { clientErrorStatus, isClientConnectionError } from './http/client-error';
 import { fullPath } from './http/openapi';
 import type { AppContext, RouteDef } from './http/route';
 import { apiRoutes } from './routes';
@@ -38,6 +39,8 @@ function isJsonText(text: unknown): boolean {
 function toAppError(err: any): AppError {
   if (err instanceof AppError) return err;
   if (err?.type === 'entity.too.large' || err?.status === 413) return new AppError(413, 'PAYLOAD_TOO_LARGE', `Request body exceeds ${MAX_BODY_BYTES} bytes`);
+  // Valid JSON, but with a key that would reach an object's prototype (the parser refuses it).
+  if (/forbidden prototype property/.test(err?.message ?? '')) return new AppError(400, 'VALIDATION_FAILED', 'Request body is invalid', { details: [{ path: 'body', message: 'must not have a __proto__ or constructor.prototype property' }] });
   if (err?.type === 'entity.parse.failed' || (err?.status === 400 && (err instanceof SyntaxError || /json/i.test(err?.message ?? '')))) {
     // The strict parser refuses a bare JSON value (null, "x", 42): that is JSON, only not an object.
     if (/only supports object and array/.test(err?.message ?? '') && isJsonText(err?.body)) return new AppError(400, 'VALIDATION_FAILED', 'Request body is invalid', { details: [{ path: 'body', message: 'must be object' }] });
@@ -45,7 +48,6 @@ function toAppError(err: any): AppError {
   }
   if (err?.type === 'encoding.unsupported' || err?.status === 415) return new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Unsupported content encoding');
   if (err?.status === 405) return new AppError(405, 'METHOD_NOT_ALLOWED', 'Method not allowed on this path');
-  if (err?.status === 501) return new AppError(501, 'NOT_IMPLEMENTED', 'Method not implemented');
   if (err?.expose && err?.status >= 400 && err?.status < 500) return new AppError(err.status, 'BAD_REQUEST', String(err.message || 'Bad request'));
   if (isDatabaseUnavailable(err)) return new AppError(503, 'SERVICE_UNAVAILABLE', 'The database is unavailable; retry shortly', {}, { 'Retry-After': '2' });
   return new AppError(500, 'INTERNAL', 'Internal server error');
@@ -131,8 +133,7 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
   // the client went away or was dropped for sending too slowly (408). Those are the client's
   // doing; anything else is ours. (Without a listener Koa prints to stderr.)
   app.on('error', (err: any) => {
-    const clientSide = ['ERR_HTTP_REQUEST_TIMEOUT', 'ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ERR_STREAM_PREMATURE_CLOSE'].includes(err?.code);
-    if (clientSide) deps.log.debug({ code: err.code }, 'client connection ended before the response');
+    if (isClientConnectionError(err)) deps.log.debug({ code: err.code }, 'client connection ended before the response');
     else deps.log.error({ err }, 'response failed');
   });
   const accessLog = requestLogger(deps.log);
@@ -157,8 +158,9 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
       }
       await next();
       if (ctx.status === 404 && ctx.body === undefined) throw new AppError(404, 'NOT_FOUND', 'No such route');
-      // The API router's plain answer to another method on a known path (its Allow header stays).
-      if ((ctx.status === 405 || ctx.status === 501) && isApiPath(ctx.path)) throw toAppError({ status: ctx.status });
+      // The API router's plain answer to another method on a known path (its Allow header stays);
+      // a method it does not know at all (TRACE, PROPFIND: its 501) is not allowed there either.
+      if ((ctx.status === 405 || ctx.status === 501) && isApiPath(ctx.path)) throw toAppError({ status: 405 });
     } catch (e) {
       const err = toAppError(e);
       if (err.status >= 500) deps.log.error({ err: e, requestId, method: ctx.method, path: ctx.path }, 'request failed');
@@ -167,7 +169,9 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
       ctx.body = errorBody(err);
     } finally {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      accessLog.request({ requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 10) / 10 });
+      // A request Node refused mid-body (too slow, bad framing) was answered by the server, not by us.
+      const status = clientErrorStatus(ctx.req.socket) ?? ctx.status;
+      accessLog.request({ requestId, method: ctx.method, path: ctx.path, status, ms: Math.round(ms * 10) / 10 });
     }
   });
 

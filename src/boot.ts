@@ -10,19 +10,20 @@ import { createApp } from './app';
 import type { Deps } from './deps';
 import { webRouters } from './web';
 import { startWorker } from './worker-runner';
+import { answerClientError } from './http/client-error';
 
 /**
- * The HTTP server of the web process. A client that sends its request slowly (a byte every few
- * seconds) is answered 408 and dropped after `requestTimeoutMs` (Node's default is 5 minutes, so
- * a few thousand such sockets would hold the process's file descriptors); the check runs every
- * second. Idle keep-alive connections live 65 s (longer than common load balancers' 60 s).
+ * The HTTP server of the web process (requests go to its 'request' listener). A client that sends
+ * its request slowly (a byte every few seconds) is answered 408 and dropped after
+ * `requestTimeoutMs` (Node's default is 5 minutes, so a few thousand such sockets would hold the
+ * process's file descriptors); the check runs every second. Idle keep-alive connections live 65 s
+ * (longer than common load balancers' 60 s). What Node's parser refuses is answered in the error
+ * envelope (http/client-error.ts).
  */
-export function createHttpServer(app: { callback(): http.RequestListener }, requestTimeoutMs: number): http.Server {
-  const s = http.createServer(
-    { requestTimeout: requestTimeoutMs, headersTimeout: Math.round((requestTimeoutMs * 2) / 3), connectionsCheckingInterval: Math.min(1000, requestTimeoutMs / 2) },
-    app.callback(),
-  );
+export function createHttpServer(requestTimeoutMs: number, log: Logger): http.Server {
+  const s = http.createServer({ requestTimeout: requestTimeoutMs, headersTimeout: Math.round((requestTimeoutMs * 2) / 3), connectionsCheckingInterval: Math.min(1000, requestTimeoutMs / 2) });
   s.keepAliveTimeout = 65_000;
+  s.on('clientError', (err, socket) => answerClientError(err, socket, log));
   return s;
 }
 
@@ -145,7 +146,8 @@ export async function boot(opts: BootOptions): Promise<Booted> {
     }
     if (opts.web) {
       const app = createApp(deps, { extraRouters: webRouters(deps) });
-      const s = (server = createHttpServer(app, config.requestTimeoutMs));
+      const s = (server = createHttpServer(config.requestTimeoutMs, log));
+      s.on('request', app.callback());
       await new Promise<void>((resolve, reject) => {
         s.once('error', reject);
         s.listen(config.port, config.host, () => {

@@ -19,7 +19,8 @@ export function createLogger(level: string): Logger {
       level,
       base: undefined,
       redact: {
-        paths: ['req.headers.authorization', 'req.headers.cookie', '*.password', '*.apiKey', '*.secret', '*.key', '*.token'],
+        // err.rawPacket: the bytes of a request Node's parser refused (API key and cookie included).
+        paths: ['req.headers.authorization', 'req.headers.cookie', 'err.rawPacket', '*.password', '*.apiKey', '*.secret', '*.key', '*.token'],
         censor: '[redacted]',
       },
     },

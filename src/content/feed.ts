@@ -32,6 +32,17 @@ function badCursor(): AppError {
 
 /** A timestamp as cursors carry it (four-digit year, UTC), and the range of `posts.score` (int). */
 const ISO_UTC_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/;
+
+/**
+ * A UTC time PostgreSQL's timestamptz takes: Date.parse accepts 2026-02-30 (as March 2) and year
+ * 0000, which PostgreSQL refuses, so the date must read back unchanged and the year be 0001-9999.
+ */
+function isRealUtcTime(v: string): boolean {
+  if (!ISO_UTC_RE.test(v) || v.startsWith('0000')) return false;
+  const t = Date.parse(v);
+  return !Number.isNaN(t) && new Date(t).toISOString().slice(0, 19) === v.slice(0, 19);
+}
+
 const INT4_MAX = 2147483647;
 
 /** Opaque cursor: base64url of the keyset position (decisions §2). */
@@ -50,7 +61,7 @@ export function decodeCursor(cursor: string, sort: FeedSort): FeedPosition {
   if (!Array.isArray(arr)) throw badCursor();
   const id = arr[arr.length - 1];
   // Within what the columns hold, so a hand-edited cursor is a 400 here, not an error in the query.
-  const isTime = (v: unknown) => typeof v === 'string' && ISO_UTC_RE.test(v) && !Number.isNaN(Date.parse(v));
+  const isTime = (v: unknown) => typeof v === 'string' && isRealUtcTime(v);
   const isScore = (v: unknown) => Number.isInteger(v) && Math.abs(v as number) <= INT4_MAX;
   if (typeof id !== 'string' || !UUID_RE.test(id)) throw badCursor();
   if (sort === 'hot' && arr.length === 3 && arr[0] === 'h' && Number.isFinite(arr[1])) return { sort, hot: arr[1], id };

@@ -82,7 +82,7 @@ const REPLAYED_HEADER = {
 /** Errors any operation may answer besides those it lists, all in the envelope. */
 const DEFAULT_ERROR = {
   description:
-    'Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL',
+    'Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED / BAD_REQUEST (malformed HTTP), 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 431 REQUEST_HEADER_FIELDS_TOO_LARGE, 500 INTERNAL',
   content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
 };
 

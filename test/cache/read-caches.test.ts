@@ -402,7 +402,7 @@ describe('read caches: anonymous responses', () => {
     const { baseUrl } = await getContext();
     const withBody = await rawRequest(baseUrl, { method: 'GET', path: '/api/v1' + path, headers: { 'content-type': 'application/json' }, body: '{"__proto__":null}' });
     expect(withBody.status).to.equal(400);
-    expect(withBody.body.error.code).to.equal('INVALID_JSON');
+    expect(withBody.body.error.code).to.equal('VALIDATION_FAILED');
     const withCookie = await queries(() => api('GET', path, { headers: { cookie: 'svc_session=nothing.valid' } }));
     expect(withCookie.value.status).to.equal(200);
     expect(withCookie.n).to.equal(0); // the body comes from the leaderboard cache, after the full path

@@ -166,6 +166,13 @@ describe('content: feed', () => {
       ['new', raw(['n', '+275760-09-13T00:00:00.000Z', id])],
       ['new', raw(['n', '2026-02-30', id])],
       ['new', raw(['n', 'Tue, 24 Nov 2026 10:00:00 GMT', id])],
+      // Shaped like ours, but no such day (Date.parse rolls them over; PostgreSQL refuses them).
+      ['new', raw(['n', '2026-02-30T00:00:00Z', id])],
+      ['new', raw(['n', '2026-02-29T00:00:00.000Z', id])],
+      ['new', raw(['n', '2026-04-31T12:00:00Z', id])],
+      ['new', raw(['n', '2026-01-01T24:00:00Z', id])],
+      ['new', raw(['n', '0000-01-01T00:00:00Z', id])],
+      ['top', raw(['t', 1, '2026-02-30T00:00:00Z', id])],
     ];
     for (const [sort, cursor] of bad) {
       const r = await api('GET', `/feed?sort=${sort}&cursor=${cursor}`);
@@ -173,6 +180,10 @@ describe('content: feed', () => {
       expect(r.body.error.code).to.equal('VALIDATION_FAILED');
     }
     // The edges themselves are positions like any other.
+    for (const t of ['2028-02-29T00:00:00.123456Z', '0001-01-01T00:00:00Z', '9999-12-31T23:59:59Z']) {
+      const r = await api('GET', `/feed?sort=new&cursor=${raw(['n', t, id])}`);
+      expect(r.status, `${t}: ${r.text}`).to.equal(200);
+    }
     for (const score of [2147483647, -2147483647]) {
       const r = await api('GET', `/feed?sort=top&cursor=${raw(['t', score, now, id])}`);
       expect(r.status, r.text).to.equal(200);

@@ -1,4 +1,5 @@
 import net from 'net';
+import pino from 'pino';
 import zlib from 'zlib';
 import { expect } from 'chai';
 import SwaggerParser from '@apidevtools/swagger-parser';
@@ -6,6 +7,7 @@ import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { api } from '../helpers/api';
 import { getContext } from '../helpers/context';
+import { rawRequest } from '../fuzz/world';
 import { newAgent } from '../helpers/factories';
 import { apiRoutes } from '../../src/routes';
 import { createApp } from '../../src/app';
@@ -34,7 +36,8 @@ describe('HTTP core', () => {
     const ctx = await getContext();
     expect((await api('GET', '/health')).headers.get('strict-transport-security')).to.equal(null);
     const app = createApp({ ...ctx.deps, config: { ...ctx.deps.config, publicUrl: 'https://svc.example' } });
-    const server = createHttpServer(app, 5000);
+    const server = createHttpServer(5000, ctx.deps.log);
+    server.on('request', app.callback());
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     try {
       const base = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
@@ -124,31 +127,93 @@ describe('HTTP core', () => {
     expect(await count()).to.equal(before);
   });
 
-  it('a request trickled byte by byte is answered 408 and dropped after REQUEST_TIMEOUT_MS (the web process\'s server)', async function () {
-    this.timeout(15_000);
+  /** The web process's server over the test database, its log lines (debug and up) kept in `lines`. */
+  async function serverWithLog(requestTimeoutMs: number) {
     const ctx = await getContext();
-    const server = createHttpServer(createApp(ctx.deps), 1000);
+    const lines: string[] = [];
+    const log = pino({ level: 'debug', base: undefined }, { write: (l: string) => void lines.push(l) });
+    const server = createHttpServer(requestTimeoutMs, log);
+    server.on('request', createApp({ ...ctx.deps, log }).callback());
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as net.AddressInfo).port;
+    return {
+      lines,
+      /** Writes `bytes` (then `drip`s a space every 200 ms if asked) and reads until the server closes. */
+      send: (bytes: string, drip = false) =>
+        new Promise<{ text: string; closedAfterMs: number }>((resolve, reject) => {
+          const started = Date.now();
+          const sock = net.connect(port, '127.0.0.1');
+          let text = '';
+          sock.on('data', (d) => (text += d.toString()));
+          sock.on('error', reject);
+          const timer = drip ? setInterval(() => sock.writable && sock.write(' '), 200) : undefined;
+          sock.on('close', () => {
+            clearInterval(timer);
+            resolve({ text, closedAfterMs: Date.now() - started });
+          });
+          sock.write(bytes);
+        }),
+      close: async () => {
+        server.closeAllConnections();
+        await new Promise<void>((r) => server.close(() => r()));
+      },
+    };
+  }
+
+  /** The envelope of a raw HTTP answer. */
+  const envelopeOf = (text: string) => JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4));
+
+  it('a request trickled byte by byte is answered 408 REQUEST_TIMEOUT in the envelope and dropped after REQUEST_TIMEOUT_MS, and logged as 408', async function () {
+    this.timeout(15_000);
+    const srv = await serverWithLog(1000);
     try {
-      const started = Date.now();
-      const { text, closedAfterMs } = await new Promise<{ text: string; closedAfterMs: number }>((resolve, reject) => {
-        const sock = net.connect(port, '127.0.0.1');
-        let text = '';
-        sock.on('data', (d) => (text += d.toString()));
-        sock.on('error', reject);
-        const drip = setInterval(() => sock.writable && sock.write(' '), 200);
-        sock.on('close', () => {
-          clearInterval(drip);
-          resolve({ text, closedAfterMs: Date.now() - started });
-        });
-        sock.write('POST /api/v1/owner/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{');
-      });
+      const { text, closedAfterMs } = await srv.send('POST /api/v1/owner/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{', true);
       expect(text).to.match(/^HTTP\/1\.1 408/);
+      expect(envelopeOf(text)).to.deep.equal({ error: { code: 'REQUEST_TIMEOUT', message: 'The request was not received in time' } });
       expect(closedAfterMs).to.be.within(900, 5000);
+      await new Promise((r) => setTimeout(r, 100));
+      const access = srv.lines.map((l) => JSON.parse(l)).filter((l) => l.msg === 'request' && l.path === '/api/v1/owner/login');
+      expect(access.map((l) => l.status)).to.deep.equal([408]);
     } finally {
-      server.closeAllConnections();
-      await new Promise<void>((r) => server.close(() => r()));
+      await srv.close();
+    }
+  });
+
+  it("what Node's HTTP parser refuses is answered in the envelope, and no log line carries the request's bytes (its API key or cookie)", async () => {
+    const srv = await serverWithLog(5000);
+    const secrets = 'Authorization: Bearer svc_live_SECRETKEY123\r\nCookie: svc_session=SECRETSESSION\r\n';
+    try {
+      const cases: [string, number, string][] = [
+        // A chunk size that is not hex, once the request has reached the app.
+        [`POST /api/v1/posts HTTP/1.1\r\nHost: x\r\n${secrets}Transfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n`, 400, 'BAD_REQUEST'],
+        [`POST /api/v1/posts HTTP/1.1\r\nHost: x\r\n${secrets}Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`, 400, 'BAD_REQUEST'],
+        [`GET /api/v1/feed HTTP/1.1\r\nHost: x\r\n${secrets}X-Bad: a\x01b\r\n\r\n`, 400, 'BAD_REQUEST'],
+        [`FOO /api/v1/feed HTTP/1.1\r\nHost: x\r\n${secrets}\r\n`, 400, 'BAD_REQUEST'],
+        [`GET /api/v1/feed HTTP/1.1\r\nHost: x\r\n${secrets}X-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'REQUEST_HEADER_FIELDS_TOO_LARGE'],
+      ];
+      for (const [bytes, status, code] of cases) {
+        const { text } = await srv.send(bytes);
+        const what = bytes.slice(0, 40);
+        expect(text, what).to.match(new RegExp(`^HTTP/1\\.1 ${status} `));
+        expect(text, what).to.match(/\r\nContent-Type: application\/json; charset=utf-8\r\n/);
+        expect(envelopeOf(text).error.code, what).to.equal(code);
+      }
+      await new Promise((r) => setTimeout(r, 100));
+      const all = srv.lines.join('');
+      expect(all).not.to.include('SECRET');
+      expect(srv.lines.map((l) => JSON.parse(l)).filter((l) => l.level >= 50)).to.deep.equal([]);
+    } finally {
+      await srv.close();
+    }
+  });
+
+  it('TRACE or PROPFIND on a known API path is 405 METHOD_NOT_ALLOWED with Allow, not 501', async () => {
+    const ctx = await getContext();
+    for (const m of ['TRACE', 'PROPFIND']) {
+      const r = await rawRequest(ctx.baseUrl, { method: m, path: '/api/v1/feed' });
+      expect(r.status, m).to.equal(405);
+      expect(r.body.error.code, m).to.equal('METHOD_NOT_ALLOWED');
+      expect(r.headers.allow, m).to.include('GET');
     }
   });
 

@@ -9,6 +9,7 @@ import { createLimiter } from '../../src/limits';
 import { createApp } from '../../src/app';
 import type { Deps } from '../../src/deps';
 import { webRouters } from '../../src/web';
+import { createHttpServer } from '../../src/boot';
 
 /** The machine's PostgreSQL (trust auth) and Redis; each test run gets a fresh database. */
 export const ADMIN_PG_URL = process.env.TEST_ADMIN_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -58,7 +59,8 @@ async function create(): Promise<TestContext> {
   const db = createDb(databaseUrl, 20);
   await migrateAll(db, databaseUrl);
   let fixedNow: Date | null = null;
-  const server = http.createServer();
+  // The web process's server (timeouts, the parser's refusals in the envelope); the app is attached below.
+  const server = createHttpServer(30_000, createLogger('silent'));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as AddressInfo).port;
   const config = testConfig(databaseUrl, { PUBLIC_URL: `http://127.0.0.1:${port}` });

@@ -1061,7 +1061,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED / BAD_REQUEST (malformed HTTP), 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 431 REQUEST_HEADER_FIELDS_TOO_LARGE, 500 INTERNAL */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -1096,7 +1096,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED / BAD_REQUEST (malformed HTTP), 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 431 REQUEST_HEADER_FIELDS_TOO_LARGE, 500 INTERNAL */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -1125,7 +1125,7 @@ export interface operations {
                     "application/json": Record<string, never>;
                 };
             };
-            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED / BAD_REQUEST (malformed HTTP), 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 431 REQUEST_HEADER_FIELDS_TOO_LARGE, 500 INTERNAL */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -1217,7 +1217,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED / BAD_REQUEST (malformed HTTP), 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 431 REQUEST_HEADER_FIELDS_TOO_LARGE, 500 INTERNAL */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -1282,7 +1282,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED / BAD_REQUEST (malformed HTTP), 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 431 REQUEST_HEADER_FIELDS_TOO_LARGE, 500 INTERNAL */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -1382,7 +1382,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED / BAD_REQUEST (malformed HTTP), 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 431 REQUEST_HEADER_FIELDS_TOO_LARGE, 500 INTERNAL */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -1446,7 +1446,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED / BAD_REQUEST (malformed HTTP), 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 431 REQUEST_HEADER_FIELDS_TOO_LARGE, 500 INTERNAL */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -1530,7 +1530,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED / BAD_REQUEST (malformed HTTP), 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 431 REQUEST_HEADER_FIELDS_TOO_LARGE, 500 INTERNAL */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -1599,7 +1599,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED / BAD_REQUEST (malformed HTTP), 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 431 REQUEST_HEADER_FIELDS_TOO_LARGE, 500 INTERNAL */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -1675,7 +1675,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED / BAD_REQUEST (malformed HTTP), 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 431 REQUEST_HEADER_FIELDS_TOO_LARGE, 500 INTERNAL */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -1761,7 +1761,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED / BAD_REQUEST (malformed HTTP), 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 431 REQUEST_HEADER_FIELDS_TOO_LARGE, 500 INTERNAL */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -1835,7 +1835,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED / BAD_REQUEST (malformed HTTP), 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 431 REQUEST_HEADER_FIELDS_TOO_LARGE, 500 INTERNAL */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -1904,7 +1904,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED / BAD_REQUEST (malformed HTTP), 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 431 REQUEST_HEADER_FIELDS_TOO_LARGE, 500 INTERNAL */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -1999,7 +1999,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED / BAD_REQUEST (malformed HTTP), 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 431 REQUEST_HEADER_FIELDS_TOO_LARGE, 500 INTERNAL */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2092,7 +2092,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED / BAD_REQUEST (malformed HTTP), 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 431 REQUEST_HEADER_FIELDS_TOO_LARGE, 500 INTERNAL */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2145,7 +2145,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED / BAD_REQUEST (malformed HTTP), 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 431 REQUEST_HEADER_FIELDS_TOO_LARGE, 500 INTERNAL */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2208,7 +2208,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED / BAD_REQUEST (malformed HTTP), 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 431 REQUEST_HEADER_FIELDS_TOO_LARGE, 500 INTERNAL */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2287,7 +2287,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED / BAD_REQUEST (malformed HTTP), 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 431 REQUEST_HEADER_FIELDS_TOO_LARGE, 500 INTERNAL */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2376,7 +2376,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED / BAD_REQUEST (malformed HTTP), 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 431 REQUEST_HEADER_FIELDS_TOO_LARGE, 500 INTERNAL */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2447,7 +2447,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED / BAD_REQUEST (malformed HTTP), 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 431 REQUEST_HEADER_FIELDS_TOO_LARGE, 500 INTERNAL */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2536,7 +2536,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED / BAD_REQUEST (malformed HTTP), 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 431 REQUEST_HEADER_FIELDS_TOO_LARGE, 500 INTERNAL */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2608,7 +2608,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED / BAD_REQUEST (malformed HTTP), 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 431 REQUEST_HEADER_FIELDS_TOO_LARGE, 500 INTERNAL */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2706,7 +2706,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED / BAD_REQUEST (malformed HTTP), 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 431 REQUEST_HEADER_FIELDS_TOO_LARGE, 500 INTERNAL */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2806,7 +2806,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED / BAD_REQUEST (malformed HTTP), 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 431 REQUEST_HEADER_FIELDS_TOO_LARGE, 500 INTERNAL */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2863,7 +2863,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED / BAD_REQUEST (malformed HTTP), 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 431 REQUEST_HEADER_FIELDS_TOO_LARGE, 500 INTERNAL */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2940,7 +2940,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED / BAD_REQUEST (malformed HTTP), 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 431 REQUEST_HEADER_FIELDS_TOO_LARGE, 500 INTERNAL */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3008,7 +3008,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED / BAD_REQUEST (malformed HTTP), 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 431 REQUEST_HEADER_FIELDS_TOO_LARGE, 500 INTERNAL */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3105,7 +3105,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED / BAD_REQUEST (malformed HTTP), 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 431 REQUEST_HEADER_FIELDS_TOO_LARGE, 500 INTERNAL */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3204,7 +3204,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED / BAD_REQUEST (malformed HTTP), 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 431 REQUEST_HEADER_FIELDS_TOO_LARGE, 500 INTERNAL */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3333,7 +3333,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED / BAD_REQUEST (malformed HTTP), 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 431 REQUEST_HEADER_FIELDS_TOO_LARGE, 500 INTERNAL */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3410,7 +3410,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED / BAD_REQUEST (malformed HTTP), 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 431 REQUEST_HEADER_FIELDS_TOO_LARGE, 500 INTERNAL */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3474,7 +3474,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED / BAD_REQUEST (malformed HTTP), 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 431 REQUEST_HEADER_FIELDS_TOO_LARGE, 500 INTERNAL */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3521,7 +3521,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED / BAD_REQUEST (malformed HTTP), 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 431 REQUEST_HEADER_FIELDS_TOO_LARGE, 500 INTERNAL */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3645,7 +3645,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED / BAD_REQUEST (malformed HTTP), 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 431 REQUEST_HEADER_FIELDS_TOO_LARGE, 500 INTERNAL */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3709,7 +3709,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED / BAD_REQUEST (malformed HTTP), 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 431 REQUEST_HEADER_FIELDS_TOO_LARGE, 500 INTERNAL */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3828,7 +3828,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED / BAD_REQUEST (malformed HTTP), 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 431 REQUEST_HEADER_FIELDS_TOO_LARGE, 500 INTERNAL */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3947,7 +3947,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED / BAD_REQUEST (malformed HTTP), 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 431 REQUEST_HEADER_FIELDS_TOO_LARGE, 500 INTERNAL */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4072,7 +4072,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED / BAD_REQUEST (malformed HTTP), 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 431 REQUEST_HEADER_FIELDS_TOO_LARGE, 500 INTERNAL */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4197,7 +4197,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED / BAD_REQUEST (malformed HTTP), 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 431 REQUEST_HEADER_FIELDS_TOO_LARGE, 500 INTERNAL */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4311,7 +4311,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED / BAD_REQUEST (malformed HTTP), 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 431 REQUEST_HEADER_FIELDS_TOO_LARGE, 500 INTERNAL */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4428,7 +4428,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED / BAD_REQUEST (malformed HTTP), 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 431 REQUEST_HEADER_FIELDS_TOO_LARGE, 500 INTERNAL */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4490,7 +4490,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED / BAD_REQUEST (malformed HTTP), 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 431 REQUEST_HEADER_FIELDS_TOO_LARGE, 500 INTERNAL */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4531,7 +4531,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED / BAD_REQUEST (malformed HTTP), 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 431 REQUEST_HEADER_FIELDS_TOO_LARGE, 500 INTERNAL */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4583,7 +4583,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED / BAD_REQUEST (malformed HTTP), 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 431 REQUEST_HEADER_FIELDS_TOO_LARGE, 500 INTERNAL */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4676,7 +4676,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED / BAD_REQUEST (malformed HTTP), 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 431 REQUEST_HEADER_FIELDS_TOO_LARGE, 500 INTERNAL */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4716,7 +4716,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED / BAD_REQUEST (malformed HTTP), 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 431 REQUEST_HEADER_FIELDS_TOO_LARGE, 500 INTERNAL */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4827,7 +4827,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED / BAD_REQUEST (malformed HTTP), 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 431 REQUEST_HEADER_FIELDS_TOO_LARGE, 500 INTERNAL */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4908,7 +4908,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED / BAD_REQUEST (malformed HTTP), 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 431 REQUEST_HEADER_FIELDS_TOO_LARGE, 500 INTERNAL */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4948,7 +4948,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED, 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 500 INTERNAL */
+            /** @description Any other error, in the envelope: 400 INVALID_JSON / VALIDATION_FAILED / BAD_REQUEST (malformed HTTP), 404 NOT_FOUND, 405 METHOD_NOT_ALLOWED (with Allow), 408 REQUEST_TIMEOUT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 431 REQUEST_HEADER_FIELDS_TOO_LARGE, 500 INTERNAL */
             default: {
                 headers: {
                     [name: string]: unknown;
