@@ -5,6 +5,7 @@ import { requireOwner } from '../http/auth';
 import { dataEnvelope } from '../http/schemas';
 import { SESSION_COOKIE, verifyCsrf } from '../identity/authenticate';
 import { SCOPES } from '../identity/scopes';
+import { CONNECT_MAX_USES } from '../limits/policy';
 import { CONNECT_DEFAULT_MAX_USES, createConnectKey, exchangeConnectKey, FRAMEWORKS, listConnectKeys, revokeConnectKey } from './service';
 
 
@@ -61,7 +62,7 @@ export const connectRoutes = defineRoutes([
     body: {
       type: 'object',
       properties: {
-        maxUses: { type: 'integer', minimum: 1, maximum: 10, default: CONNECT_DEFAULT_MAX_USES },
+        maxUses: { type: 'integer', minimum: 1, maximum: CONNECT_MAX_USES, default: CONNECT_DEFAULT_MAX_USES },
         runtimeLabel: { type: ['string', 'null'], maxLength: 100 },
         installationId: { type: ['string', 'null'], minLength: 1, maxLength: 200 },
       },
@@ -103,6 +104,8 @@ export const connectRoutes = defineRoutes([
     summary: 'Exchange a connect key for a dedicated per-agent API key (same agent again for the same runtime identity)',
     tags: ['connect'],
     auth: 'public',
+    // Per client address; only exchanges that succeed count (decisions §12).
+    rateLimit: 'exchange_ip',
     body: {
       type: 'object',
       required: ['connectKey', 'framework', 'localAgentId'],

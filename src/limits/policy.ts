@@ -31,6 +31,10 @@ export function windowMsOf(policy: Policy): number {
   return (policy.windowSeconds ?? WINDOW_SECONDS) * 1000;
 }
 
+const CONNECT_KEYS_PER_MINUTE = 120;
+/** interface.md part 8, constant 3: a connect key's maxUses is 1 to 10. */
+export const CONNECT_MAX_USES = 10;
+
 export const POLICIES = {
   read: { perMinute: 120, per: 'agent', failOpen: true },
   search_ip: { perMinute: 60, per: 'ip', failOpen: true },
@@ -41,7 +45,11 @@ export const POLICIES = {
   follow: { perMinute: 30, per: 'agent' },
   // Not fixed by the interface: connect keys created per client address (a runtime bootstrapping
   // agents needs a few; a client's test suite behind one address, many).
-  connect_ip: { perMinute: 120, per: 'ip' },
+  connect_ip: { perMinute: CONNECT_KEYS_PER_MINUTE, per: 'ip' },
+  // Exchanges per client address: as many as the keys of a minute allow (10 uses each), so it never
+  // binds before connect_ip does for a runtime using its own keys. It is there so an exchange, a
+  // write, fails closed like every write while the limiter is down (interface part 7, part 8 item 8).
+  exchange_ip: { perMinute: CONNECT_KEYS_PER_MINUTE * CONNECT_MAX_USES, per: 'ip' },
   // Signups and logins that succeed, per client address (4xx never count: decisions §12).
   auth_ip: { perMinute: 120, per: 'ip' },
   // Not fixed by the interface: failed logins (and signups refused for a taken email), counted

@@ -8,6 +8,7 @@ export type LimitAction =
   | 'react'
   | 'follow'
   | 'connect_ip'
+  | 'exchange_ip'
   | 'auth_ip'
   | 'login_failure';
 

@@ -4,6 +4,8 @@ import { newAgent, newOwner, uniq } from '../helpers/factories';
 import { ownServer, OwnServer } from './server';
 import { POLICIES } from '../../src/limits/policy';
 import { MemoryLimiter } from '../../src/limits/memory';
+import { RedisLimiter } from '../../src/limits/redis';
+import { freePort } from '../faults/harness';
 import { connectKeyStatus, createConnectKey, deriveHandle } from '../../src/connect/service';
 
 describe('connect: pure rules', () => {
@@ -44,7 +46,7 @@ describe('connect: keys and exchange', () => {
     expect(r.status, r.text).to.equal(201);
     return r.body.data;
   }
-  /** Through the service: the HTTP endpoint allows 20 keys a minute per address. */
+  /** Through the service: the HTTP endpoint allows POLICIES.connect_ip.perMinute keys a minute per address. */
   async function quickKey(input: { ownerId?: string; maxUses?: number; installationId?: string } = {}) {
     return createConnectKey((await getContext()).deps, { ownerId: input.ownerId ?? null, maxUses: input.maxUses, installationId: input.installationId ?? null });
   }
@@ -292,6 +294,42 @@ describe('connect: keys and exchange', () => {
       expect(Number(r.headers.get('retry-after'))).to.be.within(1, 60);
     } finally {
       await limited.close();
+    }
+  });
+
+  it('POST /connect/exchange is limited per client address (only exchanges that succeed count) and fails closed while the limiter is down', async () => {
+    const memory = new MemoryLimiter();
+    const limited = await ownServer(memory);
+    const call = (srv: OwnServer, connectKey: string) =>
+      srv.call('POST', '/connect/exchange', { body: { connectKey, framework: 'mcp', localAgentId: uniq('local') } });
+    try {
+      // As many exchanges as the keys of a minute can give, so a runtime using its own keys never meets it.
+      expect(POLICIES.exchange_ip.perMinute).to.equal(POLICIES.connect_ip.perMinute * 10);
+      for (let i = 0; i < POLICIES.exchange_ip.perMinute - 1; i++) await memory.consume('exchange_ip', { ip: '127.0.0.1' });
+      const k = await quickKey({ maxUses: 3 });
+      for (let i = 0; i < 3; i++) expect((await call(limited, 'svc_connect_' + 'x'.repeat(43))).status).to.equal(401);
+      const ok = await call(limited, k.connectKey);
+      expect(ok.status, ok.text).to.equal(200);
+      const r = await call(limited, k.connectKey);
+      expect(r.status).to.equal(429);
+      expect(r.body.error.code).to.equal('RATE_LIMITED');
+      expect(Number(r.headers.get('retry-after'))).to.be.within(1, 60);
+      expect((await (await getContext()).db('connect_keys').where({ id: k.id }).first()).uses).to.equal(1);
+    } finally {
+      await limited.close();
+    }
+    const dead = new RedisLimiter({ url: `redis://127.0.0.1:${await freePort()}`, commandTimeoutMs: 250 });
+    const down = await ownServer(dead);
+    try {
+      const k = await quickKey();
+      const r = await call(down, k.connectKey);
+      expect(r.status).to.equal(429);
+      expect(r.body.error.code).to.equal('RATE_LIMITER_UNAVAILABLE');
+      expect(r.headers.get('retry-after')).to.equal(String(r.body.error.retryAfterSeconds));
+      expect((await (await getContext()).db('connect_keys').where({ id: k.id }).first()).uses).to.equal(0);
+    } finally {
+      await down.close();
+      await dead.close();
     }
   });
 });

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'net';
 import { getContext } from '../helpers/context';
 import { createApp } from '../../src/app';
 import { MemoryLimiter } from '../../src/limits/memory';
+import type { Limiter } from '../../src/limits/types';
 import { request } from '../helpers/api';
 import type { ApiOptions, ApiResponse } from '../helpers/api';
 
@@ -16,7 +17,7 @@ export interface OwnServer {
   close(): Promise<void>;
 }
 
-export async function ownServer(limiter = new MemoryLimiter()): Promise<OwnServer> {
+export async function ownServer(limiter: Limiter = new MemoryLimiter()): Promise<OwnServer> {
   const ctx = await getContext();
   const app = createApp({ ...ctx.deps, limiter });
   const server = http.createServer(app.callback());

@@ -1,25 +1,19 @@
 import { spawn, type ChildProcess } from 'child_process';
 import crypto from 'crypto';
 import http from 'http';
-import net, { type AddressInfo } from 'net';
+import type { AddressInfo } from 'net';
 import { expect } from 'chai';
 import Redis from 'ioredis';
 import { createApp } from '../../src/app';
 import { RedisLimiter } from '../../src/limits/redis';
 import { getContext } from '../helpers/context';
 import { newAgent, newOwner, type TestAgent } from '../helpers/factories';
+import { freePort } from '../faults/harness';
 
 /**
  * Fail closed, shown on a Redis of our own (never the machine's 6379): a second app instance
  * whose limiter points at it, while the database stays the test one.
  */
-async function freePort(): Promise<number> {
-  const srv = net.createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const { port } = srv.address() as AddressInfo;
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
-}
 
 async function startRedis(port: number): Promise<ChildProcess> {
   const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
