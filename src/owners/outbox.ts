@@ -1,10 +1,27 @@
 import type { Deps } from '../deps';
+import { decryptSecret, encryptSecret } from '../webhooks/signing';
 
 /** Secrets embedded in an email body (verification tokens and links carrying them). */
 const TOKEN_RE = /svc_[a-z]+_[A-Za-z0-9_-]{20,}/g;
 
 export function redactTokens(text: string): string {
   return text.replace(TOKEN_RE, (t) => t.slice(0, t.indexOf('_', 4) + 1) + '[redacted]');
+}
+
+/**
+ * A pending email carries a live token, so the outbox stores its body encrypted (AES-256-GCM under
+ * SESSION_SECRET, as webhook secrets are, with the row id as associated data) until it is sent,
+ * and only the redacted text afterwards. A body written before this was sealed reads as it is.
+ */
+const SEALED_RE = /^v1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
+const sealedFor = (id: string) => `email_outbox:${id}`;
+
+export function sealBody(sessionSecret: string, id: string, body: string): string {
+  return encryptSecret(sessionSecret, sealedFor(id), body);
+}
+
+export function openBody(sessionSecret: string, row: { id: string; body: string }): string {
+  return SEALED_RE.test(row.body) ? decryptSecret(sessionSecret, sealedFor(row.id), row.body) : row.body;
 }
 
 /**
@@ -23,8 +40,9 @@ export async function sendOutboxEmail(deps: Deps, id: string): Promise<'sent' | 
       deps.log.warn({ emailId: id, kind: row.kind }, 'email_outbox_send: no mail transport configured; email left pending');
       return 'no_transport';
     }
-    deps.log.info({ emailId: id, to: row.to_address, kind: row.kind, subject: row.subject, links: row.body.match(/https?:\/\/\S+/g) ?? [] }, `email to ${row.to_address}:\n${row.body}`);
-    await trx('email_outbox').where({ id }).update({ sent_at: deps.now(), body: redactTokens(row.body) });
+    const body = openBody(deps.config.sessionSecret, row);
+    deps.log.info({ emailId: id, to: row.to_address, kind: row.kind, subject: row.subject, links: body.match(/https?:\/\/\S+/g) ?? [] }, `email to ${row.to_address}:\n${body}`);
+    await trx('email_outbox').where({ id }).update({ sent_at: deps.now(), body: redactTokens(body) });
     return 'sent';
   });
 }

@@ -1,3 +1,4 @@
+import crypto from 'crypto';
 import type { Knex } from 'knex';
 import type { Deps } from '../deps';
 import { AppError, notFound } from '../http/errors';
@@ -9,6 +10,7 @@ import type { AgentRow, OwnerRow } from '../identity/repo';
 import type { Scope } from '../identity/scopes';
 import { agentSummaryView } from '../agents/profile';
 import { requireText } from '../content/text';
+import { sealBody } from './outbox';
 
 export const EMAIL_TOKEN_PREFIX = 'svc_verify_';
 export const EMAIL_VERIFY_TTL_MS = 48 * 3600 * 1000;
@@ -33,7 +35,7 @@ export function managedAgentView(a: AgentRow) {
   };
 }
 
-/** Writes the verification token and its email into the outbox, in the caller's transaction. */
+/** Writes the verification token and its email (sealed, see outbox.ts) into the outbox, in the caller's transaction. */
 export async function queueVerificationEmail(trx: Knex.Transaction, deps: Deps, owner: OwnerRow): Promise<void> {
   const token = generateSecret(EMAIL_TOKEN_PREFIX);
   const now = deps.now();
@@ -51,10 +53,9 @@ export async function queueVerificationEmail(trx: Knex.Transaction, deps: Deps, 
     '',
     `The link expires in ${EMAIL_VERIFY_TTL_MS / 3600000} hours.`,
   ].join('\n');
-  const [row] = await trx('email_outbox')
-    .insert({ to_address: owner.email, kind: 'verify_email', subject: 'Confirm your svc email address', body })
-    .returning('id');
-  await addJob(trx, 'email_outbox_send', { id: row.id });
+  const id = crypto.randomUUID();
+  await trx('email_outbox').insert({ id, to_address: owner.email, kind: 'verify_email', subject: 'Confirm your svc email address', body: sealBody(deps.config.sessionSecret, id, body) });
+  await addJob(trx, 'email_outbox_send', { id });
 }
 
 /**

@@ -285,9 +285,16 @@ export async function deliverOnce(deps: Deps, job: DeliverJob, opts: DeliverOpti
   }
 
   const now = deps.now();
-  const secrets = [row.secret_enc, ...(row.previous_secret_enc && new Date(row.previous_secret_until) > now ? [row.previous_secret_enc] : [])].map((enc) =>
-    decryptSecret(deps.config.sessionSecret, row.webhook_id, enc),
-  );
+  const secrets = [decryptSecret(deps.config.sessionSecret, row.webhook_id, row.secret_enc)];
+  if (row.previous_secret_enc && new Date(row.previous_secret_until) > now) {
+    // The replaced secret is a courtesy of the overlap: one sealed under a former SESSION_SECRET
+    // (the rotation that followed a SESSION_SECRET change) is left out, not a failed delivery.
+    try {
+      secrets.push(decryptSecret(deps.config.sessionSecret, row.webhook_id, row.previous_secret_enc));
+    } catch {
+      deps.log.warn({ webhookId: row.webhook_id }, 'previous webhook secret unreadable (SESSION_SECRET changed); signing with the current one only');
+    }
+  }
   const body = JSON.stringify(row.payload);
   const result = await postWebhook({
     url: row.url,

@@ -17,19 +17,19 @@ function secretKey(sessionSecret: string): Buffer {
   return Buffer.from(crypto.hkdfSync('sha256', Buffer.from(sessionSecret, 'utf8'), Buffer.from('svc-webhook-secrets'), Buffer.from('v1'), 32));
 }
 
-export function encryptSecret(sessionSecret: string, webhookId: string, secret: string): string {
+export function encryptSecret(sessionSecret: string, context: string, secret: string): string {
   const iv = crypto.randomBytes(12);
   const c = crypto.createCipheriv('aes-256-gcm', secretKey(sessionSecret), iv);
-  c.setAAD(Buffer.from(webhookId, 'utf8'));
+  c.setAAD(Buffer.from(context, 'utf8'));
   const ct = Buffer.concat([c.update(secret, 'utf8'), c.final()]);
   return ['v1', iv.toString('base64url'), c.getAuthTag().toString('base64url'), ct.toString('base64url')].join('.');
 }
 
-export function decryptSecret(sessionSecret: string, webhookId: string, stored: string): string {
+export function decryptSecret(sessionSecret: string, context: string, stored: string): string {
   const [v, iv, tag, ct] = stored.split('.');
   if (v !== 'v1' || !iv || !tag || ct === undefined) throw new Error('unknown webhook secret format');
   const d = crypto.createDecipheriv('aes-256-gcm', secretKey(sessionSecret), Buffer.from(iv, 'base64url'));
-  d.setAAD(Buffer.from(webhookId, 'utf8'));
+  d.setAAD(Buffer.from(context, 'utf8'));
   d.setAuthTag(Buffer.from(tag, 'base64url'));
   return Buffer.concat([d.update(Buffer.from(ct, 'base64url')), d.final()]).toString('utf8');
 }

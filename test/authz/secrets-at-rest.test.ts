@@ -1,10 +1,13 @@
 import { expect } from 'chai';
 import { getContext } from '../helpers/context';
+import { api } from '../helpers/api';
+import { uniq } from '../helpers/factories';
+import { openBody } from '../../src/owners/outbox';
 import { buildWorld, ensureCommunity } from '../fuzz/world';
 
 /** No secret at rest in clear: every issued secret is absent from every stored row and job payload. */
 describe('secrets at rest', () => {
-  it('no password, API key, connect key, claim token, webhook secret, session or CSRF token is stored in clear', async () => {
+  it('no password, API key, connect key, claim token, email verification token, webhook secret, session or CSRF token is stored in clear', async () => {
     const { db } = await getContext();
     const w = await buildWorld(await ensureCommunity(), 2);
     const secrets: Record<string, string> = {
@@ -17,9 +20,17 @@ describe('secrets at rest', () => {
     if (w.connectKey) secrets.connectKey = w.connectKey;
     if (w.claimToken) secrets.claimToken = w.claimToken;
     if (w.webhookSecret) secrets.webhookSecret = w.webhookSecret;
-    expect(Object.keys(secrets)).to.include.members(['connectKey', 'claimToken', 'webhookSecret']);
+    // A signup through the API: its verification email waits in the outbox (in production until
+    // a mail transport exists) with a live token.
+    const email = `${uniq('s')}@example.test`;
+    expect((await api('POST', '/owner/signup', { body: { email, password: 'another long password' } })).status).to.equal(201);
+    const mail = await db('email_outbox').where({ to_address: email }).first();
+    expect(mail.sent_at).to.equal(null);
+    const verify = /svc_verify_[A-Za-z0-9_-]+/.exec(openBody((await getContext()).config.sessionSecret, mail));
+    if (verify) secrets.emailVerificationToken = verify[0];
+    expect(Object.keys(secrets)).to.include.members(['connectKey', 'claimToken', 'webhookSecret', 'emailVerificationToken']);
     // The random part after a known prefix, so a stored prefix alone does not count.
-    const needles = Object.entries(secrets).map(([k, v]) => [k, v.replace(/^(svc_live_|svc_connect_|svc_claim_|whsec_)/, '')] as const);
+    const needles = Object.entries(secrets).map(([k, v]) => [k, v.replace(/^(svc_live_|svc_connect_|svc_claim_|svc_verify_|whsec_)/, '')] as const);
     const tables: string[] = (await db.raw(`select table_name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE'`)).rows.map((r: any) => r.table_name);
     const dumps: string[] = [];
     for (const t of tables) dumps.push(...(await db.raw(`select to_jsonb(x)::text as j from public."${t}" x`)).rows.map((r: any) => `${t}: ${r.j}`));

@@ -7,6 +7,7 @@ import { clockDeps, deliveryIdsOf, emitAndFanout, ownerAgentWebhook, Receiver, r
 import { deliverOnce, fanoutEvent, pruneDeliveries } from '../../src/webhooks/service';
 import { RETRY_DELAYS_MS, MAX_ATTEMPTS, DELIVERY_RETENTION_MS, ROTATION_OVERLAP_MS } from '../../src/webhooks/policy';
 import { postWebhook } from '../../src/webhooks/http';
+import { encryptSecret } from '../../src/webhooks/signing';
 
 describe('webhook delivery', () => {
   const receivers: Receiver[] = [];
@@ -246,6 +247,22 @@ describe('webhook delivery', () => {
     const sign = (secret: string) =>
       'v1,' + crypto.createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64')).update(`${after.headers['webhook-id']}.${ts}.${after.body}`).digest('base64');
     expect(after.headers['webhook-signature']).to.equal(sign(rot.body.data.secret));
+  });
+
+  it('a replaced secret sealed under a former SESSION_SECRET is left out of the signatures, not a failed delivery', async () => {
+    const rx = await receiver();
+    const s = await ownerAgentWebhook(rx.url());
+    const base = `/owner/agents/${s.agent.agent.id}/webhooks/${s.webhook.id}`;
+    const rot = await api('POST', `${base}/rotate-secret`, { session: s.owner.session });
+    expect(rot.status).to.equal(200);
+    const { db } = await getContext();
+    await db('webhooks').where({ id: s.webhook.id }).update({ previous_secret_enc: encryptSecret('a former session secret, 32+ chars long', s.webhook.id, s.webhook.secret) });
+    const clock = await clockDeps();
+    await emitAndFanout(s.agent.agent.id, 'agent.followed');
+    expect(await runDueDeliveries(clock.deps, await deliveryIdsOf(s.webhook.id))).to.deep.equal(['succeeded']);
+    const got = rx.received[0];
+    expect(String(got.headers['webhook-signature']).split(' ')).to.have.length(1);
+    expect(() => new Webhook(rot.body.data.secret).verify(got.body, got.headers as Record<string, string>)).to.not.throw();
   });
 
   it('redeliver replays a past delivery with the same webhook-id and a fresh signature', async () => {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { getContext } from '../helpers/context';
-import { rawRequest, rowCounts, countDiff } from './world';
+import { rawRequest, rowState, stateDiff } from './world';
 
 /** Inputs the route fuzzer once found to answer 500; kept deterministic here. */
 describe('fuzz regressions', () => {
@@ -19,24 +19,24 @@ describe('fuzz regressions', () => {
 
   it('search with NUL bytes answers 200 or 400, never 500, and writes nothing', async () => {
     const ctx = await getContext();
-    const before = await rowCounts();
+    const before = await rowState();
     for (const q of ['%00%5C%00%EF%BF%BD', 'ab%00cd', '%00%00', '%00a']) {
       const r = await rawRequest(ctx.baseUrl, { method: 'GET', path: `/api/v1/discovery/search?q=${q}`, localAddress: '127.0.0.77' });
       expect(r.status, q).to.be.oneOf([200, 400]);
       if (r.status === 400) expect(r.body.error.code).to.equal('VALIDATION_FAILED');
     }
-    expect(countDiff(before, await rowCounts())).to.equal('');
+    expect(stateDiff(before, await rowState())).to.equal('');
   });
 
   it('NUL characters in any body string (connect key installationId) are 400 VALIDATION_FAILED, never 500', async () => {
     const ctx = await getContext();
-    const before = await rowCounts();
+    const before = await rowState();
     const body = JSON.stringify({ maxUses: 3, runtimeLabel: 'w9', installationId: '\u0000%\ud83d\ud83d\u0000/\u0000 \u0000' });
     const r = await rawRequest(ctx.baseUrl, { method: 'POST', path: '/api/v1/connect/keys', headers: { 'content-type': 'application/json' }, body, localAddress: '127.0.0.78' });
     expect(r.status).to.equal(400);
     expect(r.body.error.code).to.equal('VALIDATION_FAILED');
     expect(r.body.error.details).to.deep.equal([{ path: 'body/installationId', message: 'must not contain NUL characters' }]);
-    expect(countDiff(before, await rowCounts())).to.equal('');
+    expect(stateDiff(before, await rowState())).to.equal('');
   });
 
   it('a deeply nested body (30,000 levels) on a route accepting extra keys is never 500', async () => {

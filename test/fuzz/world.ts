@@ -187,22 +187,24 @@ export async function rawRequest(baseUrl: string, req: RawRequest, timeoutMs = 1
   });
 }
 
-/** Tables whose row counts must not move on rejected requests (the app's tables and the job queue). */
-export async function rowCounts(): Promise<Record<string, number>> {
+/**
+ * What a rejected request must not change: per table of the app, its row count and an md5 of every
+ * row (usage timestamps aside, so an update is seen as well as an insert or a delete), and the
+ * job queue's count.
+ */
+export async function rowState(): Promise<Record<string, string>> {
   const { db } = await getContext();
   const tables: { table_name: string }[] = (
     await db.raw(`select table_name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE' and table_name not like 'knex_%' order by 1`)
   ).rows;
-  const parts = tables.map((t) => `(select count(*) from public."${t.table_name}") as "${t.table_name}"`);
-  parts.push(`(select count(*) from graphile_worker._private_jobs) as "graphile_worker.jobs"`);
-  const row = (await db.raw(`select ${parts.join(', ')}`)).rows[0];
-  const out: Record<string, number> = {};
-  for (const [k, v] of Object.entries(row)) out[k] = Number(v);
-  return out;
+  const row = (x: string) => `(to_jsonb(${x}) - 'last_used_at')::text`;
+  const parts = tables.map((t) => `(select count(*) || ' rows ' || coalesce(md5(string_agg(${row('x')}, ',' order by ${row('x')})), '') from public."${t.table_name}" x) as "${t.table_name}"`);
+  parts.push(`(select count(*) || ' rows' from graphile_worker._private_jobs) as "graphile_worker.jobs"`);
+  return (await db.raw(`select ${parts.join(', ')}`)).rows[0];
 }
 
-/** Describes what moved between two row-count snapshots ('' when nothing did). */
-export function countDiff(a: Record<string, number>, b: Record<string, number>): string {
+/** Describes what moved between two row states ('' when nothing did). */
+export function stateDiff(a: Record<string, string>, b: Record<string, string>): string {
   const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
   return [...keys]
     .filter((k) => a[k] !== b[k])

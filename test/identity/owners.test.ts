@@ -8,6 +8,7 @@ import { sessionCookieHeader } from '../../src/owners/cookie';
 import { buildTaskList } from '../../jobs';
 import { POLICIES } from '../../src/limits/policy';
 import { MemoryLimiter } from '../../src/limits/memory';
+import { openBody } from '../../src/owners/outbox';
 
 const PASSWORD = 'a long enough password';
 
@@ -20,7 +21,7 @@ async function signupVia(s: OwnServer, email = `${uniq('o')}@example.test`) {
 async function tokenFromOutbox(email: string): Promise<string> {
   const { db } = await getContext();
   const row = await db('email_outbox').where({ to_address: email, kind: 'verify_email' }).orderBy('created_at', 'desc').first();
-  return /svc_verify_[A-Za-z0-9_-]+/.exec(row.body)![0];
+  return /svc_verify_[A-Za-z0-9_-]+/.exec(openBody((await getContext()).config.sessionSecret, row))![0];
 }
 
 describe('owners: signup, login, logout, session', () => {
@@ -59,7 +60,7 @@ describe('owners: signup, login, logout, session', () => {
     const mail = await db('email_outbox').where({ to_address: email }).first();
     expect(mail.kind).to.equal('verify_email');
     expect(mail.sent_at).to.equal(null);
-    expect(mail.body).to.match(/\/verify-email\?token=svc_verify_/);
+    expect(openBody((await getContext()).config.sessionSecret, mail)).to.match(/\/verify-email\?token=svc_verify_/);
     const job = await db('graphile_worker._private_jobs as j')
       .join('graphile_worker._private_tasks as t', 't.id', 'j.task_id')
       .where('t.identifier', 'email_outbox_send')
@@ -71,6 +72,8 @@ describe('owners: signup, login, logout, session', () => {
     const ver = await db('email_verifications').where({ owner_id: owner.id }).first();
     expect(Buffer.isBuffer(ver.token_hash)).to.equal(true);
     expect(JSON.stringify(ver)).not.to.contain(token.slice(11));
+    // The pending email itself is sealed: its token is not in the stored row.
+    expect(JSON.stringify(mail)).not.to.contain(token.slice(11));
   });
 
   it('signup: 409 EMAIL_TAKEN (case-insensitive), 400 VALIDATION_FAILED for short password or bad email', async () => {
