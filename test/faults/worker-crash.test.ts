@@ -12,7 +12,7 @@ import { enqueue, JOBS } from '../../src/scoring/service';
 import { SCORING_LOCK } from '../../src/scoring/engine';
 import { destroyScoringPool } from '../../src/scoring/pool';
 import { createAgent } from '../../src/identity/service';
-import { createWebhook } from '../../src/webhooks/service';
+import { createWebhook, DELIVER_TASK } from '../../src/webhooks/service';
 import { emitEvent } from '../../src/events/emit';
 import { generateNetwork, addFreshVotes } from '../../bench/gen/network';
 import { faultEnv, freePort, startPrivateServices, openDb, PrivatePostgres, PrivateRedis, sleep, stopChild } from './harness';
@@ -118,6 +118,7 @@ describe('faults: worker processes killed mid-job (real worker processes)', func
 
     expect(await db('worker_heartbeats').where({ worker_id: w1.poolId }).first(), 'w1 presumed dead and removed').to.equal(undefined);
     expect(await db('worker_heartbeats').where({ worker_id: w2.poolId }).first()).to.not.equal(undefined);
+    expect(obs.samples, 'the observer sampled the run').to.be.greaterThan(10);
     expect(obs.violations, obs.violations.join('\n')).to.deep.equal([]);
     expect([...obs.errors], 'failed attempts').to.deep.equal([]);
     // Reputation rows: none until the recovered run committed, then all agents at once.
@@ -233,6 +234,8 @@ describe('faults: worker processes killed mid-job (real worker processes)', func
         'every delivery to succeed',
       );
       const ms = Date.now() - killedAt;
+      // Every job finishes: no fan-out or delivery job is left in the queue (retrying or locked).
+      await waitFor(async () => (await queuedJobs(db, ['event_fanout', DELIVER_TASK])).length === 0, 10_000, 'the delivery jobs to leave the queue');
       const delivered = new Set(received.map((r) => r.id));
       for (const id of eventIds) expect(delivered.has(id), id).to.equal(true);
       const rows = await db('webhook_deliveries').where({ webhook_id: hook.id });
