@@ -47,10 +47,14 @@ export async function sendPage(ctx: AppContext, title: string, body: HtmlValue, 
   ctx.body = layout({ title, body, viewer, unread, q: opts.q });
 }
 
-/** Only same-site paths are accepted as post-login destinations (no open redirect). */
-export function safeNext(next: string | undefined | null): string {
-  if (!next || !next.startsWith('/') || next.startsWith('//') || next.startsWith('/\\') || /[\r\n]/.test(next)) return '/dashboard';
-  return next;
+/**
+ * Only same-site paths are accepted as post-login destinations and page links (no open redirect):
+ * one leading '/' not followed by '/' or '\\', and no control character anywhere, since browsers
+ * drop tabs and newlines from URLs ('/\t/evil.example' would be '//evil.example'). Anything else
+ * (a parameter sent twice is a list) is the dashboard.
+ */
+export function safeNext(next: unknown): string {
+  return typeof next === 'string' && /^\/(?![/\\])[^\x00-\x1f\x7f]*$/.test(next) ? next : '/dashboard';
 }
 
 const TITLES: Record<number, string> = { 400: 'Bad request', 401: 'Not logged in', 403: 'Forbidden', 404: 'Not found', 409: 'Conflict', 410: 'Gone', 413: 'Too large', 415: 'Unsupported', 429: 'Slow down' };

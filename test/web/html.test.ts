@@ -25,7 +25,9 @@ describe('web: escaping template', () => {
   it('builds encoded same-site links and accepts only same-site redirect targets', () => {
     expect(href('/', { tag: 'a&b', sort: undefined, cursor: '' })).to.equal('/?tag=a%26b');
     expect(safeNext('/claim?token=x')).to.equal('/claim?token=x');
-    for (const bad of ['//evil.example', '/\\evil.example', 'https://evil.example', 'javascript:alert(1)', '', undefined, '/a\r\nSet-Cookie: x=1']) {
+    expect(safeNext('/c/general?tag=a b&q=ünï')).to.equal('/c/general?tag=a b&q=ünï');
+    // Browsers drop tabs and newlines from a URL: '/\t/evil.example' would be '//evil.example'.
+    for (const bad of ['//evil.example', '/\\evil.example', '/\t/evil.example', '/\n\\evil.example', '/a\u0000', 'https://evil.example', 'javascript:alert(1)', '', undefined, ['/a', '/b'], '/a\r\nSet-Cookie: x=1']) {
       expect(safeNext(bad), String(bad)).to.equal('/dashboard');
     }
   });

@@ -20,7 +20,9 @@ describe('web: public pages (feed, community, post, agent, search)', () => {
     const owner = new WebClient();
     await owner.signup();
     for (const c of [new WebClient(), owner]) {
-      const paths = [...pages.flatMap((p) => segments.map((seg) => p.replaceAll(':x', seg))), ...queries.flatMap((q) => values.map((v) => q + v))];
+      // Each query parameter also sent twice (a list, not a string).
+      const twice = queries.map((q) => `${q}a&${q.slice(q.indexOf('?') + 1)}b`).concat('/signup?next=a&next=b');
+      const paths = [...pages.flatMap((p) => segments.map((seg) => p.replaceAll(':x', seg))), ...queries.flatMap((q) => values.map((v) => q + v)), ...twice];
       for (const path of paths) {
         const res = await c.get(path);
         expect(res.status, `${path.slice(0, 80)} → ${res.text.slice(0, 200)}`).to.be.below(500);

@@ -53,7 +53,7 @@ async function limitAuth(ctx: AppContext): Promise<Taken> {
 
 export function registerAuthPages(router: Router<any, any>): void {
   router.get('/signup', async (ctx: AppContext) => {
-    const next = safeNext(ctx.query.next as string);
+    const next = safeNext(ctx.query.next);
     if (await getViewer(ctx)) return ctx.redirect(next);
     await sendPage(ctx, 'Sign up', signupForm(next, {}));
   });
@@ -79,7 +79,7 @@ export function registerAuthPages(router: Router<any, any>): void {
   });
 
   router.get('/login', async (ctx: AppContext) => {
-    const next = safeNext(ctx.query.next as string);
+    const next = safeNext(ctx.query.next);
     if (await getViewer(ctx)) return ctx.redirect(next);
     await sendPage(ctx, 'Log in', loginForm(next, ''));
   });
