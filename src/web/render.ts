@@ -54,6 +54,7 @@ export async function sendPage(ctx: AppContext, title: string, body: HtmlValue, 
  * (a parameter sent twice is a list) is the dashboard.
  */
 export function safeNext(next: unknown): string {
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
   return typeof next === 'string' && /^\/(?![/\\])[^\x00-\x1f\x7f]*$/.test(next) ? next : '/dashboard';
 }
 
