@@ -1,4 +1,4 @@
-import { AppError } from '../http/errors';
+import { AppError, tooManyRequests } from '../http/errors';
 import { rulesFor } from './rules';
 import type { LimitAction, LimitHeaders, Limiter, LimitSubject, Taken } from './types';
 
@@ -7,6 +7,13 @@ import type { LimitAction, LimitHeaders, Limiter, LimitSubject, Taken } from './
  * (they answer within one statement; this only bounds a stuck one).
  */
 export const SETTLE_WAIT_MS = 1000;
+/**
+ * How long an attempt counts as in flight. Some run longer than the wait (a login's password
+ * hash in a burst of logins on a small machine): a refusal past the wait while they still hold
+ * slots answers Retry-After 1, since those slots may yet come back, not the window's full wait.
+ * Past this, a request that never settled is forgotten (bounded memory).
+ */
+export const HOLDER_STALE_MS = 10_000;
 
 interface Holder {
   at: number;
@@ -55,9 +62,10 @@ export class SettlingLimiter implements Limiter {
       try {
         return this.track(keys, await this.inner.take(action, subject));
       } catch (e) {
-        const waitMs = deadline - this.clock();
-        const held = waitMs > 0 && isRuleRefusal(e) ? this.heldIn(keys) : [];
+        const held = isRuleRefusal(e) ? this.heldIn(keys) : [];
         if (held.length === 0) throw e;
+        const waitMs = deadline - this.clock();
+        if (waitMs <= 0) throw retrySoon(e as AppError);
         await settledOrTimeout(held, waitMs);
       }
     }
@@ -72,9 +80,9 @@ export class SettlingLimiter implements Limiter {
     return this.inner.close();
   }
 
-  /** Holders of slots in these logs (those past the wait are dropped: requests that never settled). */
+  /** Holders of slots in these logs (those past HOLDER_STALE_MS are dropped: requests that never settled). */
   private heldIn(keys: string[]): Promise<void>[] {
-    const stale = this.clock() - SETTLE_WAIT_MS;
+    const stale = this.clock() - HOLDER_STALE_MS;
     return keys.flatMap((k) => [...this.prune(k, stale)].map((h) => h.done));
   }
 
@@ -119,11 +127,16 @@ export class SettlingLimiter implements Limiter {
     };
   }
 
-  /** Bounded memory: holders of requests that never settled go once they are past the wait. */
+  /** Bounded memory: holders of requests that never settled go once they are stale. */
   private sweep(): void {
-    const stale = this.clock() - SETTLE_WAIT_MS;
+    const stale = this.clock() - HOLDER_STALE_MS;
     for (const k of [...this.holders.keys()]) this.prune(k, stale);
   }
+}
+
+/** The same refusal, to be asked again in a second (slots it met may still be taken back). */
+function retrySoon(e: AppError): AppError {
+  return tooManyRequests(e.code, e.message, 1, e.headers);
 }
 
 function isRuleRefusal(e: unknown): boolean {

@@ -7,14 +7,14 @@ import { Clock, id, makeLimiter } from './helpers';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** take() as a value: the Taken, or the 429's code. */
-async function tryTake(l: Limiter, subject: { agentId: string; ownerId: string }): Promise<{ taken?: Taken; code?: string; ms: number }> {
+async function tryTake(l: Limiter, subject: { agentId: string; ownerId: string }): Promise<{ taken?: Taken; code?: string; retryAfter?: number; ms: number }> {
   const t0 = performance.now();
   try {
     const taken = await l.take('vote', subject);
     return { taken, ms: performance.now() - t0 };
   } catch (e) {
     if (!(e instanceof AppError)) throw e;
-    return { code: e.code, ms: performance.now() - t0 };
+    return { code: e.code, retryAfter: Number(e.headers['Retry-After']), ms: performance.now() - t0 };
   }
 }
 
@@ -57,17 +57,22 @@ for (const kind of ['redis', 'memory'] as const) {
       expect(r.ms).to.be.within(40, SETTLE_WAIT_MS / 2);
     });
 
-    it('nothing in flight: a 429 at once; a holder that never settles is waited for SETTLE_WAIT_MS at most', async () => {
+    it('nothing in flight: a 429 at once with the window\'s wait; a holder still in flight after SETTLE_WAIT_MS: a 429 with Retry-After 1 (its slot may come back)', async () => {
       const s = subject();
       for (let i = 0; i < 60; i++) (await limiter.take('vote', s)).settle();
       const now = await tryTake(limiter, s);
       expect(now.code).to.equal('RATE_LIMITED');
       expect(now.ms).to.be.below(SETTLE_WAIT_MS / 4);
+      expect(now.retryAfter).to.be.within(59, 61);
       const s2 = subject();
-      await fullWithOneHeld(s2);
+      const held = await fullWithOneHeld(s2);
       const stuck = await tryTake(limiter, s2);
       expect(stuck.code).to.equal('RATE_LIMITED');
       expect(stuck.ms).to.be.within(SETTLE_WAIT_MS - 50, SETTLE_WAIT_MS + 500);
+      expect(stuck.retryAfter).to.equal(1);
+      // Once it settles as kept, the wait is the window's again.
+      held.settle();
+      expect((await tryTake(limiter, s2)).retryAfter).to.be.within(59, 61);
     });
 
     it('another agent\'s attempts in flight are not waited for', async () => {
