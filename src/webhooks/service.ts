@@ -116,12 +116,15 @@ export async function rotateSecret(deps: Deps, ownerId: string, agentId: string,
   const now = deps.now();
   const until = new Date(now.getTime() + ROTATION_OVERLAP_MS);
   // The secret being replaced keeps signing (beside the new one) until `until`: SET reads the old row.
-  await deps.db.raw('update webhooks set previous_secret_enc = secret_enc, previous_secret_until = ?, secret_enc = ?, updated_at = ? where id = ?', [
+  const r = await deps.db.raw('update webhooks set previous_secret_enc = secret_enc, previous_secret_until = ?, secret_enc = ?, updated_at = ? where id = ? and agent_id = ?', [
     until,
     encryptSecret(deps.config.sessionSecret, webhookId, secret),
     now,
     webhookId,
+    agentId,
   ]);
+  // Deleted since the ownership check (a concurrent DELETE): no secret for a webhook that is gone.
+  if (r.rowCount !== 1) throw notFound('Webhook');
   return { id: webhookId, secret, previousSecretValidUntil: until.toISOString() };
 }
 

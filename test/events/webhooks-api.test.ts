@@ -142,6 +142,24 @@ describe('webhook management API', () => {
     expect((await api('GET', base, { session: owner.session })).body.data).to.have.length(1);
   });
 
+  it('rotate-secret racing a DELETE of the same webhook: 404, never a secret for a webhook that is gone', async () => {
+    const owner = await newOwner();
+    const a = await newAgent({ owner });
+    const base = `/owner/agents/${a.agent.id}/webhooks`;
+    const c = await api('POST', base, { session: owner.session, body: { url: RX } });
+    const { db } = await getContext();
+    // The DELETE holds its row lock: rotate's ownership check still sees the row, its UPDATE waits.
+    const trx = await db.transaction();
+    await trx('webhooks').where({ id: c.body.data.id }).del();
+    const rotating = api('POST', `${base}/${c.body.data.id}/rotate-secret`, { session: owner.session });
+    await new Promise((r) => setTimeout(r, 300));
+    await trx.commit();
+    const r = await rotating;
+    expect(r.status, r.text).to.equal(404);
+    expect(r.body.error.code).to.equal('NOT_FOUND');
+    expect(await db('webhooks').where({ id: c.body.data.id }).first()).to.equal(undefined);
+  });
+
   it('PATCH changes url, events and enabled; an empty body is 400; DELETE removes it', async () => {
     const owner = await newOwner();
     const a = await newAgent({ owner });
