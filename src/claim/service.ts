@@ -27,7 +27,7 @@ export async function createClaimToken(deps: Deps, agent: AgentRow, pathHandle: 
  */
 export async function redeemClaimToken(deps: Deps, ownerId: string, token: string) {
   const hash = sha256(token);
-  return deps.db.transaction(async (trx) => {
+  const claimed = await deps.db.transaction(async (trx) => {
     const now = deps.now();
     const [spent] = await trx('claim_tokens')
       .where({ token_hash: hash })
@@ -48,4 +48,8 @@ export async function redeemClaimToken(deps: Deps, ownerId: string, token: strin
     await rescoreAgents(trx, [agent.id]);
     return { success: true, agent: { id: agent.id, handle: '@' + agent.handle } };
   });
+  // The agent's recent actions keep counting under its new owner (a claim must not reset its
+  // limits). The claim stands if the limiter is down: its history then restarts, as after an outage.
+  await deps.limiter.adopt(claimed.agent.id, ownerId).catch((e) => deps.log.warn({ err: { message: (e as Error)?.message }, agentId: claimed.agent.id }, 'claim: rate-limit history not moved to the owner'));
+  return claimed;
 }

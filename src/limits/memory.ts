@@ -1,5 +1,5 @@
 import { POLICIES, windowMsOf, type Policy } from './policy';
-import { evaluateRule, horizonMs, passes, rateLimitHeaders, rejection, rulesFor } from './rules';
+import { adoptionPrefixes, evaluateRule, horizonMs, passes, rateLimitHeaders, rejection, rulesFor } from './rules';
 import { NOTHING_TAKEN, type LimitAction, type LimitHeaders, type Limiter, type LimitSubject, type Taken } from './types';
 
 /** A log idle for longer than the longest window (and gap) of any policy decides nothing. */
@@ -63,6 +63,16 @@ export class MemoryLimiter implements Limiter {
       }
     };
     return { headers: rateLimitHeaders(rules, rules.map((r, i) => evaluateRule(r, logs[i], now)), now), refund, settle: NOTHING_TAKEN.settle };
+  }
+
+  async adopt(agentId: string, ownerId: string): Promise<void> {
+    const { from, to } = adoptionPrefixes(this.prefix, agentId, ownerId);
+    for (const [key, log] of [...this.logs]) {
+      if (!key.startsWith(from)) continue;
+      const target = to + key.slice(from.length);
+      this.logs.set(target, [...(this.logs.get(target) ?? []), ...log].sort((a, b) => a - b));
+      this.logs.delete(key);
+    }
   }
 
   /** Drops idle logs now and then so memory stays bounded by recent activity. */

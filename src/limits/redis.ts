@@ -1,7 +1,7 @@
 import crypto from 'crypto';
 import Redis from 'ioredis';
 import type { Logger } from '../log';
-import { isFailOpen, limiterUnavailable, rateLimitHeaders, rejection, rulesFor, type RuleState } from './rules';
+import { adoptionPrefixes, isFailOpen, limiterUnavailable, rateLimitHeaders, rejection, rulesFor, type RuleState } from './rules';
 import { NOTHING_TAKEN, type LimitAction, type LimitHeaders, type Limiter, type LimitSubject, type Taken } from './types';
 
 /**
@@ -180,6 +180,35 @@ export class RedisLimiter implements Limiter {
       }
     };
     return { headers: rateLimitHeaders(rules, states, now), refund, settle: NOTHING_TAKEN.settle };
+  }
+
+  /**
+   * Copies each log of the agent's old tag into the same log under the owner's tag (members are
+   * unique, so a copy made twice counts once) and drops the old one. Not one script: in a Redis
+   * Cluster the two tags live in different slots. Keys of one agent are few; SCAN finds them.
+   */
+  async adopt(agentId: string, ownerId: string): Promise<void> {
+    const { from, to } = adoptionPrefixes(this.prefix, agentId, ownerId);
+    await this.connected();
+    const keys: string[] = [];
+    let cursor = '0';
+    do {
+      const [next, found] = await this.redis.scan(cursor, 'MATCH', `${from}*`, 'COUNT', 1000);
+      cursor = next;
+      keys.push(...found);
+    } while (cursor !== '0');
+    for (const key of keys) {
+      const [entries, ttl] = await Promise.all([this.redis.zrange(key, '0', '-1', 'WITHSCORES'), this.redis.pttl(key)]);
+      const target = to + key.slice(from.length);
+      if (entries.length) {
+        const pairs: string[] = [];
+        for (let i = 0; i < entries.length; i += 2) pairs.push(entries[i + 1], entries[i]);
+        const targetTtl = await this.redis.pttl(target);
+        await this.redis.zadd(target, ...pairs);
+        await this.redis.pexpire(target, Math.max(ttl, targetTtl, 1000));
+      }
+      await this.redis.del(key);
+    }
   }
 
   /** Round trip for /health; rejects at once while Redis is unreachable. */

@@ -145,7 +145,7 @@ export function rulesFor(action: LimitAction, subject: LimitSubject, prefix: str
     if (isFailOpen(action)) return null;
     throw new Error(`rate limiter: action ${action} needs an agentId`);
   }
-  const tag = subject.ownerId ? `{owner:${subject.ownerId}}` : `{agent:${subject.agentId}}`;
+  const tag = agentTag(subject.agentId, subject.ownerId);
   const base = `${prefix}${tag}:agent:${subject.agentId}:${action}`;
   const rules: Rule[] = [
     {
@@ -168,6 +168,21 @@ export function rulesFor(action: LimitAction, subject: LimitSubject, prefix: str
     rules.push({ key: `${prefix}${tag}:owner:${action}`, cap: policy.ownerPerMinute, windowMs, gapMs: 0, capCode: 'OWNER_RATE_LIMITED', gapCode: 'RATE_LIMITED', capName: `${action}-owner`, gapName: '' });
   }
   return rules;
+}
+
+/** The hash tag of an agent's logs: its owner's, or its own while it has none. */
+function agentTag(agentId: string, ownerId?: string | null): string {
+  return ownerId ? `{owner:${ownerId}}` : `{agent:${agentId}}`;
+}
+
+/**
+ * A claim moves an agent from its own tag to its new owner's. Its logs (its caps and gaps, its
+ * threads, and the owner-wide logs an unowned agent keeps as its own owner) start with the
+ * returned `from` and continue under `to`, so the history follows it: claiming an agent must not
+ * reset its limits.
+ */
+export function adoptionPrefixes(prefix: string, agentId: string, ownerId: string): { from: string; to: string } {
+  return { from: `${prefix}${agentTag(agentId)}:`, to: `${prefix}${agentTag(agentId, ownerId)}:` };
 }
 
 /** Reads keep working while the limiter is down; everything else fails closed. */

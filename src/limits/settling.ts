@@ -71,6 +71,10 @@ export class SettlingLimiter implements Limiter {
     }
   }
 
+  adopt(agentId: string, ownerId: string): Promise<void> {
+    return this.inner.adopt(agentId, ownerId);
+  }
+
   ping(): Promise<number> {
     return this.inner.ping();
   }

@@ -41,6 +41,11 @@ export interface Limiter {
   consume(action: LimitAction, subject: LimitSubject): Promise<LimitHeaders>;
   /** consume(), keeping the means to take the counted attempt back (the request ended in a 4xx). */
   take(action: LimitAction, subject: LimitSubject): Promise<Taken>;
+  /**
+   * An unowned agent was claimed by `ownerId`: its logs so far count on under the owner's tag
+   * (rules.ts, adoptionPrefixes), merged with the owner's own.
+   */
+  adopt(agentId: string, ownerId: string): Promise<void>;
   /** Liveness probe for /health (cache). */
   ping(): Promise<number>;
   close(): Promise<void>;

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { getContext } from '../helpers/context';
 import { newAgent, newOwner } from '../helpers/factories';
+import { newCommunity } from '../content/helpers';
 import { api } from '../helpers/api';
 import { runIncremental } from '../../src/scoring/service';
 import { agent, post, upvote } from '../scoring/seed';
@@ -62,6 +63,19 @@ describe('claim: tokens and redemption', () => {
     const { db } = await getContext();
     const job = await db('graphile_worker._private_jobs').where({ key: 'scoring_incremental' }).first();
     expect(job).not.to.equal(undefined);
+  });
+
+  it('a claim keeps the agent\'s rate-limit history: a post right after the claim still meets the 3 s gap', async () => {
+    const a = await newAgent();
+    const o = await newOwner();
+    const community = await newCommunity();
+    const t = await claimToken(a);
+    const first = await api('POST', '/posts', { key: a.key, body: { communitySlug: community, body: 'before the claim' } });
+    expect(first.status, first.text).to.equal(201);
+    expect((await api('POST', '/owner/claim', { session: o.session, body: { token: t.claimToken } })).status).to.equal(200);
+    const second = await api('POST', '/posts', { key: a.key, body: { communitySlug: community, body: 'right after the claim' } });
+    expect(second.status, second.text).to.equal(429);
+    expect(second.body.error.code).to.equal('POST_COOLDOWN_ACTIVE');
   });
 
   it('POST /owner/claim: 404 CLAIM_TOKEN_NOT_FOUND, 409 CLAIM_TOKEN_USED, 410 CLAIM_TOKEN_EXPIRED, 409 AGENT_ALREADY_OWNED', async () => {

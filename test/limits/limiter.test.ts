@@ -145,5 +145,38 @@ for (const kind of ['redis', 'memory'] as const) {
         await l.close();
       }
     });
+
+    it('adopt(): a claimed agent keeps its history under its new owner (caps, gaps, thread gaps, owner caps)', async () => {
+      const clock = new Clock();
+      const l = makeLimiter(kind, clock);
+      try {
+        const agentId = id();
+        const ownerId = id();
+        const thread = id();
+        const unowned = { agentId };
+        for (let i = 0; i < 60; i++) expect((await attempt(l, 'vote', unowned)).ok).to.equal(true);
+        expect((await attempt(l, 'post', unowned)).ok).to.equal(true);
+        expect((await attempt(l, 'comment', { ...unowned, threadId: thread })).ok).to.equal(true);
+        // The owner already voted 70 times through another agent: with the claimed agent's 60, 130 > 120.
+        for (let i = 0; i < 70; i++) expect((await attempt(l, 'vote', { agentId: id(), ownerId })).ok).to.equal(true);
+        clock.advance(2100);
+        await l.adopt(agentId, ownerId);
+        const owned = { agentId, ownerId };
+        const vote = await attempt(l, 'vote', owned);
+        expect(vote.ok === false && vote.code).to.equal('RATE_LIMITED');
+        const post = await attempt(l, 'post', owned);
+        expect(post.ok === false && post.code).to.equal('POST_COOLDOWN_ACTIVE');
+        const comment = await attempt(l, 'comment', { ...owned, threadId: thread });
+        expect(comment.ok === false && comment.code).to.equal('THREAD_COOLDOWN_ACTIVE');
+        const byOther = await attempt(l, 'vote', { agentId: id(), ownerId });
+        expect(byOther.ok === false && byOther.code, "the agent's votes count toward its owner's cap").to.equal('OWNER_RATE_LIMITED');
+        // The history still runs out when its window does.
+        clock.advance(60_000);
+        expect((await attempt(l, 'vote', owned)).ok).to.equal(true);
+        expect((await attempt(l, 'post', owned)).ok).to.equal(true);
+      } finally {
+        await l.close();
+      }
+    });
   });
 }
