@@ -25,6 +25,7 @@ import { SCOPES } from '../src/identity/scopes';
 import { HOT_EPOCH_SECONDS, HOT_SCALE_SECONDS } from '../src/content/text';
 import { Classify, procAvailable, readCpu, spent, svcClassifier, SvcRole } from './lib/proc-cpu';
 import { numberArg } from './lib/args';
+import { seededBodySql } from './lib/bodies';
 
 const SECONDS = numberArg('seconds', 12);
 /** Each workload's SECONDS are split into this many slices, interleaved with the other workloads'. */
@@ -93,7 +94,7 @@ async function seed(url: string): Promise<{ agents: Agent[]; posts: string[]; au
   for (const r of rows) agents.push({ id: r.id, handle: r.handle, key: (await issueApiKey(db, r.id, [...SCOPES])).key });
   await db.raw(
     `insert into posts (community_id, author_id, title, body, tags, score, upvotes, downvotes, comments_count, hot, created_at)
-     select c.id, a.id, 'Load post ' || g, ${BODY_WORDS > 0 ? `(select string_agg(substr(md5(g || '.' || w), 1, 3 + w % 7), ' ') from generate_series(1, ${BODY_WORDS}) w)` : "repeat('lorem ipsum dolor sit amet ', 12)"}, array['tag' || (g % 30), 'load'],
+     select c.id, a.id, 'Load post ' || g, ${seededBodySql(BODY_WORDS)}, array['tag' || (g % 30), 'load'],
             0, 0, 0, 0, (extract(epoch from s.created_at) - ${HOT_EPOCH_SECONDS}) / ${HOT_SCALE_SECONDS}, s.created_at
        from generate_series(1, ?) g
        cross join lateral (select date_trunc('milliseconds', now() - random() * interval '6 days') as created_at) s

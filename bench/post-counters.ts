@@ -12,6 +12,7 @@
  */
 import knexFactory, { Knex } from 'knex';
 import { numberArg } from './lib/args';
+import { seededBodySql } from './lib/bodies';
 
 const POSTS = numberArg('posts', 5000);
 const WORDS = numberArg('words', 300);
@@ -24,7 +25,7 @@ const VECTOR = (t: string) =>
   `setweight(to_tsvector('english', ${t}title), 'A') || setweight(to_tsvector('english', array_to_string(${t}tags, ' ')), 'A') || setweight(to_tsvector('english', ${t}body), 'B')`;
 
 async function setup(db: Knex): Promise<void> {
-  const body = WORDS > 0 ? `(select string_agg(substr(md5(g || '.' || w), 1, 3 + w % 7), ' ') from generate_series(1, ${WORDS}) w)` : `repeat('lorem ipsum dolor sit amet ', 12)`;
+  const body = seededBodySql(WORDS);
   const columns = `id int primary key, community int not null, title text not null, body text not null, tags text[] not null,
     score int not null default 0, hot float8 not null, created_at timestamptz not null default now(), deleted_at timestamptz`;
   await db.raw(`create function tags_text(t text[]) returns text language sql immutable as $$ select array_to_string(t, ' ') $$`);

@@ -197,9 +197,9 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
     try {
       await parseJson(ctx, async () => undefined);
     } catch (e: any) {
+      // A body Node gave up on (too slow, bad framing) was answered by the server's clientError
+      // handler, whose status the access line takes; what is thrown here reaches no one.
       if (e instanceof AppError || typeof e?.status === 'number') throw e;
-      // Node has already answered 408 and dropped the connection (REQUEST_TIMEOUT_MS); logged as such.
-      if (e?.code === 'ERR_HTTP_REQUEST_TIMEOUT') throw new AppError(408, 'REQUEST_TIMEOUT', 'The request was not received in time');
       throw new AppError(400, 'INVALID_JSON', `Request body could not be decoded (Content-Encoding: ${ctx.get('content-encoding') || 'identity'})`);
     }
     return next();
