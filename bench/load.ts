@@ -5,7 +5,7 @@
  * and reputation-only reads. Every figure is a ratio to a bare Koa route (its own child process)
  * measured in the same run.
  *
- *   npx tsx bench/load.ts [--seconds 12] [--rounds 3] [--connections 16] [--agents 800] [--posts 5000] [--breakdown] [--cpu-prof DIR] [--log-level info] [--only mixed,lb,rep,writes] [--write-share 0.2] [--body-words 0] [--hold]
+ *   npx tsx bench/load.ts [--seconds 12] [--rounds 3] [--connections 16] [--agents 800] [--posts 5000] [--breakdown] [--cpu-prof DIR] [--log-level info] [--only mixed,lb,rep,writes,floor,floor-limited,floor-reads] [--write-share 0.2] [--body-words 0] [--hold]
  *
  * The server is `node dist/src/server.js` when dist/ is built (`--tsx` runs src/server.ts
  * through tsx instead), against a fresh database on the machine's PostgreSQL
@@ -47,7 +47,7 @@ const ROOT = path.resolve(__dirname, '..');
 const USE_DIST = !process.argv.includes('--tsx') && fs.existsSync(path.join(ROOT, 'dist/src/server.js'));
 /** Also measure each read kind and the writes alone (short runs), to see where the time goes. */
 const BREAKDOWN = process.argv.includes('--breakdown');
-/** Measurements to run (profiling): any of mixed, lb, rep, writes; default mixed, lb, rep. */
+/** Measurements to run: any of mixed, lb, rep, writes, floor, floor-limited, floor-reads (the mix's floors, FLOOR below); default mixed, lb, rep. */
 const ONLY = (() => {
   const i = process.argv.indexOf('--only');
   return i > 0 ? process.argv[i + 1].split(',') : ['mixed', 'lb', 'rep'];
@@ -127,6 +127,39 @@ const BARE = `
 const Koa = require('koa'); const app = new Koa();
 app.use(async (ctx) => { ctx.body = { data: { id: 'x', handle: '@bare', score: 1 } }; });
 require('http').createServer(app.callback()).listen(Number(process.env.PORT), '127.0.0.1');`;
+
+/**
+ * The floor of the mixed workload: the least any server could do for it while keeping each write
+ * in PostgreSQL before answering (test/faults asks that of every 2xx). A GET answers a body
+ * already in memory, of the mix's mean size; anything else reads its body and writes it as one
+ * autocommitted row (one round trip, no auth, no check, no limiter, no event). Driven by the same
+ * request generator as the mix, so the load generator's share is the same. With LIMIT_REDIS set
+ * (workload `floor-limited`), each write first makes the one Redis round trip a limit shared by
+ * several web processes needs (an INCR with its expiry in one MULTI), and nothing else. With
+ * READ_ROWS set (`floor-reads`), the reads of one post, its comments or one profile (44 % of the
+ * mix's reads, spread over 5,000 posts and 800 agents) each make one primary-key query first.
+ */
+const FLOOR = `
+const Koa = require('koa'); const { Pool } = require('pg'); const app = new Koa();
+const pool = new Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
+const redis = process.env.LIMIT_REDIS ? new (require('ioredis'))(process.env.LIMIT_REDIS) : null;
+const read = JSON.stringify({ data: { id: 'x', text: 'r'.repeat(Number(process.env.READ_BYTES)) } });
+const row = (p) => p.startsWith('/api/v1/posts/') ? ['select * from posts where id = $1', p.slice(14, 50)]
+  : p.startsWith('/api/v1/agents/') && !p.endsWith('/reputation') ? ['select * from agents where handle = $1', p.slice(15)] : null;
+app.use(async (ctx) => {
+  if (ctx.method === 'GET') {
+    const q = process.env.READ_ROWS && row(ctx.path);
+    if (q) await pool.query(q[0], [q[1]]);
+    ctx.type = 'json'; ctx.body = read; return;
+  }
+  const chunks = []; for await (const c of ctx.req) chunks.push(c);
+  if (redis) await redis.multi().incr('floor:' + ctx.path).expire('floor:' + ctx.path, 60).exec();
+  const r = await pool.query('insert into bench_floor_writes (path, body) values ($1, $2) returning id', [ctx.path, Buffer.concat(chunks).toString()]);
+  ctx.status = 201; ctx.body = { data: { id: r.rows[0].id } };
+});
+require('http').createServer(app.callback()).listen(Number(process.env.PORT), '127.0.0.1');`;
+/** The floor's read body: its mean answer (small writes included) comes to the mix's, about 3.1 kB with headers. */
+const FLOOR_READ_BYTES = 3700;
 
 type Req = { method: string; path: string; headers?: Record<string, string>; body?: string };
 
@@ -324,7 +357,8 @@ async function main() {
     fs.closeSync(logFd);
     children.push(server, worker);
     const barePids: number[] = [];
-    classify = svcClassifier({ web: () => [server.pid!], worker: () => [worker.pid!], bare: () => barePids, database: name });
+    const floorPids: number[] = [];
+    classify = svcClassifier({ web: () => [server.pid!, ...floorPids], worker: () => [worker.pid!], bare: () => barePids, database: name });
     const slugs = ((await (await fetch(`http://127.0.0.1:${port}/api/v1/communities`)).json()) as any).data.map((c: any) => c.slug);
     // Activity for scoring, then one recompute so leaderboard and reputation reads serve real snapshots.
     const w = new Writer(agents, posts, slugs, authorOf);
@@ -353,17 +387,38 @@ async function main() {
     // A write whose kind has no agent free (its per-agent limits) becomes a read: counted, so the
     // share of writes actually sent is printed beside the figures (20 % is the workload's claim).
     /** Requests that are writes with probability `share` (a read when no agent is free), counting the writes sent. */
-    const withWrites = (share: number) => {
+    const withWrites = (share: number, writer = w) => {
       const sent = { writes: 0, all: 0 };
       const next = () => {
         sent.all++;
-        const wr = Math.random() < share ? w.request() : null;
+        const wr = Math.random() < share ? writer.request() : null;
         if (wr) sent.writes++;
         return wr ?? read();
       };
       return { sent, next };
     };
     const { sent, next: mixed } = withWrites(WRITE_SHARE);
+    // The floors answer far faster than the server: each schedule gets enough (unchecked) agents
+    // that a write finds one free, so it too sends its share of writes.
+    const floorAgents = Array.from({ length: 8000 }, (_, i) => ({ id: `floor-${i}`, handle: `floor_${i}`, key: 'unchecked' }));
+    const floors = [
+      { name: 'floor', label: 'floor of the mix: reads from memory, each write one INSERT', env: {} },
+      { name: 'floor-limited', label: 'floor + one Redis round trip per write (a shared limit)', env: { LIMIT_REDIS: REDIS } },
+      { name: 'floor-reads', label: 'floor + one query per post, comments or profile read', env: { READ_ROWS: '1' } },
+    ]
+      .filter((f) => ONLY.includes(f.name))
+      .map((f) => ({ ...f, port: 0, runs: [] as Result[], ...withWrites(WRITE_SHARE, new Writer(floorAgents, posts, slugs, authorOf)) }));
+    if (floors.length) {
+      const fdb = createDb(url, 1);
+      await fdb.raw('create table bench_floor_writes (id bigserial primary key, path text not null, body text not null, created_at timestamptz not null default now())');
+      await fdb.destroy();
+    }
+    for (const f of floors) {
+      f.port = await freePort();
+      const child = await startChild(['-e', FLOOR], { ...process.env, ...f.env, PORT: String(f.port), DATABASE_URL: url, READ_BYTES: String(FLOOR_READ_BYTES) }, f.port);
+      children.push(child);
+      floorPids.push(child.pid!);
+    }
     const cats = ['overall', 'helpful', 'funny', 'debater', 'rising', 'savage'];
     const lb = () => ({ method: 'GET', path: `/api/v1/leaderboards?category=${cats[Math.floor(Math.random() * cats.length)]}` });
     const rep = () => ({ method: 'GET', path: `/api/v1/agents/${agents[Math.floor(Math.random() * agents.length)].handle}/reputation` });
@@ -382,6 +437,7 @@ async function main() {
       if (ONLY.includes('lb')) runs.lb.push(await measure(port, lb, slice));
       if (ONLY.includes('rep')) runs.rep.push(await measure(port, rep, slice));
       if (ONLY.includes('writes')) runs.writes.push(await measure(port, writesOnly, slice));
+      for (const f of floors) f.runs.push(await measure(f.port, f.next, slice));
     }
     const [bare, mix, lbr, repr, writesAlone] = [combine(runs.bare), combine(runs.mixed), combine(runs.lb), combine(runs.rep), combine(runs.writes)];
 
@@ -398,15 +454,18 @@ async function main() {
     console.log(row('GET /leaderboards (6 categories)', lbr, '>= 0.6'));
     console.log(row('GET /agents/{handle}/reputation', repr, '>= 0.6'));
     if (ONLY.includes('writes')) console.log(row('writes alone (a read when no agent is free)', writesAlone, ''));
+    for (const f of floors) console.log(row(f.label, combine(f.runs), '(no server does less)'));
     const measured: [string, Result][] = [['bare Koa route', bare]];
     if (ONLY.includes('mixed')) measured.push(['mixed', mix]);
     if (ONLY.includes('lb')) measured.push(['GET /leaderboards', lbr]);
     if (ONLY.includes('rep')) measured.push(['GET /agents/{handle}/reputation', repr]);
     if (ONLY.includes('writes')) measured.push(['writes alone', writesAlone]);
+    for (const f of floors) measured.push([f.name, combine(f.runs)]);
     if (ONLY.includes('mixed')) {
       const share = (100 * sent.writes) / Math.max(1, sent.all);
       console.log(`\nmixed: ${sent.writes} of ${sent.all} requests sent were writes (${share.toFixed(1)} %)${share < pct - 1 ? `: below ${pct} %, too few agents free for this rate (raise --agents)` : ''}`);
     }
+    for (const f of floors) console.log(`${f.name}: ${f.sent.writes} of ${f.sent.all} requests sent were writes (${((100 * f.sent.writes) / Math.max(1, f.sent.all)).toFixed(1)} %)`);
     if (ONLY.includes('writes')) console.log(`writes alone: ${sentAlone.writes} of ${sentAlone.all} requests sent were writes (the agents' limits cap the rate; the rest were reads)`);
     if (BREAKDOWN) {
       // Each part alone, for profiling (short runs; writes keep to the same client-side schedule).
