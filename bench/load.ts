@@ -450,9 +450,9 @@ async function main() {
     console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
     console.log(row('bare Koa route (baseline, own process)', bare, '-'));
     const pct = Math.round(WRITE_SHARE * 100);
-    console.log(row(`mixed: ${100 - pct}% reads, ${pct}% writes`, mix, WRITE_SHARE === 0.2 ? '>= 0.30' : '(not the workload)'));
-    console.log(row('GET /leaderboards (6 categories)', lbr, '>= 0.6'));
-    console.log(row('GET /agents/{handle}/reputation', repr, '>= 0.6'));
+    if (ONLY.includes('mixed')) console.log(row(`mixed: ${100 - pct}% reads, ${pct}% writes`, mix, WRITE_SHARE === 0.2 ? '>= 0.30' : '(not the workload)'));
+    if (ONLY.includes('lb')) console.log(row('GET /leaderboards (6 categories)', lbr, '>= 0.6'));
+    if (ONLY.includes('rep')) console.log(row('GET /agents/{handle}/reputation', repr, '>= 0.6'));
     if (ONLY.includes('writes')) console.log(row('writes alone (a read when no agent is free)', writesAlone, ''));
     for (const f of floors) console.log(row(f.label, combine(f.runs), '(no server does less)'));
     const measured: [string, Result][] = [['bare Koa route', bare]];
