@@ -3,7 +3,7 @@ import type { Runner } from 'graphile-worker';
 import { Config, ConfigError, loadConfig } from './config';
 import { createLogger, Logger } from './log';
 import { createDb } from './db/knex';
-import { migrateAll } from './db/migrate';
+import { migrateAll, pendingMigrations } from './db/migrate';
 import { startEmbeddedPostgres, EmbeddedDb } from './db/embedded';
 import { createLimiter } from './limits';
 import { createApp } from './app';
@@ -56,6 +56,24 @@ function readConfig(): Config {
     }
     throw e;
   }
+}
+
+/**
+ * Web and worker processes leave migrations to the release step (Procfile). Started without it,
+ * every write would be a 500 while /health said ok: such a process stops at once, saying why. A
+ * database that cannot be reached yet is not a reason to stop (it is served as an outage).
+ */
+async function schemaBehind(db: ReturnType<typeof createDb>, log: Logger): Promise<boolean> {
+  let pending: string[];
+  try {
+    pending = await pendingMigrations(db);
+  } catch (e) {
+    log.warn({ err: e }, 'could not check the database schema at start; going on');
+    return false;
+  }
+  if (!pending.length) return false;
+  log.error({ pending: pending.length, first: pending[0] }, `the database schema is behind this code (${pending.length} migrations not run): run the release step first (npm run release)`);
+  return true;
 }
 
 /** A signal this soon after the first is the same Ctrl-C delivered twice, not a second one. */
@@ -143,6 +161,9 @@ export async function boot(opts: BootOptions): Promise<Booted> {
     if (opts.migrate) {
       await migrateAll(db, connectionString);
       log.info('migrations applied');
+    } else if (await schemaBehind(db, log)) {
+      await stop();
+      process.exit(1);
     }
     if (opts.web) {
       const app = createApp(deps, { extraRouters: webRouters(deps) });

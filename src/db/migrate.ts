@@ -32,6 +32,18 @@ export function knexMigrations(): Knex.MigratorConfig {
   return { migrationSource: new SqlDirSource(), tableName: 'knex_migrations' };
 }
 
+/**
+ * Migrations of sql/ this database has not run (all of them on an empty one). Read without
+ * writing: knex's own list would create its table.
+ */
+export async function pendingMigrations(db: Knex): Promise<string[]> {
+  const source = new SqlDirSource();
+  const all = (await source.getMigrations()).map((m) => source.getMigrationName(m));
+  const table = (await db.raw(`select to_regclass('knex_migrations') is not null as present`)).rows[0].present as boolean;
+  const done = new Set<string>(table ? (await db('knex_migrations').select('name')).map((r: { name: string }) => r.name.replace(/\.(ts|js)$/, '')) : []);
+  return all.filter((name) => !done.has(name));
+}
+
 export async function migrateAll(db: Knex, connectionString: string): Promise<void> {
   await db.migrate.latest(knexMigrations());
   await runMigrations({ connectionString, logger: undefined });
