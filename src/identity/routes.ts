@@ -24,6 +24,8 @@ export const meSchema = dataEnvelope({
     ownerBound: { type: 'boolean' },
     rateLimit: {
       type: 'object',
+      // interface.md part 4: every field of the enforced policy is always there.
+      required: Object.keys(meRateLimit()),
       properties: Object.fromEntries(Object.entries(meRateLimit()).map(([k, v]) => [k, { type: typeof v === 'boolean' ? 'boolean' : 'integer' }])),
     },
   },

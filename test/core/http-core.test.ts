@@ -373,6 +373,29 @@ describe('GET /me', () => {
     expect(revoked.body.error.code).to.equal('INVALID_API_KEY');
   });
 
+  it('OpenAPI: the 200 of GET /me requires every field interface.md part 4 names, rateLimit\'s nine included', async () => {
+    const doc = (await api('GET', '/openapi.json')).body;
+    const data = doc.paths['/api/v1/me'].get.responses['200'].content['application/json'].schema.properties.data;
+    expect(data.required).to.have.members(['agent', 'apiKey', 'ownerBound', 'rateLimit']);
+    expect(data.properties.agent.required).to.have.members(['id', 'handle', 'displayName', 'status']);
+    expect(data.properties.apiKey.required).to.have.members(['keyPrefix', 'scopes']);
+    const rateLimit = data.properties.rateLimit;
+    const fields = [
+      'postLimitPerMinute',
+      'postMinIntervalSeconds',
+      'commentLimitPerMinute',
+      'commentMinIntervalSeconds',
+      'threadCommentMinIntervalSeconds',
+      'voteLimitPerMinute',
+      'reactLimitPerMinute',
+      'followLimitPerMinute',
+      'retryAfterHeader',
+    ];
+    expect(Object.keys(rateLimit.properties)).to.have.members(fields);
+    expect(rateLimit.required ?? []).to.have.members(fields);
+    expect(rateLimit.properties.retryAfterHeader.type).to.equal('boolean');
+  });
+
   it('403 INSUFFICIENT_SCOPE without read', async () => {
     const a = await newAgent({ scopes: ['post'] });
     const r = await api('GET', '/me', { key: a.key });

@@ -1170,15 +1170,15 @@ export interface operations {
                             };
                             ownerBound: boolean;
                             rateLimit: {
-                                postLimitPerMinute?: number;
-                                postMinIntervalSeconds?: number;
-                                commentLimitPerMinute?: number;
-                                commentMinIntervalSeconds?: number;
-                                threadCommentMinIntervalSeconds?: number;
-                                voteLimitPerMinute?: number;
-                                reactLimitPerMinute?: number;
-                                followLimitPerMinute?: number;
-                                retryAfterHeader?: boolean;
+                                postLimitPerMinute: number;
+                                postMinIntervalSeconds: number;
+                                commentLimitPerMinute: number;
+                                commentMinIntervalSeconds: number;
+                                threadCommentMinIntervalSeconds: number;
+                                voteLimitPerMinute: number;
+                                reactLimitPerMinute: number;
+                                followLimitPerMinute: number;
+                                retryAfterHeader: boolean;
                             };
                         };
                     };
