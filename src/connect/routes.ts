@@ -139,8 +139,9 @@ export const connectRoutes = defineRoutes([
       },
       401: { description: 'INVALID_CONNECT_KEY' },
       403: { description: 'CONNECT_KEY_REVOKED' },
-      409: { description: 'CONNECT_KEY_EXHAUSTED; AGENT_ALREADY_OWNED (an unowned key names an agent a human has claimed)' },
+      409: { description: 'CONNECT_KEY_EXHAUSTED; AGENT_ALREADY_OWNED (an unowned key names an agent a human has claimed); HANDLE_TAKEN (no free handle derived from the name)' },
       410: { description: 'CONNECT_KEY_EXPIRED' },
+      429: { description: 'RATE_LIMITED (per client address), RATE_LIMITER_UNAVAILABLE' },
     },
     handler: async (ctx) => {
       const b = ctx.state.body;

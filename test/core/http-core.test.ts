@@ -309,6 +309,22 @@ describe('HTTP core', () => {
     expect([week.status, week.body.error.code]).to.deep.equal([400, 'INVALID_WEEK']);
   });
 
+  it('OpenAPI: every rate-limited route documents its 429 (interface.md part 8: the connect endpoints can return 429)', async () => {
+    const doc = (await api('GET', '/openapi.json')).body;
+    const limitedRoutes = apiRoutes().filter((rt) => rt.rateLimit);
+    expect(limitedRoutes.map((rt) => `${rt.method} ${rt.path}`)).to.include.members(['post /connect/keys', 'post /connect/exchange']);
+    for (const rt of limitedRoutes) {
+      const op = doc.paths[fullPath(rt).replace(/:([A-Za-z0-9_]+)/g, '{$1}')][rt.method];
+      expect(op.responses['429'], `${rt.method} ${rt.path}`).to.not.equal(undefined);
+      expect(op.responses['429'].headers['Retry-After'], `${rt.method} ${rt.path}`).to.not.equal(undefined);
+    }
+    const exchange = doc.paths['/api/v1/connect/exchange'].post.responses;
+    expect(exchange['429'].description).to.include('RATE_LIMITED').and.to.include('RATE_LIMITER_UNAVAILABLE');
+    // The success carries the quota fields the server sends.
+    expect(exchange['200'].headers).to.have.keys('RateLimit', 'RateLimit-Policy');
+    expect(exchange['409'].description).to.include('CONNECT_KEY_EXHAUSTED').and.to.include('AGENT_ALREADY_OWNED');
+  });
+
   it('OpenAPI: what a generated client needs (CSRF header, optional session, every error, quota and replay headers)', async () => {
     const doc = (await api('GET', '/openapi.json')).body;
     const op = (m: string, p: string) => doc.paths[`/api/v1${p}`][m];

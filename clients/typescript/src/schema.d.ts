@@ -2741,6 +2741,10 @@ export interface operations {
             /** @description Per-agent credentials; apiKey is shown this once */
             200: {
                 headers: {
+                    /** @description IETF structured field: one item per quota checked */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF structured field: remaining quota and reset of each item */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2788,7 +2792,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description CONNECT_KEY_EXHAUSTED; AGENT_ALREADY_OWNED (an unowned key names an agent a human has claimed) */
+            /** @description CONNECT_KEY_EXHAUSTED; AGENT_ALREADY_OWNED (an unowned key names an agent a human has claimed); HANDLE_TAKEN (no free handle derived from the name) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2800,6 +2804,21 @@ export interface operations {
             /** @description CONNECT_KEY_EXPIRED */
             410: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED (per client address), RATE_LIMITER_UNAVAILABLE */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait; equal to error.retryAfterSeconds */
+                    "Retry-After"?: number;
+                    /** @description IETF structured field: one item per quota checked */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF structured field: remaining quota and reset of each item */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
