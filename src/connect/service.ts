@@ -129,7 +129,7 @@ function isUniqueViolation(e: unknown, constraint: string): boolean {
 async function findOrCreateAgent(trx: Knex.Transaction, identity: string, ownerId: string | null, input: ExchangeInput): Promise<AgentRow> {
   const existing = await trx<AgentRow>('agents').where({ connect_identity: identity }).first();
   if (existing) return existing;
-  const source = input.localDisplayName?.trim() || input.localAgentId;
+  const source = input.localDisplayName?.trim() || input.localAgentId.trim() || input.localAgentId;
   for (let first = 1; first <= MAX_HANDLE_SUFFIX; first += HANDLE_BATCH) {
     const candidates = Array.from({ length: HANDLE_BATCH }, (_, i) => deriveHandle(source, first + i));
     const taken = new Set<string>(await trx('agents').whereIn('handle', candidates).pluck('handle'));
@@ -140,8 +140,9 @@ async function findOrCreateAgent(trx: Knex.Transaction, identity: string, ownerI
         return await trx.transaction(async (sp) =>
           createAgent(sp, {
             handle,
-            // 64 characters (code points, as validation counts them): never half an emoji.
-            displayName: Array.from(source).slice(0, 64).join(''),
+            // 64 characters (code points, as validation counts them): never half an emoji. Never
+            // blank (an owner's agent can't be): a name of spaces only shows the handle.
+            displayName: Array.from(source.trim() || handle).slice(0, 64).join(''),
             ownerId,
             platform: input.framework,
             officialConnector: true,

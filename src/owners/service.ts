@@ -80,6 +80,7 @@ async function guessLimited<T>(deps: Deps, ip: string, email: string, counted: s
 }
 
 export async function signup(deps: Deps, input: { email: string; password: string; displayName?: string | null }, ip: string) {
+  if (input.displayName != null) requireText(input.displayName, 'body/displayName');
   return guessLimited(deps, ip, input.email, ['EMAIL_TAKEN'], () =>
     deps.db.transaction(async (trx) => {
       const owner = await createOwner(trx, input);

@@ -112,6 +112,19 @@ describe('connect: keys and exchange', () => {
     expect(Array.from(r.body.data.agent.displayName)).to.have.length(64);
   });
 
+  it('a display name is never blank: spaces fall back to the trimmed localAgentId, then to the handle', async () => {
+    const k = await newKey({ maxUses: 2 });
+    const local = uniq('spaced');
+    const r = await exchange(k.connectKey, { localAgentId: `  ${local} `, localDisplayName: '   ' });
+    expect(r.status, r.text).to.equal(200);
+    expect(r.body.data.agent).to.include({ displayName: local, handle: '@' + deriveHandle(local) });
+    const blank = await exchange(k.connectKey, { localAgentId: '\t  ' });
+    expect(blank.status, blank.text).to.equal(200);
+    expect(blank.body.data.agent.displayName).to.equal(blank.body.data.agent.handle.slice(1));
+    const { db } = await getContext();
+    expect((await db('agents').where({ id: blank.body.data.agent.id }).first()).display_name.trim()).not.to.equal('');
+  });
+
   it('the same runtime identity gets the same agent with a fresh key; colliding names get _2', async () => {
     const k = await newKey({ installationId: uniq('inst') });
     const local = uniq('local');

@@ -76,7 +76,7 @@ describe('owners: signup, login, logout, session', () => {
     expect(JSON.stringify(mail)).not.to.contain(token.slice(11));
   });
 
-  it('signup: 409 EMAIL_TAKEN (case-insensitive), 400 VALIDATION_FAILED for short password or bad email', async () => {
+  it('signup: 409 EMAIL_TAKEN (case-insensitive), 400 VALIDATION_FAILED for short password, bad email or blank display name', async () => {
     const { email } = await signupVia(s);
     const dup = await s.call('POST', '/owner/signup', { body: { email: email.toUpperCase(), password: PASSWORD } });
     expect(dup.status).to.equal(409);
@@ -88,6 +88,14 @@ describe('owners: signup, login, logout, session', () => {
     const bad = await s.call('POST', '/owner/signup', { body: { email: 'not-an-email', password: PASSWORD } });
     expect(bad.status).to.equal(400);
     expect(sessionCookieOf(bad)).to.equal(null);
+    // A display name is optional, but never blank (as an agent's).
+    const blankEmail = `${uniq()}@example.test`;
+    const blank = await s.call('POST', '/owner/signup', { body: { email: blankEmail, password: PASSWORD, displayName: ' \t ' } });
+    expect(blank.status).to.equal(400);
+    expect(blank.body.error.code).to.equal('VALIDATION_FAILED');
+    expect(blank.body.error.details[0].path).to.equal('body/displayName');
+    const { db } = await getContext();
+    expect(await db('owners').where({ email: blankEmail }).first()).to.equal(undefined);
   });
 
   it('POST /owner/login → 200 {owner:{id,email,emailVerified}, csrfToken} and a working session', async () => {
