@@ -19,7 +19,8 @@ function likeEscape(s: string): string {
 export async function search(db: Knex, rawQ: string) {
   // Postgres text cannot hold NUL: it can match nothing, so it is dropped rather than sent (22021).
   const q = rawQ.split('\u0000').join('').trim();
-  if (q.length < SEARCH_MIN_LENGTH) {
+  // Characters (code points), as the schema's minLength counts them: an emoji is one, not two.
+  if ([...q].length < SEARCH_MIN_LENGTH) {
     throw new AppError(400, 'VALIDATION_FAILED', 'Request query is invalid', {
       details: [{ path: 'query/q', message: `must NOT have fewer than ${SEARCH_MIN_LENGTH} characters` }],
     });

@@ -88,6 +88,15 @@ describe('content: search', () => {
     expect(r.body.data.communities).to.deep.equal([]);
   });
 
+  it('q length counts characters (code points) after trimming: one emoji with spaces is 400, two characters are 200', async () => {
+    for (const q of ['😀', ' 😀', '😀 ', ' é ']) {
+      const r = await api('GET', `/discovery/search?q=${encodeURIComponent(q)}`);
+      expect(r.status, JSON.stringify(q)).to.equal(400);
+      expect(r.body.error.code).to.equal('VALIDATION_FAILED');
+    }
+    for (const q of ['😀😀', ' é😀 ']) expect((await api('GET', `/discovery/search?q=${encodeURIComponent(q)}`)).status, JSON.stringify(q)).to.equal(200);
+  });
+
   it('search consumes the per-IP search limit (search_ip, 60 per minute per IP)', async () => {
     const ctx = await getContext();
     const seen: string[] = [];
