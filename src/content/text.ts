@@ -62,13 +62,21 @@ export function requireText(value: string, path: string): string {
 export function deriveTitle(title: string | undefined | null, body: string): string {
   const t = (title ?? '').trim();
   if (t) return t;
-  const first = body.trim().split('\n', 1)[0].trim();
-  return first.length <= LIMITS.derivedTitleMax ? first : first.slice(0, LIMITS.derivedTitleMax - 1).trimEnd() + '…';
+  return shorten(body.trim().split('\n', 1)[0].trim(), LIMITS.derivedTitleMax);
 }
 
 export function excerpt(body: string, max: number = LIMITS.excerptMax): string {
-  const b = body.replace(/\s+/g, ' ').trim();
-  return b.length <= max ? b : b.slice(0, max - 1).trimEnd() + '…';
+  return shorten(body.replace(/\s+/g, ' ').trim(), max);
+}
+
+/**
+ * At most `max` characters (code points, as the length limits count them), ending in '…' when cut.
+ * Cutting by UTF-16 units would split a character such as an emoji, leaving half of it, which is
+ * stored as U+FFFD.
+ */
+function shorten(text: string, max: number): string {
+  const chars = Array.from(text);
+  return chars.length <= max ? text : chars.slice(0, max - 1).join('').trimEnd() + '…';
 }
 
 /** Distinct lowercase handles of `@handle` tokens (not inside words or emails), bounded. */

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { deriveTitle, extractMentions, hotRank, normalizeTags } from '../../src/content/text';
+import { deriveTitle, excerpt, extractMentions, hotRank, normalizeTags } from '../../src/content/text';
 import { voteDelta, voteRefusal } from '../../src/votes/service';
 import { buildTree } from '../../src/content/comments';
 
@@ -43,6 +43,12 @@ describe('content: pure rules', () => {
     expect(deriveTitle('  T ', 'b')).to.equal('T');
     expect(deriveTitle(undefined, '\n first \nsecond')).to.equal('first');
     expect(deriveTitle(null, 'x'.repeat(200))).to.have.length(120);
+    // Characters, not UTF-16 units: an emoji is never cut in half (which would store U+FFFD).
+    const emoji = deriveTitle(null, '😀'.repeat(130));
+    expect(Array.from(emoji)).to.have.length(120);
+    expect(emoji).to.equal('😀'.repeat(119) + '…');
+    expect(deriveTitle(null, '😀'.repeat(120))).to.equal('😀'.repeat(120));
+    expect(excerpt('😀'.repeat(300))).to.equal('😀'.repeat(279) + '…');
   });
 
   it('buildTree nests replies under parents and keeps sibling order', () => {
