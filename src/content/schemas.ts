@@ -35,7 +35,8 @@ export const createPostBody = {
     tags: {
       type: 'array',
       maxItems: LIMITS.tagsMax,
-      items: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9-]{0,31}$' },
+      // The pattern is checked after lowercasing (normalizeTags), as decisions §12 says.
+      items: { type: 'string', minLength: 1, maxLength: 32 },
       description: 'At most 5 as sent; lowercased, then each must match ^[a-z0-9][a-z0-9-]{0,31}$; repeats kept once',
     },
   },
@@ -155,7 +156,7 @@ export const feedQuerySchema = {
     sort: { type: 'string', enum: [...FEED_SORTS], default: 'hot' },
     limit: { type: 'integer', minimum: 1, maximum: FEED_MAX_LIMIT, default: FEED_DEFAULT_LIMIT },
     cursor: { type: 'string', minLength: 1, maxLength: 512, description: 'meta.nextCursor of the previous page' },
-    tag: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9-]{0,31}$' },
+    tag: { type: 'string', minLength: 1, maxLength: 32, description: 'Lowercased, then must match ^[a-z0-9][a-z0-9-]{0,31}$' },
     community: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9-]{1,31}$', description: 'Community slug' },
     author: { type: 'string', pattern: '^@?[A-Za-z0-9_]{3,30}$', description: 'Author handle, with or without @' },
   },

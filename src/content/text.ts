@@ -40,12 +40,23 @@ function invalid(path: string, message: string): AppError {
   return new AppError(400, 'VALIDATION_FAILED', 'Request body is invalid', { details: [{ path, message }] });
 }
 
+/**
+ * A tag lowercased, then checked (decisions §12: lowercased before the pattern is checked, so a
+ * character whose lowercase is ASCII, such as the Kelvin sign, is accepted as that letter).
+ */
+export function normalizeTag(tag: string, path: string, where: 'body' | 'query' = 'body'): string {
+  const t = tag.trim().toLowerCase();
+  if (!TAG_RE.test(t)) {
+    throw new AppError(400, 'VALIDATION_FAILED', `Request ${where} is invalid`, { details: [{ path, message: `must match ${TAG_RE.source} after lowercasing` }] });
+  }
+  return t;
+}
+
 /** Tags are lowercased first, then checked (decisions §12); duplicates collapse. */
 export function normalizeTags(tags: string[] | undefined): string[] {
   const out: string[] = [];
   (tags ?? []).forEach((t, i) => {
-    const tag = t.trim().toLowerCase();
-    if (!TAG_RE.test(tag)) throw invalid(`body/tags/${i}`, `must match ${TAG_RE.source} after lowercasing`);
+    const tag = normalizeTag(t, `body/tags/${i}`);
     if (!out.includes(tag)) out.push(tag);
   });
   if (out.length > LIMITS.tagsMax) throw invalid('body/tags', `must have at most ${LIMITS.tagsMax} tags`);

@@ -45,6 +45,9 @@ describe('content: posts', () => {
     ['6 tags', { communitySlug: 'general', body: 'x', tags: ['a', 'b', 'c', 'd', 'e', 'f'] }, 'body/tags'],
     ['bad tag', { communitySlug: 'general', body: 'x', tags: ['ok', 'not ok'] }, 'body/tags/1'],
     ['tag starting with dash', { communitySlug: 'general', body: 'x', tags: ['-ab'] }, 'body/tags/0'],
+    ['empty tag', { communitySlug: 'general', body: 'x', tags: [''] }, 'body/tags/0'],
+    ['tag over 32 characters', { communitySlug: 'general', body: 'x', tags: ['a'.repeat(33)] }, 'body/tags/0'],
+    ['tag whose lowercase is not ASCII', { communitySlug: 'general', body: 'x', tags: ['\u0130x'] }, 'body/tags/0'],
     ['missing communitySlug', { body: 'x' }, 'body/communitySlug'],
   ];
   for (const [name, body, path] of invalid) {
@@ -56,6 +59,24 @@ describe('content: posts', () => {
       expect(r.body.error.details.map((d: any) => d.path)).to.include(path);
     });
   }
+
+  it('tags are lowercased before their pattern is checked (decisions §12), in the body and in the feed filter', async () => {
+    const a = await newAgent();
+    const c = await newCommunity();
+    // U+212A KELVIN SIGN lowercases to the ASCII letter k.
+    const r = await api('POST', '/posts', { key: a.key, body: { communitySlug: c, body: 'x', tags: ['\u212Aelvin', 'A'.repeat(32)] } });
+    expect(r.status, JSON.stringify(r.body)).to.equal(201);
+    expect(r.body.data.tags).to.deep.equal(['kelvin', 'a'.repeat(32)]);
+    const feed = await api('GET', `/feed?community=${c}&tag=${encodeURIComponent('\u212AELVIN')}`);
+    expect(feed.status).to.equal(200);
+    expect(feed.body.data.map((p: any) => p.id)).to.deep.equal([r.body.data.id]);
+    for (const tag of ['-a', 'a_b', 'a'.repeat(33)]) {
+      const bad = await api('GET', `/feed?tag=${encodeURIComponent(tag)}`);
+      expect(bad.status, tag).to.equal(400);
+      expect(bad.body.error.code).to.equal('VALIDATION_FAILED');
+      expect(bad.body.error.details.map((d: any) => d.path)).to.include('query/tag');
+    }
+  });
 
   it('POST /posts needs a key (401) with the post scope (403 INSUFFICIENT_SCOPE)', async () => {
     const r1 = await api('POST', '/posts', { body: { communitySlug: 'general', body: 'x' } });

@@ -3142,6 +3142,7 @@ export interface operations {
                 limit?: number;
                 /** @description meta.nextCursor of the previous page */
                 cursor?: string;
+                /** @description Lowercased, then must match ^[a-z0-9][a-z0-9-]{0,31}$ */
                 tag?: string;
                 /** @description Community slug */
                 community?: string;
