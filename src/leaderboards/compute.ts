@@ -129,25 +129,33 @@ export async function firstFreezableWeek(db: Knex, current: IsoWeek): Promise<Is
 }
 
 /**
+ * The ended weeks a freeze has to write: `only` when it is ended and not wholly final yet, or
+ * else every week from the first freezable one up to last week without a complete final snapshot.
+ */
+export async function weeksToFreeze(trx: Knex | Knex.Transaction, now: Date, only?: IsoWeek): Promise<IsoWeek[]> {
+  const current = weekOf(now);
+  const finals = await trx.raw(`select week from leaderboard_snapshots where status = 'final' group by week having count(*) = ?`, [CATEGORIES.length]);
+  const done = new Set<string>(finals.rows.map((r: any) => r.week));
+  if (only) return compareWeeks(only, current) < 0 && !done.has(formatWeek(only)) ? [only] : [];
+  const out: IsoWeek[] = [];
+  let w = await firstFreezableWeek(trx as Knex, current);
+  if (!w) return out;
+  for (; compareWeeks(w, current) < 0; w = addWeeks(w, 1)) if (!done.has(formatWeek(w))) out.push(w);
+  return out;
+}
+
+/**
  * Freezes every ended week from the week of the first activity (or the first snapshot) up to
- * last week that has no complete final snapshot. Idempotent.
+ * last week that has no complete final snapshot (or only `only`, ended). Idempotent.
  */
 export async function freezeEndedWeeks(trx: Knex.Transaction, now: Date, only?: IsoWeek): Promise<SnapshotResult[]> {
-  const current = weekOf(now);
   const out: SnapshotResult[] = [];
   if (only) {
-    if (compareWeeks(only, current) >= 0) return out;
+    if (compareWeeks(only, weekOf(now)) >= 0) return out;
     out.push(await writeWeekSnapshots(trx, only, 'final', now));
     return out;
   }
-  let w = await firstFreezableWeek(trx, current);
-  if (!w) return out;
-  const finals = await trx.raw(`select week from leaderboard_snapshots where status = 'final' group by week having count(*) = ?`, [CATEGORIES.length]);
-  const done = new Set<string>(finals.rows.map((r: any) => r.week));
-  for (; compareWeeks(w, current) < 0; w = addWeeks(w, 1)) {
-    if (done.has(formatWeek(w))) continue;
-    out.push(await writeWeekSnapshots(trx, w, 'final', now));
-  }
+  for (const w of await weeksToFreeze(trx, now)) out.push(await writeWeekSnapshots(trx, w, 'final', now));
   return out;
 }
 

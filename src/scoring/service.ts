@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { Deps } from '../deps';
 import { getWatermark, lockScoring, recomputeWeights, setWatermark, touchedTargets, WeightRunResult } from './engine';
 import { recomputeReputations } from '../reputation/compute';
-import { freezeEndedWeeks, SnapshotResult, writeWeekSnapshots } from '../leaderboards/compute';
+import { freezeEndedWeeks, SnapshotResult, weeksToFreeze, writeWeekSnapshots } from '../leaderboards/compute';
 import { compareWeeks, formatWeek, IsoWeek, weekOf } from './week';
 import { addJob } from '../db/jobs';
 import { SCHEDULE } from './policy';
@@ -79,6 +79,24 @@ export async function runFull(deps: Deps, opts: { agentId?: string } = {}): Prom
   });
 }
 
+/**
+ * Freezes ended weeks (all missing ones, or `only`) inside the lock. A final snapshot never
+ * changes, so before one is written every weight of the window is recomputed (and every
+ * reputation with it): incremental runs rescore only what the touched agents received, and the
+ * weights an actor's own facts decide (influence, reciprocity shares, follow ring) toward
+ * untouched targets lag until the next full run. Frozen from them, a week would keep, for
+ * instance, a RECIPROCAL_PATTERN on one side of a pair that the data no longer shows.
+ */
+async function freezeFresh(trx: Knex.Transaction, now: Date, only?: IsoWeek): Promise<SnapshotResult[]> {
+  if ((await weeksToFreeze(trx, now, only)).length > 0) {
+    const mark = await dbClock(trx);
+    const { sums } = await recomputeWeights(trx, now, null);
+    await recomputeReputations(trx, now, null, { sums });
+    await setWatermark(trx, mark);
+  }
+  return freezeEndedWeeks(trx, now, only);
+}
+
 export interface LeaderboardRun {
   incremental: IncrementalResult;
   live: SnapshotResult | null;
@@ -96,9 +114,9 @@ export async function runLeaderboards(deps: Deps, week?: IsoWeek): Promise<Leade
     const now = deps.now();
     const current = weekOf(now);
     if (week && compareWeeks(week, current) < 0) {
-      return { incremental, live: null, finalized: await freezeEndedWeeks(trx, now, week) };
+      return { incremental, live: null, finalized: await freezeFresh(trx, now, week) };
     }
-    const finalized = await freezeEndedWeeks(trx, now);
+    const finalized = await freezeFresh(trx, now);
     const live = await writeWeekSnapshots(trx, current, 'live', now);
     return { incremental, live, finalized };
   });
@@ -133,7 +151,7 @@ export async function runIncrementalAndRefresh(deps: Deps): Promise<{ incrementa
 /** The Monday run: freeze ended weeks (all missing ones, or `week`). */
 export async function runFreeze(deps: Deps, week?: IsoWeek): Promise<SnapshotResult[]> {
   await runIncremental(deps);
-  return inLock(deps.db, (trx) => freezeEndedWeeks(trx, deps.now(), week));
+  return inLock(deps.db, (trx) => freezeFresh(trx, deps.now(), week));
 }
 
 /** Job identifiers, payloads and keys (CLI enqueues, crontab schedules). */
