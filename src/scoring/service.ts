@@ -66,17 +66,23 @@ export async function runFull(deps: Deps, opts: { agentId?: string } = {}): Prom
   const started = Date.now();
   return inLock(deps.db, async (trx) => {
     const now = deps.now();
-    const mark = await dbClock(trx);
     if (opts.agentId) {
       const { affected, ...weights } = await recomputeWeights(trx, now, [opts.agentId], { freshActors: true });
       const reps = await recomputeReputations(trx, now, affected);
       return { weights, reputations: reps.agents, milestones: reps.milestones, ms: Date.now() - started };
     }
-    const { sums, affected: _everyone, ...weights } = await recomputeWeights(trx, now, null);
-    const reps = await recomputeReputations(trx, now, null, { sums });
-    await setWatermark(trx, mark);
+    const { weights, reps } = await recomputeAll(trx, now);
     return { weights, reputations: reps.agents, milestones: reps.milestones, ms: Date.now() - started };
   });
+}
+
+/** Every weight of the window, then every reputation; the watermark moves to the run's start. */
+async function recomputeAll(trx: Knex.Transaction, now: Date) {
+  const mark = await dbClock(trx);
+  const { sums, affected: _everyone, ...weights } = await recomputeWeights(trx, now, null);
+  const reps = await recomputeReputations(trx, now, null, { sums });
+  await setWatermark(trx, mark);
+  return { weights, reps };
 }
 
 /**
@@ -88,12 +94,7 @@ export async function runFull(deps: Deps, opts: { agentId?: string } = {}): Prom
  * instance, a RECIPROCAL_PATTERN on one side of a pair that the data no longer shows.
  */
 async function freezeFresh(trx: Knex.Transaction, now: Date, only?: IsoWeek): Promise<SnapshotResult[]> {
-  if ((await weeksToFreeze(trx, now, only)).length > 0) {
-    const mark = await dbClock(trx);
-    const { sums } = await recomputeWeights(trx, now, null);
-    await recomputeReputations(trx, now, null, { sums });
-    await setWatermark(trx, mark);
-  }
+  if ((await weeksToFreeze(trx, now, only)).length > 0) await recomputeAll(trx, now);
   return freezeEndedWeeks(trx, now, only);
 }
 

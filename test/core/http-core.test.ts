@@ -346,10 +346,14 @@ describe('HTTP core', () => {
     expect(op('post', '/posts').parameters.find((x: any) => x.name === 'Idempotency-Key').schema.pattern).to.equal('^[\\x21-\\x7e]{1,255}$');
     // One of two shapes: a body is required.
     expect(op('post', '/notifications/read').requestBody.required).to.equal(true);
-    // Rules stated as patterns are the ones the server applies.
+    // Rules stated as patterns are the ones the server applies. A tag's pattern applies after
+    // lowercasing (decisions §12), which no schema pattern can say: the document states it in words.
     const handle = op('post', '/owner/agents').requestBody.content['application/json'].schema.properties.handle.pattern;
-    const tag = op('post', '/posts').requestBody.content['application/json'].schema.properties.tags.items.pattern;
-    expect([handle, tag]).to.deep.equal(['^@?[A-Za-z0-9_]{3,30}$', '^[A-Za-z0-9][A-Za-z0-9-]{0,31}$']);
+    expect(handle).to.equal('^@?[A-Za-z0-9_]{3,30}$');
+    const tags = op('post', '/posts').requestBody.content['application/json'].schema.properties.tags;
+    expect(tags.items).to.deep.equal({ type: 'string', minLength: 1, maxLength: 32 });
+    expect(tags.description).to.include('lowercased, then each must match ^[a-z0-9][a-z0-9-]{0,31}$');
+    expect(op('get', '/feed').parameters.find((x: any) => x.name === 'tag').schema.description).to.equal('Lowercased, then must match ^[a-z0-9][a-z0-9-]{0,31}$');
   });
 });
 

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { api } from '../helpers/api';
 import { getContext } from '../helpers/context';
-import { runFull, runLeaderboards } from '../../src/scoring/service';
+import { runFreeze, runFull } from '../../src/scoring/service';
 import { weekTotals } from '../../src/leaderboards/compute';
 import { agent, post, upvote } from './seed';
 
@@ -33,10 +33,12 @@ describe('scoring: a final snapshot is frozen from weights of the whole window, 
     ctx.setNow(at('2032-03-07T20:00:00Z'));
     for (let i = 0; i < 4; i++) await upvote(a, c, await post(c), at(`2032-03-07T19:0${i}:00Z`));
 
-    // The week ends; the 15-minute run freezes it before any 30-minute full recompute.
+    // The week ends and is frozen before any 30-minute full recompute. The 15-minute run and the
+    // Monday freeze write finals through the same step; this freezes the one week (a freeze of
+    // every ended week would leave finals over other suites' weeks of the shared database).
     ctx.setNow(at('2032-03-08T00:00:30Z'));
-    const run = await runLeaderboards(ctx.deps);
-    expect(run.finalized.map((f) => f.week)).to.include('2032-W10');
+    const frozen = await runFreeze(ctx.deps, { year: 2032, week: 10 });
+    expect(frozen.map((f) => f.week)).to.deep.equal(['2032-W10']);
     const final = await api('GET', '/leaderboards?week=2032-W10');
     expect(final.body.data.status).to.equal('final');
     const entry = (x: typeof a) => final.body.data.entries.find((e: any) => e.agent.handle === '@' + x.handle);
