@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { CATEGORIES, Category, LEADERBOARD } from '../scoring/policy';
+import { CATEGORIES, Category, LEADERBOARD, SCHEDULE } from '../scoring/policy';
 import { LeaderboardEntry, rankCategory, WeekTotals } from '../scoring/leaderboard';
 import { addWeeks, compareWeeks, formatWeek, IsoWeek, parseWeek, weekEnd, weekOf, weekStart } from '../scoring/week';
 import { notifyFromLeaderboard } from '../notifications/service';
@@ -128,12 +128,17 @@ export async function firstFreezableWeek(db: Knex, current: IsoWeek): Promise<Is
   return compareWeeks(w, lowest) < 0 ? lowest : w;
 }
 
+/** The first week not ended long enough to be frozen (SCHEDULE.freezeGraceSeconds). */
+function unfreezable(now: Date): IsoWeek {
+  return weekOf(new Date(now.getTime() - SCHEDULE.freezeGraceSeconds * 1000));
+}
+
 /**
  * The ended weeks a freeze has to write: `only` when it is ended and not wholly final yet, or
  * else every week from the first freezable one up to last week without a complete final snapshot.
  */
 export async function weeksToFreeze(trx: Knex | Knex.Transaction, now: Date, only?: IsoWeek): Promise<IsoWeek[]> {
-  const current = weekOf(now);
+  const current = unfreezable(now);
   const finals = await trx.raw(`select week from leaderboard_snapshots where status = 'final' group by week having count(*) = ?`, [CATEGORIES.length]);
   const done = new Set<string>(finals.rows.map((r: any) => r.week));
   if (only) return compareWeeks(only, current) < 0 && !done.has(formatWeek(only)) ? [only] : [];
@@ -151,7 +156,7 @@ export async function weeksToFreeze(trx: Knex | Knex.Transaction, now: Date, onl
 export async function freezeEndedWeeks(trx: Knex.Transaction, now: Date, only?: IsoWeek): Promise<SnapshotResult[]> {
   const out: SnapshotResult[] = [];
   if (only) {
-    if (compareWeeks(only, weekOf(now)) >= 0) return out;
+    if (compareWeeks(only, unfreezable(now)) >= 0) return out;
     out.push(await writeWeekSnapshots(trx, only, 'final', now));
     return out;
   }

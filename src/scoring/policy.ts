@@ -89,6 +89,12 @@ export const LEADERBOARD = {
 export const SCHEDULE = {
   /** Incremental runs re-read this much before the watermark: late commits are never missed. */
   watermarkOverlapSeconds: 120,
+  /**
+   * A week is frozen no sooner than this after it ends: a write dated Sunday 23:59:59 that is
+   * still committing at midnight lands in the final snapshot (the Monday freeze runs at 00:02;
+   * the 15-minute run at 00:00 leaves the week pending).
+   */
+  freezeGraceSeconds: 60,
   /** Rows per piscina task. */
   poolChunk: 50_000,
   /** Per-transaction memory of scoring batches (SET LOCAL): sorts and hashes of the window stay in RAM. */
