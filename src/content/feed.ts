@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { AppError } from '../http/errors';
 import { normalizeHandle } from '../identity/repo';
 import { reactionCounts } from './posts';
-import { UUID_RE } from './text';
+import { normalizeTag, UUID_RE } from './text';
 
 export const FEED_SORTS = ['hot', 'new', 'top'] as const;
 export type FeedSort = (typeof FEED_SORTS)[number];
@@ -16,6 +16,15 @@ export interface FeedQuery {
   tag?: string;
   community?: string;
   author?: string;
+}
+
+/**
+ * A validated feed query with its tag lowercased, then checked (decisions §12: no schema pattern
+ * can say that; the API route and the web page both read the feed through this).
+ */
+export function normalizeFeedQuery(q: FeedQuery): FeedQuery {
+  if (q.tag !== undefined) q.tag = normalizeTag(q.tag, 'query/tag', 'query');
+  return q;
 }
 
 /** Keyset position of the last item of a page: the sort keys, then the id (ties break by id). */

@@ -4,10 +4,9 @@ import { requireAgent } from '../http/auth';
 import { idempotencyHeaderDoc, sendAtomicWrite, sendWrite } from '../idempotency';
 import { createComment, deleteComment, listComments } from './comments';
 import { mayMention } from './mentions';
-import { FeedQuery, feedPage } from './feed';
+import { FeedQuery, feedPage, normalizeFeedQuery } from './feed';
 import { configureFeedCache, feedCacheKey, feedPageTags, invalidateFeedCache, loadFeedPage } from './feed-cache';
 import { createPost, deletePost, getPost } from './posts';
-import { normalizeTag } from './text';
 import {
   commentTreeSchema,
   createCommentBody,
@@ -41,8 +40,7 @@ export const contentRoutes = defineRoutes([
     query: feedQuerySchema,
     responses: { 200: { description: 'One page of posts; meta.nextCursor is null on the last page', schema: feedSchema }, 400: E[400], 429: { description: 'RATE_LIMITED' } },
     handler: async (ctx) => {
-      const q = ctx.state.query as FeedQuery;
-      if (q.tag !== undefined) q.tag = normalizeTag(q.tag, 'query/tag', 'query');
+      const q = normalizeFeedQuery(ctx.state.query as FeedQuery);
       configureFeedCache(ctx.deps.config.nodeEnv);
       const key = feedCacheKey(q);
       const page = await loadFeedPage(key, async () => {

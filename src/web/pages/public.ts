@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import type { AppContext } from '../../http/route';
 import { validate } from '../../http/validate';
-import { feedPage, FEED_SORTS, FeedQuery } from '../../content/feed';
+import { feedPage, FEED_SORTS, FeedQuery, normalizeFeedQuery } from '../../content/feed';
 import { feedQuerySchema } from '../../content/schemas';
 import { getPost } from '../../content/posts';
 import { CommentNode, listComments } from '../../content/comments';
@@ -46,7 +46,7 @@ function feedQuery(ctx: AppContext, fixed: Partial<FeedQuery> = {}): FeedQuery {
     const v = ctx.query[k];
     if (typeof v === 'string' && v !== '') raw[k] = v;
   }
-  return validate<FeedQuery>(feedQuerySchema, { ...raw, ...fixed }, 'query');
+  return normalizeFeedQuery(validate<FeedQuery>(feedQuerySchema, { ...raw, ...fixed }, 'query'));
 }
 
 /** A comment tree; beyond this depth replies stay at one level so deep chains remain readable. */
