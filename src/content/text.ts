@@ -36,8 +36,8 @@ export function hotRankSql(score: string, createdAt: string): string {
            + (floor(extract(epoch from ${createdAt}) * 1000)::float8 / 1000 - ${HOT_EPOCH_SECONDS}) / ${HOT_SCALE_SECONDS})`;
 }
 
-function invalid(path: string, message: string): AppError {
-  return new AppError(400, 'VALIDATION_FAILED', 'Request body is invalid', { details: [{ path, message }] });
+function invalid(path: string, message: string, where: 'body' | 'query' = 'body'): AppError {
+  return new AppError(400, 'VALIDATION_FAILED', `Request ${where} is invalid`, { details: [{ path, message }] });
 }
 
 /**
@@ -46,9 +46,7 @@ function invalid(path: string, message: string): AppError {
  */
 export function normalizeTag(tag: string, path: string, where: 'body' | 'query' = 'body'): string {
   const t = tag.trim().toLowerCase();
-  if (!TAG_RE.test(t)) {
-    throw new AppError(400, 'VALIDATION_FAILED', `Request ${where} is invalid`, { details: [{ path, message: `must match ${TAG_RE.source} after lowercasing` }] });
-  }
+  if (!TAG_RE.test(t)) throw invalid(path, `must match ${TAG_RE.source} after lowercasing`, where);
   return t;
 }
 
