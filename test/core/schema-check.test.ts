@@ -2,18 +2,14 @@ import knexFactory, { Knex } from 'knex';
 import { expect } from 'chai';
 import { createDb } from '../../src/db/knex';
 import { migrateAll, pendingMigrations } from '../../src/db/migrate';
-import { ADMIN_PG_URL, TEST_REDIS_URL } from '../helpers/context';
+import { ADMIN_PG_URL, dbUrl, TEST_REDIS_URL } from '../helpers/context';
 import { freePort, outputOf, runToEnd, spawnEntry, stopChild, waitHttp } from '../faults/harness';
 
 /** The web process started on a database the release step never migrated. */
 describe('web process: refuses a database whose schema is behind the code', function () {
   this.timeout(90_000);
   const name = `svc_schema_${Date.now().toString(36)}`;
-  const url = (() => {
-    const u = new URL(ADMIN_PG_URL);
-    u.pathname = '/' + name;
-    return u.toString();
-  })();
+  const url = dbUrl(name);
   let admin: Knex;
   let db: Knex;
 

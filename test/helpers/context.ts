@@ -29,7 +29,7 @@ export interface TestContext {
 
 let ctxPromise: Promise<TestContext> | null = null;
 
-function dbUrl(name: string): string {
+export function dbUrl(name: string): string {
   const u = new URL(ADMIN_PG_URL);
   u.pathname = '/' + name;
   return u.toString();
