@@ -52,7 +52,13 @@ async function main() {
   const u = new URL(ADMIN);
   u.pathname = '/' + dbName;
   const databaseUrl = u.toString();
-  const config = loadConfig({ NODE_ENV: 'test', DATABASE_URL: databaseUrl, WEBHOOK_ALLOW_PRIVATE: 'true', SESSION_SECRET: 'bench-session-secret-0123456789abcdef01', LOG_LEVEL: 'silent' });
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    DATABASE_URL: databaseUrl,
+    WEBHOOK_ALLOW_PRIVATE: 'true',
+    SESSION_SECRET: 'bench-session-secret-0123456789abcdef01',
+    LOG_LEVEL: 'silent',
+  });
   const log = createLogger('silent');
   const db = createDb(databaseUrl, 10);
   const deps: Deps = { config, log, db, limiter: createLimiter(config, log), now: () => new Date() };
@@ -61,18 +67,28 @@ async function main() {
     const owner = await createOwner(db, { email: 'bench@example.test', password: 'bench-password-123' });
     const agent = await createAgent(db, { handle: 'bench_agent', displayName: 'Bench', ownerId: owner.id });
     let secret = '';
-    for (let i = 0; i < WEBHOOKS; i++) secret = (await createWebhook(deps, owner.id, agent.id, { url, events: ['agent.mentioned'] })).secret;
+    for (let i = 0; i < WEBHOOKS; i++)
+      secret = (await createWebhook(deps, owner.id, agent.id, { url, events: ['agent.mentioned'] })).secret;
     const total = EVENTS * WEBHOOKS;
 
     // Baseline: the same signed POSTs, straight from this process.
-    const body = JSON.stringify({ type: 'agent.mentioned', timestamp: new Date().toISOString(), data: { agentId: agent.id, n: 0 } });
+    const body = JSON.stringify({
+      type: 'agent.mentioned',
+      timestamp: new Date().toISOString(),
+      data: { agentId: agent.id, n: 0 },
+    });
     let next = 0;
     const b0 = performance.now();
     await Promise.all(
       Array.from({ length: CONCURRENCY }, async () => {
         while (next < total) {
           next++;
-          await postWebhook({ url, headers: webhookHeaders(secret, 'evt_bench', new Date(), body), body, guard: { allowPrivate: true } });
+          await postWebhook({
+            url,
+            headers: webhookHeaders(secret, 'evt_bench', new Date(), body),
+            body,
+            guard: { allowPrivate: true },
+          });
         }
       }),
     );
@@ -81,7 +97,8 @@ async function main() {
 
     // Queued: emit in transactions (as writes do), then let the worker drain it.
     const e0 = performance.now();
-    for (let i = 0; i < EVENTS; i++) await db.transaction((trx) => emitEvent(trx, { type: 'agent.mentioned', agentId: agent.id, data: { n: i } }));
+    for (let i = 0; i < EVENTS; i++)
+      await db.transaction((trx) => emitEvent(trx, { type: 'agent.mentioned', agentId: agent.id, data: { n: i } }));
     const emitSecs = (performance.now() - e0) / 1000;
     const t0 = performance.now();
     const pgPool = new pg.Pool({ connectionString: databaseUrl, max: CONCURRENCY + 2 });
@@ -97,7 +114,9 @@ async function main() {
     });
     const deadline = Date.now() + 120_000;
     for (;;) {
-      const [{ count }] = await db('webhook_deliveries').where({ status: 'succeeded' }).count<{ count: number }[]>('* as count');
+      const [{ count }] = await db('webhook_deliveries')
+        .where({ status: 'succeeded' })
+        .count<{ count: number }[]>('* as count');
       if (Number(count) >= total) break;
       if (Date.now() > deadline) throw new Error(`only ${count}/${total} deliveries after 120 s`);
       await new Promise((r) => setTimeout(r, 20));
@@ -111,8 +130,12 @@ async function main() {
     console.log(`events=${EVENTS} webhooks/agent=${WEBHOOKS} deliveries=${total} concurrency=${CONCURRENCY}`);
     console.log(`baseline  direct signed POSTs:            ${rate(total, baselineSecs)} deliveries/s`);
     console.log(`emit      emitEvent in a transaction:     ${rate(EVENTS, emitSecs)} events/s`);
-    console.log(`queued    fan-out + delivery (worker):    ${rate(EVENTS, queuedSecs)} events/s, ${rate(total, queuedSecs)} deliveries/s`);
-    console.log(`ratio     queued / baseline deliveries:   ${(rate(total, queuedSecs) / rate(total, baselineSecs)).toFixed(3)}`);
+    console.log(
+      `queued    fan-out + delivery (worker):    ${rate(EVENTS, queuedSecs)} events/s, ${rate(total, queuedSecs)} deliveries/s`,
+    );
+    console.log(
+      `ratio     queued / baseline deliveries:   ${(rate(total, queuedSecs) / rate(total, baselineSecs)).toFixed(3)}`,
+    );
     console.log(`receiver  requests=${received} missing=${Math.max(0, lost)}`);
   } finally {
     await deps.limiter.close();

@@ -34,7 +34,9 @@ async function seed(url: string) {
   const db = createDb(url, 2);
   await migrateAll(db, url);
   const t0 = performance.now();
-  await db.raw(`insert into agents (handle, display_name) select 'bench_' || g, 'Bench ' || g from generate_series(1, 1000) g`);
+  await db.raw(
+    `insert into agents (handle, display_name) select 'bench_' || g, 'Bench ' || g from generate_series(1, 1000) g`,
+  );
   // Posts spread over 30 days with skewed scores; hot by the decisions §5 formula.
   await db.raw(
     `insert into posts (community_id, author_id, title, body, tags, score, upvotes, downvotes, comments_count, hot, created_at)
@@ -56,10 +58,14 @@ async function seed(url: string) {
 }
 
 function startServer(mode: Mode, url: string, extra: string[] = []): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'lib', 'feed-server.ts'), mode, ...extra], {
-    env: { ...process.env, BENCH_DATABASE_URL: url },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', path.join(__dirname, 'lib', 'feed-server.ts'), mode, ...extra],
+    {
+      env: { ...process.env, BENCH_DATABASE_URL: url },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   return new Promise((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (d) => {
@@ -104,13 +110,17 @@ async function main() {
     const row = (label: string, m: M) =>
       `| ${label} | ${m.bytes} | ${m.total} | ${Math.round(m.rps)} | ${m.p50} | ${m.p99} | ${(m.rps / bare.rps).toFixed(2)} | ${(m.rps / bareSame.rps).toFixed(2)} |`;
     console.log(`\n${POSTS} posts, ${CONNECTIONS} connections, ${SECONDS} s per measurement\n`);
-    console.log('| route | body bytes | requests | req/s | p50 ms | p99 ms | ratio to bare | ratio to bare, same body size |');
+    console.log(
+      '| route | body bytes | requests | req/s | p50 ms | p99 ms | ratio to bare | ratio to bare, same body size |',
+    );
     console.log('|---|---|---|---|---|---|---|---|');
     console.log(row('bare Koa route, small body (baseline)', bare));
     console.log(row('bare Koa route, static body of the feed page size (baseline)', bareSame));
     console.log(row('GET /api/v1/feed?sort=hot (20 items)', feed));
     console.log(row('same, micro-cache off (every request queries PostgreSQL)', nocache));
-    console.log(`\nfeed/bare ${(feed.rps / bare.rps).toFixed(2)}, feed/bare-same-size ${(feed.rps / bareSame.rps).toFixed(2)} (target >= 0.35)`);
+    console.log(
+      `\nfeed/bare ${(feed.rps / bare.rps).toFixed(2)}, feed/bare-same-size ${(feed.rps / bareSame.rps).toFixed(2)} (target >= 0.35)`,
+    );
   } finally {
     await admin.raw(`drop database if exists "${name}" with (force)`);
     await admin.destroy();

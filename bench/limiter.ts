@@ -57,7 +57,11 @@ async function main() {
   // Every call names a fresh agent/thread, so each one takes the accepted path (the costlier one: it writes every log).
   const owners = Array.from({ length: 64 }, () => crypto.randomUUID());
   let n = 0;
-  const subject = (): LimitSubject => ({ agentId: crypto.randomUUID(), ownerId: owners[n++ % owners.length], threadId: crypto.randomUUID() });
+  const subject = (): LimitSubject => ({
+    agentId: crypto.randomUUID(),
+    ownerId: owners[n++ % owners.length],
+    threadId: crypto.randomUUID(),
+  });
   const consume = (action: LimitAction) => () => limiter.consume(action, subject()).catch(() => undefined);
   // A rejected attempt: one agent hammering, stuck in its post gap.
   const hot = { agentId: crypto.randomUUID(), ownerId: crypto.randomUUID() };
@@ -82,7 +86,10 @@ async function main() {
   console.log(`limiter bench: ${SECONDS}s per phase, concurrency ${CONCURRENCY} for throughput, ${URL}`);
   console.log('\n| sequential call | n | p50 ms | p99 ms | p50 / PING p50 | p99 / PING p99 |');
   console.log('|---|---|---|---|---|---|');
-  for (const [name, r] of rows) console.log(`| ${name} | ${r.n} | ${f(r.p50)} | ${f(r.p99)} | ${(r.p50 / ping.p50).toFixed(2)} | ${(r.p99 / ping.p99).toFixed(2)} |`);
+  for (const [name, r] of rows)
+    console.log(
+      `| ${name} | ${r.n} | ${f(r.p50)} | ${f(r.p99)} | ${(r.p50 / ping.p50).toFixed(2)} | ${(r.p99 / ping.p99).toFixed(2)} |`,
+    );
   console.log(`\n| concurrent (${CONCURRENCY} in flight) | ops/s | ratio to PING |`);
   console.log('|---|---|---|');
   for (const [name, t] of tputs) console.log(`| ${name} | ${Math.round(t)} | ${(t / pingTput).toFixed(2)} |`);

@@ -89,9 +89,15 @@ async function seed(url: string): Promise<{ agents: Agent[]; posts: string[]; au
   const db = createDb(url, 4);
   await migrateAll(db, url);
   const tag = Date.now().toString(36);
-  const rows = (await db.raw(`insert into agents (handle, display_name, created_at) select 'l' || ? || '_' || g, 'Load ' || g, now() - (g % 60) * interval '1 day' from generate_series(1, ?) g returning id, handle`, [tag, AGENTS])).rows as { id: string; handle: string }[];
+  const rows = (
+    await db.raw(
+      `insert into agents (handle, display_name, created_at) select 'l' || ? || '_' || g, 'Load ' || g, now() - (g % 60) * interval '1 day' from generate_series(1, ?) g returning id, handle`,
+      [tag, AGENTS],
+    )
+  ).rows as { id: string; handle: string }[];
   const agents: Agent[] = [];
-  for (const r of rows) agents.push({ id: r.id, handle: r.handle, key: (await issueApiKey(db, r.id, [...SCOPES])).key });
+  for (const r of rows)
+    agents.push({ id: r.id, handle: r.handle, key: (await issueApiKey(db, r.id, [...SCOPES])).key });
   await db.raw(
     `insert into posts (community_id, author_id, title, body, tags, score, upvotes, downvotes, comments_count, hot, created_at)
      select c.id, a.id, 'Load post ' || g, ${seededBodySql(BODY_WORDS)}, array['tag' || (g % 30), 'load'],
@@ -200,10 +206,23 @@ class Writer {
   }
   request(): Req | null {
     const r = Math.random();
-    const json = (a: Agent, method: string, p: string, body: object): Req => ({ method, path: p, headers: { authorization: `Bearer ${a.key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const json = (a: Agent, method: string, p: string, body: object): Req => ({
+      method,
+      path: p,
+      headers: { authorization: `Bearer ${a.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     if (r < 0.1) {
       const a = this.pick('post');
-      return a && json(a, 'POST', '/api/v1/posts', { communitySlug: this.slugs[Math.floor(Math.random() * this.slugs.length)], title: 'load', body: 'load test post body', tags: ['load'] });
+      return (
+        a &&
+        json(a, 'POST', '/api/v1/posts', {
+          communitySlug: this.slugs[Math.floor(Math.random() * this.slugs.length)],
+          title: 'load',
+          body: 'load test post body',
+          tags: ['load'],
+        })
+      );
     }
     if (r < 0.3) {
       const a = this.pick('comment');
@@ -225,7 +244,12 @@ class Writer {
     }
     if (r < 0.85) {
       const a = this.pick('react');
-      return a && json(a, 'POST', `/api/v1/posts/${this.post()}/react`, { type: ['love', 'fire', 'funny', 'smart', 'savage'][Math.floor(Math.random() * 5)] });
+      return (
+        a &&
+        json(a, 'POST', `/api/v1/posts/${this.post()}/react`, {
+          type: ['love', 'fire', 'funny', 'smart', 'savage'][Math.floor(Math.random() * 5)],
+        })
+      );
     }
     const a = this.pick('follow');
     const t = this.agents[Math.floor(Math.random() * this.agents.length)];
@@ -243,7 +267,11 @@ function readKinds(agents: Agent[], posts: string[]): [number, string, () => Req
     [0.15, 'GET /posts/{id}', () => ({ method: 'GET', path: `/api/v1/posts/${any(posts)}` })],
     [0.15, 'GET /posts/{id}/comments', () => ({ method: 'GET', path: `/api/v1/posts/${any(posts)}/comments` })],
     [0.12, 'GET /leaderboards', () => ({ method: 'GET', path: `/api/v1/leaderboards?category=${any(cats)}` })],
-    [0.14, 'GET /agents/{handle}/reputation', () => ({ method: 'GET', path: `/api/v1/agents/${any(agents).handle}/reputation` })],
+    [
+      0.14,
+      'GET /agents/{handle}/reputation',
+      () => ({ method: 'GET', path: `/api/v1/agents/${any(agents).handle}/reputation` }),
+    ],
     [0.14, 'GET /agents/{handle}', () => ({ method: 'GET', path: `/api/v1/agents/${any(agents).handle}` })],
   ];
 }
@@ -296,7 +324,21 @@ async function measure(port: number, next: () => Req, seconds: number): Promise<
   const cpu = new Map<SvcRole, number>([...(used?.byRole ?? [])].map(([role, t]) => [role, t.user + t.sys]));
   let s5xx = 0;
   for (const [s, n] of status) if (s >= 500) s5xx += n;
-  return { rps: r.requests.total / r.duration, p50: r.latency.p50, p99: r.latency.p99, p999: r.latency.p99_9 ?? r.latency.p999, total: r.requests.total, non2xx: r.non2xx, errors: r.errors + r.timeouts, s5xx, s429: status.get(429) ?? 0, bytes: Math.round(r.throughput.total / Math.max(1, r.requests.total)), seconds: r.duration, cpu, idle: used?.idleShare ?? 0 };
+  return {
+    rps: r.requests.total / r.duration,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    p999: r.latency.p99_9 ?? r.latency.p999,
+    total: r.requests.total,
+    non2xx: r.non2xx,
+    errors: r.errors + r.timeouts,
+    s5xx,
+    s429: status.get(429) ?? 0,
+    bytes: Math.round(r.throughput.total / Math.max(1, r.requests.total)),
+    seconds: r.duration,
+    cpu,
+    idle: used?.idleShare ?? 0,
+  };
 }
 
 /** Several measurements of one workload as one: summed counts, req/s over the summed time, median p50, worst p99 and p99.9. */
@@ -343,37 +385,79 @@ async function main() {
   try {
     const t0 = Date.now();
     const { agents, posts, authorOf } = await seed(url);
-    console.log(`seeded ${agents.length} agents with keys and ${POSTS} posts${BODY_WORDS ? ` of ${BODY_WORDS} words` : ''} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    console.log(
+      `seeded ${agents.length} agents with keys and ${POSTS} posts${BODY_WORDS ? ` of ${BODY_WORDS} words` : ''} in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
+    );
     const port = await freePort();
-    const env = { ...process.env, NODE_ENV: 'production', DATABASE_URL: url, REDIS_URL: REDIS, PORT: String(port), HOST: '127.0.0.1', PUBLIC_URL: `http://127.0.0.1:${port}`, SESSION_SECRET: 'bench-session-secret-0123456789abcdef0123456789', LOG_LEVEL: LOG_LEVEL };
+    const env = {
+      ...process.env,
+      NODE_ENV: 'production',
+      DATABASE_URL: url,
+      REDIS_URL: REDIS,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      PUBLIC_URL: `http://127.0.0.1:${port}`,
+      SESSION_SECRET: 'bench-session-secret-0123456789abcdef0123456789',
+      LOG_LEVEL: LOG_LEVEL,
+    };
     const prof = CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', CPU_PROF] : [];
-    const entry = [...prof, ...(USE_DIST ? [path.join(ROOT, 'dist/src/server.js')] : ['-r', 'tsx/cjs', path.join(ROOT, 'src/server.ts')])];
+    const entry = [
+      ...prof,
+      ...(USE_DIST ? [path.join(ROOT, 'dist/src/server.js')] : ['-r', 'tsx/cjs', path.join(ROOT, 'src/server.ts')]),
+    ];
     // As deployed: JSON request logs at info, written to a file as a log collector would read them.
     const logFd = fs.openSync(logFile, 'w');
     const server = await startChild(entry, env, port, logFd);
     // The worker process too, as deployed (Procfile: web + worker): it runs the debounced scoring
     // job that every write schedules, and the event fan-out.
-    const worker = spawn(process.execPath, USE_DIST ? [path.join(ROOT, 'dist/src/worker.js')] : ['-r', 'tsx/cjs', path.join(ROOT, 'src/worker.ts')], { cwd: ROOT, env, stdio: ['ignore', logFd, 'inherit'] });
+    const worker = spawn(
+      process.execPath,
+      USE_DIST ? [path.join(ROOT, 'dist/src/worker.js')] : ['-r', 'tsx/cjs', path.join(ROOT, 'src/worker.ts')],
+      { cwd: ROOT, env, stdio: ['ignore', logFd, 'inherit'] },
+    );
     fs.closeSync(logFd);
     children.push(server, worker);
     const barePids: number[] = [];
     const floorPids: number[] = [];
-    classify = svcClassifier({ web: () => [server.pid!, ...floorPids], worker: () => [worker.pid!], bare: () => barePids, database: name });
-    const slugs = ((await (await fetch(`http://127.0.0.1:${port}/api/v1/communities`)).json()) as any).data.map((c: any) => c.slug);
+    classify = svcClassifier({
+      web: () => [server.pid!, ...floorPids],
+      worker: () => [worker.pid!],
+      bare: () => barePids,
+      database: name,
+    });
+    const slugs = ((await (await fetch(`http://127.0.0.1:${port}/api/v1/communities`)).json()) as any).data.map(
+      (c: any) => c.slug,
+    );
     // Activity for scoring, then one recompute so leaderboard and reputation reads serve real snapshots.
     const w = new Writer(agents, posts, slugs, authorOf);
     for (let i = 0; i < 400; i++) {
       const rq = w.request();
-      if (rq) await fetch(`http://127.0.0.1:${port}${rq.path}`, { method: rq.method, headers: rq.headers, body: rq.body });
+      if (rq)
+        await fetch(`http://127.0.0.1:${port}${rq.path}`, { method: rq.method, headers: rq.headers, body: rq.body });
     }
     for (const cmd of ['recompute-reputation', 'recompute-leaderboards']) {
-      const r = spawnSync(process.execPath, [...(USE_DIST ? [path.join(ROOT, 'dist/src/cli.js')] : ['-r', 'tsx/cjs', path.join(ROOT, 'src/cli.ts')]), cmd], { cwd: ROOT, env: { ...env, NODE_ENV: 'production' }, encoding: 'utf8', timeout: 120_000 });
+      const r = spawnSync(
+        process.execPath,
+        [...(USE_DIST ? [path.join(ROOT, 'dist/src/cli.js')] : ['-r', 'tsx/cjs', path.join(ROOT, 'src/cli.ts')]), cmd],
+        { cwd: ROOT, env: { ...env, NODE_ENV: 'production' }, encoding: 'utf8', timeout: 120_000 },
+      );
       console.log(`${cmd}: exit ${r.status}${r.status ? ' ' + (r.stderr || r.stdout).slice(0, 300) : ''}`);
     }
     if (process.argv.includes('--hold')) {
       // Profiling: leave the seeded server running and print what a load generator needs.
       const file = path.join(os.tmpdir(), 'svc-load-hold.json');
-      fs.writeFileSync(file, JSON.stringify({ port, url, database: name, pids: { web: server.pid, worker: worker.pid }, agents, posts, slugs }));
+      fs.writeFileSync(
+        file,
+        JSON.stringify({
+          port,
+          url,
+          database: name,
+          pids: { web: server.pid, worker: worker.pid },
+          agents,
+          posts,
+          slugs,
+        }),
+      );
       console.log(`server on port ${port}, database ${url}; agents, keys and posts in ${file}; Ctrl-C ends`);
       await new Promise((r) => process.once('SIGINT', r));
       return;
@@ -400,35 +484,66 @@ async function main() {
     const { sent, next: mixed } = withWrites(WRITE_SHARE);
     // The floors answer far faster than the server: each schedule gets enough (unchecked) agents
     // that a write finds one free, so it too sends its share of writes.
-    const floorAgents = Array.from({ length: 8000 }, (_, i) => ({ id: `floor-${i}`, handle: `floor_${i}`, key: 'unchecked' }));
+    const floorAgents = Array.from({ length: 8000 }, (_, i) => ({
+      id: `floor-${i}`,
+      handle: `floor_${i}`,
+      key: 'unchecked',
+    }));
     const floors = [
       { name: 'floor', label: 'floor of the mix: reads from memory, each write one INSERT', env: {} },
-      { name: 'floor-limited', label: 'floor + one Redis round trip per write (a shared limit)', env: { LIMIT_REDIS: REDIS } },
+      {
+        name: 'floor-limited',
+        label: 'floor + one Redis round trip per write (a shared limit)',
+        env: { LIMIT_REDIS: REDIS },
+      },
       { name: 'floor-reads', label: 'floor + one query per post, comments or profile read', env: { READ_ROWS: '1' } },
     ]
       .filter((f) => ONLY.includes(f.name))
-      .map((f) => ({ ...f, port: 0, runs: [] as Result[], ...withWrites(WRITE_SHARE, new Writer(floorAgents, posts, slugs, authorOf)) }));
+      .map((f) => ({
+        ...f,
+        port: 0,
+        runs: [] as Result[],
+        ...withWrites(WRITE_SHARE, new Writer(floorAgents, posts, slugs, authorOf)),
+      }));
     if (floors.length) {
       const fdb = createDb(url, 1);
-      await fdb.raw('create table bench_floor_writes (id bigserial primary key, path text not null, body text not null, created_at timestamptz not null default now())');
+      await fdb.raw(
+        'create table bench_floor_writes (id bigserial primary key, path text not null, body text not null, created_at timestamptz not null default now())',
+      );
       await fdb.destroy();
     }
     for (const f of floors) {
       f.port = await freePort();
-      const child = await startChild(['-e', FLOOR], { ...process.env, ...f.env, PORT: String(f.port), DATABASE_URL: url, READ_BYTES: String(FLOOR_READ_BYTES) }, f.port);
+      const child = await startChild(
+        ['-e', FLOOR],
+        { ...process.env, ...f.env, PORT: String(f.port), DATABASE_URL: url, READ_BYTES: String(FLOOR_READ_BYTES) },
+        f.port,
+      );
       children.push(child);
       floorPids.push(child.pid!);
     }
     const cats = ['overall', 'helpful', 'funny', 'debater', 'rising', 'savage'];
-    const lb = () => ({ method: 'GET', path: `/api/v1/leaderboards?category=${cats[Math.floor(Math.random() * cats.length)]}` });
-    const rep = () => ({ method: 'GET', path: `/api/v1/agents/${agents[Math.floor(Math.random() * agents.length)].handle}/reputation` });
+    const lb = () => ({
+      method: 'GET',
+      path: `/api/v1/leaderboards?category=${cats[Math.floor(Math.random() * cats.length)]}`,
+    });
+    const rep = () => ({
+      method: 'GET',
+      path: `/api/v1/agents/${agents[Math.floor(Math.random() * agents.length)].handle}/reputation`,
+    });
     const bareReq = () => ({ method: 'GET', path: '/' });
 
     await measure(barePort, bareReq, 2); // warm-up
     await measure(port, read, 2);
     // Interleaved rounds (bare, mixed, leaderboards, reputation, then again): load from other
     // processes on the shared machine falls on the baseline and the app alike.
-    const runs: Record<'bare' | 'mixed' | 'lb' | 'rep' | 'writes', Result[]> = { bare: [], mixed: [], lb: [], rep: [], writes: [] };
+    const runs: Record<'bare' | 'mixed' | 'lb' | 'rep' | 'writes', Result[]> = {
+      bare: [],
+      mixed: [],
+      lb: [],
+      rep: [],
+      writes: [],
+    };
     const { sent: sentAlone, next: writesOnly } = withWrites(1);
     const slice = SECONDS / ROUNDS;
     for (let i = 0; i < ROUNDS; i++) {
@@ -439,18 +554,31 @@ async function main() {
       if (ONLY.includes('writes')) runs.writes.push(await measure(port, writesOnly, slice));
       for (const f of floors) f.runs.push(await measure(f.port, f.next, slice));
     }
-    const [bare, mix, lbr, repr, writesAlone] = [combine(runs.bare), combine(runs.mixed), combine(runs.lb), combine(runs.rep), combine(runs.writes)];
+    const [bare, mix, lbr, repr, writesAlone] = [
+      combine(runs.bare),
+      combine(runs.mixed),
+      combine(runs.lb),
+      combine(runs.rep),
+      combine(runs.writes),
+    ];
 
     const row = (label: string, m: Result, target: string) =>
       `| ${label} | ${m.bytes} | ${m.total} | ${Math.round(m.rps)} | ${m.p50} | ${m.p99} | ${m.p999} | ${((100 * (m.non2xx + m.errors)) / Math.max(1, m.total)).toFixed(2)}% | ${m.s429} | ${m.s5xx} | ${(m.rps / bare.rps).toFixed(2)} | ${target} |`;
     const logText = fs.readFileSync(logFile, 'utf8');
     const logLines = logText.split('\n').length - 1;
-    console.log(`\n${AGENTS} agents, ${POSTS} posts, ${CONNECTIONS} connections, ${SECONDS} s per workload in ${ROUNDS} interleaved rounds, server ${USE_DIST ? 'dist/src/server.js' : 'src/server.ts (tsx)'} (NODE_ENV=production, LOG_LEVEL=${LOG_LEVEL}: ${logLines} log lines written)\n`);
-    console.log('| workload | bytes/response | requests | req/s | p50 ms | p99 ms | p99.9 ms | error rate | 429 | 5xx | ratio to bare | target |');
+    console.log(
+      `\n${AGENTS} agents, ${POSTS} posts, ${CONNECTIONS} connections, ${SECONDS} s per workload in ${ROUNDS} interleaved rounds, server ${USE_DIST ? 'dist/src/server.js' : 'src/server.ts (tsx)'} (NODE_ENV=production, LOG_LEVEL=${LOG_LEVEL}: ${logLines} log lines written)\n`,
+    );
+    console.log(
+      '| workload | bytes/response | requests | req/s | p50 ms | p99 ms | p99.9 ms | error rate | 429 | 5xx | ratio to bare | target |',
+    );
     console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
     console.log(row('bare Koa route (baseline, own process)', bare, '-'));
     const pct = Math.round(WRITE_SHARE * 100);
-    if (ONLY.includes('mixed')) console.log(row(`mixed: ${100 - pct}% reads, ${pct}% writes`, mix, WRITE_SHARE === 0.2 ? '>= 0.30' : '(not the workload)'));
+    if (ONLY.includes('mixed'))
+      console.log(
+        row(`mixed: ${100 - pct}% reads, ${pct}% writes`, mix, WRITE_SHARE === 0.2 ? '>= 0.30' : '(not the workload)'),
+      );
     if (ONLY.includes('lb')) console.log(row('GET /leaderboards (6 categories)', lbr, '>= 0.6'));
     if (ONLY.includes('rep')) console.log(row('GET /agents/{handle}/reputation', repr, '>= 0.6'));
     if (ONLY.includes('writes')) console.log(row('writes alone (a read when no agent is free)', writesAlone, ''));
@@ -463,25 +591,41 @@ async function main() {
     for (const f of floors) measured.push([f.name, combine(f.runs)]);
     if (ONLY.includes('mixed')) {
       const share = (100 * sent.writes) / Math.max(1, sent.all);
-      console.log(`\nmixed: ${sent.writes} of ${sent.all} requests sent were writes (${share.toFixed(1)} %)${share < pct - 1 ? `: below ${pct} %, too few agents free for this rate (raise --agents)` : ''}`);
+      console.log(
+        `\nmixed: ${sent.writes} of ${sent.all} requests sent were writes (${share.toFixed(1)} %)${share < pct - 1 ? `: below ${pct} %, too few agents free for this rate (raise --agents)` : ''}`,
+      );
     }
-    for (const f of floors) console.log(`${f.name}: ${f.sent.writes} of ${f.sent.all} requests sent were writes (${((100 * f.sent.writes) / Math.max(1, f.sent.all)).toFixed(1)} %)`);
-    if (ONLY.includes('writes')) console.log(`writes alone: ${sentAlone.writes} of ${sentAlone.all} requests sent were writes (the agents' limits cap the rate; the rest were reads)`);
+    for (const f of floors)
+      console.log(
+        `${f.name}: ${f.sent.writes} of ${f.sent.all} requests sent were writes (${((100 * f.sent.writes) / Math.max(1, f.sent.all)).toFixed(1)} %)`,
+      );
+    if (ONLY.includes('writes'))
+      console.log(
+        `writes alone: ${sentAlone.writes} of ${sentAlone.all} requests sent were writes (the agents' limits cap the rate; the rest were reads)`,
+      );
     if (BREAKDOWN) {
       // Each part alone, for profiling (short runs; writes keep to the same client-side schedule).
-      console.log('\n| part (alone) | bytes/response | requests | req/s | p50 ms | p99 ms | p99.9 ms | error rate | 429 | 5xx | ratio to bare | |');
+      console.log(
+        '\n| part (alone) | bytes/response | requests | req/s | p50 ms | p99 ms | p99.9 ms | error rate | 429 | 5xx | ratio to bare | |',
+      );
       console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
       for (const [, label, req] of readKinds(agents, posts)) {
         const m = await measure(port, req, Math.max(3, SECONDS / 3));
         console.log(row(label, m, ''));
         measured.push([`${label} (alone)`, m]);
       }
-      const writes = await measure(port, () => w.request() ?? { method: 'GET', path: '/api/v1/feed?sort=hot' }, Math.max(3, SECONDS / 3));
+      const writes = await measure(
+        port,
+        () => w.request() ?? { method: 'GET', path: '/api/v1/feed?sort=hot' },
+        Math.max(3, SECONDS / 3),
+      );
       console.log(row('writes (feed read when no agent is free)', writes, ''));
       measured.push(['writes (alone)', writes]);
     }
     if (procAvailable) {
-      console.log('\n| CPU per request (µs), by process | web | PostgreSQL | worker | Redis | load generator | bare route | total | cores busy | machine idle |');
+      console.log(
+        '\n| CPU per request (µs), by process | web | PostgreSQL | worker | Redis | load generator | bare route | total | cores busy | machine idle |',
+      );
       console.log('|---|---|---|---|---|---|---|---|---|---|');
       for (const [label, m] of measured) console.log(cpuRow(label, m));
     }
@@ -491,8 +635,16 @@ async function main() {
       const route = `${m[1]} ${m[2].replace(/[0-9a-f]{8}-[0-9a-f-]{27}/g, ':id').replace(/^\/api\/v1\/agents\/[^/]+/, '/api/v1/agents/:handle')} ${m[3]}`;
       failed.set(route, (failed.get(route) ?? 0) + 1);
     }
-    if (failed.size) console.log(`\nanswers over 399 (all workloads, server log): ${[...failed].map(([k, n]) => `${k} ×${n}`).join('; ')}`);
-    const ok = WRITE_SHARE === 0.2 && mix.s5xx + lbr.s5xx + repr.s5xx === 0 && mix.rps / bare.rps >= 0.3 && lbr.rps / bare.rps >= 0.6 && repr.rps / bare.rps >= 0.6;
+    if (failed.size)
+      console.log(
+        `\nanswers over 399 (all workloads, server log): ${[...failed].map(([k, n]) => `${k} ×${n}`).join('; ')}`,
+      );
+    const ok =
+      WRITE_SHARE === 0.2 &&
+      mix.s5xx + lbr.s5xx + repr.s5xx === 0 &&
+      mix.rps / bare.rps >= 0.3 &&
+      lbr.rps / bare.rps >= 0.6 &&
+      repr.rps / bare.rps >= 0.6;
     console.log(`\n${ok ? 'all targets met' : 'TARGETS MISSED'}`);
     process.exitCode = ok ? 0 : 2;
   } finally {

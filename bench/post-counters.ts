@@ -28,13 +28,25 @@ async function setup(db: Knex): Promise<void> {
   const body = seededBodySql(WORDS);
   const columns = `id int primary key, community int not null, title text not null, body text not null, tags text[] not null,
     score int not null default 0, hot float8 not null, created_at timestamptz not null default now(), deleted_at timestamptz`;
-  await db.raw(`create function tags_text(t text[]) returns text language sql immutable as $$ select array_to_string(t, ' ') $$`);
-  await db.raw(`create table on_row (${columns}, search tsvector generated always as (${VECTOR('').replace("array_to_string(tags, ' ')", 'tags_text(tags)')}) stored)`);
+  await db.raw(
+    `create function tags_text(t text[]) returns text language sql immutable as $$ select array_to_string(t, ' ') $$`,
+  );
+  await db.raw(
+    `create table on_row (${columns}, search tsvector generated always as (${VECTOR('').replace("array_to_string(tags, ' ')", 'tags_text(tags)')}) stored)`,
+  );
   await db.raw(`create table apart (${columns})`);
   await db.raw(`create table apart_search (id int primary key references apart(id), search tsvector not null)`);
   for (const t of ['on_row', 'apart']) {
-    await db.raw(`insert into ${t} (id, community, title, body, tags, hot) select g, g % 4, 'Post ' || g, ${body}, array['tag' || (g % 30), 'load'], random() from generate_series(1, ?) g`, [POSTS]);
-    for (const idx of ['(community, hot desc, id desc)', '(hot desc, id desc)', '(created_at desc, id desc)', '(score desc, created_at desc, id desc)']) {
+    await db.raw(
+      `insert into ${t} (id, community, title, body, tags, hot) select g, g % 4, 'Post ' || g, ${body}, array['tag' || (g % 30), 'load'], random() from generate_series(1, ?) g`,
+      [POSTS],
+    );
+    for (const idx of [
+      '(community, hot desc, id desc)',
+      '(hot desc, id desc)',
+      '(created_at desc, id desc)',
+      '(score desc, created_at desc, id desc)',
+    ]) {
       await db.raw(`create index on ${t} ${idx} where deleted_at is null`);
     }
     await db.raw(`create index on ${t} using gin (tags) where deleted_at is null`);
@@ -52,7 +64,9 @@ async function run(db: Knex, table: string, seconds: number): Promise<number> {
   await Promise.all(
     Array.from({ length: CLIENTS }, async () => {
       while (Date.now() < until) {
-        await db.raw(`update ${table} set score = score + 1, hot = hot + 0.0001 where id = ?`, [1 + Math.floor(Math.random() * POSTS)]);
+        await db.raw(`update ${table} set score = score + 1, hot = hot + 0.0001 where id = ?`, [
+          1 + Math.floor(Math.random() * POSTS),
+        ]);
         n++;
       }
     }),
@@ -70,7 +84,9 @@ async function main() {
   try {
     await setup(db);
     const lexemes = (await db.raw('select avg(length(search))::int n, avg(length(body))::int b from on_row')).rows[0];
-    console.log(`${POSTS} posts, bodies of ${lexemes.b} characters with ${lexemes.n} distinct lexemes on average; ${CLIENTS} clients, ${SECONDS} s per shape and round`);
+    console.log(
+      `${POSTS} posts, bodies of ${lexemes.b} characters with ${lexemes.n} distinct lexemes on average; ${CLIENTS} clients, ${SECONDS} s per shape and round`,
+    );
     await run(db, 'on_row', 1);
     await run(db, 'apart', 1);
     const ratios: number[] = [];
@@ -78,9 +94,13 @@ async function main() {
       const a = await run(db, 'on_row', SECONDS);
       const b = await run(db, 'apart', SECONDS);
       ratios.push(b / a);
-      console.log(`round ${r + 1}: vector on the row ${Math.round(a)} updates/s, apart ${Math.round(b)} updates/s, ratio ${(b / a).toFixed(2)}`);
+      console.log(
+        `round ${r + 1}: vector on the row ${Math.round(a)} updates/s, apart ${Math.round(b)} updates/s, ratio ${(b / a).toFixed(2)}`,
+      );
     }
-    console.log(`median ratio apart / on the row: ${ratios.sort((x, y) => x - y)[Math.floor(ratios.length / 2)].toFixed(2)}`);
+    console.log(
+      `median ratio apart / on the row: ${ratios.sort((x, y) => x - y)[Math.floor(ratios.length / 2)].toFixed(2)}`,
+    );
   } finally {
     await db.destroy();
     await admin.raw(`drop database if exists "${name}" with (force)`);

@@ -43,7 +43,8 @@ function startEcho(where: string): Promise<{ child: ChildProcess; connect: () =>
   return new Promise((resolve) => {
     const child = fork(__filename, ['--echo', where], { execArgv: process.execArgv });
     child.once('message', (m) => {
-      const connect = () => (typeof m === 'number' ? net.connect({ host: '127.0.0.1', port: m }) : net.connect({ path: String(m) }));
+      const connect = () =>
+        typeof m === 'number' ? net.connect({ host: '127.0.0.1', port: m }) : net.connect({ path: String(m) });
       resolve({ child, connect });
     });
   });
@@ -52,28 +53,46 @@ function startEcho(where: string): Promise<{ child: ChildProcess; connect: () =>
 /** `inFlight` conversations, each waiting for its answer before its next message, for SECONDS. */
 async function measure(connect: () => net.Socket, childPid: number, inFlight: number) {
   const sockets = await Promise.all(
-    Array.from({ length: inFlight }, () => new Promise<net.Socket>((res) => {
-      const s = connect();
-      s.setNoDelay(true);
-      s.once('connect', () => res(s));
-    })),
+    Array.from(
+      { length: inFlight },
+      () =>
+        new Promise<net.Socket>((res) => {
+          const s = connect();
+          s.setNoDelay(true);
+          s.once('connect', () => res(s));
+        }),
+    ),
   );
   let trips = 0;
   let running = true;
   const classify = (pid: number) => (pid === process.pid ? 'client' : pid === childPid ? 'echo' : null);
   const before = { cpu: readCpu(classify), t: process.hrtime.bigint() };
-  await Promise.all(sockets.map((s) => new Promise<void>((done) => {
-    let got = 0;
-    s.on('data', (d) => {
-      got += d.length;
-      if (got < PAYLOAD.length) return;
-      got = 0;
-      trips++;
-      if (running) s.write(PAYLOAD);
-      else done();
-    });
-    s.write(PAYLOAD);
-  })).concat(new Promise<void>((r) => setTimeout(() => { running = false; r(); }, SECONDS * 1000))));
+  await Promise.all(
+    sockets
+      .map(
+        (s) =>
+          new Promise<void>((done) => {
+            let got = 0;
+            s.on('data', (d) => {
+              got += d.length;
+              if (got < PAYLOAD.length) return;
+              got = 0;
+              trips++;
+              if (running) s.write(PAYLOAD);
+              else done();
+            });
+            s.write(PAYLOAD);
+          }),
+      )
+      .concat(
+        new Promise<void>((r) =>
+          setTimeout(() => {
+            running = false;
+            r();
+          }, SECONDS * 1000),
+        ),
+      ),
+  );
   const wallUs = Number(process.hrtime.bigint() - before.t) / 1000;
   const used = spent(before.cpu, readCpu(classify));
   const cpuUs = [...used.byRole.values()].reduce((a, r) => a + r.user + r.sys, 0) * 1000;
@@ -88,7 +107,10 @@ async function main() {
   }
   const sock = path.join(os.tmpdir(), `svc-roundtrip-${process.pid}.sock`);
   const results: { label: string; inFlight: number; perSecond: number; cpuPerTrip: number; idle: number }[] = [];
-  for (const [label, where] of [['TCP 127.0.0.1', 'tcp'], ['Unix socket', sock]] as const) {
+  for (const [label, where] of [
+    ['TCP 127.0.0.1', 'tcp'],
+    ['Unix socket', sock],
+  ] as const) {
     const { child, connect } = await startEcho(where);
     for (const inFlight of [1, 16]) {
       const r = await measure(connect, child.pid!, inFlight);
@@ -97,10 +119,17 @@ async function main() {
     child.kill();
     if (where !== 'tcp') fs.rmSync(sock, { force: true });
   }
-  console.log(`\nround trips of ${PAYLOAD.length} bytes between two processes, ${SECONDS} s each, ${os.cpus().length} cores\n`);
+  console.log(
+    `\nround trips of ${PAYLOAD.length} bytes between two processes, ${SECONDS} s each, ${os.cpus().length} cores\n`,
+  );
   // Baseline: TCP with 16 in flight, where neither side waits idle (the bare route's regime).
   const base = results.find((r) => r.label.startsWith('TCP') && r.inFlight === 16)!;
-  console.log('| transport | in flight | round trips/s | CPU µs per round trip (both processes) | CPU ratio to TCP, 16 in flight | machine idle |');
+  console.log(
+    '| transport | in flight | round trips/s | CPU µs per round trip (both processes) | CPU ratio to TCP, 16 in flight | machine idle |',
+  );
   console.log('|---|---|---|---|---|---|');
-  for (const r of results) console.log(`| ${r.label} | ${r.inFlight} | ${r.perSecond} | ${r.cpuPerTrip.toFixed(1)} | ${(r.cpuPerTrip / base.cpuPerTrip).toFixed(2)} | ${Math.round(r.idle * 100)} % |`);
+  for (const r of results)
+    console.log(
+      `| ${r.label} | ${r.inFlight} | ${r.perSecond} | ${r.cpuPerTrip.toFixed(1)} | ${(r.cpuPerTrip / base.cpuPerTrip).toFixed(2)} | ${Math.round(r.idle * 100)} % |`,
+    );
 }

@@ -50,7 +50,15 @@ async function prepare(admin: Knex, size: number, now: Date): Promise<Sized> {
   await migrateAll(db, u.toString());
   const g0 = Date.now();
   const net = await generateNetwork(db, { interactions: size }, now);
-  return { size, name, db, deps: { db, now: () => now } as unknown as Deps, interactions: net.interactions, agents: net.agents, genMs: Date.now() - g0 };
+  return {
+    size,
+    name,
+    db,
+    deps: { db, now: () => now } as unknown as Deps,
+    interactions: net.interactions,
+    agents: net.agents,
+    genMs: Date.now() - g0,
+  };
 }
 
 /**
@@ -78,7 +86,8 @@ async function main() {
   const roundsArg = args.find((a) => a.startsWith('--rounds='));
   const rounds = roundsArg ? Math.max(1, Number(roundsArg.slice('--rounds='.length))) : 1;
   const rest = args.filter((a) => !a.startsWith('--rounds='));
-  const sizes = rest[0] === 'full' ? [100_000, 1_000_000, 2_000_000] : rest.length ? rest.map(Number) : [50_000, 100_000];
+  const sizes =
+    rest[0] === 'full' ? [100_000, 1_000_000, 2_000_000] : rest.length ? rest.map(Number) : [50_000, 100_000];
   configureScoringPool(Number(process.env.SCORING_POOL_SIZE || 2));
   const admin = knexFactory({ client: 'pg', connection: ADMIN, pool: { min: 0, max: 1 } });
   const now = new Date();
@@ -120,7 +129,9 @@ async function main() {
     const full = runs.map((rs) => median(rs.map((x) => x.full.ms)));
     const again = runs.map((rs) => median(rs.map((x) => x.again.ms)));
     const label = rounds > 1 ? ` (median of ${rounds} rounds)` : '';
-    console.log(`\n| interactions | agents | full recompute (s)${label} | interactions/s | time ratio vs first | data ratio vs first | second full run (s)${label} | incremental after 1,000 (ms) |`);
+    console.log(
+      `\n| interactions | agents | full recompute (s)${label} | interactions/s | time ratio vs first | data ratio vs first | second full run (s)${label} | incremental after 1,000 (ms) |`,
+    );
     console.log('|---:|---:|---:|---:|---:|---:|---:|---:|');
     for (const [i, n] of nets.entries()) {
       console.log(
@@ -132,8 +143,13 @@ async function main() {
       const d = nets[i].interactions / nets[i - 1].interactions;
       const t = full[i] / full[i - 1];
       const t2 = again[i] / again[i - 1];
-      const each = rounds > 1 ? `; per round x${runs[i].map((x, r) => (x.full.ms / runs[i - 1][r].full.ms).toFixed(2)).join(', x')}` : '';
-      console.log(`scaling ${nets[i - 1].size} -> ${nets[i].size}: data x${d.toFixed(2)}, time x${t.toFixed(2)} (second runs x${t2.toFixed(2)}; time per row x${(t / d).toFixed(2)}${each})`);
+      const each =
+        rounds > 1
+          ? `; per round x${runs[i].map((x, r) => (x.full.ms / runs[i - 1][r].full.ms).toFixed(2)).join(', x')}`
+          : '';
+      console.log(
+        `scaling ${nets[i - 1].size} -> ${nets[i].size}: data x${d.toFixed(2)}, time x${t.toFixed(2)} (second runs x${t2.toFixed(2)}; time per row x${(t / d).toFixed(2)}${each})`,
+      );
     }
   } finally {
     for (const n of nets) await n.db.destroy();

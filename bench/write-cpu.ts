@@ -30,7 +30,12 @@ const kind = process.argv[2] ?? 'vote';
 const concurrency = Number(process.argv[3] ?? 4);
 const settleMs = Number(process.argv[4] ?? 2000);
 const KINDS = ['vote', 'react', 'comment', 'post', 'follow'];
-const classify = svcClassifier({ web: () => [held.pids.web], worker: () => [held.pids.worker], bare: () => [], database: held.database });
+const classify = svcClassifier({
+  web: () => [held.pids.web],
+  worker: () => [held.pids.worker],
+  bare: () => [],
+  database: held.database,
+});
 if (!KINDS.includes(kind)) throw new Error(`unknown kind ${kind}: ${KINDS.join(', ')}`);
 
 function request(i: number): { path: string; body: unknown } {
@@ -43,10 +48,21 @@ function request(i: number): { path: string; body: unknown } {
     case 'comment':
       return { path: `/api/v1/posts/${post}/comments`, body: { body: 'write-cpu comment' } };
     case 'post':
-      return { path: '/api/v1/posts', body: { communitySlug: held.slugs[i % held.slugs.length], title: 'write-cpu', body: 'write-cpu post body', tags: ['bench'] } };
+      return {
+        path: '/api/v1/posts',
+        body: {
+          communitySlug: held.slugs[i % held.slugs.length],
+          title: 'write-cpu',
+          body: 'write-cpu post body',
+          tags: ['bench'],
+        },
+      };
     default:
       // A random other agent: a follow that already exists would be a cheaper no-op.
-      return { path: `/api/v1/agents/${held.agents[(i + 1 + Math.floor(Math.random() * (held.agents.length - 1))) % held.agents.length].handle}/follow`, body: {} };
+      return {
+        path: `/api/v1/agents/${held.agents[(i + 1 + Math.floor(Math.random() * (held.agents.length - 1))) % held.agents.length].handle}/follow`,
+        body: {},
+      };
   }
 }
 

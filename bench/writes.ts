@@ -46,9 +46,16 @@ function request() {
   if (!a) return { method: 'GET', path: '/api/v1/communities' };
   const post = held.posts[Math.floor(Math.random() * held.posts.length)];
   const headers = { authorization: `Bearer ${a.key}`, 'content-type': 'application/json' };
-  if (kind === 'vote') return { method: 'POST', path: `/api/v1/posts/${post}/vote`, headers, body: JSON.stringify({ value: 1 }) };
-  if (kind === 'react') return { method: 'POST', path: `/api/v1/posts/${post}/react`, headers, body: JSON.stringify({ type: 'fire' }) };
-  return { method: 'POST', path: `/api/v1/posts/${post}/comments`, headers, body: JSON.stringify({ body: 'bench comment' }) };
+  if (kind === 'vote')
+    return { method: 'POST', path: `/api/v1/posts/${post}/vote`, headers, body: JSON.stringify({ value: 1 }) };
+  if (kind === 'react')
+    return { method: 'POST', path: `/api/v1/posts/${post}/react`, headers, body: JSON.stringify({ type: 'fire' }) };
+  return {
+    method: 'POST',
+    path: `/api/v1/posts/${post}/comments`,
+    headers,
+    body: JSON.stringify({ body: 'bench comment' }),
+  };
 }
 
 async function main() {
@@ -61,7 +68,9 @@ async function main() {
   } as any);
   (inst as any).on('response', (_c: unknown, code: number) => status.set(code, (status.get(code) ?? 0) + 1));
   const r: any = await inst;
-  console.log(`${kind}, ${connections} connections, ${seconds} s: ${(r.requests.total / r.duration).toFixed(0)} req/s, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, statuses ${JSON.stringify(Object.fromEntries(status))}`);
+  console.log(
+    `${kind}, ${connections} connections, ${seconds} s: ${(r.requests.total / r.duration).toFixed(0)} req/s, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, statuses ${JSON.stringify(Object.fromEntries(status))}`,
+  );
 }
 
 main().catch((e) => {

@@ -6,7 +6,8 @@ import { sendOutboxEmail } from '../src/owners/outbox';
 export function emailOutboxSend(deps: Deps): Task {
   return async (payload) => {
     const id = (payload as { id?: unknown } | null)?.id;
-    if (typeof id !== 'string' || !/^[0-9a-f-]{36}$/i.test(id)) throw new Error('email_outbox_send: payload.id must be an email_outbox uuid');
+    if (typeof id !== 'string' || !/^[0-9a-f-]{36}$/i.test(id))
+      throw new Error('email_outbox_send: payload.id must be an email_outbox uuid');
     await sendOutboxEmail(deps, id);
   };
 }

@@ -8,7 +8,8 @@ import { fanoutEvent, isEventPayload } from '../src/webhooks/service';
  */
 export function eventFanout(deps: Deps): Task {
   return async (payload) => {
-    if (!isEventPayload(payload)) throw new Error('event_fanout: payload needs eventId, type, agentId, data, occurredAt');
+    if (!isEventPayload(payload))
+      throw new Error('event_fanout: payload needs eventId, type, agentId, data, occurredAt');
     await fanoutEvent(deps.db, payload);
   };
 }

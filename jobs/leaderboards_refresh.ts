@@ -10,6 +10,8 @@ export function leaderboardsRefresh(deps: Deps): Task {
     const week = typeof p.week === 'string' ? parseWeek(p.week) : undefined;
     if (p.week !== undefined && !week) throw new Error('leaderboards_refresh: week must be YYYY-Www');
     const r = await runLeaderboards(deps, week ?? undefined);
-    helpers.logger.info(`leaderboards_refresh: live ${r.live?.week ?? '-'}, finalized ${r.finalized.map((f) => f.week).join(',') || '-'}`);
+    helpers.logger.info(
+      `leaderboards_refresh: live ${r.live?.week ?? '-'}, finalized ${r.finalized.map((f) => f.week).join(',') || '-'}`,
+    );
   };
 }

@@ -9,8 +9,11 @@ import { runFull } from '../src/scoring/service';
 export function reputationRecompute(deps: Deps): Task {
   return async (payload, helpers) => {
     const p = (payload ?? {}) as { agentId?: unknown };
-    if (p.agentId !== undefined && typeof p.agentId !== 'string') throw new Error('reputation_recompute: agentId must be a string');
+    if (p.agentId !== undefined && typeof p.agentId !== 'string')
+      throw new Error('reputation_recompute: agentId must be a string');
     const r = await runFull(deps, { agentId: p.agentId as string | undefined });
-    helpers.logger.info(`reputation_recompute: ${r.weights.interactions} interactions, ${r.reputations} agents in ${r.ms} ms`);
+    helpers.logger.info(
+      `reputation_recompute: ${r.weights.interactions} interactions, ${r.reputations} agents in ${r.ms} ms`,
+    );
   };
 }

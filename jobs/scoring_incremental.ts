@@ -11,7 +11,11 @@ export function scoringIncremental(deps: Deps): Task {
     const { incremental: r, refreshed, deferred } = await runIncrementalAndRefresh(deps);
     helpers.logger.info(
       `scoring_incremental: ${r.changed} changed rows, ${r.targets} agents, ${r.weights?.interactions ?? 0} interactions in ${r.ms} ms` +
-        (refreshed ? '; live leaderboards refreshed' : deferred ? '; live leaderboards refresh queued (snapshot under a minute old)' : ''),
+        (refreshed
+          ? '; live leaderboards refreshed'
+          : deferred
+            ? '; live leaderboards refresh queued (snapshot under a minute old)'
+            : ''),
     );
   };
 }

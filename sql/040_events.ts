@@ -89,5 +89,7 @@ export async function up(knex: Knex): Promise<void> {
 }
 
 export async function down(knex: Knex): Promise<void> {
-  await knex.raw('drop table if exists notifications, webhook_delivery_attempts, webhook_deliveries, webhook_events, webhooks cascade');
+  await knex.raw(
+    'drop table if exists notifications, webhook_delivery_attempts, webhook_deliveries, webhook_events, webhooks cascade',
+  );
 }

@@ -38,18 +38,37 @@ function isJsonText(text: unknown): boolean {
 /** Maps anything thrown to the one envelope; 5xx never carry a stack or internal message. */
 function toAppError(err: any): AppError {
   if (err instanceof AppError) return err;
-  if (err?.type === 'entity.too.large' || err?.status === 413) return new AppError(413, 'PAYLOAD_TOO_LARGE', `Request body exceeds ${MAX_BODY_BYTES} bytes`);
+  if (err?.type === 'entity.too.large' || err?.status === 413)
+    return new AppError(413, 'PAYLOAD_TOO_LARGE', `Request body exceeds ${MAX_BODY_BYTES} bytes`);
   // Valid JSON, but with a key that would reach an object's prototype (the parser refuses it).
-  if (/forbidden prototype property/.test(err?.message ?? '')) return new AppError(400, 'VALIDATION_FAILED', 'Request body is invalid', { details: [{ path: 'body', message: 'must not have a __proto__ or constructor.prototype property' }] });
-  if (err?.type === 'entity.parse.failed' || (err?.status === 400 && (err instanceof SyntaxError || /json/i.test(err?.message ?? '')))) {
+  if (/forbidden prototype property/.test(err?.message ?? ''))
+    return new AppError(400, 'VALIDATION_FAILED', 'Request body is invalid', {
+      details: [{ path: 'body', message: 'must not have a __proto__ or constructor.prototype property' }],
+    });
+  if (
+    err?.type === 'entity.parse.failed' ||
+    (err?.status === 400 && (err instanceof SyntaxError || /json/i.test(err?.message ?? '')))
+  ) {
     // The strict parser refuses a bare JSON value (null, "x", 42): that is JSON, only not an object.
-    if (/only supports object and array/.test(err?.message ?? '') && isJsonText(err?.body)) return new AppError(400, 'VALIDATION_FAILED', 'Request body is invalid', { details: [{ path: 'body', message: 'must be object' }] });
+    if (/only supports object and array/.test(err?.message ?? '') && isJsonText(err?.body))
+      return new AppError(400, 'VALIDATION_FAILED', 'Request body is invalid', {
+        details: [{ path: 'body', message: 'must be object' }],
+      });
     return new AppError(400, 'INVALID_JSON', 'Request body is not valid JSON');
   }
-  if (err?.type === 'encoding.unsupported' || err?.status === 415) return new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Unsupported content encoding');
+  if (err?.type === 'encoding.unsupported' || err?.status === 415)
+    return new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Unsupported content encoding');
   if (err?.status === 405) return new AppError(405, 'METHOD_NOT_ALLOWED', 'Method not allowed on this path');
-  if (err?.expose && err?.status >= 400 && err?.status < 500) return new AppError(err.status, 'BAD_REQUEST', String(err.message || 'Bad request'));
-  if (isDatabaseUnavailable(err)) return new AppError(503, 'SERVICE_UNAVAILABLE', 'The database is unavailable; retry shortly', {}, { 'Retry-After': '2' });
+  if (err?.expose && err?.status >= 400 && err?.status < 500)
+    return new AppError(err.status, 'BAD_REQUEST', String(err.message || 'Bad request'));
+  if (isDatabaseUnavailable(err))
+    return new AppError(
+      503,
+      'SERVICE_UNAVAILABLE',
+      'The database is unavailable; retry shortly',
+      {},
+      { 'Retry-After': '2' },
+    );
   return new AppError(500, 'INTERNAL', 'Internal server error');
 }
 
@@ -70,7 +89,10 @@ function routeMiddleware(route: RouteDef) {
   const responses = responseCacheOf(route);
   return async (ctx: AppContext) => {
     // Generation before any read: a write committed meanwhile keeps this answer out of the cache.
-    const store = responses && isAnonymousRead(ctx.req) ? { gen: responses.generation(), key: responseKey(ctx.url, ctx.deps.now().getTime()) } : null;
+    const store =
+      responses && isAnonymousRead(ctx.req)
+        ? { gen: responses.generation(), key: responseKey(ctx.url, ctx.deps.now().getTime()) }
+        : null;
     await authenticate(ctx, route);
     // Path parameters that cannot name anything (malformed id or handle) are a 404, as for unknown ones.
     if (route.params) {
@@ -113,7 +135,8 @@ function routeMiddleware(route: RouteDef) {
       else for (const t of taken) t.settle();
     }
     const tags = ctx.state.cacheTags;
-    if (store && tags !== false && ctx.status === 200 && typeof ctx.body === 'string' && ctx.response.is('json')) responses!.put(store.key, ctx.body, store.gen, undefined, tags);
+    if (store && tags !== false && ctx.status === 200 && typeof ctx.body === 'string' && ctx.response.is('json'))
+      responses!.put(store.key, ctx.body, store.gen, undefined, tags);
   };
 }
 
@@ -163,7 +186,8 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
       if ((ctx.status === 405 || ctx.status === 501) && isApiPath(ctx.path)) throw toAppError({ status: 405 });
     } catch (e) {
       const err = toAppError(e);
-      if (err.status >= 500) deps.log.error({ err: e, requestId, method: ctx.method, path: ctx.path }, 'request failed');
+      if (err.status >= 500)
+        deps.log.error({ err: e, requestId, method: ctx.method, path: ctx.path }, 'request failed');
       ctx.status = err.status;
       ctx.set(err.headers);
       ctx.body = errorBody(err);
@@ -178,7 +202,8 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
   // Bodies declared larger than the limit are refused before reading, whatever their type.
   app.use(async (ctx, next) => {
     const len = Number(ctx.get('content-length') || 0);
-    if (len > MAX_BODY_BYTES) throw new AppError(413, 'PAYLOAD_TOO_LARGE', `Request body exceeds ${MAX_BODY_BYTES} bytes`);
+    if (len > MAX_BODY_BYTES)
+      throw new AppError(413, 'PAYLOAD_TOO_LARGE', `Request body exceeds ${MAX_BODY_BYTES} bytes`);
     await next();
   });
   // An API body is JSON whatever its Content-Type says (curl -d sends form-urlencoded): parsed as
@@ -200,7 +225,11 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
       // A body Node gave up on (too slow, bad framing) was answered by the server's clientError
       // handler, whose status the access line takes; what is thrown here reaches no one.
       if (e instanceof AppError || typeof e?.status === 'number') throw e;
-      throw new AppError(400, 'INVALID_JSON', `Request body could not be decoded (Content-Encoding: ${ctx.get('content-encoding') || 'identity'})`);
+      throw new AppError(
+        400,
+        'INVALID_JSON',
+        `Request body could not be decoded (Content-Encoding: ${ctx.get('content-encoding') || 'identity'})`,
+      );
     }
     return next();
   });
@@ -214,7 +243,8 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
   // The API's paths never reach the web pages: an unknown API path or method stays a JSON
   // 404 NOT_FOUND / 405 METHOD_NOT_ALLOWED, not the pages' plain-text 405.
   for (const extra of opts.extraRouters ?? []) {
-    for (const mw of [extra.routes(), extra.allowedMethods()]) app.use((ctx, next) => (isApiPath(ctx.path) ? next() : mw(ctx as any, next)));
+    for (const mw of [extra.routes(), extra.allowedMethods()])
+      app.use((ctx, next) => (isApiPath(ctx.path) ? next() : mw(ctx as any, next)));
   }
   return app;
 }

@@ -21,7 +21,11 @@ import { answerClientError } from './http/client-error';
  * envelope (http/client-error.ts).
  */
 export function createHttpServer(requestTimeoutMs: number, log: Logger): http.Server {
-  const s = http.createServer({ requestTimeout: requestTimeoutMs, headersTimeout: Math.round((requestTimeoutMs * 2) / 3), connectionsCheckingInterval: Math.min(1000, requestTimeoutMs / 2) });
+  const s = http.createServer({
+    requestTimeout: requestTimeoutMs,
+    headersTimeout: Math.round((requestTimeoutMs * 2) / 3),
+    connectionsCheckingInterval: Math.min(1000, requestTimeoutMs / 2),
+  });
   s.keepAliveTimeout = 65_000;
   s.on('clientError', (err, socket) => answerClientError(err, socket, log));
   return s;
@@ -72,7 +76,10 @@ async function schemaBehind(db: ReturnType<typeof createDb>, log: Logger): Promi
     return false;
   }
   if (!pending.length) return false;
-  log.error({ pending: pending.length, first: pending[0] }, `the database schema is behind this code (${pending.length} migrations not run): run the release step first (npm run release)`);
+  log.error(
+    { pending: pending.length, first: pending[0] },
+    `the database schema is behind this code (${pending.length} migrations not run): run the release step first (npm run release)`,
+  );
   return true;
 }
 
@@ -178,7 +185,10 @@ export async function boot(opts: BootOptions): Promise<Booted> {
       });
       const addr = s.address();
       const port = typeof addr === 'object' && addr ? addr.port : config.port;
-      log.info({ url: config.publicUrl, port }, `svc web listening on http://localhost:${port} (public URL ${config.publicUrl})`);
+      log.info(
+        { url: config.publicUrl, port },
+        `svc web listening on http://localhost:${port} (public URL ${config.publicUrl})`,
+      );
     }
     if (opts.worker) {
       runner = await startWorker(deps, connectionString);

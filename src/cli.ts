@@ -45,7 +45,8 @@ async function main(): Promise<void> {
 function unreachable(e: unknown): string | null {
   const err = e as { name?: string; code?: string };
   if (err?.name !== 'KnexTimeoutError' && err?.code !== 'ECONNREFUSED' && err?.code !== 'ENOTFOUND') return null;
-  if (process.env.DATABASE_URL) return `cannot reach the database of DATABASE_URL (${err.code ?? err.name}); is it running and the address right?`;
+  if (process.env.DATABASE_URL)
+    return `cannot reach the database of DATABASE_URL (${err.code ?? err.name}); is it running and the address right?`;
   const port = process.env.EMBEDDED_PG_PORT || '54329';
   return `cannot reach the embedded database of npm start on 127.0.0.1:${port}: is \`npm start\` running in this checkout (with the same EMBEDDED_PG_PORT)? Or set DATABASE_URL.`;
 }

@@ -85,7 +85,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const databaseUrl = urlVar(env, 'DATABASE_URL', ['postgres:', 'postgresql:']);
   const redisUrl = urlVar(env, 'REDIS_URL', ['redis:', 'rediss:']);
   if (prod && !databaseUrl) throw new ConfigError('DATABASE_URL is required in production');
-  if (prod && !redisUrl) throw new ConfigError('REDIS_URL is required in production (the in-memory limiter is single-process only)');
+  if (prod && !redisUrl)
+    throw new ConfigError('REDIS_URL is required in production (the in-memory limiter is single-process only)');
 
   let sessionSecret = env.SESSION_SECRET || '';
   if (!sessionSecret) {

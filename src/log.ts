@@ -11,7 +11,6 @@ export type Logger = pino.Logger;
 export const LOG_BUFFER_BYTES = 4096;
 export const LOG_FLUSH_MS = 250;
 
-
 /** Structured JSON logs. Secrets never reach here: redact the usual carriers anyway. */
 export function createLogger(level: string): Logger {
   return pino(
@@ -20,7 +19,16 @@ export function createLogger(level: string): Logger {
       base: undefined,
       redact: {
         // err.rawPacket: the bytes of a request Node's parser refused (API key and cookie included).
-        paths: ['req.headers.authorization', 'req.headers.cookie', 'err.rawPacket', '*.password', '*.apiKey', '*.secret', '*.key', '*.token'],
+        paths: [
+          'req.headers.authorization',
+          'req.headers.cookie',
+          'err.rawPacket',
+          '*.password',
+          '*.apiKey',
+          '*.secret',
+          '*.key',
+          '*.token',
+        ],
         censor: '[redacted]',
       },
     },

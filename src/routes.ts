@@ -22,5 +22,23 @@ import { leaderboardRoutes } from './leaderboards/routes';
  * is generated from it. Each business component exports its own routes.
  */
 export function apiRoutes(): RouteDef[] {
-  return [...healthRoutes, ...metaRoutes(apiRoutes), ...identityRoutes, ...webhookRoutes, ...notificationRoutes, ...ownerRoutes, ...connectRoutes, ...claimRoutes, ...contentRoutes, ...voteRoutes, ...reactionRoutes, ...followRoutes, ...agentRoutes, ...communityRoutes, ...discoveryRoutes, ...reputationRoutes, ...leaderboardRoutes];
+  return [
+    ...healthRoutes,
+    ...metaRoutes(apiRoutes),
+    ...identityRoutes,
+    ...webhookRoutes,
+    ...notificationRoutes,
+    ...ownerRoutes,
+    ...connectRoutes,
+    ...claimRoutes,
+    ...contentRoutes,
+    ...voteRoutes,
+    ...reactionRoutes,
+    ...followRoutes,
+    ...agentRoutes,
+    ...communityRoutes,
+    ...discoveryRoutes,
+    ...reputationRoutes,
+    ...leaderboardRoutes,
+  ];
 }

@@ -40,7 +40,13 @@ async function main() {
     });
     const log = createLogger(config.logLevel);
     const db = createDb(config.databaseUrl!, config.dbPoolMax);
-    const deps = { config, log, db, limiter: createLimiter(config, log, { keyPrefix: 'svc:bench:' }), now: () => new Date() };
+    const deps = {
+      config,
+      log,
+      db,
+      limiter: createLimiter(config, log, { keyPrefix: 'svc:bench:' }),
+      now: () => new Date(),
+    };
     // `feed-nocache`: every request reaches PostgreSQL (the cache's effect, measured apart).
     if (mode === 'feed-nocache') setFeedCacheTtl(0);
     handler = createApp(deps).callback();

@@ -7,7 +7,11 @@ import fs from 'fs';
 
 export type Classify<R extends string> = (pid: number, cmdline: string) => R | null;
 
-export type Reading<R extends string> = { idle: number; total: number; procs: Map<number, { role: R; user: number; sys: number }> };
+export type Reading<R extends string> = {
+  idle: number;
+  total: number;
+  procs: Map<number, { role: R; user: number; sys: number }>;
+};
 
 /** USER_HZ: /proc reports CPU in ticks of 10 ms. */
 const TICK_MS = 10;
@@ -42,7 +46,10 @@ export function readCpu<R extends string>(classify: Classify<R>): Reading<R> {
  * count their difference, new ones (a PostgreSQL backend of a new pooled connection) all of theirs;
  * one that ended in between is missed.
  */
-export function spent<R extends string>(a: Reading<R>, b: Reading<R>): { byRole: Map<R, { user: number; sys: number }>; idleShare: number } {
+export function spent<R extends string>(
+  a: Reading<R>,
+  b: Reading<R>,
+): { byRole: Map<R, { user: number; sys: number }>; idleShare: number } {
   const byRole = new Map<R, { user: number; sys: number }>();
   for (const [pid, p] of b.procs) {
     const before = a.procs.get(pid);
@@ -63,7 +70,12 @@ export type SvcRole = 'web' | 'worker' | 'pg' | 'redis' | 'bare' | 'bench';
  * and PostgreSQL's shared background processes (the WAL writer works for every write), Redis, and
  * the bench process itself.
  */
-export function svcClassifier(run: { web: () => number[]; worker: () => number[]; bare: () => number[]; database: string }): Classify<SvcRole> {
+export function svcClassifier(run: {
+  web: () => number[];
+  worker: () => number[];
+  bare: () => number[];
+  database: string;
+}): Classify<SvcRole> {
   return (pid, cmd) => {
     if (pid === process.pid) return 'bench';
     if (run.web().includes(pid)) return 'web';

@@ -4,8 +4,17 @@ import { normalizeHandle } from '../identity/repo';
 import type { AgentRow } from '../identity/repo';
 
 /** The leading fields of every agent summary (public profile, owner's dashboard), in the order the schemas list them. */
-export function agentSummaryView(a: Pick<AgentRow, 'id' | 'handle' | 'display_name' | 'status' | 'model' | 'platform'>) {
-  return { id: a.id, handle: '@' + a.handle, displayName: a.display_name, status: a.status, model: a.model, platform: a.platform };
+export function agentSummaryView(
+  a: Pick<AgentRow, 'id' | 'handle' | 'display_name' | 'status' | 'model' | 'platform'>,
+) {
+  return {
+    id: a.id,
+    handle: '@' + a.handle,
+    displayName: a.display_name,
+    status: a.status,
+    model: a.model,
+    platform: a.platform,
+  };
 }
 
 // Constant SQL rather than the query builder (its per-call compile costs ~75 µs of CPU on a hot
@@ -28,6 +37,12 @@ export async function agentProfile(db: Knex, handle: string) {
     ...agentSummaryView(row),
     createdAt: row.created_at,
     ownerBound: row.owner_id !== null,
-    stats: { posts: row.posts, comments: row.comments, followers: row.followers, following: row.following, scoreReceived: row.score_received },
+    stats: {
+      posts: row.posts,
+      comments: row.comments,
+      followers: row.followers,
+      following: row.following,
+      scoreReceived: row.score_received,
+    },
   };
 }

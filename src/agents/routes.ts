@@ -18,7 +18,7 @@ const profileSchema = dataEnvelope({
         comments: { type: 'integer' },
         followers: { type: 'integer' },
         following: { type: 'integer' },
-        scoreReceived: { type: 'integer', description: 'Sum of the scores of the agent\'s live posts and comments' },
+        scoreReceived: { type: 'integer', description: "Sum of the scores of the agent's live posts and comments" },
       },
     },
   },

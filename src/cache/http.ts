@@ -25,9 +25,12 @@ export function cacheResponsesOf(operationId: string, cache: TtlCache<string>): 
 export function responseCacheOf(route: RouteDef): TtlCache<string> | undefined {
   const cache = byOperation.get(route.operationId);
   if (!cache) return undefined;
-  const limits = route.rateLimit === undefined ? [] : Array.isArray(route.rateLimit) ? route.rateLimit : [route.rateLimit];
+  const limits =
+    route.rateLimit === undefined ? [] : Array.isArray(route.rateLimit) ? route.rateLimit : [route.rateLimit];
   if (route.method !== 'get' || route.auth !== 'public' || limits.some((l) => l !== 'read')) {
-    throw new Error(`route ${route.operationId} cannot cache responses: only public GET routes limited per agent (read) can`);
+    throw new Error(
+      `route ${route.operationId} cannot cache responses: only public GET routes limited per agent (read) can`,
+    );
   }
   return cache;
 }
@@ -35,7 +38,13 @@ export function responseCacheOf(route: RouteDef): TtlCache<string> | undefined {
 /** Only requests that carry nothing identifying and no body may share an answer. */
 export function isAnonymousRead(req: IncomingMessage): boolean {
   const h = req.headers;
-  return req.method === 'GET' && h.authorization === undefined && h.cookie === undefined && h['content-length'] === undefined && h['transfer-encoding'] === undefined;
+  return (
+    req.method === 'GET' &&
+    h.authorization === undefined &&
+    h.cookie === undefined &&
+    h['content-length'] === undefined &&
+    h['transfer-encoding'] === undefined
+  );
 }
 
 export function responseKey(url: string, nowMs: number): string {

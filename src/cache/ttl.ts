@@ -172,7 +172,11 @@ export class TtlCache<V> {
     return this.loadEntry(key, load, () => true);
   }
 
-  private async loadEntry(key: string, load: () => Promise<Loaded<V>>, cacheable: (v: V) => boolean): Promise<Loaded<V> & { hit: boolean }> {
+  private async loadEntry(
+    key: string,
+    load: () => Promise<Loaded<V>>,
+    cacheable: (v: V) => boolean,
+  ): Promise<Loaded<V> & { hit: boolean }> {
     const hit = this.get(key);
     if (hit !== undefined) {
       this.hits++;
@@ -211,7 +215,13 @@ export function setCacheTtl(name: string, ms: number | null): void {
 }
 
 export function cacheStats(): { name: string; ttlMs: number; size: number; hits: number; misses: number }[] {
-  return [...registry.values()].map((c) => ({ name: c.name, ttlMs: c.ttl, size: c.size, hits: c.hits, misses: c.misses }));
+  return [...registry.values()].map((c) => ({
+    name: c.name,
+    ttlMs: c.ttl,
+    size: c.size,
+    hits: c.hits,
+    misses: c.misses,
+  }));
 }
 
 // Writing statements and the table they write: INSERT INTO t, UPDATE t, DELETE FROM t, also inside CTEs.

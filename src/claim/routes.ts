@@ -4,7 +4,6 @@ import { dataEnvelope } from '../http/schemas';
 import { normalizeHandle } from '../identity/repo';
 import { createClaimToken, redeemClaimToken } from './service';
 
-
 export const claimRoutes = defineRoutes([
   {
     method: 'post',
@@ -13,7 +12,11 @@ export const claimRoutes = defineRoutes([
     summary: 'An unowned agent creates a single-use claim token (24 hours) for a human owner to redeem',
     tags: ['agents', 'claim'],
     auth: 'key',
-    params: { type: 'object', required: ['handle'], properties: { handle: { type: 'string', pattern: '^@?[A-Za-z0-9_]{3,30}$' } } },
+    params: {
+      type: 'object',
+      required: ['handle'],
+      properties: { handle: { type: 'string', pattern: '^@?[A-Za-z0-9_]{3,30}$' } },
+    },
     responses: {
       201: {
         description: 'Claim token',
@@ -29,7 +32,7 @@ export const claimRoutes = defineRoutes([
         }),
       },
       401: { description: 'Missing or invalid API key (UNAUTHORIZED, INVALID_API_KEY)' },
-      403: { description: "The key belongs to another agent (FORBIDDEN), or the agent is suspended (AGENT_SUSPENDED)" },
+      403: { description: 'The key belongs to another agent (FORBIDDEN), or the agent is suspended (AGENT_SUSPENDED)' },
       409: { description: 'AGENT_ALREADY_OWNED' },
     },
     handler: async (ctx) => {
@@ -42,10 +45,14 @@ export const claimRoutes = defineRoutes([
     method: 'post',
     path: '/owner/claim',
     operationId: 'claimAgent',
-    summary: 'The logged-in owner redeems a claim token and becomes the agent\'s owner',
+    summary: "The logged-in owner redeems a claim token and becomes the agent's owner",
     tags: ['owners', 'claim'],
     auth: 'session',
-    body: { type: 'object', required: ['token'], properties: { token: { type: 'string', minLength: 1, maxLength: 200 } } },
+    body: {
+      type: 'object',
+      required: ['token'],
+      properties: { token: { type: 'string', minLength: 1, maxLength: 200 } },
+    },
     responses: {
       200: {
         description: 'Agent claimed',
@@ -54,7 +61,11 @@ export const claimRoutes = defineRoutes([
           required: ['success', 'agent'],
           properties: {
             success: { type: 'boolean' },
-            agent: { type: 'object', required: ['id', 'handle'], properties: { id: { type: 'string' }, handle: { type: 'string' } } },
+            agent: {
+              type: 'object',
+              required: ['id', 'handle'],
+              properties: { id: { type: 'string' }, handle: { type: 'string' } },
+            },
           },
         }),
       },

@@ -12,12 +12,18 @@ export function claimPath(token: string): string {
 
 /** A single-use claim token for an unowned agent; only the agent's own key may ask for one. */
 export async function createClaimToken(deps: Deps, agent: AgentRow, pathHandle: string) {
-  if (pathHandle !== agent.handle) throw new AppError(403, 'FORBIDDEN', 'An agent can only create a claim token for itself');
+  if (pathHandle !== agent.handle)
+    throw new AppError(403, 'FORBIDDEN', 'An agent can only create a claim token for itself');
   if (agent.owner_id) throw new AppError(409, 'AGENT_ALREADY_OWNED', 'This agent already has a human owner');
   const token = generateSecret(CLAIM_TOKEN_PREFIX);
   const expiresAt = new Date(deps.now().getTime() + CLAIM_TOKEN_TTL_MS);
   await deps.db('claim_tokens').insert({ agent_id: agent.id, token_hash: sha256(token), expires_at: expiresAt });
-  return { handle: '@' + agent.handle, claimToken: token, expiresAt: expiresAt.toISOString(), claimPath: claimPath(token) };
+  return {
+    handle: '@' + agent.handle,
+    claimToken: token,
+    expiresAt: expiresAt.toISOString(),
+    claimPath: claimPath(token),
+  };
 }
 
 /**
@@ -36,12 +42,18 @@ export async function redeemClaimToken(deps: Deps, ownerId: string, token: strin
       .update({ used_at: now, used_by_owner_id: ownerId })
       .returning('agent_id');
     if (!spent) {
-      const row = token.startsWith(CLAIM_TOKEN_PREFIX) ? await trx('claim_tokens').where({ token_hash: hash }).first() : undefined;
+      const row = token.startsWith(CLAIM_TOKEN_PREFIX)
+        ? await trx('claim_tokens').where({ token_hash: hash }).first()
+        : undefined;
       if (!row) throw new AppError(404, 'CLAIM_TOKEN_NOT_FOUND', 'Unknown claim token');
       if (row.used_at) throw new AppError(409, 'CLAIM_TOKEN_USED', 'This claim token was already used');
       throw new AppError(410, 'CLAIM_TOKEN_EXPIRED', 'This claim token has expired; ask the agent for a new one');
     }
-    const [agent] = await trx<AgentRow>('agents').where({ id: spent.agent_id }).whereNull('owner_id').update({ owner_id: ownerId }).returning('*');
+    const [agent] = await trx<AgentRow>('agents')
+      .where({ id: spent.agent_id })
+      .whereNull('owner_id')
+      .update({ owner_id: ownerId })
+      .returning('*');
     // Throwing rolls the token back too: it stays unused, but the agent cannot be claimed anyway.
     if (!agent) throw new AppError(409, 'AGENT_ALREADY_OWNED', 'This agent already has a human owner');
     // Ownership changes SAME_OWNER and OWNER_DUPLICATE weights, and TRUST (verified owner).
@@ -50,6 +62,13 @@ export async function redeemClaimToken(deps: Deps, ownerId: string, token: strin
   });
   // The agent's recent actions keep counting under its new owner (a claim must not reset its
   // limits). The claim stands if the limiter is down: its history then restarts, as after an outage.
-  await deps.limiter.adopt(claimed.agent.id, ownerId).catch((e) => deps.log.warn({ err: { message: (e as Error)?.message }, agentId: claimed.agent.id }, 'claim: rate-limit history not moved to the owner'));
+  await deps.limiter
+    .adopt(claimed.agent.id, ownerId)
+    .catch((e) =>
+      deps.log.warn(
+        { err: { message: (e as Error)?.message }, agentId: claimed.agent.id },
+        'claim: rate-limit history not moved to the owner',
+      ),
+    );
   return claimed;
 }

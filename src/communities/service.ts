@@ -51,7 +51,9 @@ export async function getCommunity(db: Knex, now: Date, slug: string) {
 export async function createCommunity(db: Knex, input: { slug: string; name?: string; description?: string }) {
   const slug = input.slug.toLowerCase();
   if (!SLUG_RE.test(slug)) {
-    throw new AppError(400, 'VALIDATION_FAILED', `Community slug must match ${SLUG_RE.source}`, { details: [{ path: 'slug', message: `must match ${SLUG_RE.source}` }] });
+    throw new AppError(400, 'VALIDATION_FAILED', `Community slug must match ${SLUG_RE.source}`, {
+      details: [{ path: 'slug', message: `must match ${SLUG_RE.source}` }],
+    });
   }
   const name = (input.name ?? slug).trim().slice(0, 100) || slug;
   const rows = await db('communities')

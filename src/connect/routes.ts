@@ -6,8 +6,14 @@ import { dataEnvelope } from '../http/schemas';
 import { SESSION_COOKIE, verifyCsrf } from '../identity/authenticate';
 import { SCOPES } from '../identity/scopes';
 import { CONNECT_MAX_USES } from '../limits/policy';
-import { CONNECT_DEFAULT_MAX_USES, createConnectKey, exchangeConnectKey, FRAMEWORKS, listConnectKeys, revokeConnectKey } from './service';
-
+import {
+  CONNECT_DEFAULT_MAX_USES,
+  createConnectKey,
+  exchangeConnectKey,
+  FRAMEWORKS,
+  listConnectKeys,
+  revokeConnectKey,
+} from './service';
 
 const connectKeyListItem = {
   type: 'object',
@@ -43,7 +49,11 @@ function connectKeyOwner(ctx: AppContext): string | null {
     return p.owner.id;
   }
   if (ctx.cookies.get(SESSION_COOKIE)) {
-    throw new AppError(401, 'INVALID_SESSION', 'The svc_session cookie is invalid or expired; log in again or send no cookie');
+    throw new AppError(
+      401,
+      'INVALID_SESSION',
+      'The svc_session cookie is invalid or expired; log in again or send no cookie',
+    );
   }
   return null;
 }
@@ -53,7 +63,8 @@ export const connectRoutes = defineRoutes([
     method: 'post',
     path: '/connect/keys',
     operationId: 'createConnectKey',
-    summary: 'Create a short-lived (10 minutes), usage-capped connect key; with an owner session its agents belong to that owner',
+    summary:
+      'Create a short-lived (10 minutes), usage-capped connect key; with an owner session its agents belong to that owner',
     tags: ['connect'],
     auth: 'public',
     optionalSession: true,
@@ -72,7 +83,16 @@ export const connectRoutes = defineRoutes([
         description: 'Connect key created; connectKey is shown this once',
         schema: dataEnvelope({
           type: 'object',
-          required: ['id', 'connectKey', 'keyPrefix', 'maxUses', 'usesRemaining', 'expiresAt', 'runtimeLabel', 'installationId'],
+          required: [
+            'id',
+            'connectKey',
+            'keyPrefix',
+            'maxUses',
+            'usesRemaining',
+            'expiresAt',
+            'runtimeLabel',
+            'installationId',
+          ],
           properties: {
             id: { type: 'string' },
             connectKey: { type: 'string', description: 'svc_connect_...' },
@@ -94,14 +114,24 @@ export const connectRoutes = defineRoutes([
       const ownerId = connectKeyOwner(ctx);
       const b = ctx.state.body;
       ctx.set('Cache-Control', 'no-store');
-      send(ctx, 201, await createConnectKey(ctx.deps, { ownerId, maxUses: b.maxUses, runtimeLabel: b.runtimeLabel ?? null, installationId: b.installationId ?? null }));
+      send(
+        ctx,
+        201,
+        await createConnectKey(ctx.deps, {
+          ownerId,
+          maxUses: b.maxUses,
+          runtimeLabel: b.runtimeLabel ?? null,
+          installationId: b.installationId ?? null,
+        }),
+      );
     },
   },
   {
     method: 'post',
     path: '/connect/exchange',
     operationId: 'exchangeConnectKey',
-    summary: 'Exchange a connect key for a dedicated per-agent API key (same agent again for the same runtime identity)',
+    summary:
+      'Exchange a connect key for a dedicated per-agent API key (same agent again for the same runtime identity)',
     tags: ['connect'],
     auth: 'public',
     // Per client address; only exchanges that succeed count (decisions §12).
@@ -128,7 +158,12 @@ export const connectRoutes = defineRoutes([
             agent: {
               type: 'object',
               required: ['id', 'handle', 'displayName', 'status'],
-              properties: { id: { type: 'string' }, handle: { type: 'string' }, displayName: { type: 'string' }, status: { type: 'string' } },
+              properties: {
+                id: { type: 'string' },
+                handle: { type: 'string' },
+                displayName: { type: 'string' },
+                status: { type: 'string' },
+              },
             },
             apiKey: { type: 'string', description: 'svc_live_...' },
             keyPrefix: { type: 'string' },
@@ -139,7 +174,10 @@ export const connectRoutes = defineRoutes([
       },
       401: { description: 'INVALID_CONNECT_KEY' },
       403: { description: 'CONNECT_KEY_REVOKED' },
-      409: { description: 'CONNECT_KEY_EXHAUSTED; AGENT_ALREADY_OWNED (an unowned key names an agent a human has claimed); HANDLE_TAKEN (no free handle derived from the name)' },
+      409: {
+        description:
+          'CONNECT_KEY_EXHAUSTED; AGENT_ALREADY_OWNED (an unowned key names an agent a human has claimed); HANDLE_TAKEN (no free handle derived from the name)',
+      },
       410: { description: 'CONNECT_KEY_EXPIRED' },
       429: { description: 'RATE_LIMITED (per client address), RATE_LIMITER_UNAVAILABLE' },
     },
@@ -187,7 +225,7 @@ export const connectRoutes = defineRoutes([
       200: { description: 'Revoked', schema: dataEnvelope(connectKeyListItem) },
       401: { description: 'INVALID_SESSION' },
       403: { description: 'CSRF_TOKEN_INVALID' },
-      404: { description: 'NOT_FOUND: no such connect key among the owner\'s keys' },
+      404: { description: "NOT_FOUND: no such connect key among the owner's keys" },
     },
     handler: async (ctx) => {
       send(ctx, 200, await revokeConnectKey(ctx.deps, requireOwner(ctx).owner.id, ctx.state.params.id));

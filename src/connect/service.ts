@@ -30,7 +30,10 @@ interface ConnectKeyRow {
 export type ConnectKeyStatus = 'active' | 'expired' | 'exhausted' | 'revoked';
 
 /** Pure: the state of a key at `now`; revoked wins over expired, expired over exhausted. */
-export function connectKeyStatus(k: Pick<ConnectKeyRow, 'revoked_at' | 'expires_at' | 'uses' | 'max_uses'>, now: Date): ConnectKeyStatus {
+export function connectKeyStatus(
+  k: Pick<ConnectKeyRow, 'revoked_at' | 'expires_at' | 'uses' | 'max_uses'>,
+  now: Date,
+): ConnectKeyStatus {
   if (k.revoked_at) return 'revoked';
   if (k.expires_at.getTime() <= now.getTime()) return 'expired';
   if (k.uses >= k.max_uses) return 'exhausted';
@@ -43,7 +46,10 @@ export function connectKeyStatus(k: Pick<ConnectKeyRow, 'revoked_at' | 'expires_
  */
 export function deriveHandle(source: string, attempt = 1): string {
   // Per character (code point), not per UTF-16 unit: an emoji is one `_`, as it is one character.
-  let base = source.toLowerCase().replace(/[^a-z0-9_]/gu, '_').slice(0, 30);
+  let base = source
+    .toLowerCase()
+    .replace(/[^a-z0-9_]/gu, '_')
+    .slice(0, 30);
   base = base.padEnd(3, '_');
   if (attempt <= 1) return base;
   const suffix = `_${attempt}`;
@@ -54,9 +60,20 @@ export function deriveHandle(source: string, attempt = 1): string {
  * Pure: the stable identity of an exchanged agent: the key's owner, or else the installation,
  * or else the key itself; plus framework and localAgentId. Hashed to a fixed-length column value.
  */
-export function connectIdentity(scope: { ownerId: string | null; installationId: string | null; connectKeyId: string }, framework: string, localAgentId: string): string {
-  const who = scope.ownerId ? `owner:${scope.ownerId}` : scope.installationId ? `installation:${scope.installationId}` : `key:${scope.connectKeyId}`;
-  return crypto.createHash('sha256').update(JSON.stringify([who, framework, localAgentId])).digest('hex');
+export function connectIdentity(
+  scope: { ownerId: string | null; installationId: string | null; connectKeyId: string },
+  framework: string,
+  localAgentId: string,
+): string {
+  const who = scope.ownerId
+    ? `owner:${scope.ownerId}`
+    : scope.installationId
+      ? `installation:${scope.installationId}`
+      : `key:${scope.connectKeyId}`;
+  return crypto
+    .createHash('sha256')
+    .update(JSON.stringify([who, framework, localAgentId]))
+    .digest('hex');
 }
 
 export function connectKeyView(k: ConnectKeyRow, now: Date) {
@@ -82,7 +99,8 @@ export async function createConnectKey(
 ) {
   const connectKey = generateSecret(CONNECT_KEY_PREFIX);
   const now = deps.now();
-  const [row] = await deps.db<ConnectKeyRow>('connect_keys')
+  const [row] = await deps
+    .db<ConnectKeyRow>('connect_keys')
     .insert({
       owner_id: input.ownerId,
       key_hash: sha256(connectKey),
@@ -126,7 +144,12 @@ function isUniqueViolation(e: unknown, constraint: string): boolean {
 }
 
 /** Finds the agent of this identity, or creates it under the first free derived handle. */
-async function findOrCreateAgent(trx: Knex.Transaction, identity: string, ownerId: string | null, input: ExchangeInput): Promise<AgentRow> {
+async function findOrCreateAgent(
+  trx: Knex.Transaction,
+  identity: string,
+  ownerId: string | null,
+  input: ExchangeInput,
+): Promise<AgentRow> {
   const existing = await trx<AgentRow>('agents').where({ connect_identity: identity }).first();
   if (existing) return existing;
   const source = input.localDisplayName?.trim() || input.localAgentId.trim() || input.localAgentId;
@@ -142,7 +165,9 @@ async function findOrCreateAgent(trx: Knex.Transaction, identity: string, ownerI
             handle,
             // 64 characters (code points, as validation counts them): never half an emoji. Never
             // blank (an owner's agent can't be): a name of spaces only shows the handle.
-            displayName: Array.from(source.trim() || handle).slice(0, 64).join(''),
+            displayName: Array.from(source.trim() || handle)
+              .slice(0, 64)
+              .join(''),
             ownerId,
             platform: input.framework,
             officialConnector: true,
@@ -159,7 +184,11 @@ async function findOrCreateAgent(trx: Knex.Transaction, identity: string, ownerI
       }
     }
   }
-  throw new AppError(409, 'HANDLE_TAKEN', `No free handle derived from "${source.slice(0, 64)}"; pass another localDisplayName`);
+  throw new AppError(
+    409,
+    'HANDLE_TAKEN',
+    `No free handle derived from "${source.slice(0, 64)}"; pass another localDisplayName`,
+  );
 }
 
 /**
@@ -179,7 +208,11 @@ export async function exchangeConnectKey(deps: Deps, input: ExchangeInput) {
       .update({ uses: trx.raw('uses + 1') } as any)
       .returning('*');
     if (!key) {
-      const row = input.connectKey.startsWith(CONNECT_KEY_PREFIX) ? await trx<ConnectKeyRow>('connect_keys').where({ key_hash: hash } as any).first() : undefined;
+      const row = input.connectKey.startsWith(CONNECT_KEY_PREFIX)
+        ? await trx<ConnectKeyRow>('connect_keys')
+            .where({ key_hash: hash } as any)
+            .first()
+        : undefined;
       if (!row) throw new AppError(401, 'INVALID_CONNECT_KEY', 'The connect key is unknown or malformed');
       switch (connectKeyStatus(row, now)) {
         case 'revoked':
@@ -200,9 +233,16 @@ export async function exchangeConnectKey(deps: Deps, input: ExchangeInput) {
     // an agent a human has since claimed: interface.md part 7, 409 "agent already has a human
     // owner". Thrown inside the transaction, so the key's use is given back.
     if (agent.owner_id !== null && agent.owner_id !== key.owner_id) {
-      throw new AppError(409, 'AGENT_ALREADY_OWNED', 'This agent already has a human owner; its owner issues its keys (POST /owner/agents/{id}/keys)');
+      throw new AppError(
+        409,
+        'AGENT_ALREADY_OWNED',
+        'This agent already has a human owner; its owner issues its keys (POST /owner/agents/{id}/keys)',
+      );
     }
-    const label = ['connect', input.framework, input.source || key.runtime_label].filter(Boolean).join(':').slice(0, 100);
+    const label = ['connect', input.framework, input.source || key.runtime_label]
+      .filter(Boolean)
+      .join(':')
+      .slice(0, 100);
     const issued = await issueApiKey(trx, agent.id, SCOPES, label);
     return {
       agent: agentSummary(agent),
@@ -215,14 +255,18 @@ export async function exchangeConnectKey(deps: Deps, input: ExchangeInput) {
 }
 
 export async function listConnectKeys(deps: Deps, ownerId: string) {
-  const rows = await deps.db<ConnectKeyRow>('connect_keys').where({ owner_id: ownerId }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id' }]);
+  const rows = await deps
+    .db<ConnectKeyRow>('connect_keys')
+    .where({ owner_id: ownerId })
+    .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id' }]);
   const now = deps.now();
   return rows.map((r) => connectKeyView(r, now));
 }
 
 /** Revokes an owner's connect key (exchange then answers 403); another owner's key is 404. */
 export async function revokeConnectKey(deps: Deps, ownerId: string, id: string) {
-  const [row] = await deps.db<ConnectKeyRow>('connect_keys')
+  const [row] = await deps
+    .db<ConnectKeyRow>('connect_keys')
     .where({ id, owner_id: ownerId })
     .update({ revoked_at: deps.db.raw('coalesce(revoked_at, ?)', [deps.now()]) } as any)
     .returning('*');

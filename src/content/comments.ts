@@ -44,7 +44,12 @@ export async function createComment(
   const parentId = input.parentId ?? null;
   if (parentId !== null && !UUID_RE.test(parentId)) throw parentNotFound();
   const found = await db('posts as p')
-    .leftJoin('comments as c', (j) => j.on('c.post_id', 'p.id').andOn('c.id', db.raw('?::uuid', [parentId])).andOnNull('c.deleted_at'))
+    .leftJoin('comments as c', (j) =>
+      j
+        .on('c.post_id', 'p.id')
+        .andOn('c.id', db.raw('?::uuid', [parentId]))
+        .andOnNull('c.deleted_at'),
+    )
     .where('p.id', postId)
     .whereNull('p.deleted_at')
     .first('p.author_id', 'c.author_id as parent_author_id');
@@ -59,12 +64,22 @@ export async function createComment(
   const targetAgentId = parentId !== null ? found.parent_author_id : found.author_id;
   const event =
     found.author_id !== agent.id
-      ? eventJob({
-          type: 'post.commented',
-          agentId: found.author_id,
-          occurredAt: now,
-          data: { postId, commentId: id, parentId, by: '@' + agent.handle, byAgentId: agent.id, excerpt: excerpt(body, 200) },
-        }, 'c').select
+      ? eventJob(
+          {
+            type: 'post.commented',
+            agentId: found.author_id,
+            occurredAt: now,
+            data: {
+              postId,
+              commentId: id,
+              parentId,
+              by: '@' + agent.handle,
+              byAgentId: agent.id,
+              excerpt: excerpt(body, 200),
+            },
+          },
+          'c',
+        ).select
       : null;
   const touch = scoringTouch('exists (select 1 from c)');
   // The post or the parent was deleted since the read: nothing was written, nothing counts.
@@ -84,11 +99,22 @@ export async function createComment(
               t as (${touch.sql})
          select c.id, c.created_at, (select count(*) from n) + (select count(*) from i) + (select count(*) from e) + (select count(*) from t) as writes from c`,
         [
-          id, postId, parentId, agent.id, body, now,
+          id,
           postId,
-          parentId, parentId, postId,
+          parentId,
+          agent.id,
+          body,
+          now,
           postId,
-          agent.id, targetAgentId, postId, parentId, now,
+          parentId,
+          parentId,
+          postId,
+          postId,
+          agent.id,
+          targetAgentId,
+          postId,
+          parentId,
+          now,
           ...(event?.bindings ?? []),
           ...touch.bindings,
         ],

@@ -64,7 +64,14 @@ export function invalidateFeedPosts(postIds: readonly string[]): void {
 }
 
 export function feedCacheKey(q: FeedQuery): string {
-  return [q.sort, q.limit, q.cursor ?? '', q.tag?.toLowerCase() ?? '', q.community?.toLowerCase() ?? '', q.author ? normalizeHandle(q.author) : ''].join('\u0000');
+  return [
+    q.sort,
+    q.limit,
+    q.cursor ?? '',
+    q.tag?.toLowerCase() ?? '',
+    q.community?.toLowerCase() ?? '',
+    q.author ? normalizeHandle(q.author) : '',
+  ].join('\u0000');
 }
 
 /**

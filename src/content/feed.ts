@@ -56,7 +56,12 @@ const INT4_MAX = 2147483647;
 
 /** Opaque cursor: base64url of the keyset position (decisions §2). */
 export function encodeCursor(p: FeedPosition): string {
-  const arr = p.sort === 'hot' ? ['h', p.hot, p.id] : p.sort === 'new' ? ['n', p.createdAt, p.id] : ['t', p.score, p.createdAt, p.id];
+  const arr =
+    p.sort === 'hot'
+      ? ['h', p.hot, p.id]
+      : p.sort === 'new'
+        ? ['n', p.createdAt, p.id]
+        : ['t', p.score, p.createdAt, p.id];
   return Buffer.from(JSON.stringify(arr)).toString('base64url');
 }
 
@@ -75,7 +80,8 @@ export function decodeCursor(cursor: string, sort: FeedSort): FeedPosition {
   if (typeof id !== 'string' || !UUID_RE.test(id)) throw badCursor();
   if (sort === 'hot' && arr.length === 3 && arr[0] === 'h' && Number.isFinite(arr[1])) return { sort, hot: arr[1], id };
   if (sort === 'new' && arr.length === 3 && arr[0] === 'n' && isTime(arr[1])) return { sort, createdAt: arr[1], id };
-  if (sort === 'top' && arr.length === 4 && arr[0] === 't' && isScore(arr[1]) && isTime(arr[2])) return { sort, score: arr[1], createdAt: arr[2], id };
+  if (sort === 'top' && arr.length === 4 && arr[0] === 't' && isScore(arr[1]) && isTime(arr[2]))
+    return { sort, score: arr[1], createdAt: arr[2], id };
   throw badCursor();
 }
 

@@ -18,7 +18,14 @@ type Db = Knex | Knex.Transaction;
  */
 export function contentInteractionFrom(
   source: string,
-  row: { kind: 'vote' | 'reaction'; actorId: string; targetAgentId: string | SqlPart; postId: string | SqlPart; commentId: string | null; at: Date },
+  row: {
+    kind: 'vote' | 'reaction';
+    actorId: string;
+    targetAgentId: string | SqlPart;
+    postId: string | SqlPart;
+    commentId: string | null;
+    at: Date;
+  },
   value: SqlPart,
   reactionType: SqlPart,
   active: SqlPart,
@@ -32,7 +39,17 @@ export function contentInteractionFrom(
             set value = excluded.value, reaction_type = excluded.reaction_type, occurred_at = excluded.occurred_at,
                 active = excluded.active, target_agent_id = excluded.target_agent_id, updated_at = clock_timestamp()
           returning 1`,
-    bindings: [row.kind, row.actorId, ...target.bindings, ...post.bindings, row.commentId, ...value.bindings, ...reactionType.bindings, row.at, ...active.bindings],
+    bindings: [
+      row.kind,
+      row.actorId,
+      ...target.bindings,
+      ...post.bindings,
+      row.commentId,
+      ...value.bindings,
+      ...reactionType.bindings,
+      row.at,
+      ...active.bindings,
+    ],
   };
 }
 
@@ -54,7 +71,13 @@ export function liveTargetSql(kind: 'post' | 'comment', authorColumns?: string):
 }
 
 /** Upsert of a follow's interaction row, as a CTE body: one row per row of `source`. */
-export function followInteractionFrom(source: string, actorId: string, targetId: string, active: boolean, at: Date): SqlPart {
+export function followInteractionFrom(
+  source: string,
+  actorId: string,
+  targetId: string,
+  active: boolean,
+  at: Date,
+): SqlPart {
   return {
     sql: `insert into interactions (kind, actor_agent_id, target_agent_id, value, occurred_at, active)
           select 'follow', ?::uuid, ?::uuid, 1, ?::timestamptz, ?::boolean from ${source}
@@ -67,8 +90,14 @@ export function followInteractionFrom(source: string, actorId: string, targetId:
 
 /** A deleted reply stops counting as one; votes and reactions on it are re-weighed (DELETED_TARGET). */
 export async function onCommentDeleted(trx: Db, commentId: string): Promise<void> {
-  await trx.raw(`update interactions set active = false, updated_at = clock_timestamp() where kind = 'reply' and reply_comment_id = ?`, [commentId]);
-  await trx.raw(`update interactions set updated_at = clock_timestamp() where comment_id = ? and kind in ('vote', 'reaction')`, [commentId]);
+  await trx.raw(
+    `update interactions set active = false, updated_at = clock_timestamp() where kind = 'reply' and reply_comment_id = ?`,
+    [commentId],
+  );
+  await trx.raw(
+    `update interactions set updated_at = clock_timestamp() where comment_id = ? and kind in ('vote', 'reaction')`,
+    [commentId],
+  );
 }
 
 /** Everything that happened on a deleted post is re-weighed by scoring (DELETED_TARGET). */

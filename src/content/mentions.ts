@@ -17,10 +17,20 @@ export async function recordMentions(
 ): Promise<string[]> {
   const handles = extractMentions(m.text).filter((h) => h !== m.author.handle);
   if (handles.length === 0) return [];
-  const agents: { id: string; handle: string }[] = await trx('agents').whereIn('handle', handles).select('id', 'handle');
+  const agents: { id: string; handle: string }[] = await trx('agents')
+    .whereIn('handle', handles)
+    .select('id', 'handle');
   if (agents.length === 0) return [];
   await trx('mentions')
-    .insert(agents.map((a) => ({ agent_id: a.id, author_id: m.author.id, post_id: m.postId, comment_id: m.commentId, created_at: m.at })))
+    .insert(
+      agents.map((a) => ({
+        agent_id: a.id,
+        author_id: m.author.id,
+        post_id: m.postId,
+        comment_id: m.commentId,
+        created_at: m.at,
+      })),
+    )
     .onConflict()
     .ignore();
   for (const a of agents) {

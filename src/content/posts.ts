@@ -32,15 +32,33 @@ export async function createPost(trx: Db, deps: Deps, agent: AgentRow, input: Ne
   const tags = normalizeTags(input.tags);
   const title = deriveTitle(input.title, body);
   const slug = input.communitySlug.toLowerCase();
-  const community = SLUG_RE.test(slug) ? await trx('communities').where({ slug }).first('id', 'slug', 'name') : undefined;
+  const community = SLUG_RE.test(slug)
+    ? await trx('communities').where({ slug }).first('id', 'slug', 'name')
+    : undefined;
   if (!community) throw notFound('Community');
   const headers = await deps.limiter.consume('post', { agentId: agent.id, ownerId: agent.owner_id });
   const now = deps.now();
   const [row] = await trx('posts')
-    .insert({ community_id: community.id, author_id: agent.id, title, body, tags, hot: hotRank(0, now), created_at: now })
+    .insert({
+      community_id: community.id,
+      author_id: agent.id,
+      title,
+      body,
+      tags,
+      hot: hotRank(0, now),
+      created_at: now,
+    })
     .returning(['id', 'title', 'tags', 'score', 'created_at']);
   // Mentions are `@handle` tokens of the body (decisions §5), not of the title.
-  const mentions = mayMention(body) ? await recordMentions(trx as Knex.Transaction, { text: body, author: agent, postId: row.id, commentId: null, at: now }) : [];
+  const mentions = mayMention(body)
+    ? await recordMentions(trx as Knex.Transaction, {
+        text: body,
+        author: agent,
+        postId: row.id,
+        commentId: null,
+        at: now,
+      })
+    : [];
   return {
     status: 201,
     headers,

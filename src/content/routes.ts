@@ -38,14 +38,21 @@ export const contentRoutes = defineRoutes([
     auth: 'public',
     rateLimit: 'read',
     query: feedQuerySchema,
-    responses: { 200: { description: 'One page of posts; meta.nextCursor is null on the last page', schema: feedSchema }, 400: E[400], 429: { description: 'RATE_LIMITED' } },
+    responses: {
+      200: { description: 'One page of posts; meta.nextCursor is null on the last page', schema: feedSchema },
+      400: E[400],
+      429: { description: 'RATE_LIMITED' },
+    },
     handler: async (ctx) => {
       const q = normalizeFeedQuery(ctx.state.query as FeedQuery);
       configureFeedCache(ctx.deps.config.nodeEnv);
       const key = feedCacheKey(q);
       const page = await loadFeedPage(key, async () => {
         const p = await feedPage(ctx.deps.db, q);
-        return { value: JSON.stringify({ data: p.items, meta: { nextCursor: p.nextCursor } }), tags: feedPageTags(p.items.map((i: { id: string }) => i.id)) };
+        return {
+          value: JSON.stringify({ data: p.items, meta: { nextCursor: p.nextCursor } }),
+          tags: feedPageTags(p.items.map((i: { id: string }) => i.id)),
+        };
       });
       // The response cache (src/app.ts) stores a loaded body under its URL with the same tags.
       ctx.state.cacheTags = page.hit ? false : (page.tags ?? false);
@@ -84,7 +91,10 @@ export const contentRoutes = defineRoutes([
     tags: ['content'],
     auth: 'public',
     params: idParams,
-    responses: { 200: { description: 'The post', schema: postDetailSchema }, 404: { description: 'NOT_FOUND: unknown or deleted post' } },
+    responses: {
+      200: { description: 'The post', schema: postDetailSchema },
+      404: { description: 'NOT_FOUND: unknown or deleted post' },
+    },
     handler: async (ctx) => {
       send(ctx, 200, await getPost(ctx.deps.db, ctx.state.params.id));
     },
@@ -140,11 +150,15 @@ export const contentRoutes = defineRoutes([
       201: { description: 'Created', schema: createdCommentSchema },
       ...E,
       404: { description: 'NOT_FOUND: unknown post, or parentId not a live comment of this post' },
-      429: { description: 'RATE_LIMITED, COMMENT_COOLDOWN_ACTIVE, THREAD_COOLDOWN_ACTIVE, OWNER_RATE_LIMITED, PING_PONG_DETECTED, RATE_LIMITER_UNAVAILABLE' },
+      429: {
+        description:
+          'RATE_LIMITED, COMMENT_COOLDOWN_ACTIVE, THREAD_COOLDOWN_ACTIVE, OWNER_RATE_LIMITED, PING_PONG_DETECTED, RATE_LIMITER_UNAVAILABLE',
+      },
     },
     handler: async (ctx) => {
       const { agent } = requireAgent(ctx);
-      const write = (db: Knex | Knex.Transaction) => createComment(db, ctx.deps, agent, ctx.state.params.id, ctx.state.body);
+      const write = (db: Knex | Knex.Transaction) =>
+        createComment(db, ctx.deps, agent, ctx.state.params.id, ctx.state.body);
       await (mayMention(ctx.state.body.body) ? sendWrite(ctx, agent.id, write) : sendAtomicWrite(ctx, agent.id, write));
     },
   },

@@ -4,9 +4,16 @@ import { FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT, FEED_SORTS } from './feed';
 import { LIMITS, REACTION_TYPES } from './text';
 
 /** JSON schemas of the content routes: they validate requests and document the OpenAPI. */
-export const uuidParam = { type: 'string', pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' };
+export const uuidParam = {
+  type: 'string',
+  pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$',
+};
 export const idParams = { type: 'object', required: ['id'], properties: { id: uuidParam } };
-export const handleParam = { type: 'string', pattern: '^@?[A-Za-z0-9_]{3,30}$', description: 'Agent handle, with or without a leading @' };
+export const handleParam = {
+  type: 'string',
+  pattern: '^@?[A-Za-z0-9_]{3,30}$',
+  description: 'Agent handle, with or without a leading @',
+};
 
 export const reactionCountsSchema = {
   type: 'object',
@@ -20,9 +27,17 @@ export const authorRefSchema = {
 };
 /** `{data}` of a vote or reaction on a post or comment: the target's id field, then the given fields, all required. */
 export function targetResultSchema(idField: 'postId' | 'commentId', fields: Record<string, object>) {
-  return dataEnvelope({ type: 'object', required: [idField, ...Object.keys(fields)], properties: { [idField]: { type: 'string' }, ...fields } });
+  return dataEnvelope({
+    type: 'object',
+    required: [idField, ...Object.keys(fields)],
+    properties: { [idField]: { type: 'string' }, ...fields },
+  });
 }
-export const communityRefSchema = { type: 'object', required: ['slug'], properties: { slug: { type: 'string' }, name: { type: 'string' } } };
+export const communityRefSchema = {
+  type: 'object',
+  required: ['slug'],
+  properties: { slug: { type: 'string' }, name: { type: 'string' } },
+};
 const ts = { type: 'string', format: 'date-time' };
 
 export const createPostBody = {
@@ -31,7 +46,11 @@ export const createPostBody = {
   properties: {
     communitySlug: { type: 'string', minLength: 1, maxLength: 64 },
     body: { type: 'string', minLength: 1, maxLength: LIMITS.postBodyMax },
-    title: { type: ['string', 'null'], maxLength: LIMITS.titleMax, description: 'Optional; when absent the first line of the body is shown' },
+    title: {
+      type: ['string', 'null'],
+      maxLength: LIMITS.titleMax,
+      description: 'Optional; when absent the first line of the body is shown',
+    },
     tags: {
       type: 'array',
       maxItems: LIMITS.tagsMax,
@@ -105,7 +124,10 @@ export const createCommentBody = {
   required: ['body'],
   properties: {
     body: { type: 'string', minLength: 1, maxLength: LIMITS.commentBodyMax },
-    parentId: { type: ['string', 'null'], description: 'A comment of the same post; null or absent for a top-level comment' },
+    parentId: {
+      type: ['string', 'null'],
+      description: 'A comment of the same post; null or absent for a top-level comment',
+    },
   },
 };
 
@@ -140,14 +162,21 @@ const commentNode: any = {
     downvotes: { type: 'integer' },
     reactions: reactionCountsSchema,
     createdAt: ts,
-    replies: { type: 'array', description: 'Nested replies, oldest first', items: { $ref: '#/components/schemas/CommentNode' } },
+    replies: {
+      type: 'array',
+      description: 'Nested replies, oldest first',
+      items: { $ref: '#/components/schemas/CommentNode' },
+    },
   },
 };
 const commentNodeRef = component('CommentNode', commentNode);
 
 export const commentTreeSchema = dataEnvelope(
   { type: 'array', items: commentNodeRef },
-  { type: 'object', properties: { commentsCount: { type: 'integer' }, returned: { type: 'integer' }, truncated: { type: 'boolean' } } },
+  {
+    type: 'object',
+    properties: { commentsCount: { type: 'integer' }, returned: { type: 'integer' }, truncated: { type: 'boolean' } },
+  },
 );
 
 export const feedQuerySchema = {
@@ -156,7 +185,12 @@ export const feedQuerySchema = {
     sort: { type: 'string', enum: [...FEED_SORTS], default: 'hot' },
     limit: { type: 'integer', minimum: 1, maximum: FEED_MAX_LIMIT, default: FEED_DEFAULT_LIMIT },
     cursor: { type: 'string', minLength: 1, maxLength: 512, description: 'meta.nextCursor of the previous page' },
-    tag: { type: 'string', minLength: 1, maxLength: 32, description: 'Lowercased, then must match ^[a-z0-9][a-z0-9-]{0,31}$' },
+    tag: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 32,
+      description: 'Lowercased, then must match ^[a-z0-9][a-z0-9-]{0,31}$',
+    },
     community: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9-]{1,31}$', description: 'Community slug' },
     author: { type: 'string', pattern: '^@?[A-Za-z0-9_]{3,30}$', description: 'Author handle, with or without @' },
   },

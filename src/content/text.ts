@@ -85,7 +85,12 @@ export function excerpt(body: string, max: number = LIMITS.excerptMax): string {
  */
 function shorten(text: string, max: number): string {
   const chars = Array.from(text);
-  return chars.length <= max ? text : chars.slice(0, max - 1).join('').trimEnd() + '…';
+  return chars.length <= max
+    ? text
+    : chars
+        .slice(0, max - 1)
+        .join('')
+        .trimEnd() + '…';
 }
 
 /** Distinct lowercase handles of `@handle` tokens (not inside words or emails), bounded. */

@@ -25,7 +25,9 @@ function platformPackageDir(): string {
   try {
     entry = require.resolve(name); // <pkg>/dist/index.js; package.json itself is not exported
   } catch {
-    throw new Error(`no embedded PostgreSQL binaries for ${os.platform()}-${os.arch()} (${name} is not installed); set DATABASE_URL instead`);
+    throw new Error(
+      `no embedded PostgreSQL binaries for ${os.platform()}-${os.arch()} (${name} is not installed); set DATABASE_URL instead`,
+    );
   }
   return path.resolve(path.dirname(entry), '..');
 }
@@ -69,7 +71,9 @@ async function postgresUser(): Promise<RunAs> {
   const uid = await sh('id', ['-u', USER]);
   const gid = await sh('id', ['-g', USER]);
   if (uid.code !== 0 || gid.code !== 0) {
-    throw new Error('running as root: PostgreSQL needs a "postgres" system user to run as (useradd postgres), or set DATABASE_URL');
+    throw new Error(
+      'running as root: PostgreSQL needs a "postgres" system user to run as (useradd postgres), or set DATABASE_URL',
+    );
   }
   return { uid: Number(uid.out), gid: Number(gid.out) };
 }
@@ -159,7 +163,12 @@ export function claimDataDir(root: string): () => void {
       if (e?.code !== 'EEXIST' || attempt > 0) throw e;
       const holder = liveHolder(file);
       if (holder) {
-        throw Object.assign(new Error(`another npm start (pid ${holder}) is using ${root}: stop it first, or give this one its own DATA_DIR and EMBEDDED_PG_PORT`), { code: 'DATA_DIR_IN_USE' });
+        throw Object.assign(
+          new Error(
+            `another npm start (pid ${holder}) is using ${root}: stop it first, or give this one its own DATA_DIR and EMBEDDED_PG_PORT`,
+          ),
+          { code: 'DATA_DIR_IN_USE' },
+        );
       }
       fs.rmSync(file, { force: true });
     }
@@ -212,7 +221,18 @@ async function startIn(root: string, port: number, log: Logger): Promise<Embedde
     fs.writeFileSync(pwfile, PASSWORD + '\n', { mode: 0o600 });
     chownTree(pwfile, runAs);
     try {
-      const init = await sh(bin('initdb'), [`--pgdata=${dir}`, `--username=${USER}`, `--pwfile=${pwfile}`, '--auth=scram-sha-256', '--encoding=UTF8', '--no-locale'], runAs);
+      const init = await sh(
+        bin('initdb'),
+        [
+          `--pgdata=${dir}`,
+          `--username=${USER}`,
+          `--pwfile=${pwfile}`,
+          '--auth=scram-sha-256',
+          '--encoding=UTF8',
+          '--no-locale',
+        ],
+        runAs,
+      );
       if (init.code !== 0) throw new Error(`initdb failed (exit ${init.code}):\n${init.out || '(no output)'}`);
     } finally {
       fs.rmSync(pwfile, { force: true });
@@ -228,7 +248,9 @@ async function startIn(root: string, port: number, log: Logger): Promise<Embedde
   const started = await sh(bin('pg_ctl'), ['start', '-D', dir, '-l', logFile, '-w', '-t', '60', '-o', options], runAs);
   if (started.code !== 0) {
     const tail = fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8').split('\n').slice(-15).join('\n') : '';
-    throw new Error(`embedded PostgreSQL did not start on port ${port} (is the port in use? set EMBEDDED_PG_PORT):\n${started.out}\n${tail}`);
+    throw new Error(
+      `embedded PostgreSQL did not start on port ${port} (is the port in use? set EMBEDDED_PG_PORT):\n${started.out}\n${tail}`,
+    );
   }
 
   const base = `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}`;

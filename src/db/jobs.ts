@@ -39,7 +39,12 @@ export function addJobCall(identifier: string, payload: unknown, opts: AddJobOpt
  * Enqueue a graphile-worker job through the caller's transaction (or connection): a committed
  * write can never lose its job and a rolled-back one never runs it.
  */
-export async function addJob(trx: Knex | Knex.Transaction, identifier: string, payload: unknown, opts: AddJobOptions = {}): Promise<void> {
+export async function addJob(
+  trx: Knex | Knex.Transaction,
+  identifier: string,
+  payload: unknown,
+  opts: AddJobOptions = {},
+): Promise<void> {
   const call = addJobCall(identifier, payload, opts);
   await trx.raw(`select ${call.sql}`, call.bindings);
 }

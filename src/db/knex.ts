@@ -31,7 +31,11 @@ export function createDb(connectionString: string, poolMax = 10, log?: Logger): 
   const db = knexFactory({
     ...(log ? { log: knexLog(log) } : {}),
     client: 'pg',
-    connection: { connectionString, connectionTimeoutMillis: 3000, statement_timeout: 30000 } as Knex.PgConnectionConfig,
+    connection: {
+      connectionString,
+      connectionTimeoutMillis: 3000,
+      statement_timeout: 30000,
+    } as Knex.PgConnectionConfig,
     pool: {
       min: 0,
       max: poolMax,

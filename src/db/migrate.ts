@@ -39,8 +39,13 @@ export function knexMigrations(): Knex.MigratorConfig {
 export async function pendingMigrations(db: Knex): Promise<string[]> {
   const source = new SqlDirSource();
   const all = (await source.getMigrations()).map((m) => source.getMigrationName(m));
-  const table = (await db.raw(`select to_regclass('knex_migrations') is not null as present`)).rows[0].present as boolean;
-  const done = new Set<string>(table ? (await db('knex_migrations').select('name')).map((r: { name: string }) => r.name.replace(/\.(ts|js)$/, '')) : []);
+  const table = (await db.raw(`select to_regclass('knex_migrations') is not null as present`)).rows[0]
+    .present as boolean;
+  const done = new Set<string>(
+    table
+      ? (await db('knex_migrations').select('name')).map((r: { name: string }) => r.name.replace(/\.(ts|js)$/, ''))
+      : [],
+  );
   return all.filter((name) => !done.has(name));
 }
 

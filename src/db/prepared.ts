@@ -25,7 +25,10 @@ function nameOf(text: string): string {
   return n;
 }
 
-type QueryFn = (connection: object, obj: { sql?: string; bindings?: unknown[]; options?: Record<string, unknown> }) => Promise<unknown>;
+type QueryFn = (
+  connection: object,
+  obj: { sql?: string; bindings?: unknown[]; options?: Record<string, unknown> },
+) => Promise<unknown>;
 const PATCHED = Symbol.for('svc.preparedStatements');
 const UNPREPARED = Symbol.for('svc.unprepared');
 
@@ -48,7 +51,14 @@ export function usePreparedStatements(db: Knex): void {
   const original = proto._query;
   proto[PATCHED] = true;
   proto._query = function (this: Record<symbol, boolean | undefined>, connection, obj) {
-    if (!this[UNPREPARED] && obj.sql && obj.bindings && obj.bindings.length > 0 && obj.sql.length <= MAX_TEXT && !obj.options?.name) {
+    if (
+      !this[UNPREPARED] &&
+      obj.sql &&
+      obj.bindings &&
+      obj.bindings.length > 0 &&
+      obj.sql.length <= MAX_TEXT &&
+      !obj.options?.name
+    ) {
       let seen = perConnection.get(connection);
       if (!seen) perConnection.set(connection, (seen = new Set()));
       const name = nameOf(obj.sql);

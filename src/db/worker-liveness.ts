@@ -51,7 +51,11 @@ export async function removeHeartbeat(db: Knex, workerId: string): Promise<void>
  * are never released, whatever their rows say. Safe to run from several workers at once: the
  * second finds nothing left to do.
  */
-export async function recoverStaleWorkers(db: Knex, staleSeconds: number, selfIds: string[] = []): Promise<RecoveryResult> {
+export async function recoverStaleWorkers(
+  db: Knex,
+  staleSeconds: number,
+  selfIds: string[] = [],
+): Promise<RecoveryResult> {
   return db.transaction(async (trx) => {
     const r = await trx.raw(
       `with stale as (
@@ -148,7 +152,11 @@ export class WorkerLiveness {
         this.healthySince ??= this.clock();
         if (this.clock() - this.healthySince < this.staleSeconds * 1000) return;
         const r = await recoverStaleWorkers(this.db, this.staleSeconds, me ? [me.workerId, ...me.workerIds] : []);
-        if (r.workerIds.length) this.log.warn({ deadWorkers: r.workerIds, jobs: r.jobs, queues: r.queues }, 'released the job locks of dead workers');
+        if (r.workerIds.length)
+          this.log.warn(
+            { deadWorkers: r.workerIds, jobs: r.jobs, queues: r.queues },
+            'released the job locks of dead workers',
+          );
       } catch (e) {
         this.log.warn({ err: e }, 'worker heartbeat failed');
       } finally {

@@ -8,7 +8,11 @@ const searchSchema = dataEnvelope({
   required: ['query', 'agents', 'posts', 'communities'],
   properties: {
     query: { type: 'string' },
-    agents: { type: 'array', maxItems: SEARCH_LIMITS.agents, items: { type: 'object', properties: { ...authorRefSchema.properties, rank: { type: 'number' } } } },
+    agents: {
+      type: 'array',
+      maxItems: SEARCH_LIMITS.agents,
+      items: { type: 'object', properties: { ...authorRefSchema.properties, rank: { type: 'number' } } },
+    },
     posts: {
       type: 'array',
       maxItems: SEARCH_LIMITS.posts,
@@ -30,7 +34,10 @@ const searchSchema = dataEnvelope({
     communities: {
       type: 'array',
       maxItems: SEARCH_LIMITS.communities,
-      items: { type: 'object', properties: { slug: { type: 'string' }, name: { type: 'string' }, description: { type: 'string' } } },
+      items: {
+        type: 'object',
+        properties: { slug: { type: 'string' }, name: { type: 'string' }, description: { type: 'string' } },
+      },
     },
   },
 });
@@ -42,7 +49,14 @@ const trendingSchema = dataEnvelope({
     windowHours: { type: 'integer' },
     since: { type: 'string', format: 'date-time' },
     postsLast24h: { type: 'integer' },
-    tags: { type: 'array', items: { type: 'object', required: ['tag', 'postCount'], properties: { tag: { type: 'string' }, postCount: { type: 'integer' } } } },
+    tags: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['tag', 'postCount'],
+        properties: { tag: { type: 'string' }, postCount: { type: 'integer' } },
+      },
+    },
   },
 });
 
@@ -55,8 +69,23 @@ export const discoveryRoutes = defineRoutes([
     tags: ['discovery'],
     auth: 'public',
     rateLimit: ['read', 'search_ip'],
-    query: { type: 'object', required: ['q'], properties: { q: { type: 'string', minLength: SEARCH_MIN_LENGTH, maxLength: 200, description: `At least ${SEARCH_MIN_LENGTH} characters once leading and trailing spaces are trimmed` } } },
-    responses: { 200: { description: 'Matches', schema: searchSchema }, 400: { description: 'VALIDATION_FAILED (q missing or shorter than 2)' }, 429: { description: 'RATE_LIMITED (60 per minute per IP)' } },
+    query: {
+      type: 'object',
+      required: ['q'],
+      properties: {
+        q: {
+          type: 'string',
+          minLength: SEARCH_MIN_LENGTH,
+          maxLength: 200,
+          description: `At least ${SEARCH_MIN_LENGTH} characters once leading and trailing spaces are trimmed`,
+        },
+      },
+    },
+    responses: {
+      200: { description: 'Matches', schema: searchSchema },
+      400: { description: 'VALIDATION_FAILED (q missing or shorter than 2)' },
+      429: { description: 'RATE_LIMITED (60 per minute per IP)' },
+    },
     handler: async (ctx) => {
       send(ctx, 200, await search(ctx.deps.db, ctx.state.query.q));
     },

@@ -61,7 +61,12 @@ export async function search(db: Knex, rawQ: string) {
   ]);
   return {
     query: q,
-    agents: agents.rows.map((a: any) => ({ id: a.id, handle: '@' + a.handle, displayName: a.display_name, rank: Number(a.rank) })),
+    agents: agents.rows.map((a: any) => ({
+      id: a.id,
+      handle: '@' + a.handle,
+      displayName: a.display_name,
+      rank: Number(a.rank),
+    })),
     posts: posts.rows.map((p: any) => ({
       id: p.id,
       title: p.title,

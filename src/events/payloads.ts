@@ -39,7 +39,10 @@ export const EVENT_DATA_SCHEMAS: Record<EventType, { description: string; schema
         ...common,
         postId: { ...id, description: "The agent's post" },
         commentId: { ...id, description: 'The new comment' },
-        parentId: { oneOf: [id, { type: 'null' }], description: 'The comment it answers; null for a top-level comment' },
+        parentId: {
+          oneOf: [id, { type: 'null' }],
+          description: 'The comment it answers; null for a top-level comment',
+        },
         excerpt: { type: 'string', maxLength: 200, description: 'The start of the comment' },
       },
     },

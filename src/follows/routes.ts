@@ -7,7 +7,13 @@ import { setFollow } from './service';
 
 const followBody = {
   type: 'object',
-  properties: { followerAgentId: { type: 'string', description: "Acting agent; required with an owner session. With an API key: absent or the key's own agent (another id is 400 VALIDATION_FAILED)" } },
+  properties: {
+    followerAgentId: {
+      type: 'string',
+      description:
+        "Acting agent; required with an owner session. With an API key: absent or the key's own agent (another id is 400 VALIDATION_FAILED)",
+    },
+  },
 };
 const followResponse = dataEnvelope({
   type: 'object',
@@ -27,7 +33,19 @@ export const followRoutes = defineRoutes(
     params: { type: 'object', required: ['handle'], properties: { handle: handleParam } },
     body: followBody,
     // Clients that send no body with DELETE may name the acting agent in the query instead.
-    ...(follow ? {} : { query: { type: 'object', properties: { followerAgentId: { type: 'string', description: 'Acting agent (owner session), when the body does not carry it' } } } }),
+    ...(follow
+      ? {}
+      : {
+          query: {
+            type: 'object',
+            properties: {
+              followerAgentId: {
+                type: 'string',
+                description: 'Acting agent (owner session), when the body does not carry it',
+              },
+            },
+          },
+        }),
     headers: [idempotencyHeaderDoc],
     responses: {
       200: { description: follow ? 'Following' : 'Not following', schema: followResponse },
@@ -40,7 +58,9 @@ export const followRoutes = defineRoutes(
     },
     handler: async (ctx: any) => {
       const follower = await resolveActingAgent(ctx, 'followerAgentId');
-      await sendAtomicWrite(ctx, follower.id, (db) => setFollow(db, ctx.deps, follower, ctx.state.params.handle, follow));
+      await sendAtomicWrite(ctx, follower.id, (db) =>
+        setFollow(db, ctx.deps, follower, ctx.state.params.handle, follow),
+      );
     },
   })),
 );

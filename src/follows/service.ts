@@ -13,8 +13,16 @@ import { followInteractionFrom } from '../content/interactions';
  * following:true, unfollowing when not following answers following:false (decisions §12).
  * Only a real change writes the interaction, fires agent.followed and touches scoring.
  */
-export async function setFollow(db: Knex | Knex.Transaction, deps: Deps, follower: AgentRow, handle: string, follow: boolean): Promise<WriteResult> {
-  const target = await db('agents').where({ handle: normalizeHandle(handle) }).first('id', 'handle');
+export async function setFollow(
+  db: Knex | Knex.Transaction,
+  deps: Deps,
+  follower: AgentRow,
+  handle: string,
+  follow: boolean,
+): Promise<WriteResult> {
+  const target = await db('agents')
+    .where({ handle: normalizeHandle(handle) })
+    .first('id', 'handle');
   if (!target) throw notFound('Agent');
   if (target.id === follower.id) throw new AppError(400, 'SELF_FOLLOW_FORBIDDEN', 'An agent cannot follow itself');
   const headers = await deps.limiter.consume('follow', { agentId: follower.id, ownerId: follower.owner_id });
@@ -22,11 +30,31 @@ export async function setFollow(db: Knex | Knex.Transaction, deps: Deps, followe
   // One statement (atomic on its own): the change, and only when it changed something, the
   // interaction, the agent.followed event and the scoring touch.
   const change: SqlPart = follow
-    ? { sql: `insert into follows (follower_id, followee_id, created_at) values (?, ?, ?) on conflict (follower_id, followee_id) do nothing returning 1`, bindings: [follower.id, target.id, now] }
-    : { sql: `delete from follows where follower_id = ? and followee_id = ? returning 1`, bindings: [follower.id, target.id] };
+    ? {
+        sql: `insert into follows (follower_id, followee_id, created_at) values (?, ?, ?) on conflict (follower_id, followee_id) do nothing returning 1`,
+        bindings: [follower.id, target.id, now],
+      }
+    : {
+        sql: `delete from follows where follower_id = ? and followee_id = ? returning 1`,
+        bindings: [follower.id, target.id],
+      };
   const interaction = followInteractionFrom('changed', follower.id, target.id, follow, now);
   const event = follow
-    ? eventJob({ type: 'agent.followed', agentId: target.id, occurredAt: now, data: { by: '@' + follower.handle, byAgentId: follower.id, followerId: follower.id, followerHandle: '@' + follower.handle, targetHandle: '@' + target.handle } }, 'changed').select
+    ? eventJob(
+        {
+          type: 'agent.followed',
+          agentId: target.id,
+          occurredAt: now,
+          data: {
+            by: '@' + follower.handle,
+            byAgentId: follower.id,
+            followerId: follower.id,
+            followerHandle: '@' + follower.handle,
+            targetHandle: '@' + target.handle,
+          },
+        },
+        'changed',
+      ).select
     : null;
   const touch = scoringTouch('exists (select 1 from changed)');
   await db.raw(
@@ -38,5 +66,10 @@ export async function setFollow(db: Knex | Knex.Transaction, deps: Deps, followe
     [...change.bindings, ...interaction.bindings, ...(event?.bindings ?? []), ...touch.bindings],
   );
   // Follows show on no feed page.
-  return { status: 200, headers, feedPosts: [], data: { following: follow, targetHandle: '@' + target.handle, followerHandle: '@' + follower.handle } };
+  return {
+    status: 200,
+    headers,
+    feedPosts: [],
+    data: { following: follow, targetHandle: '@' + target.handle, followerHandle: '@' + follower.handle },
+  };
 }

@@ -18,7 +18,9 @@ async function keyPrincipal(ctx: AppContext, token: string, route: RouteDef): Pr
   const p = token ? await authenticateApiKey(ctx.deps.db, token) : null;
   if (!p) throw new AppError(401, 'INVALID_API_KEY', 'The API key is unknown, malformed or revoked');
   if (route.scope && !p.scopes.includes(route.scope)) {
-    throw new AppError(403, 'INSUFFICIENT_SCOPE', `This API key lacks the "${route.scope}" scope`, { requiredScope: route.scope });
+    throw new AppError(403, 'INSUFFICIENT_SCOPE', `This API key lacks the "${route.scope}" scope`, {
+      requiredScope: route.scope,
+    });
   }
   if (UNSAFE.has(ctx.method) && p.agent.status === 'suspended') {
     throw new AppError(403, 'AGENT_SUSPENDED', 'This agent is suspended and cannot write');
@@ -30,7 +32,10 @@ async function sessionPrincipal(ctx: AppContext): Promise<OwnerPrincipal> {
   const cookie = ctx.cookies.get(SESSION_COOKIE);
   const p = cookie ? await authenticateSession(ctx.deps.db, ctx.deps.config.sessionSecret, cookie) : null;
   if (!p) throw new AppError(401, 'INVALID_SESSION', 'A valid owner session is required (log in at /owner/login)');
-  if (UNSAFE.has(ctx.method) && !verifyCsrf(ctx.deps.config.sessionSecret, p.sessionId, ctx.get('x-csrf-token') || undefined)) {
+  if (
+    UNSAFE.has(ctx.method) &&
+    !verifyCsrf(ctx.deps.config.sessionSecret, p.sessionId, ctx.get('x-csrf-token') || undefined)
+  ) {
     throw new AppError(403, 'CSRF_TOKEN_INVALID', 'Session writes need the X-CSRF-Token header returned at login');
   }
   return p;
@@ -57,7 +62,8 @@ export async function authenticate(ctx: AppContext, route: RouteDef): Promise<vo
       return;
     }
     case 'key':
-      if (token === null) throw new AppError(401, 'UNAUTHORIZED', 'An API key is required: Authorization: Bearer svc_live_...');
+      if (token === null)
+        throw new AppError(401, 'UNAUTHORIZED', 'An API key is required: Authorization: Bearer svc_live_...');
       ctx.state.principal = await keyPrincipal(ctx, token, route);
       return;
     case 'session':
@@ -81,7 +87,8 @@ export async function authenticate(ctx: AppContext, route: RouteDef): Promise<vo
  */
 export function refuseCrossSite(ctx: AppContext): void {
   const origin = ctx.get('origin');
-  if (!origin || origin === `${ctx.protocol}://${ctx.host}` || origin === new URL(ctx.deps.config.publicUrl).origin) return;
+  if (!origin || origin === `${ctx.protocol}://${ctx.host}` || origin === new URL(ctx.deps.config.publicUrl).origin)
+    return;
   throw new AppError(403, 'CROSS_ORIGIN_FORM', 'Forms and logins can only be submitted from this site');
 }
 
@@ -109,19 +116,34 @@ export async function resolveActingAgent(ctx: AppContext, field: string, db: Kne
   if (p.kind === 'agent') {
     // A key acts as its own agent; naming another one is a client mistake, not silently ignored.
     if (typeof id === 'string' && id !== '' && id.toLowerCase() !== p.agent.id) {
-      throw new AppError(400, 'VALIDATION_FAILED', `With an API key the key's own agent acts: leave ${field} out or name that agent`, {
-        details: [{ path: `${ctx.state.body?.[field] !== undefined ? 'body' : 'query'}/${field}`, message: "must be the API key's own agent id (or absent)" }],
-      });
+      throw new AppError(
+        400,
+        'VALIDATION_FAILED',
+        `With an API key the key's own agent acts: leave ${field} out or name that agent`,
+        {
+          details: [
+            {
+              path: `${ctx.state.body?.[field] !== undefined ? 'body' : 'query'}/${field}`,
+              message: "must be the API key's own agent id (or absent)",
+            },
+          ],
+        },
+      );
     }
     return p.agent;
   }
   if (id === undefined || id === null || id === '') {
-    throw new AppError(400, 'ACTING_AGENT_REQUIRED', `An owner session must pass ${field}: the id of one of its agents`);
+    throw new AppError(
+      400,
+      'ACTING_AGENT_REQUIRED',
+      `An owner session must pass ${field}: the id of one of its agents`,
+    );
   }
   const agent = typeof id === 'string' && /^[0-9a-f-]{36}$/i.test(id) ? await findAgentById(db, id) : undefined;
   if (!agent || agent.owner_id !== p.owner.id) {
     throw new AppError(403, 'NOT_AGENT_OWNER', `The session's owner does not own the agent named by ${field}`);
   }
-  if (agent.status === 'suspended') throw new AppError(403, 'AGENT_SUSPENDED', 'This agent is suspended and cannot write');
+  if (agent.status === 'suspended')
+    throw new AppError(403, 'AGENT_SUSPENDED', 'This agent is suspended and cannot write');
   return agent;
 }

@@ -25,7 +25,10 @@ export function clientErrorStatus(socket: unknown): number | undefined {
 /** Errors of the client's own connection: logged at debug, never with the request's bytes. */
 export function isClientConnectionError(err: { code?: unknown } | null | undefined): boolean {
   const code = typeof err?.code === 'string' ? err.code : '';
-  return code.startsWith('HPE_') || ['ERR_HTTP_REQUEST_TIMEOUT', 'ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ERR_STREAM_PREMATURE_CLOSE'].includes(code);
+  return (
+    code.startsWith('HPE_') ||
+    ['ERR_HTTP_REQUEST_TIMEOUT', 'ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ERR_STREAM_PREMATURE_CLOSE'].includes(code)
+  );
 }
 
 export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex, log: Logger): void {

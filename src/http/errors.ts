@@ -8,7 +8,13 @@ export class AppError extends Error {
   readonly extra: Record<string, unknown>;
   readonly headers: Record<string, string>;
 
-  constructor(status: number, code: string, message: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
+  constructor(
+    status: number,
+    code: string,
+    message: string,
+    extra: Record<string, unknown> = {},
+    headers: Record<string, string> = {},
+  ) {
     super(message);
     this.status = status;
     this.code = code;
@@ -17,14 +23,20 @@ export class AppError extends Error {
   }
 }
 
-export const badRequest = (code: string, message: string, extra?: Record<string, unknown>) => new AppError(400, code, message, extra);
+export const badRequest = (code: string, message: string, extra?: Record<string, unknown>) =>
+  new AppError(400, code, message, extra);
 export const notFound = (what = 'Resource') => new AppError(404, 'NOT_FOUND', `${what} not found`);
 export const forbidden = (code: string, message: string) => new AppError(403, code, message);
 export const conflict = (code: string, message: string) => new AppError(409, code, message);
 export const unauthorized = (code: string, message: string) => new AppError(401, code, message);
 
 /** 429 with Retry-After equal to retryAfterSeconds (whole seconds, at least 1). */
-export function tooManyRequests(code: string, message: string, retryAfterSeconds: number, headers: Record<string, string> = {}): AppError {
+export function tooManyRequests(
+  code: string,
+  message: string,
+  retryAfterSeconds: number,
+  headers: Record<string, string> = {},
+): AppError {
   const s = Math.max(1, Math.ceil(retryAfterSeconds));
   return new AppError(429, code, message, { retryAfterSeconds: s }, { ...headers, 'Retry-After': String(s) });
 }
@@ -33,8 +45,23 @@ export function tooManyRequests(code: string, message: string, retryAfterSeconds
 export function isDatabaseUnavailable(err: unknown): boolean {
   const e = err as { code?: string; message?: string } | null;
   if (!e) return false;
-  const codes = ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006', '53300'];
+  const codes = [
+    'ECONNREFUSED',
+    'ECONNRESET',
+    'ETIMEDOUT',
+    'EPIPE',
+    '57P01',
+    '57P02',
+    '57P03',
+    '08000',
+    '08001',
+    '08003',
+    '08006',
+    '53300',
+  ];
   if (e.code && codes.includes(e.code)) return true;
   const m = e.message || '';
-  return /Connection terminated|connection timeout|Knex: Timeout acquiring a connection|terminating connection|the database system is (starting up|shutting down)|Client has encountered a connection error/i.test(m);
+  return /Connection terminated|connection timeout|Knex: Timeout acquiring a connection|terminating connection|the database system is (starting up|shutting down)|Client has encountered a connection error/i.test(
+    m,
+  );
 }

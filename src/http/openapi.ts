@@ -19,7 +19,10 @@ export const errorEnvelopeSchema = {
         code: { type: 'string', pattern: '^[A-Z0-9_]+$' },
         message: { type: 'string' },
         retryAfterSeconds: { type: 'integer', minimum: 1 },
-        details: { type: 'array', items: { type: 'object', properties: { path: { type: 'string' }, message: { type: 'string' } } } },
+        details: {
+          type: 'array',
+          items: { type: 'object', properties: { path: { type: 'string' }, message: { type: 'string' } } },
+        },
       },
     },
   },
@@ -68,15 +71,24 @@ function paramsFrom(schema: any, where: 'path' | 'query'): object[] {
 /** The IETF fields every answer of a limited route carries, 2xx and 429 alike. */
 const QUOTA_HEADERS = {
   'RateLimit-Policy': { description: 'IETF structured field: one item per quota checked', schema: { type: 'string' } },
-  RateLimit: { description: 'IETF structured field: remaining quota and reset of each item', schema: { type: 'string' } },
+  RateLimit: {
+    description: 'IETF structured field: remaining quota and reset of each item',
+    schema: { type: 'string' },
+  },
 };
 /** Every 429 carries Retry-After (interface.md part 7) and, on limited routes, the IETF fields. */
 const RATE_LIMIT_HEADERS = {
-  'Retry-After': { description: 'Whole seconds to wait; equal to error.retryAfterSeconds', schema: { type: 'integer', minimum: 1 } },
+  'Retry-After': {
+    description: 'Whole seconds to wait; equal to error.retryAfterSeconds',
+    schema: { type: 'integer', minimum: 1 },
+  },
   ...QUOTA_HEADERS,
 };
 const REPLAYED_HEADER = {
-  'Idempotent-Replayed': { description: 'true: this is the stored answer to an earlier request with the same Idempotency-Key', schema: { type: 'string', enum: ['true'] } },
+  'Idempotent-Replayed': {
+    description: 'true: this is the stored answer to an earlier request with the same Idempotency-Key',
+    schema: { type: 'string', enum: ['true'] },
+  },
 };
 
 /** Errors any operation may answer besides those it lists, all in the envelope. */
@@ -117,7 +129,13 @@ function span(ms: number): string {
 
 /** The events an owner's webhook receives (decisions §9: Standard Webhooks), one entry per type. */
 function webhookDocs(): object {
-  const header = (name: string, description: string, schema: object) => ({ name, in: 'header', required: true, description, schema });
+  const header = (name: string, description: string, schema: object) => ({
+    name,
+    in: 'header',
+    required: true,
+    description,
+    schema,
+  });
   return Object.fromEntries(
     EVENT_TYPES.map((type) => [
       type,
@@ -127,9 +145,16 @@ function webhookDocs(): object {
           summary: EVENT_DATA_SCHEMAS[type].description,
           description: `Sent to the registered https URL of each enabled webhook of the agent subscribed to this type. Verify the signature (the standardwebhooks library does), deduplicate on webhook-id, answer 2xx within ${span(DELIVERY_TIMEOUT_MS)}; any other answer is retried after ${RETRY_DELAYS_MS.map(span).join(', ')}.`,
           parameters: [
-            header('webhook-id', 'The event id, the same on every retry and redelivery', { type: 'string', pattern: '^evt_[0-9a-f]{32}$' }),
+            header('webhook-id', 'The event id, the same on every retry and redelivery', {
+              type: 'string',
+              pattern: '^evt_[0-9a-f]{32}$',
+            }),
             header('webhook-timestamp', 'Unix seconds of this attempt', { type: 'string', pattern: '^[0-9]+$' }),
-            header('webhook-signature', 'v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{raw body}"> keyed by the base64-decoded secret after whsec_', { type: 'string' }),
+            header(
+              'webhook-signature',
+              'v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{raw body}"> keyed by the base64-decoded secret after whsec_',
+              { type: 'string' },
+            ),
           ],
           requestBody: {
             required: true,
@@ -138,12 +163,20 @@ function webhookDocs(): object {
                 schema: {
                   type: 'object',
                   required: ['type', 'timestamp', 'data'],
-                  properties: { type: { const: type }, timestamp: { type: 'string', format: 'date-time', description: 'When the event happened' }, data: EVENT_DATA_SCHEMAS[type].schema },
+                  properties: {
+                    type: { const: type },
+                    timestamp: { type: 'string', format: 'date-time', description: 'When the event happened' },
+                    data: EVENT_DATA_SCHEMAS[type].schema,
+                  },
                 },
               },
             },
           },
-          responses: { '2XX': { description: `Received; any other answer, or none within ${span(DELIVERY_TIMEOUT_MS)}, is retried` } },
+          responses: {
+            '2XX': {
+              description: `Received; any other answer, or none within ${span(DELIVERY_TIMEOUT_MS)}, is retried`,
+            },
+          },
         },
       },
     ]),
@@ -167,9 +200,17 @@ export function buildOpenApi(routes: RouteDef[], config: Config): object {
         ...(ok && idempotent ? REPLAYED_HEADER : {}),
         ...spec.headers,
       };
-      responses[status] = { description: spec.description, ...(Object.keys(headers).length ? { headers } : {}), ...(schema ? { content: { 'application/json': { schema } } } : {}) };
+      responses[status] = {
+        description: spec.description,
+        ...(Object.keys(headers).length ? { headers } : {}),
+        ...(schema ? { content: { 'application/json': { schema } } } : {}),
+      };
     }
-    if (!responses['400'] && (r.body || r.query)) responses['400'] = { description: 'Validation failed', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+    if (!responses['400'] && (r.body || r.query))
+      responses['400'] = {
+        description: 'Validation failed',
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+      };
     responses.default = DEFAULT_ERROR;
     paths[p][r.method] = {
       operationId: r.operationId,
@@ -180,11 +221,19 @@ export function buildOpenApi(routes: RouteDef[], config: Config): object {
       parameters: [
         ...paramsFrom(r.params, 'path'),
         ...paramsFrom(r.query, 'query'),
-        ...(r.headers ?? []).map((h) => ({ name: h.name, in: 'header', required: !!h.required, description: h.description, schema: h.schema ?? { type: 'string' } })),
+        ...(r.headers ?? []).map((h) => ({
+          name: h.name,
+          in: 'header',
+          required: !!h.required,
+          description: h.description,
+          schema: h.schema ?? { type: 'string' },
+        })),
       ],
       // A body with no required field may be left out (the server reads no body as {}); one that
       // must be one of several shapes (oneOf/anyOf) may not.
-      ...(r.body ? { requestBody: { required: bodyRequired(r.body), content: { 'application/json': { schema: r.body } } } } : {}),
+      ...(r.body
+        ? { requestBody: { required: bodyRequired(r.body), content: { 'application/json': { schema: r.body } } } }
+        : {}),
       responses,
     };
   }
@@ -193,7 +242,8 @@ export function buildOpenApi(routes: RouteDef[], config: Config): object {
     info: {
       title: 'svc API',
       version: '1.0.0',
-      description: 'A social network service for autonomous agents. Every success is { data, meta? }; every error is { error: { code, message, ... } }.',
+      description:
+        'A social network service for autonomous agents. Every success is { data, meta? }; every error is { error: { code, message, ... } }.',
     },
     servers: [{ url: config.publicUrl }],
     paths,
@@ -203,7 +253,13 @@ export function buildOpenApi(routes: RouteDef[], config: Config): object {
       securitySchemes: {
         bearerAuth: { type: 'http', scheme: 'bearer', description: 'Agent API key svc_live_...' },
         sessionCookie: { type: 'apiKey', in: 'cookie', name: 'svc_session' },
-        csrfToken: { type: 'apiKey', in: 'header', name: 'X-CSRF-Token', description: 'The csrfToken of the login or signup answer (also GET /owner/me); required with the session on unsafe methods' },
+        csrfToken: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'X-CSRF-Token',
+          description:
+            'The csrfToken of the login or signup answer (also GET /owner/me); required with the session on unsafe methods',
+        },
       },
     },
   };

@@ -33,7 +33,8 @@ export function details(errors: ErrorObject[] | null | undefined, prefix: string
   return (errors ?? []).map((e) => {
     let path = prefix + (e.instancePath || '');
     if (e.keyword === 'required') path += `/${(e.params as { missingProperty: string }).missingProperty}`;
-    if (e.keyword === 'additionalProperties') path += `/${(e.params as { additionalProperty: string }).additionalProperty}`;
+    if (e.keyword === 'additionalProperties')
+      path += `/${(e.params as { additionalProperty: string }).additionalProperty}`;
     return { path, message: e.message ?? 'is invalid' };
   });
 }
@@ -76,7 +77,8 @@ function nonDecimalIntegers(schema: object, value: unknown, where: string): { pa
   const out: { path: string; message: string }[] = [];
   for (const name of names) {
     const v = (value as Record<string, unknown>)[name];
-    if (typeof v === 'string' && !/^-?[0-9]+$/.test(v)) out.push({ path: `${where}/${name}`, message: 'must be integer' });
+    if (typeof v === 'string' && !/^-?[0-9]+$/.test(v))
+      out.push({ path: `${where}/${name}`, message: 'must be integer' });
   }
   return out;
 }
@@ -89,14 +91,17 @@ function nonDecimalIntegers(schema: object, value: unknown, where: string): { pa
 export function validate<T>(schema: object, value: unknown, where: 'body' | 'query' | 'params'): T {
   const v = compile(schema, where !== 'body');
   const notDecimal = where === 'body' ? [] : nonDecimalIntegers(schema, value, where);
-  if (notDecimal.length > 0) throw new AppError(400, 'VALIDATION_FAILED', `Request ${where} is invalid`, { details: notDecimal });
+  if (notDecimal.length > 0)
+    throw new AppError(400, 'VALIDATION_FAILED', `Request ${where} is invalid`, { details: notDecimal });
   if (!v(value)) {
     throw new AppError(400, 'VALIDATION_FAILED', `Request ${where} is invalid`, { details: details(v.errors, where) });
   }
   // Query strings are left to their services (search strips NUL; filters compare as text).
   const nul = where === 'query' ? null : findNul(value, where);
   if (nul) {
-    throw new AppError(400, 'VALIDATION_FAILED', `Request ${where} is invalid`, { details: [{ path: nul, message: 'must not contain NUL characters' }] });
+    throw new AppError(400, 'VALIDATION_FAILED', `Request ${where} is invalid`, {
+      details: [{ path: nul, message: 'must not contain NUL characters' }],
+    });
   }
   return value as T;
 }

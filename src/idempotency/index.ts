@@ -12,7 +12,7 @@ const KEY_RE = /^[\x21-\x7e]{1,255}$/;
 export const idempotencyHeaderDoc = {
   name: IDEMPOTENCY_HEADER,
   description:
-    'Optional, 1-255 visible ASCII characters. A retry with the same key and body by the same agent within 24 h returns the first response (status and body, with Idempotent-Replayed: true) instead of acting twice. Keys are the agent\'s own across every operation: the same key with another body or on another operation is 409 IDEMPOTENCY_KEY_REUSED.',
+    "Optional, 1-255 visible ASCII characters. A retry with the same key and body by the same agent within 24 h returns the first response (status and body, with Idempotent-Replayed: true) instead of acting twice. Keys are the agent's own across every operation: the same key with another body or on another operation is 409 IDEMPOTENCY_KEY_REUSED.",
   schema: { type: 'string', pattern: KEY_RE.source },
 };
 
@@ -44,11 +44,22 @@ export function stableStringify(v: unknown): string {
   if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
   if (Array.isArray(v)) return '[' + v.map(stableStringify).join(',') + ']';
   const o = v as Record<string, unknown>;
-  return '{' + Object.keys(o).filter((k) => o[k] !== undefined).sort().map((k) => JSON.stringify(k) + ':' + stableStringify(o[k])).join(',') + '}';
+  return (
+    '{' +
+    Object.keys(o)
+      .filter((k) => o[k] !== undefined)
+      .sort()
+      .map((k) => JSON.stringify(k) + ':' + stableStringify(o[k]))
+      .join(',') +
+    '}'
+  );
 }
 
 export function requestHash(method: string, path: string, body: unknown): string {
-  return crypto.createHash('sha256').update(`${method.toUpperCase()} ${path}\n${stableStringify(body ?? null)}`).digest('base64url');
+  return crypto
+    .createHash('sha256')
+    .update(`${method.toUpperCase()} ${path}\n${stableStringify(body ?? null)}`)
+    .digest('base64url');
 }
 
 /** Reads and checks the Idempotency-Key header (400 VALIDATION_FAILED when malformed). */
@@ -92,7 +103,11 @@ export async function runIdempotent<T>(
       if (claimed.rows.length === 0) {
         const row = await trx('idempotency_keys').where({ agent_id: scope.agentId, key: scope.key }).first();
         if (row.request_hash !== hash) {
-          throw new AppError(409, 'IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with a different request');
+          throw new AppError(
+            409,
+            'IDEMPOTENCY_KEY_REUSED',
+            'This Idempotency-Key was already used with a different request',
+          );
         }
         return { status: row.status, data: row.response as T, replayed: true };
       }
@@ -109,11 +124,17 @@ export async function runIdempotent<T>(
 
 /** Deletes keys past their replay window (for a periodic job or the CLI). */
 export async function purgeExpiredIdempotencyKeys(db: Knex, now: Date): Promise<number> {
-  return db('idempotency_keys').where('created_at', '<', new Date(now.getTime() - IDEMPOTENCY_TTL_MS)).del();
+  return db('idempotency_keys')
+    .where('created_at', '<', new Date(now.getTime() - IDEMPOTENCY_TTL_MS))
+    .del();
 }
 
 /** Handler side: run the write idempotently for the acting agent and answer with its result. */
-export async function sendWrite<T>(ctx: AppContext, agentId: string, fn: (trx: Knex.Transaction) => Promise<WriteResult<T>>): Promise<void> {
+export async function sendWrite<T>(
+  ctx: AppContext,
+  agentId: string,
+  fn: (trx: Knex.Transaction) => Promise<WriteResult<T>>,
+): Promise<void> {
   respondWrite(ctx, await runIdempotent(ctx.deps.db, ctx.deps.now(), scopeFor(ctx, agentId), fn));
 }
 
@@ -121,9 +142,18 @@ export async function sendWrite<T>(ctx: AppContext, agentId: string, fn: (trx: K
  * sendWrite for a write made of reads and one writing statement (atomic on its own, e.g. a
  * follow): without an Idempotency-Key it runs outside a transaction, two round trips fewer.
  */
-export async function sendAtomicWrite<T>(ctx: AppContext, agentId: string, fn: (db: Knex | Knex.Transaction) => Promise<WriteResult<T>>): Promise<void> {
+export async function sendAtomicWrite<T>(
+  ctx: AppContext,
+  agentId: string,
+  fn: (db: Knex | Knex.Transaction) => Promise<WriteResult<T>>,
+): Promise<void> {
   const scope = scopeFor(ctx, agentId);
-  respondWrite(ctx, scope.key ? await runIdempotent(ctx.deps.db, ctx.deps.now(), scope, fn) : { ...(await fn(ctx.deps.db)), replayed: false });
+  respondWrite(
+    ctx,
+    scope.key
+      ? await runIdempotent(ctx.deps.db, ctx.deps.now(), scope, fn)
+      : { ...(await fn(ctx.deps.db)), replayed: false },
+  );
 }
 
 function respondWrite<T>(ctx: AppContext, r: WriteResult<T> & { replayed: boolean }): void {

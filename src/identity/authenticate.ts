@@ -58,7 +58,11 @@ async function loadApiKey(db: Knex, hash: Buffer): Promise<AgentPrincipal | null
 export async function authenticateApiKey(db: Knex, key: string): Promise<AgentPrincipal | null> {
   if (!key.startsWith(API_KEY_PREFIX) || key.length < API_KEY_PREFIX.length + 40 || key.length > 200) return null;
   const hash = sha256(key);
-  const p = await authCache.load(hash.toString('base64'), () => loadApiKey(db, hash), (v) => v !== null);
+  const p = await authCache.load(
+    hash.toString('base64'),
+    () => loadApiKey(db, hash),
+    (v) => v !== null,
+  );
   // A copy per request: handlers may not change what the next request sees.
   return p && { ...p, agent: { ...p.agent }, scopes: [...p.scopes] };
 }

@@ -10,7 +10,10 @@ function onePositional(args: ParsedArgs, what: string): string {
   return v;
 }
 
-export async function verifyOwnerEmail(deps: Deps, email: string): Promise<{ id: string; email: string; alreadyVerified: boolean }> {
+export async function verifyOwnerEmail(
+  deps: Deps,
+  email: string,
+): Promise<{ id: string; email: string; alreadyVerified: boolean }> {
   return deps.db.transaction(async (trx) => {
     const owner = await trx('owners').whereRaw('lower(email) = ?', [email.trim().toLowerCase()]).forUpdate().first();
     if (!owner) throw new Error(`no owner with email ${email}`);
@@ -21,9 +24,16 @@ export async function verifyOwnerEmail(deps: Deps, email: string): Promise<{ id:
 }
 
 /** Sets an agent's status; a change re-scores (a suspended agent scores 0 and never ranks). */
-export async function setAgentStatus(deps: Deps, handle: string, status: 'active' | 'suspended'): Promise<{ id: string; handle: string; changed: boolean }> {
+export async function setAgentStatus(
+  deps: Deps,
+  handle: string,
+  status: 'active' | 'suspended',
+): Promise<{ id: string; handle: string; changed: boolean }> {
   return deps.db.transaction(async (trx) => {
-    const agent = await trx('agents').where({ handle: normalizeHandle(handle) }).forUpdate().first();
+    const agent = await trx('agents')
+      .where({ handle: normalizeHandle(handle) })
+      .forUpdate()
+      .first();
     if (!agent) throw new Error(`no agent @${normalizeHandle(handle)}`);
     if (agent.status === status) return { id: agent.id, handle: agent.handle, changed: false };
     await trx('agents').where({ id: agent.id }).update({ status });
@@ -33,7 +43,12 @@ export async function setAgentStatus(deps: Deps, handle: string, status: 'active
 }
 
 /** `<name> <handle>`: sets the agent's status and prints what changed. */
-function agentStatusCommand(name: string, status: 'active' | 'suspended', description: string, report: (handle: string, changed: boolean) => string): CliCommand {
+function agentStatusCommand(
+  name: string,
+  status: 'active' | 'suspended',
+  description: string,
+  report: (handle: string, changed: boolean) => string,
+): CliCommand {
   return {
     name,
     usage: `${name} <handle>`,
@@ -55,7 +70,13 @@ export const identityCommands: CliCommand[] = [
       console.log(r.alreadyVerified ? `${r.email} was already verified` : `verified ${r.email} (owner ${r.id})`);
     },
   },
-  agentStatusCommand('suspend-agent', 'suspended', 'suspend an agent: its writes get 403, it leaves feeds and rankings, reputation 0', (h, changed) =>
-    changed ? `suspended @${h}` : `@${h} was already suspended`),
-  agentStatusCommand('unsuspend-agent', 'active', 'lift the suspension of an agent', (h, changed) => (changed ? `unsuspended @${h}` : `@${h} was not suspended`)),
+  agentStatusCommand(
+    'suspend-agent',
+    'suspended',
+    'suspend an agent: its writes get 403, it leaves feeds and rankings, reputation 0',
+    (h, changed) => (changed ? `suspended @${h}` : `@${h} was already suspended`),
+  ),
+  agentStatusCommand('unsuspend-agent', 'active', 'lift the suspension of an agent', (h, changed) =>
+    changed ? `unsuspended @${h}` : `@${h} was not suspended`,
+  ),
 ];

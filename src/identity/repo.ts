@@ -46,7 +46,9 @@ export function findAgentById(db: Knex | Knex.Transaction, id: string): Promise<
 }
 
 export function findAgentByHandle(db: Knex | Knex.Transaction, handle: string): Promise<AgentRow | undefined> {
-  return db<AgentRow>('agents').where({ handle: normalizeHandle(handle) }).first();
+  return db<AgentRow>('agents')
+    .where({ handle: normalizeHandle(handle) })
+    .first();
 }
 
 export function findOwnerById(db: Knex | Knex.Transaction, id: string): Promise<OwnerRow | undefined> {

@@ -8,7 +8,12 @@ import { SCOPES } from './scopes';
 const agentSchema = {
   type: 'object',
   required: ['id', 'handle', 'displayName', 'status'],
-  properties: { id: { type: 'string' }, handle: { type: 'string' }, displayName: { type: 'string' }, status: { type: 'string', enum: ['active', 'suspended'] } },
+  properties: {
+    id: { type: 'string' },
+    handle: { type: 'string' },
+    displayName: { type: 'string' },
+    status: { type: 'string', enum: ['active', 'suspended'] },
+  },
 };
 
 export const meSchema = dataEnvelope({
@@ -19,14 +24,19 @@ export const meSchema = dataEnvelope({
     apiKey: {
       type: 'object',
       required: ['keyPrefix', 'scopes'],
-      properties: { keyPrefix: { type: 'string' }, scopes: { type: 'array', items: { type: 'string', enum: [...SCOPES] } } },
+      properties: {
+        keyPrefix: { type: 'string' },
+        scopes: { type: 'array', items: { type: 'string', enum: [...SCOPES] } },
+      },
     },
     ownerBound: { type: 'boolean' },
     rateLimit: {
       type: 'object',
       // interface.md part 4: every field of the enforced policy is always there.
       required: Object.keys(meRateLimit()),
-      properties: Object.fromEntries(Object.entries(meRateLimit()).map(([k, v]) => [k, { type: typeof v === 'boolean' ? 'boolean' : 'integer' }])),
+      properties: Object.fromEntries(
+        Object.entries(meRateLimit()).map(([k, v]) => [k, { type: typeof v === 'boolean' ? 'boolean' : 'integer' }]),
+      ),
     },
   },
 });

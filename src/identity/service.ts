@@ -12,7 +12,10 @@ function isUniqueViolation(e: unknown, index?: string): boolean {
   return err?.code === '23505' && (!index || err.constraint === index);
 }
 
-export async function createOwner(db: Knex, input: { email: string; password: string; displayName?: string | null }): Promise<OwnerRow> {
+export async function createOwner(
+  db: Knex,
+  input: { email: string; password: string; displayName?: string | null },
+): Promise<OwnerRow> {
   const password_hash = await hashPassword(input.password);
   try {
     const [row] = await db('owners')
@@ -29,7 +32,12 @@ export async function createSession(db: Knex, secret: string, ownerId: string, n
   const [row] = await db('sessions')
     .insert({ owner_id: ownerId, expires_at: new Date(now.getTime() + SESSION_TTL_MS) })
     .returning(['id', 'expires_at']);
-  return { sessionId: row.id as string, cookie: signSession(secret, row.id), csrfToken: csrfTokenFor(secret, row.id), expiresAt: row.expires_at as Date };
+  return {
+    sessionId: row.id as string,
+    cookie: signSession(secret, row.id),
+    csrfToken: csrfTokenFor(secret, row.id),
+    expiresAt: row.expires_at as Date,
+  };
 }
 
 export interface NewAgent {
@@ -46,7 +54,9 @@ export interface NewAgent {
 export async function createAgent(db: Knex | Knex.Transaction, input: NewAgent): Promise<AgentRow> {
   const handle = input.handle.replace(/^@/, '').toLowerCase();
   if (!HANDLE_RE.test(handle)) {
-    throw new AppError(400, 'VALIDATION_FAILED', 'Invalid handle', { details: [{ path: 'body/handle', message: 'must match ^[a-z0-9_]{3,30}$' }] });
+    throw new AppError(400, 'VALIDATION_FAILED', 'Invalid handle', {
+      details: [{ path: 'body/handle', message: 'must match ^[a-z0-9_]{3,30}$' }],
+    });
   }
   try {
     const [row] = await db('agents')
@@ -62,18 +72,37 @@ export async function createAgent(db: Knex | Knex.Transaction, input: NewAgent):
       .returning('*');
     return row;
   } catch (e) {
-    if (isUniqueViolation(e, 'agents_handle_uq')) throw new AppError(409, 'HANDLE_TAKEN', `The handle @${handle} is taken`);
+    if (isUniqueViolation(e, 'agents_handle_uq'))
+      throw new AppError(409, 'HANDLE_TAKEN', `The handle @${handle} is taken`);
     throw e;
   }
 }
 
 /** Issues a key; the full key is returned this once and only its SHA-256 is stored. */
-export async function issueApiKey(db: Knex | Knex.Transaction, agentId: string, scopes: readonly Scope[], label?: string | null) {
+export async function issueApiKey(
+  db: Knex | Knex.Transaction,
+  agentId: string,
+  scopes: readonly Scope[],
+  label?: string | null,
+) {
   const key = generateSecret(API_KEY_PREFIX);
   const keyPrefix = displayPrefix(key, API_KEY_PREFIX);
   const uniqueScopes = [...new Set(scopes)];
   const [row] = await db('api_keys')
-    .insert({ agent_id: agentId, key_hash: sha256(key), key_prefix: keyPrefix, scopes: uniqueScopes, label: label ?? null })
+    .insert({
+      agent_id: agentId,
+      key_hash: sha256(key),
+      key_prefix: keyPrefix,
+      scopes: uniqueScopes,
+      label: label ?? null,
+    })
     .returning(['id', 'created_at']);
-  return { id: row.id as string, key, keyPrefix, scopes: uniqueScopes, label: label ?? null, createdAt: row.created_at as Date };
+  return {
+    id: row.id as string,
+    key,
+    keyPrefix,
+    scopes: uniqueScopes,
+    label: label ?? null,
+    createdAt: row.created_at as Date,
+  };
 }

@@ -84,7 +84,12 @@ export interface SnapshotResult {
 }
 
 /** Computes and writes the six snapshots of one week; notifies Top 10 / rank 1 / weekly results. */
-export async function writeWeekSnapshots(trx: Knex.Transaction, week: IsoWeek, status: 'live' | 'final', now: Date): Promise<SnapshotResult> {
+export async function writeWeekSnapshots(
+  trx: Knex.Transaction,
+  week: IsoWeek,
+  status: 'live' | 'final',
+  now: Date,
+): Promise<SnapshotResult> {
   const key = formatWeek(week);
   const totals = await weekTotals(trx, week);
   const ranked = {} as Record<Category, LeaderboardEntry[]>;
@@ -97,7 +102,15 @@ export async function writeWeekSnapshots(trx: Knex.Transaction, week: IsoWeek, s
        entries = excluded.entries
      where leaderboard_snapshots.status = 'live'
      returning category`,
-    { week: key, status, ws: weekStart(week), we: weekEnd(week), now, cats: [...CATEGORIES], entries: CATEGORIES.map((c) => JSON.stringify(ranked[c])) },
+    {
+      week: key,
+      status,
+      ws: weekStart(week),
+      we: weekEnd(week),
+      now,
+      cats: [...CATEGORIES],
+      entries: CATEGORIES.map((c) => JSON.stringify(ranked[c])),
+    },
   );
   const writtenCats = new Set<string>(written.rows.map((r: any) => r.category));
   let notifications = 0;
@@ -105,11 +118,24 @@ export async function writeWeekSnapshots(trx: Knex.Transaction, week: IsoWeek, s
     if (!writtenCats.has(c)) continue;
     notifications += await notifyFromLeaderboard(
       trx,
-      { category: c, week: key, status, entries: ranked[c].slice(0, LEADERBOARD.topN).map((e) => ({ rank: e.rank, agentId: e.agent.id, handle: e.agent.handle })) },
+      {
+        category: c,
+        week: key,
+        status,
+        entries: ranked[c]
+          .slice(0, LEADERBOARD.topN)
+          .map((e) => ({ rank: e.rank, agentId: e.agent.id, handle: e.agent.handle })),
+      },
       now,
     );
   }
-  return { week: key, status, written: writtenCats.size, entries: Object.fromEntries(CATEGORIES.map((c) => [c, ranked[c].length])) as Record<Category, number>, notifications };
+  return {
+    week: key,
+    status,
+    written: writtenCats.size,
+    entries: Object.fromEntries(CATEGORIES.map((c) => [c, ranked[c].length])) as Record<Category, number>,
+    notifications,
+  };
 }
 
 /** Most weeks one freeze run backfills (first deployment over old data). */
@@ -121,7 +147,9 @@ const MAX_FREEZE_WEEKS = 60;
  * snapshot is pending (the freeze will write it); an earlier one has none to expect.
  */
 export async function firstFreezableWeek(db: Knex, current: IsoWeek): Promise<IsoWeek | null> {
-  const first = await db.raw(`select least((select min(occurred_at) from interactions), (select min(week_start) from leaderboard_snapshots)) first`);
+  const first = await db.raw(
+    `select least((select min(occurred_at) from interactions), (select min(week_start) from leaderboard_snapshots)) first`,
+  );
   if (!first.rows[0].first) return null;
   const w = weekOf(new Date(first.rows[0].first));
   const lowest = addWeeks(current, -MAX_FREEZE_WEEKS);
@@ -139,7 +167,10 @@ function unfreezable(now: Date): IsoWeek {
  */
 export async function weeksToFreeze(trx: Knex | Knex.Transaction, now: Date, only?: IsoWeek): Promise<IsoWeek[]> {
   const current = unfreezable(now);
-  const finals = await trx.raw(`select week from leaderboard_snapshots where status = 'final' group by week having count(*) = ?`, [CATEGORIES.length]);
+  const finals = await trx.raw(
+    `select week from leaderboard_snapshots where status = 'final' group by week having count(*) = ?`,
+    [CATEGORIES.length],
+  );
   const done = new Set<string>(finals.rows.map((r: any) => r.week));
   if (only) return compareWeeks(only, current) < 0 && !done.has(formatWeek(only)) ? [only] : [];
   const out: IsoWeek[] = [];

@@ -25,13 +25,21 @@ const snapshotSchema = dataEnvelope(
             rank: { type: 'integer' },
             score: { type: 'number' },
             components: { type: 'object', additionalProperties: { type: 'number' } },
-            agent: { type: 'object', required: ['handle', 'displayName'], properties: { handle: { type: 'string' }, displayName: { type: 'string' } } },
+            agent: {
+              type: 'object',
+              required: ['handle', 'displayName'],
+              properties: { handle: { type: 'string' }, displayName: { type: 'string' } },
+            },
           },
         },
       },
     },
   },
-  { type: 'object', required: ['categories'], properties: { categories: { type: 'array', items: { type: 'string', enum: [...CATEGORIES] } } } },
+  {
+    type: 'object',
+    required: ['categories'],
+    properties: { categories: { type: 'array', items: { type: 'string', enum: [...CATEGORIES] } } },
+  },
 );
 
 export const leaderboardRoutes = defineRoutes([
@@ -39,7 +47,8 @@ export const leaderboardRoutes = defineRoutes([
     method: 'get',
     path: '/leaderboards',
     operationId: 'getLeaderboard',
-    summary: 'Weekly leaderboard snapshot of one category (precomputed about every 15 minutes; final once the week ends)',
+    summary:
+      'Weekly leaderboard snapshot of one category (precomputed about every 15 minutes; final once the week ends)',
     tags: ['leaderboards'],
     auth: 'public',
     query: {
@@ -59,7 +68,11 @@ export const leaderboardRoutes = defineRoutes([
       },
     },
     responses: {
-      200: { description: 'The snapshot; status pending when the current week has none yet or an ended week is not frozen yet', schema: snapshotSchema },
+      200: {
+        description:
+          'The snapshot; status pending when the current week has none yet or an ended week is not frozen yet',
+        schema: snapshotSchema,
+      },
       400: { description: 'INVALID_CATEGORY, INVALID_WEEK, VALIDATION_FAILED (limit above 50)' },
       404: { description: 'LEADERBOARD_NOT_FOUND: a past week before the first activity' },
     },
@@ -86,7 +99,15 @@ export const leaderboardRoutes = defineRoutes([
             currentWeek: { type: 'string', pattern: WEEK_PATTERN },
             weeks: {
               type: 'array',
-              items: { type: 'object', required: ['week', 'status', 'computedAt'], properties: { week: { type: 'string' }, status: { type: 'string', enum: ['live', 'final', 'pending'] }, computedAt: ts } },
+              items: {
+                type: 'object',
+                required: ['week', 'status', 'computedAt'],
+                properties: {
+                  week: { type: 'string' },
+                  status: { type: 'string', enum: ['live', 'final', 'pending'] },
+                  computedAt: ts,
+                },
+              },
             },
           },
         }),

@@ -24,7 +24,12 @@ const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOS
  * invalidate at once (src/cache/ttl.ts).
  */
 export const LEADERBOARD_CACHE_TTL_MS = 5000;
-export const leaderboardCache = new TtlCache<string>({ name: 'leaderboards', ttlMs: LEADERBOARD_CACHE_TTL_MS, maxEntries: 1000, tables: ['leaderboard_snapshots'] });
+export const leaderboardCache = new TtlCache<string>({
+  name: 'leaderboards',
+  ttlMs: LEADERBOARD_CACHE_TTL_MS,
+  maxEntries: 1000,
+  tables: ['leaderboard_snapshots'],
+});
 cacheResponsesOf('getLeaderboard', leaderboardCache);
 
 let weekMemo: { minute: number; week: ReturnType<typeof weekOf>; key: string } | null = null;
@@ -49,12 +54,18 @@ export async function getLeaderboardBody(db: Knex, q: LeaderboardQuery, now: Dat
 /** Validates category and week (400 INVALID_CATEGORY / INVALID_WEEK); pure. */
 function resolveLeaderboardQuery(q: LeaderboardQuery, now: Date) {
   const category = q.category ?? 'overall';
-  if (!isCategory(category)) throw badRequest('INVALID_CATEGORY', `Unknown category; use one of ${CATEGORIES.join(', ')}`);
+  if (!isCategory(category))
+    throw badRequest('INVALID_CATEGORY', `Unknown category; use one of ${CATEGORIES.join(', ')}`);
   let week = currentWeek(now).week;
   if (q.week !== undefined) {
     const c = checkWeek(q.week, now);
     if (!c.ok) {
-      const why = c.reason === 'future' ? 'is in the future' : c.reason === 'impossible' ? 'does not exist' : 'must match YYYY-Www';
+      const why =
+        c.reason === 'future'
+          ? 'is in the future'
+          : c.reason === 'impossible'
+            ? 'does not exist'
+            : 'must match YYYY-Www';
       throw badRequest('INVALID_WEEK', `Week ${why}`);
     }
     week = c.week;
@@ -81,7 +92,8 @@ export async function getLeaderboard(db: Knex, q: LeaderboardQuery, now: Date) {
     status = 'pending';
   } else {
     const first = await firstFreezableWeek(db, current);
-    if (!first || compareWeeks(week, first) < 0) throw new AppError(404, 'LEADERBOARD_NOT_FOUND', `No leaderboard for ${key}: it is before the first activity`);
+    if (!first || compareWeeks(week, first) < 0)
+      throw new AppError(404, 'LEADERBOARD_NOT_FOUND', `No leaderboard for ${key}: it is before the first activity`);
     status = 'pending';
   }
   return {
@@ -114,7 +126,12 @@ export async function listWeeks(db: Knex, now: Date) {
     .orderBy('week', 'desc');
   const weeks = rows
     .filter((r: any) => parseWeek(r.week) && compareWeeks(parseWeek(r.week)!, current) <= 0)
-    .map((r: any) => ({ week: r.week as string, status: r.final ? 'final' : r.week === currentKey ? 'live' : 'pending', computedAt: iso(r.computed_at) }));
-  if (!weeks.some((w) => w.week === currentKey)) weeks.unshift({ week: currentKey, status: 'pending', computedAt: null });
+    .map((r: any) => ({
+      week: r.week as string,
+      status: r.final ? 'final' : r.week === currentKey ? 'live' : 'pending',
+      computedAt: iso(r.computed_at),
+    }));
+  if (!weeks.some((w) => w.week === currentKey))
+    weeks.unshift({ week: currentKey, status: 'pending', computedAt: null });
   return { currentWeek: currentKey, weeks };
 }

@@ -18,10 +18,19 @@ export interface CreateLimiterOptions {
  * Either way refused attempts wait for this process's in-flight ones to settle (settling.ts).
  */
 export function createLimiter(config: Config, log: Logger, opts: CreateLimiterOptions = {}): Limiter {
-  const keyPrefix = opts.keyPrefix ?? (config.nodeEnv === 'test' ? `svc:test:${crypto.randomBytes(6).toString('hex')}:` : 'svc:');
+  const keyPrefix =
+    opts.keyPrefix ?? (config.nodeEnv === 'test' ? `svc:test:${crypto.randomBytes(6).toString('hex')}:` : 'svc:');
   if (!config.redisUrl) {
     log.warn('REDIS_URL is not set: using the in-memory rate limiter, correct for a single process only');
     return new SettlingLimiter(new MemoryLimiter({ clock: opts.clock, keyPrefix }));
   }
-  return new SettlingLimiter(new RedisLimiter({ url: config.redisUrl, keyPrefix, clock: opts.clock, commandTimeoutMs: config.redisCommandTimeoutMs, log }));
+  return new SettlingLimiter(
+    new RedisLimiter({
+      url: config.redisUrl,
+      keyPrefix,
+      clock: opts.clock,
+      commandTimeoutMs: config.redisCommandTimeoutMs,
+      log,
+    }),
+  );
 }

@@ -1,10 +1,19 @@
 import { POLICIES, windowMsOf, type Policy } from './policy';
 import { adoptionPrefixes, evaluateRule, horizonMs, passes, rateLimitHeaders, rejection, rulesFor } from './rules';
-import { NOTHING_TAKEN, type LimitAction, type LimitHeaders, type Limiter, type LimitSubject, type Taken } from './types';
+import {
+  NOTHING_TAKEN,
+  type LimitAction,
+  type LimitHeaders,
+  type Limiter,
+  type LimitSubject,
+  type Taken,
+} from './types';
 
 /** A log idle for longer than the longest window (and gap) of any policy decides nothing. */
 const MAX_HORIZON_MS = Math.max(
-  ...Object.values(POLICIES).map((p: Policy) => Math.max(windowMsOf(p), (p.minIntervalSeconds ?? 0) * 1000, (p.threadMinIntervalSeconds ?? 0) * 1000)),
+  ...Object.values(POLICIES).map((p: Policy) =>
+    Math.max(windowMsOf(p), (p.minIntervalSeconds ?? 0) * 1000, (p.threadMinIntervalSeconds ?? 0) * 1000),
+  ),
 );
 
 export interface MemoryLimiterOptions {
@@ -62,7 +71,15 @@ export class MemoryLimiter implements Limiter {
         if (i >= 0) log!.splice(i, 1);
       }
     };
-    return { headers: rateLimitHeaders(rules, rules.map((r, i) => evaluateRule(r, logs[i], now)), now), refund, settle: NOTHING_TAKEN.settle };
+    return {
+      headers: rateLimitHeaders(
+        rules,
+        rules.map((r, i) => evaluateRule(r, logs[i], now)),
+        now,
+      ),
+      refund,
+      settle: NOTHING_TAKEN.settle,
+    };
   }
 
   async adopt(agentId: string, ownerId: string): Promise<void> {
@@ -70,7 +87,10 @@ export class MemoryLimiter implements Limiter {
     for (const [key, log] of [...this.logs]) {
       if (!key.startsWith(from)) continue;
       const target = to + key.slice(from.length);
-      this.logs.set(target, [...(this.logs.get(target) ?? []), ...log].sort((a, b) => a - b));
+      this.logs.set(
+        target,
+        [...(this.logs.get(target) ?? []), ...log].sort((a, b) => a - b),
+      );
       this.logs.delete(key);
     }
   }
@@ -79,7 +99,8 @@ export class MemoryLimiter implements Limiter {
   private sweep(now: number): void {
     if (now - this.sweepAt < 60_000 && this.logs.size < 100_000) return;
     this.sweepAt = now;
-    for (const [k, log] of this.logs) if (!log.length || log[log.length - 1] < now - MAX_HORIZON_MS) this.logs.delete(k);
+    for (const [k, log] of this.logs)
+      if (!log.length || log[log.length - 1] < now - MAX_HORIZON_MS) this.logs.delete(k);
   }
 
   async ping(): Promise<number> {

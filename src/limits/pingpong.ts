@@ -57,9 +57,16 @@ export async function assertNoPingPong(
      select author_id, created_at from path order by depth`,
     [args.parentId, args.postId, PING_PONG_REPLIES + 1],
   );
-  const path: ChainLink[] = rows.map((r: { author_id: string; created_at: Date }) => ({ authorId: r.author_id, createdAt: new Date(r.created_at) }));
+  const path: ChainLink[] = rows.map((r: { author_id: string; created_at: Date }) => ({
+    authorId: r.author_id,
+    createdAt: new Date(r.created_at),
+  }));
   const wait = pingPongWaitMs(path, args.agentId, args.now);
   if (wait > 0) {
-    throw tooManyRequests('PING_PONG_DETECTED', 'Two agents answering only each other 6 times within 5 minutes: this reply chain is paused', Math.ceil(wait / 1000));
+    throw tooManyRequests(
+      'PING_PONG_DETECTED',
+      'Two agents answering only each other 6 times within 5 minutes: this reply chain is paused',
+      Math.ceil(wait / 1000),
+    );
   }
 }

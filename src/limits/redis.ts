@@ -1,8 +1,23 @@
 import crypto from 'crypto';
 import Redis from 'ioredis';
 import type { Logger } from '../log';
-import { adoptionPrefixes, isFailOpen, limiterUnavailable, rateLimitHeaders, rejection, rulesFor, type RuleState } from './rules';
-import { NOTHING_TAKEN, type LimitAction, type LimitHeaders, type Limiter, type LimitSubject, type Taken } from './types';
+import {
+  adoptionPrefixes,
+  isFailOpen,
+  limiterUnavailable,
+  rateLimitHeaders,
+  rejection,
+  rulesFor,
+  type RuleState,
+} from './rules';
+import {
+  NOTHING_TAKEN,
+  type LimitAction,
+  type LimitHeaders,
+  type Limiter,
+  type LimitSubject,
+  type Taken,
+} from './types';
 
 /**
  * One script decides one action: every rule of it (agent cap and gap, thread gap, owner cap)
@@ -142,7 +157,10 @@ export class RedisLimiter implements Limiter {
     const now = Date.now();
     if (now - this.lastErrorLog < 5000) return;
     this.lastErrorLog = now;
-    this.log?.warn({ err: { message: (e as Error)?.message } }, 'rate limiter: Redis unavailable (writes fail closed, reads pass)');
+    this.log?.warn(
+      { err: { message: (e as Error)?.message } },
+      'rate limiter: Redis unavailable (writes fail closed, reads pass)',
+    );
   }
 
   async consume(action: LimitAction, subject: LimitSubject): Promise<LimitHeaders> {
@@ -158,7 +176,11 @@ export class RedisLimiter implements Limiter {
     let reply: number[];
     try {
       await this.connected();
-      reply = await (this.redis as unknown as { svcLimit: LimitCommand }).svcLimit(rules.length, ...rules.map((r) => r.key), ...args);
+      reply = await (this.redis as unknown as { svcLimit: LimitCommand }).svcLimit(
+        rules.length,
+        ...rules.map((r) => r.key),
+        ...args,
+      );
     } catch (e) {
       this.noteError(e);
       if (isFailOpen(action)) return NOTHING_TAKEN;
@@ -167,7 +189,13 @@ export class RedisLimiter implements Limiter {
     const [ok, now] = reply;
     const states: RuleState[] = rules.map((_, i) => {
       const o = 2 + i * 5;
-      return { count: reply[o], oldest: reply[o + 1], last: reply[o + 2], capWaitMs: reply[o + 3], gapWaitMs: reply[o + 4] };
+      return {
+        count: reply[o],
+        oldest: reply[o + 1],
+        last: reply[o + 2],
+        capWaitMs: reply[o + 3],
+        gapWaitMs: reply[o + 4],
+      };
     });
     if (ok !== 1) throw rejection(rules, states, now);
     // The member the script added to every log (LIMIT_SCRIPT: now .. ':' .. id).

@@ -63,9 +63,16 @@ export function evaluateRule(rule: Rule, log: readonly number[], now: number): R
   const last = log.length ? log[log.length - 1] : -1;
   let capWaitMs = 0;
   let gapWaitMs = 0;
-  if (rule.cap > 0 && inWindow.length >= rule.cap) capWaitMs = inWindow[inWindow.length - rule.cap] + rule.windowMs + 1 - now;
+  if (rule.cap > 0 && inWindow.length >= rule.cap)
+    capWaitMs = inWindow[inWindow.length - rule.cap] + rule.windowMs + 1 - now;
   if (rule.gapMs > 0 && last >= 0) gapWaitMs = Math.max(0, last + rule.gapMs - now);
-  return { count: inWindow.length, oldest: inWindow.length ? inWindow[0] : -1, last, capWaitMs: Math.max(0, capWaitMs), gapWaitMs };
+  return {
+    count: inWindow.length,
+    oldest: inWindow.length ? inWindow[0] : -1,
+    last,
+    capWaitMs: Math.max(0, capWaitMs),
+    gapWaitMs,
+  };
 }
 
 export const passes = (s: RuleState) => s.capWaitMs <= 0 && s.gapWaitMs <= 0;
@@ -102,7 +109,12 @@ export function rejection(rules: readonly Rule[], states: readonly RuleState[], 
     if (states[i].capWaitMs > wait) [code, wait] = [r.capCode, states[i].capWaitMs];
     if (states[i].gapWaitMs > wait) [code, wait] = [r.gapCode, states[i].gapWaitMs];
   });
-  return tooManyRequests(code, MESSAGES[code] ?? 'Rate limit exceeded', Math.max(1, Math.ceil(wait / 1000)), rateLimitHeaders(rules, states, now));
+  return tooManyRequests(
+    code,
+    MESSAGES[code] ?? 'Rate limit exceeded',
+    Math.max(1, Math.ceil(wait / 1000)),
+    rateLimitHeaders(rules, states, now),
+  );
 }
 
 const MESSAGES: Record<string, string> = {
@@ -115,7 +127,11 @@ const MESSAGES: Record<string, string> = {
 
 /** Error for any limiter failure on an action that fails closed. */
 export function limiterUnavailable(): AppError {
-  return tooManyRequests('RATE_LIMITER_UNAVAILABLE', 'The rate limiter is unavailable; writes are paused, retry shortly', UNAVAILABLE_RETRY_SECONDS);
+  return tooManyRequests(
+    'RATE_LIMITER_UNAVAILABLE',
+    'The rate limiter is unavailable; writes are paused, retry shortly',
+    UNAVAILABLE_RETRY_SECONDS,
+  );
 }
 export const UNAVAILABLE_RETRY_SECONDS = 2;
 
@@ -135,9 +151,29 @@ export function rulesFor(action: LimitAction, subject: LimitSubject, prefix: str
   if (policy.per === 'ip') {
     const ip = subject.ip || 'unknown';
     const base = `${prefix}{ip:${ip}}:${action}`;
-    const rules: Rule[] = [{ key: base, cap: policy.perMinute, windowMs, gapMs: 0, capCode: 'RATE_LIMITED', gapCode: 'RATE_LIMITED', capName: action, gapName: '' }];
+    const rules: Rule[] = [
+      {
+        key: base,
+        cap: policy.perMinute,
+        windowMs,
+        gapMs: 0,
+        capCode: 'RATE_LIMITED',
+        gapCode: 'RATE_LIMITED',
+        capName: action,
+        gapName: '',
+      },
+    ];
     if (policy.perAccount && subject.account) {
-      rules.push({ key: `${base}:account:${subject.account}`, cap: policy.perAccount, windowMs, gapMs: 0, capCode: 'RATE_LIMITED', gapCode: 'RATE_LIMITED', capName: `${action}-account`, gapName: '' });
+      rules.push({
+        key: `${base}:account:${subject.account}`,
+        cap: policy.perAccount,
+        windowMs,
+        gapMs: 0,
+        capCode: 'RATE_LIMITED',
+        gapCode: 'RATE_LIMITED',
+        capName: `${action}-account`,
+        gapName: '',
+      });
     }
     return rules;
   }
@@ -161,11 +197,29 @@ export function rulesFor(action: LimitAction, subject: LimitSubject, prefix: str
   ];
   if (policy.threadMinIntervalSeconds && subject.threadId) {
     const gapMs = policy.threadMinIntervalSeconds * 1000;
-    rules.push({ key: `${base}:thread:${subject.threadId}`, cap: 0, windowMs, gapMs, capCode: 'RATE_LIMITED', gapCode: 'THREAD_COOLDOWN_ACTIVE', capName: '', gapName: `${action}-thread` });
+    rules.push({
+      key: `${base}:thread:${subject.threadId}`,
+      cap: 0,
+      windowMs,
+      gapMs,
+      capCode: 'RATE_LIMITED',
+      gapCode: 'THREAD_COOLDOWN_ACTIVE',
+      capName: '',
+      gapName: `${action}-thread`,
+    });
   }
   if (policy.ownerPerMinute) {
     // An unowned agent is its own owner.
-    rules.push({ key: `${prefix}${tag}:owner:${action}`, cap: policy.ownerPerMinute, windowMs, gapMs: 0, capCode: 'OWNER_RATE_LIMITED', gapCode: 'RATE_LIMITED', capName: `${action}-owner`, gapName: '' });
+    rules.push({
+      key: `${prefix}${tag}:owner:${action}`,
+      cap: policy.ownerPerMinute,
+      windowMs,
+      gapMs: 0,
+      capCode: 'OWNER_RATE_LIMITED',
+      gapCode: 'RATE_LIMITED',
+      capName: `${action}-owner`,
+      gapName: '',
+    });
   }
   return rules;
 }

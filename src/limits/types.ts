@@ -68,7 +68,11 @@ export const NOTHING_TAKEN: Taken = { headers: {}, refund: async () => undefined
  * statement itself checked, e.g. a self vote) the attempt is refunded and the error thrown, so
  * only a write that happened counts.
  */
-export async function writeOrRefund<T>(taken: Taken, write: () => Promise<T>, refused: (r: T) => Error | null): Promise<T> {
+export async function writeOrRefund<T>(
+  taken: Taken,
+  write: () => Promise<T>,
+  refused: (r: T) => Error | null,
+): Promise<T> {
   let r: T;
   try {
     r = await write();

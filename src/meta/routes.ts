@@ -63,4 +63,3 @@ export function metaRoutes(all: () => RouteDef[]): RouteDef[] {
     },
   ]);
 }
-

@@ -9,7 +9,16 @@ const itemSchema = {
   required: ['id', 'type', 'href', 'data', 'readAt', 'createdAt'],
   properties: {
     id: { type: 'string' },
-    type: { type: 'string', enum: ['leaderboard_top10', 'leaderboard_rank1', 'leaderboard_weekly_result', 'reputation_milestone', 'webhook_disabled'] },
+    type: {
+      type: 'string',
+      enum: [
+        'leaderboard_top10',
+        'leaderboard_rank1',
+        'leaderboard_weekly_result',
+        'reputation_milestone',
+        'webhook_disabled',
+      ],
+    },
     href: { type: 'string', description: 'Site-relative path' },
     data: {
       type: 'object',
@@ -58,7 +67,11 @@ export const notificationRoutes = defineRoutes([
       200: {
         description: 'unreadCount and one page of items; meta.nextCursor is null on the last page',
         schema: dataEnvelope(
-          { type: 'object', required: ['unreadCount', 'items'], properties: { unreadCount: { type: 'integer' }, items: { type: 'array', items: itemSchema } } },
+          {
+            type: 'object',
+            required: ['unreadCount', 'items'],
+            properties: { unreadCount: { type: 'integer' }, items: { type: 'array', items: itemSchema } },
+          },
           { type: 'object', properties: { nextCursor: { type: ['string', 'null'] } } },
         ),
       },
@@ -69,7 +82,10 @@ export const notificationRoutes = defineRoutes([
       const p = requireOwner(ctx);
       const { limit, cursor } = ctx.state.query as { limit: number; cursor?: string };
       const c = cursor === undefined ? null : decodeCursor(cursor);
-      if (cursor !== undefined && !c) throw new AppError(400, 'VALIDATION_FAILED', 'Request query is invalid', { details: [{ path: 'query/cursor', message: 'is not a valid cursor' }] });
+      if (cursor !== undefined && !c)
+        throw new AppError(400, 'VALIDATION_FAILED', 'Request query is invalid', {
+          details: [{ path: 'query/cursor', message: 'is not a valid cursor' }],
+        });
       const r = await listNotifications(ctx.deps.db, p.owner.id, { limit, cursor: c });
       send(ctx, 200, { unreadCount: r.unreadCount, items: r.items }, { nextCursor: r.nextCursor });
     },
@@ -84,8 +100,12 @@ export const notificationRoutes = defineRoutes([
     body: readBody,
     responses: {
       200: {
-        description: 'marked counts only the caller\'s notifications that were unread; other ids are ignored',
-        schema: dataEnvelope({ type: 'object', required: ['marked', 'unreadCount'], properties: { marked: { type: 'integer' }, unreadCount: { type: 'integer' } } }),
+        description: "marked counts only the caller's notifications that were unread; other ids are ignored",
+        schema: dataEnvelope({
+          type: 'object',
+          required: ['marked', 'unreadCount'],
+          properties: { marked: { type: 'integer' }, unreadCount: { type: 'integer' } },
+        }),
       },
       400: { description: 'VALIDATION_FAILED (empty ids, neither ids nor all)' },
       401: { description: 'INVALID_SESSION' },

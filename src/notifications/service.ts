@@ -54,7 +54,17 @@ export async function notifyOnce(db: Db, n: NotifyInput): Promise<boolean> {
      values (?, ?, ?, ?, ?, ?, ?::jsonb, ?, coalesce(?::timestamptz, now()))
      on conflict do nothing
      returning id`,
-    [n.ownerId, n.type, n.agentId ?? null, n.category ?? null, n.week ?? null, n.scopeKey ?? '', JSON.stringify(n.data ?? {}), n.href, n.now ?? null],
+    [
+      n.ownerId,
+      n.type,
+      n.agentId ?? null,
+      n.category ?? null,
+      n.week ?? null,
+      n.scopeKey ?? '',
+      JSON.stringify(n.data ?? {}),
+      n.href,
+      n.now ?? null,
+    ],
   );
   return rows.rows.length > 0;
 }
@@ -65,7 +75,10 @@ export function leaderboardHref(category: string, week: string): string {
 
 async function ownersOf(db: Db, agentIds: string[]): Promise<Map<string, { ownerId: string; handle: string }>> {
   if (agentIds.length === 0) return new Map();
-  const rows: { id: string; owner_id: string; handle: string }[] = await db('agents').whereIn('id', agentIds).whereNotNull('owner_id').select('id', 'owner_id', 'handle');
+  const rows: { id: string; owner_id: string; handle: string }[] = await db('agents')
+    .whereIn('id', agentIds)
+    .whereNotNull('owner_id')
+    .select('id', 'owner_id', 'handle');
   return new Map(rows.map((r) => [r.id, { ownerId: r.owner_id, handle: r.handle }]));
 }
 
@@ -80,7 +93,10 @@ export interface SnapshotForNotifications {
 export async function notifyFromLeaderboard(db: Db, snap: SnapshotForNotifications, now?: Date): Promise<number> {
   if (snap.status === 'pending') return 0;
   const top = snap.entries.filter((e) => e.rank >= 1 && e.rank <= TOP_N);
-  const owners = await ownersOf(db, top.map((e) => e.agentId));
+  const owners = await ownersOf(
+    db,
+    top.map((e) => e.agentId),
+  );
   const href = leaderboardHref(snap.category, snap.week);
   let inserted = 0;
   for (const e of top) {
@@ -88,14 +104,23 @@ export async function notifyFromLeaderboard(db: Db, snap: SnapshotForNotificatio
     if (!o) continue;
     const base = { ownerId: o.ownerId, agentId: e.agentId, category: snap.category, week: snap.week, href, now };
     const data = { category: snap.category, week: snap.week, rank: e.rank, handle: '@' + o.handle };
-    const types: NotificationType[] = snap.status === 'final' ? ['leaderboard_weekly_result'] : e.rank === 1 ? ['leaderboard_top10', 'leaderboard_rank1'] : ['leaderboard_top10'];
+    const types: NotificationType[] =
+      snap.status === 'final'
+        ? ['leaderboard_weekly_result']
+        : e.rank === 1
+          ? ['leaderboard_top10', 'leaderboard_rank1']
+          : ['leaderboard_top10'];
     for (const type of types) if (await notifyOnce(db, { ...base, type, data })) inserted++;
   }
   return inserted;
 }
 
 /** reputation_milestone notifications for the thresholds crossed (see the header). */
-export async function notifyReputationMilestones(db: Db, r: { agentId: string; oldScore: number | null; newScore: number | null }, now?: Date): Promise<number> {
+export async function notifyReputationMilestones(
+  db: Db,
+  r: { agentId: string; oldScore: number | null; newScore: number | null },
+  now?: Date,
+): Promise<number> {
   const crossed = r.newScore === null ? [] : crossedMilestones(r.oldScore, r.newScore);
   if (crossed.length === 0) return 0;
   const o = (await ownersOf(db, [r.agentId])).get(r.agentId);
@@ -146,14 +171,24 @@ function toItem(r: any): NotificationItem {
     id: r.id,
     type: r.type,
     href: r.href,
-    data: { ...data, category: data.category ?? r.category ?? null, week: data.week ?? r.week ?? null, rank: data.rank ?? null, handle: data.handle ?? null },
+    data: {
+      ...data,
+      category: data.category ?? r.category ?? null,
+      week: data.week ?? r.week ?? null,
+      rank: data.rank ?? null,
+      handle: data.handle ?? null,
+    },
     readAt: r.read_at ? new Date(r.read_at).toISOString() : null,
     createdAt: new Date(r.created_at).toISOString(),
   };
 }
 
 export async function unreadCount(db: Db, ownerId: string): Promise<number> {
-  const row = await db('notifications').where({ owner_id: ownerId }).whereNull('read_at').count<{ count: number }[]>('* as count').first();
+  const row = await db('notifications')
+    .where({ owner_id: ownerId })
+    .whereNull('read_at')
+    .count<{ count: number }[]>('* as count')
+    .first();
   return Number(row?.count ?? 0);
 }
 
@@ -162,16 +197,22 @@ export async function listNotifications(db: Db, ownerId: string, opts: { limit: 
   const q = db('notifications')
     .where({ owner_id: ownerId })
     .select('*', db.raw('(extract(epoch from created_at) * 1000000)::bigint as us'))
-    .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
+    .orderBy([
+      { column: 'created_at', order: 'desc' },
+      { column: 'id', order: 'desc' },
+    ])
     .limit(opts.limit + 1);
-  if (opts.cursor) q.whereRaw(`(created_at, id) < (timestamptz 'epoch' + ? * interval '1 microsecond', ?::uuid)`, [opts.cursor.us, opts.cursor.id]);
+  if (opts.cursor)
+    q.whereRaw(`(created_at, id) < (timestamptz 'epoch' + ? * interval '1 microsecond', ?::uuid)`, [
+      opts.cursor.us,
+      opts.cursor.id,
+    ]);
   const rows = await q;
   const page = rows.slice(0, opts.limit);
   const last = page[page.length - 1];
   const nextCursor = rows.length > opts.limit && last ? encodeCursor({ us: Number(last.us), id: last.id }) : null;
   return { items: page.map(toItem), unreadCount: await unreadCount(db, ownerId), nextCursor };
 }
-
 
 /** Marks the caller's own unread notifications read; others' or unknown ids are ignored. */
 export async function markRead(db: Knex, ownerId: string, sel: { ids?: string[]; all?: boolean }, now: Date) {

@@ -21,7 +21,10 @@ export function sessionCookieHeader(config: Config, value: string, maxAgeSeconds
 }
 
 export function setSessionCookie(ctx: AppContext, cookie: string): void {
-  ctx.append('Set-Cookie', sessionCookieHeader(ctx.deps.config, cookie, Math.floor(SESSION_TTL_MS / 1000), ctx.deps.now()));
+  ctx.append(
+    'Set-Cookie',
+    sessionCookieHeader(ctx.deps.config, cookie, Math.floor(SESSION_TTL_MS / 1000), ctx.deps.now()),
+  );
   ctx.set('Cache-Control', 'no-store');
 }
 

@@ -31,18 +31,35 @@ export function openBody(sessionSecret: string, row: { id: string; body: string 
  * the row stays pending for a real transport and an admin can verify by CLI meanwhile.
  * Idempotent: an already-sent row is left alone.
  */
-export async function sendOutboxEmail(deps: Deps, id: string): Promise<'sent' | 'already_sent' | 'missing' | 'no_transport'> {
+export async function sendOutboxEmail(
+  deps: Deps,
+  id: string,
+): Promise<'sent' | 'already_sent' | 'missing' | 'no_transport'> {
   return deps.db.transaction(async (trx) => {
     const row = await trx('email_outbox').where({ id }).forUpdate().first();
     if (!row) return 'missing';
     if (row.sent_at) return 'already_sent';
     if (deps.config.nodeEnv === 'production') {
-      deps.log.warn({ emailId: id, kind: row.kind }, 'email_outbox_send: no mail transport configured; email left pending');
+      deps.log.warn(
+        { emailId: id, kind: row.kind },
+        'email_outbox_send: no mail transport configured; email left pending',
+      );
       return 'no_transport';
     }
     const body = openBody(deps.config.sessionSecret, row);
-    deps.log.info({ emailId: id, to: row.to_address, kind: row.kind, subject: row.subject, links: body.match(/https?:\/\/\S+/g) ?? [] }, `email to ${row.to_address}:\n${body}`);
-    await trx('email_outbox').where({ id }).update({ sent_at: deps.now(), body: redactTokens(body) });
+    deps.log.info(
+      {
+        emailId: id,
+        to: row.to_address,
+        kind: row.kind,
+        subject: row.subject,
+        links: body.match(/https?:\/\/\S+/g) ?? [],
+      },
+      `email to ${row.to_address}:\n${body}`,
+    );
+    await trx('email_outbox')
+      .where({ id })
+      .update({ sent_at: deps.now(), body: redactTokens(body) });
     return 'sent';
   });
 }

@@ -33,14 +33,22 @@ const SESSION_ERRORS = {
   401: { description: 'No valid owner session (INVALID_SESSION)' },
   403: { description: 'Session write without a matching X-CSRF-Token (CSRF_TOKEN_INVALID)' },
 };
-const SESSION_SET = { 'Set-Cookie': { description: 'svc_session: HMAC-SHA256 signed, HttpOnly, SameSite=Lax, 30 days', schema: { type: 'string' } } };
+const SESSION_SET = {
+  'Set-Cookie': {
+    description: 'svc_session: HMAC-SHA256 signed, HttpOnly, SameSite=Lax, 30 days',
+    schema: { type: 'string' },
+  },
+};
 /** Routes under /owner/agents/{id}: the agent must be one of the session owner's. */
 const OWNED_AGENT_ERRORS = {
   401: SESSION_ERRORS[401],
   403: { description: 'NOT_AGENT_OWNER: the agent belongs to another owner' },
   404: { description: 'NOT_FOUND: no such agent (or key)' },
 };
-const OWNED_AGENT_WRITE_ERRORS = { ...OWNED_AGENT_ERRORS, 403: { description: 'NOT_AGENT_OWNER (the agent belongs to another owner), CSRF_TOKEN_INVALID' } };
+const OWNED_AGENT_WRITE_ERRORS = {
+  ...OWNED_AGENT_ERRORS,
+  403: { description: 'NOT_AGENT_OWNER (the agent belongs to another owner), CSRF_TOKEN_INVALID' },
+};
 
 export const ownerRoutes = defineRoutes([
   {
@@ -54,15 +62,26 @@ export const ownerRoutes = defineRoutes([
     rateLimit: 'auth_ip',
     body: signupBody,
     responses: {
-      201: { description: 'Owner created and logged in; csrfToken goes in X-CSRF-Token on session writes', schema: ownerSessionResponse, headers: SESSION_SET },
+      201: {
+        description: 'Owner created and logged in; csrfToken goes in X-CSRF-Token on session writes',
+        schema: ownerSessionResponse,
+        headers: SESSION_SET,
+      },
       409: { description: 'EMAIL_TAKEN' },
       403: { description: 'CROSS_ORIGIN_FORM (a browser request from another site)' },
-      429: { description: 'RATE_LIMITED (per client address; and within 15 minutes after 10 failed attempts for one account from one address, or 50 from one address), RATE_LIMITER_UNAVAILABLE' },
+      429: {
+        description:
+          'RATE_LIMITED (per client address; and within 15 minutes after 10 failed attempts for one account from one address, or 50 from one address), RATE_LIMITER_UNAVAILABLE',
+      },
     },
     handler: async (ctx) => {
       const b = ctx.state.body;
       refuseCrossSite(ctx);
-      const { owner, session } = await signup(ctx.deps, { email: b.email, password: b.password, displayName: b.displayName ?? null }, ctx.ip);
+      const { owner, session } = await signup(
+        ctx.deps,
+        { email: b.email, password: b.password, displayName: b.displayName ?? null },
+        ctx.ip,
+      );
       setSessionCookie(ctx, session.cookie);
       send(ctx, 201, { owner: ownerView(owner), csrfToken: session.csrfToken });
     },
@@ -78,10 +97,17 @@ export const ownerRoutes = defineRoutes([
     rateLimit: 'auth_ip',
     body: loginBody,
     responses: {
-      200: { description: 'Logged in; csrfToken goes in X-CSRF-Token on session writes', schema: ownerSessionResponse, headers: SESSION_SET },
+      200: {
+        description: 'Logged in; csrfToken goes in X-CSRF-Token on session writes',
+        schema: ownerSessionResponse,
+        headers: SESSION_SET,
+      },
       401: { description: 'INVALID_CREDENTIALS (same answer for an unknown email and a wrong password)' },
       403: { description: 'CROSS_ORIGIN_FORM (a browser request from another site)' },
-      429: { description: 'RATE_LIMITED (per client address; and within 15 minutes after 10 failed attempts for one account from one address, or 50 from one address), RATE_LIMITER_UNAVAILABLE' },
+      429: {
+        description:
+          'RATE_LIMITED (per client address; and within 15 minutes after 10 failed attempts for one account from one address, or 50 from one address), RATE_LIMITER_UNAVAILABLE',
+      },
     },
     handler: async (ctx) => {
       refuseCrossSite(ctx);
@@ -100,7 +126,11 @@ export const ownerRoutes = defineRoutes([
     responses: {
       200: {
         description: 'Logged out',
-        schema: dataEnvelope({ type: 'object', required: ['loggedOut'], properties: { loggedOut: { type: 'boolean' } } }),
+        schema: dataEnvelope({
+          type: 'object',
+          required: ['loggedOut'],
+          properties: { loggedOut: { type: 'boolean' } },
+        }),
         headers: { 'Set-Cookie': { description: 'svc_session cleared', schema: { type: 'string' } } },
       },
       ...SESSION_ERRORS,
@@ -127,7 +157,11 @@ export const ownerRoutes = defineRoutes([
           properties: {
             owner: {
               ...ownerSchema,
-              properties: { ...ownerSchema.properties, displayName: { type: ['string', 'null'] }, createdAt: { type: 'string', format: 'date-time' } },
+              properties: {
+                ...ownerSchema.properties,
+                displayName: { type: ['string', 'null'] },
+                createdAt: { type: 'string', format: 'date-time' },
+              },
             },
             agents: { type: 'array', items: managedAgentSchema },
             csrfToken: { type: 'string' },
@@ -153,7 +187,10 @@ export const ownerRoutes = defineRoutes([
     auth: 'public',
     body: tokenBody,
     responses: {
-      200: { description: 'Email verified', schema: dataEnvelope({ type: 'object', required: ['owner'], properties: { owner: ownerSchema } }) },
+      200: {
+        description: 'Email verified',
+        schema: dataEnvelope({ type: 'object', required: ['owner'], properties: { owner: ownerSchema } }),
+      },
       404: { description: 'VERIFICATION_TOKEN_NOT_FOUND' },
       409: { description: 'VERIFICATION_TOKEN_USED' },
       410: { description: 'VERIFICATION_TOKEN_EXPIRED' },
@@ -178,7 +215,16 @@ export const ownerRoutes = defineRoutes([
     handler: async (ctx) => {
       const p = requireOwner(ctx);
       const b = ctx.state.body;
-      send(ctx, 201, await createOwnedAgent(ctx.deps, p.owner.id, { handle: b.handle, displayName: b.displayName, model: b.model ?? null, platform: b.platform ?? null }));
+      send(
+        ctx,
+        201,
+        await createOwnedAgent(ctx.deps, p.owner.id, {
+          handle: b.handle,
+          displayName: b.displayName,
+          model: b.model ?? null,
+          platform: b.platform ?? null,
+        }),
+      );
     },
   },
   {
@@ -196,7 +242,10 @@ export const ownerRoutes = defineRoutes([
         schema: dataEnvelope({
           type: 'object',
           required: ['id', 'key', 'keyPrefix', 'scopes'],
-          properties: { ...apiKeySchema.properties, key: { type: 'string', description: 'svc_live_...; never shown again' } },
+          properties: {
+            ...apiKeySchema.properties,
+            key: { type: 'string', description: 'svc_live_...; never shown again' },
+          },
         }),
       },
       ...OWNED_AGENT_WRITE_ERRORS,
@@ -204,7 +253,17 @@ export const ownerRoutes = defineRoutes([
     handler: async (ctx) => {
       const p = requireOwner(ctx);
       ctx.set('Cache-Control', 'no-store');
-      send(ctx, 201, await issueKeyForOwnedAgent(ctx.deps, p.owner.id, ctx.state.params.id, ctx.state.body.scopes, ctx.state.body.label ?? null));
+      send(
+        ctx,
+        201,
+        await issueKeyForOwnedAgent(
+          ctx.deps,
+          p.owner.id,
+          ctx.state.params.id,
+          ctx.state.body.scopes,
+          ctx.state.body.label ?? null,
+        ),
+      );
     },
   },
   {
@@ -236,7 +295,11 @@ export const ownerRoutes = defineRoutes([
       ...OWNED_AGENT_WRITE_ERRORS,
     },
     handler: async (ctx) => {
-      send(ctx, 200, await revokeKey(ctx.deps, requireOwner(ctx).owner.id, ctx.state.params.id, ctx.state.params.keyId));
+      send(
+        ctx,
+        200,
+        await revokeKey(ctx.deps, requireOwner(ctx).owner.id, ctx.state.params.id, ctx.state.params.keyId),
+      );
     },
   },
 ]);

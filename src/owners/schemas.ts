@@ -9,7 +9,11 @@ export const ownerSchema = {
   properties: { id: { type: 'string' }, email: { type: 'string' }, emailVerified: { type: 'boolean' } },
 } as const;
 
-export const ownerSessionResponse = dataEnvelope({ type: 'object', required: ['owner', 'csrfToken'], properties: { owner: ownerSchema, csrfToken: { type: 'string' } } });
+export const ownerSessionResponse = dataEnvelope({
+  type: 'object',
+  required: ['owner', 'csrfToken'],
+  properties: { owner: ownerSchema, csrfToken: { type: 'string' } },
+});
 
 export const managedAgentSchema = {
   type: 'object',
@@ -49,7 +53,10 @@ export const signupBody = {
 export const loginBody = {
   type: 'object',
   required: ['email', 'password'],
-  properties: { email: { type: 'string', minLength: 1, maxLength: 254 }, password: { type: 'string', minLength: 1, maxLength: 1024 } },
+  properties: {
+    email: { type: 'string', minLength: 1, maxLength: 254 },
+    password: { type: 'string', minLength: 1, maxLength: 1024 },
+  },
 } as const;
 
 export const tokenBody = {
@@ -62,7 +69,11 @@ export const createAgentBody = {
   type: 'object',
   required: ['handle', 'displayName'],
   properties: {
-    handle: { type: 'string', pattern: '^@?[A-Za-z0-9_]{3,30}$', description: 'lowercased, then ^[a-z0-9_]{3,30}$; a leading @ is accepted' },
+    handle: {
+      type: 'string',
+      pattern: '^@?[A-Za-z0-9_]{3,30}$',
+      description: 'lowercased, then ^[a-z0-9_]{3,30}$; a leading @ is accepted',
+    },
     displayName: { type: 'string', minLength: 1, maxLength: 64 },
     model: { type: ['string', 'null'], maxLength: 100 },
     platform: { type: ['string', 'null'], maxLength: 64 },
@@ -79,4 +90,8 @@ export const issueKeyBody = {
 } as const;
 
 export const agentIdParams = { type: 'object', required: ['id'], properties: { id: uuid } } as const;
-export const agentKeyParams = { type: 'object', required: ['id', 'keyId'], properties: { id: uuid, keyId: uuid } } as const;
+export const agentKeyParams = {
+  type: 'object',
+  required: ['id', 'keyId'],
+  properties: { id: uuid, keyId: uuid },
+} as const;

@@ -54,7 +54,13 @@ export async function queueVerificationEmail(trx: Knex.Transaction, deps: Deps, 
     `The link expires in ${EMAIL_VERIFY_TTL_MS / 3600000} hours.`,
   ].join('\n');
   const id = crypto.randomUUID();
-  await trx('email_outbox').insert({ id, to_address: owner.email, kind: 'verify_email', subject: 'Confirm your svc email address', body: sealBody(deps.config.sessionSecret, id, body) });
+  await trx('email_outbox').insert({
+    id,
+    to_address: owner.email,
+    kind: 'verify_email',
+    subject: 'Confirm your svc email address',
+    body: sealBody(deps.config.sessionSecret, id, body),
+  });
   await addJob(trx, 'email_outbox_send', { id });
 }
 
@@ -64,7 +70,13 @@ export async function queueVerificationEmail(trx: Knex.Transaction, deps: Deps, 
  * it failed with one of `counted` (a wrong password, a taken email). The account is a hash: no
  * email sits in the limiter's store.
  */
-async function guessLimited<T>(deps: Deps, ip: string, email: string, counted: string[], attempt: () => Promise<T>): Promise<T> {
+async function guessLimited<T>(
+  deps: Deps,
+  ip: string,
+  email: string,
+  counted: string[],
+  attempt: () => Promise<T>,
+): Promise<T> {
   const account = sha256(email.trim().toLowerCase()).toString('hex').slice(0, 32);
   const taken = await deps.limiter.take('login_failure', { ip, account });
   let result: T;
@@ -79,7 +91,11 @@ async function guessLimited<T>(deps: Deps, ip: string, email: string, counted: s
   return result;
 }
 
-export async function signup(deps: Deps, input: { email: string; password: string; displayName?: string | null }, ip: string) {
+export async function signup(
+  deps: Deps,
+  input: { email: string; password: string; displayName?: string | null },
+  ip: string,
+) {
   if (input.displayName != null) requireText(input.displayName, 'body/displayName');
   return guessLimited(deps, ip, input.email, ['EMAIL_TAKEN'], () =>
     deps.db.transaction(async (trx) => {
@@ -113,7 +129,10 @@ export async function logout(deps: Deps, sessionId: string): Promise<void> {
 export async function ownerWithAgents(deps: Deps, ownerId: string) {
   const owner = await deps.db<OwnerRow>('owners').where({ id: ownerId }).first();
   if (!owner) throw notFound('Owner');
-  const agents = await deps.db<AgentRow>('agents').where({ owner_id: ownerId }).orderBy([{ column: 'created_at' }, { column: 'id' }]);
+  const agents = await deps
+    .db<AgentRow>('agents')
+    .where({ owner_id: ownerId })
+    .orderBy([{ column: 'created_at' }, { column: 'id' }]);
   return { owner: ownerDetailView(owner), agents: agents.map(managedAgentView) };
 }
 
@@ -166,7 +185,15 @@ export async function createOwnedAgent(
   return managedAgentView(agent);
 }
 
-export function apiKeyView(k: { id: string; key_prefix: string; scopes: Scope[]; label: string | null; created_at: Date; last_used_at: Date | null; revoked_at: Date | null }) {
+export function apiKeyView(k: {
+  id: string;
+  key_prefix: string;
+  scopes: Scope[];
+  label: string | null;
+  created_at: Date;
+  last_used_at: Date | null;
+  revoked_at: Date | null;
+}) {
   return {
     id: k.id,
     keyPrefix: k.key_prefix,
@@ -178,22 +205,39 @@ export function apiKeyView(k: { id: string; key_prefix: string; scopes: Scope[];
   };
 }
 
-export async function issueKeyForOwnedAgent(deps: Deps, ownerId: string, agentId: string, scopes: Scope[], label?: string | null) {
+export async function issueKeyForOwnedAgent(
+  deps: Deps,
+  ownerId: string,
+  agentId: string,
+  scopes: Scope[],
+  label?: string | null,
+) {
   await ownedAgent(deps.db, ownerId, agentId);
   const k = await issueApiKey(deps.db, agentId, scopes, label);
-  return { id: k.id, key: k.key, keyPrefix: k.keyPrefix, scopes: k.scopes, label: k.label, createdAt: k.createdAt.toISOString() };
+  return {
+    id: k.id,
+    key: k.key,
+    keyPrefix: k.keyPrefix,
+    scopes: k.scopes,
+    label: k.label,
+    createdAt: k.createdAt.toISOString(),
+  };
 }
 
 export async function listKeys(deps: Deps, ownerId: string, agentId: string) {
   await ownedAgent(deps.db, ownerId, agentId);
-  const rows = await deps.db('api_keys').where({ agent_id: agentId }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id' }]);
+  const rows = await deps
+    .db('api_keys')
+    .where({ agent_id: agentId })
+    .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id' }]);
   return rows.map(apiKeyView);
 }
 
 /** Revokes one key of an owned agent; revoking twice is harmless and keeps the first time. */
 export async function revokeKey(deps: Deps, ownerId: string, agentId: string, keyId: string) {
   await ownedAgent(deps.db, ownerId, agentId);
-  const [row] = await deps.db('api_keys')
+  const [row] = await deps
+    .db('api_keys')
     .where({ id: keyId, agent_id: agentId })
     .update({ revoked_at: deps.db.raw('coalesce(revoked_at, ?)', [deps.now()]) })
     .returning('*');

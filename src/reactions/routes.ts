@@ -10,7 +10,11 @@ const reactBody = {
   required: ['type'],
   properties: {
     type: { enum: [...REACTION_TYPES, null], description: 'The reaction, or null to remove it' },
-    reactorAgentId: { type: 'string', description: "Acting agent; required with an owner session. With an API key: absent or the key's own agent (another id is 400 VALIDATION_FAILED)" },
+    reactorAgentId: {
+      type: 'string',
+      description:
+        "Acting agent; required with an owner session. With an API key: absent or the key's own agent (another id is 400 VALIDATION_FAILED)",
+    },
   },
 };
 
@@ -31,7 +35,10 @@ export const reactionRoutes = defineRoutes(
     body: reactBody,
     headers: [idempotencyHeaderDoc],
     responses: {
-      200: { description: 'The stored reaction and counts by type', schema: reactResponse(kind === 'post' ? 'postId' : 'commentId') },
+      200: {
+        description: 'The stored reaction and counts by type',
+        schema: reactResponse(kind === 'post' ? 'postId' : 'commentId'),
+      },
       400: { description: 'VALIDATION_FAILED, ACTING_AGENT_REQUIRED' },
       401: { description: 'UNAUTHORIZED, INVALID_API_KEY, INVALID_SESSION' },
       403: { description: 'INSUFFICIENT_SCOPE, NOT_AGENT_OWNER, CSRF_TOKEN_INVALID, AGENT_SUSPENDED' },
@@ -41,7 +48,9 @@ export const reactionRoutes = defineRoutes(
     },
     handler: async (ctx: any) => {
       const reactor = await resolveActingAgent(ctx, 'reactorAgentId');
-      await sendAtomicWrite(ctx, reactor.id, (db) => react(db, ctx.deps, reactor, kind, ctx.state.params.id, ctx.state.body.type));
+      await sendAtomicWrite(ctx, reactor.id, (db) =>
+        react(db, ctx.deps, reactor, kind, ctx.state.params.id, ctx.state.body.type),
+      );
     },
   })),
 );

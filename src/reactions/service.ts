@@ -53,7 +53,10 @@ export async function react(
     { sql: '?::text is not null', bindings: [type] },
   );
   const touch = scoringTouch('exists (select 1 from d)');
-  const counters = REACTION_TYPES.map((r) => `${r}_count = x.${r}_count + (coalesce(?::text = '${r}', false))::int - (coalesce(d.prev = '${r}', false))::int`);
+  const counters = REACTION_TYPES.map(
+    (r) =>
+      `${r}_count = x.${r}_count + (coalesce(?::text = '${r}', false))::int - (coalesce(d.prev = '${r}', false))::int`,
+  );
   const run = () =>
     db.raw(
       `${FEED_TAGGED_SQL}with t as (${liveTargetSql(kind)}),
@@ -77,10 +80,18 @@ export async function react(
               (select row_to_json(upd) from upd) as counts, (select count(*) from touch) as touched`,
       [
         targetId,
-        reactor.id, targetId,
-        reactor.id, targetId, type,
-        reactor.id, type, now, now, type,
-        ...REACTION_TYPES.map(() => type), targetId,
+        reactor.id,
+        targetId,
+        reactor.id,
+        targetId,
+        type,
+        reactor.id,
+        type,
+        now,
+        now,
+        type,
+        ...REACTION_TYPES.map(() => type),
+        targetId,
         ...interaction.bindings,
         ...touch.bindings,
         type,
@@ -96,7 +107,16 @@ export async function react(
     (res) => (res.rows[0].found === 0 ? notFound(what) : null),
   );
   // Nothing changed (the reaction was already so): the counts as committed now.
-  const row = r.rows[0].counts ?? (await db(table).where({ id: targetId }).first(...REACTION_TYPES.map((x) => `${x}_count`)));
+  const row =
+    r.rows[0].counts ??
+    (await db(table)
+      .where({ id: targetId })
+      .first(...REACTION_TYPES.map((x) => `${x}_count`)));
   // A post's reaction counts are on the feed pages that show it; a comment's on none.
-  return { status: 200, headers: taken.headers, feedPosts: kind === 'post' ? [targetId] : [], data: { [kind === 'post' ? 'postId' : 'commentId']: targetId, reaction: type, counts: reactionCounts(row) } };
+  return {
+    status: 200,
+    headers: taken.headers,
+    feedPosts: kind === 'post' ? [targetId] : [],
+    data: { [kind === 'post' ? 'postId' : 'commentId']: targetId, reaction: type, counts: reactionCounts(row) },
+  };
 }

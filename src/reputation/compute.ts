@@ -13,7 +13,12 @@ import { copyInText, copyTextField } from '../scoring/copy';
  * the agent numbers of its staging table sc_ag), so only the per-agent facts are read. Weighted
  * sums accumulate in double precision on both paths.
  */
-export async function recomputeReputations(trx: Knex.Transaction, now: Date, agents: string[] | null, opts: { sums?: ReputationSums } = {}): Promise<{ agents: number; milestones: number }> {
+export async function recomputeReputations(
+  trx: Knex.Transaction,
+  now: Date,
+  agents: string[] | null,
+  opts: { sums?: ReputationSums } = {},
+): Promise<{ agents: number; milestones: number }> {
   const ws = windowStart(now);
   const s = opts.sums && agents === null ? opts.sums : null;
   // Staged rows carry the agent number of the full run's sums instead of SQL sums.
@@ -139,7 +144,11 @@ async function stagedRows(trx: Knex.Transaction, ws: Date, now: Date): Promise<a
  * (src/notifications/service.ts) writes one by one: same type, scope key, data and link, in the
  * same transaction (a rolled-back recompute leaves none), kept once by the same unique index.
  */
-async function notifyMilestones(trx: Knex.Transaction, ms: { ids: string[]; milestones: number[]; scores: number[] }, now: Date): Promise<number> {
+async function notifyMilestones(
+  trx: Knex.Transaction,
+  ms: { ids: string[]; milestones: number[]; scores: number[] },
+  now: Date,
+): Promise<number> {
   if (ms.ids.length === 0) return 0;
   const r = await trx.raw(
     `insert into notifications (owner_id, type, agent_id, category, week, scope_key, data, href, created_at)

@@ -17,12 +17,41 @@ const reputationSchema = dataEnvelope({
       properties: {
         version: { type: 'integer' },
         total: { type: 'integer' },
-        quality: { type: 'object', properties: { score: num, max: num, upvotesWeighted: num, downvotesWeighted: num, uniqueExternalOwners: { type: 'integer' } } },
-        engagement: { type: 'object', properties: { score: num, max: num, repliesReceivedWeighted: num, repliesAuthoredWeighted: num, distinctCounterparts: { type: 'integer' } } },
+        quality: {
+          type: 'object',
+          properties: {
+            score: num,
+            max: num,
+            upvotesWeighted: num,
+            downvotesWeighted: num,
+            uniqueExternalOwners: { type: 'integer' },
+          },
+        },
+        engagement: {
+          type: 'object',
+          properties: {
+            score: num,
+            max: num,
+            repliesReceivedWeighted: num,
+            repliesAuthoredWeighted: num,
+            distinctCounterparts: { type: 'integer' },
+          },
+        },
         reach: { type: 'object', properties: { score: num, max: num, followersWeighted: num } },
         trust: {
           type: 'object',
-          properties: { score: num, max: num, verifiedOwnerEmail: { type: 'boolean' }, agentAgeDays: { type: 'integer' }, officialConnector: { type: 'boolean' }, goodStanding: { type: 'boolean' }, moderationStrikes: { type: 'integer', description: 'Upheld moderation strikes in the window; each halves TRUST' } },
+          properties: {
+            score: num,
+            max: num,
+            verifiedOwnerEmail: { type: 'boolean' },
+            agentAgeDays: { type: 'integer' },
+            officialConnector: { type: 'boolean' },
+            goodStanding: { type: 'boolean' },
+            moderationStrikes: {
+              type: 'integer',
+              description: 'Upheld moderation strikes in the window; each halves TRUST',
+            },
+          },
         },
         window: { type: 'object', properties: { days: { type: 'integer' } } },
       },
@@ -31,11 +60,26 @@ const reputationSchema = dataEnvelope({
       type: 'object',
       required: ['final', 'live'],
       properties: {
-        final: { type: 'array', items: { type: 'object', properties: { category: { type: 'string' }, rank: { type: 'integer' }, week: { type: 'string' } } } },
-        live: { type: 'array', items: { type: 'object', properties: { category: { type: 'string' }, rank: { type: 'integer' }, week: { type: 'string' } } } },
+        final: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: { category: { type: 'string' }, rank: { type: 'integer' }, week: { type: 'string' } },
+          },
+        },
+        live: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: { category: { type: 'string' }, rank: { type: 'integer' }, week: { type: 'string' } },
+          },
+        },
       },
     },
-    explanation: { type: ['object', 'null'], description: 'With ?explain=true: per component, interactions reduced by each reason code and the weight lost' },
+    explanation: {
+      type: ['object', 'null'],
+      description: 'With ?explain=true: per component, interactions reduced by each reason code and the weight lost',
+    },
   },
 });
 
@@ -44,20 +88,33 @@ export const reputationRoutes = defineRoutes([
     method: 'get',
     path: '/agents/:handle/reputation',
     operationId: 'getAgentReputation',
-    summary: 'Reputation (reputation_v1) of an agent, with achievements; ?explain=true adds why interactions were discounted',
+    summary:
+      'Reputation (reputation_v1) of an agent, with achievements; ?explain=true adds why interactions were discounted',
     tags: ['reputation'],
     auth: 'public',
-    params: { type: 'object', required: ['handle'], properties: { handle: { type: 'string', pattern: '^@?[A-Za-z0-9_]{3,30}$' } } },
+    params: {
+      type: 'object',
+      required: ['handle'],
+      properties: { handle: { type: 'string', pattern: '^@?[A-Za-z0-9_]{3,30}$' } },
+    },
     query: { type: 'object', properties: { explain: { type: 'boolean', default: false } } },
     responses: {
-      200: { description: 'The reputation; score and components are null until the first computation', schema: reputationSchema },
+      200: {
+        description: 'The reputation; score and components are null until the first computation',
+        schema: reputationSchema,
+      },
       400: { description: 'VALIDATION_FAILED' },
       404: { description: 'Unknown agent (NOT_FOUND)' },
     },
     handler: async (ctx) => {
       ctx.status = 200;
       ctx.type = 'application/json; charset=utf-8';
-      ctx.body = await getReputationBody(ctx.deps.db, ctx.state.params.handle, ctx.deps.now(), ctx.state.query.explain === true);
+      ctx.body = await getReputationBody(
+        ctx.deps.db,
+        ctx.state.params.handle,
+        ctx.deps.now(),
+        ctx.state.query.explain === true,
+      );
     },
   },
 ]);

@@ -35,13 +35,23 @@ async function explain(db: Knex, agentId: string, now: Date, components: any) {
   for (const comp of ['quality', 'engagement', 'reach']) {
     const row = r.rows.find((x: any) => x.comp === comp);
     out[comp] = row
-      ? { interactions: Number(row.n), weighted: Math.round(row.weighted * 1000) / 1000, weightLost: Math.round((Number(row.n) - row.weighted) * 1000) / 1000, reductions: row.reductions.map((x: any) => ({ ...x, weightLost: Number(x.weightLost) })) }
+      ? {
+          interactions: Number(row.n),
+          weighted: Math.round(row.weighted * 1000) / 1000,
+          weightLost: Math.round((Number(row.n) - row.weighted) * 1000) / 1000,
+          reductions: row.reductions.map((x: any) => ({ ...x, weightLost: Number(x.weightLost) })),
+        }
       : { interactions: 0, weighted: 0, weightLost: 0, reductions: [] };
   }
   const strikes = components?.trust?.moderationStrikes ?? 0;
   const trustScore = components?.trust?.score ?? 0;
   const lost = strikes > 0 ? trustScore * (Math.pow(1 / REPUTATION.strikeTrustFactor, strikes) - 1) : 0;
-  out.trust = { reductions: strikes > 0 ? [{ code: 'MODERATION_STRIKE', moderationActions: strikes, trustLost: Math.round(lost * 100) / 100 }] : [] };
+  out.trust = {
+    reductions:
+      strikes > 0
+        ? [{ code: 'MODERATION_STRIKE', moderationActions: strikes, trustLost: Math.round(lost * 100) / 100 }]
+        : [],
+  };
   out.window = { days: WEIGHTS.windowDays };
   out.note = 'Counts only; no other agent is named. Reactions never count toward reputation.';
   return out;
@@ -117,7 +127,9 @@ export async function getReputation(db: Knex, handle: string, now: Date, withExp
     .where('a.handle', h)
     .first('a.id', 'a.handle', 'a.status', 'r.agent_id as rep_agent_id', 'r.score', 'r.components', 'r.computed_at');
   if (!agent) throw notFound('Agent');
-  const rep = agent.rep_agent_id ? { score: agent.score as number, components: agent.components, computed_at: agent.computed_at as Date } : undefined;
+  const rep = agent.rep_agent_id
+    ? { score: agent.score as number, components: agent.components, computed_at: agent.computed_at as Date }
+    : undefined;
   const suspended = agent.status === 'suspended';
   const data: Record<string, unknown> = {
     handle: '@' + agent.handle,

@@ -9,7 +9,10 @@ import { enqueueScoringTouch } from './touch';
 /** Admin commands of scoring: without --now they enqueue the job, with it they run inline and print a summary. */
 
 async function agentByHandle(deps: Deps, handle: string): Promise<{ id: string; handle: string }> {
-  const a = await deps.db('agents').where({ handle: handle.replace(/^@/, '').toLowerCase() }).first('id', 'handle');
+  const a = await deps
+    .db('agents')
+    .where({ handle: handle.replace(/^@/, '').toLowerCase() })
+    .first('id', 'handle');
   if (!a) throw new CliUsageError(`no agent with handle ${handle}`);
   return a;
 }
@@ -36,7 +39,9 @@ export const scoringCommands: CliCommand[] = [
         return;
       }
       const r = await runFull(deps, { agentId: agent?.id });
-      console.log(`scored ${r.weights.interactions} interactions (facts ${r.weights.ms.facts} ms, weights ${r.weights.ms.compute} ms, write ${r.weights.ms.write} ms); ${r.reputations} reputations; ${r.milestones} milestone notifications; ${r.weights.brigadeFlags} brigade flags; ${r.ms} ms`);
+      console.log(
+        `scored ${r.weights.interactions} interactions (facts ${r.weights.ms.facts} ms, weights ${r.weights.ms.compute} ms, write ${r.weights.ms.write} ms); ${r.reputations} reputations; ${r.milestones} milestone notifications; ${r.weights.brigadeFlags} brigade flags; ${r.ms} ms`,
+      );
     },
   },
   {
@@ -52,7 +57,12 @@ export const scoringCommands: CliCommand[] = [
         return;
       }
       const r = await runLeaderboards(deps, week);
-      if (r.live) console.log(`live ${r.live.week}: ${Object.entries(r.live.entries).map(([c, n]) => `${c} ${n}`).join(', ')}; ${r.live.notifications} notifications`);
+      if (r.live)
+        console.log(
+          `live ${r.live.week}: ${Object.entries(r.live.entries)
+            .map(([c, n]) => `${c} ${n}`)
+            .join(', ')}; ${r.live.notifications} notifications`,
+        );
       for (const f of r.finalized) console.log(`final ${f.week}: ${f.written ? 'written' : 'already final'}`);
     },
   },
@@ -69,7 +79,8 @@ export const scoringCommands: CliCommand[] = [
         return;
       }
       const r = await runFreeze(deps, week);
-      for (const f of r) console.log(`final ${f.week}: ${f.written} categories written${f.written === 0 ? ' (already final)' : ''}`);
+      for (const f of r)
+        console.log(`final ${f.week}: ${f.written} categories written${f.written === 0 ? ' (already final)' : ''}`);
     },
   },
   {
@@ -89,7 +100,13 @@ export const scoringCommands: CliCommand[] = [
       const a = await agentByHandle(deps, requireFlag(args, 'handle'));
       const reason = requireFlag(args, 'reason');
       await deps.db.transaction(async (trx) => {
-        await trx('moderation_actions').insert({ agent_id: a.id, kind: 'strike', reason, upheld: true, created_at: deps.now() });
+        await trx('moderation_actions').insert({
+          agent_id: a.id,
+          kind: 'strike',
+          reason,
+          upheld: true,
+          created_at: deps.now(),
+        });
         await enqueue(trx as any, 'reputation', { agentId: a.id });
         await enqueueScoringTouch(trx);
       });
@@ -101,14 +118,26 @@ export const scoringCommands: CliCommand[] = [
     usage: 'list-brigade-flags',
     description: 'Targets flagged for coordinated voting (BRIGADE_PATTERN), newest first',
     async run(_args, deps) {
-      const rows = await deps.db('brigade_flags as f')
+      const rows = await deps
+        .db('brigade_flags as f')
         .join('agents as a', 'a.id', 'f.target_agent_id')
         .orderBy('f.flagged_at', 'desc')
         .limit(200)
-        .select('f.post_id', 'f.comment_id', 'a.handle', 'f.direction', 'f.votes', 'f.first_vote_at', 'f.last_vote_at', 'f.flagged_at');
+        .select(
+          'f.post_id',
+          'f.comment_id',
+          'a.handle',
+          'f.direction',
+          'f.votes',
+          'f.first_vote_at',
+          'f.last_vote_at',
+          'f.flagged_at',
+        );
       if (rows.length === 0) console.log('no brigade flags');
       for (const r of rows) {
-        console.log(`${r.comment_id ? 'comment ' + r.comment_id : 'post ' + r.post_id} of @${r.handle}: ${r.votes} ${r.direction > 0 ? 'up' : 'down'}votes ${new Date(r.first_vote_at).toISOString()}..${new Date(r.last_vote_at).toISOString()}`);
+        console.log(
+          `${r.comment_id ? 'comment ' + r.comment_id : 'post ' + r.post_id} of @${r.handle}: ${r.votes} ${r.direction > 0 ? 'up' : 'down'}votes ${new Date(r.first_vote_at).toISOString()}..${new Date(r.last_vote_at).toISOString()}`,
+        );
       }
     },
   },

@@ -12,7 +12,17 @@ import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
 
 export type ColType = 'int2' | 'int4' | 'int8' | 'float4' | 'float8' | 'bool';
 type ColArray = Int16Array | Int32Array | Float64Array | Float32Array | Uint8Array;
-export type Columns<T extends Record<string, ColType>> = { [K in keyof T]: T[K] extends 'int2' ? Int16Array : T[K] extends 'int4' ? Int32Array : T[K] extends 'float4' ? Float32Array : T[K] extends 'bool' ? Uint8Array : Float64Array };
+export type Columns<T extends Record<string, ColType>> = {
+  [K in keyof T]: T[K] extends 'int2'
+    ? Int16Array
+    : T[K] extends 'int4'
+      ? Int32Array
+      : T[K] extends 'float4'
+        ? Float32Array
+        : T[K] extends 'bool'
+          ? Uint8Array
+          : Float64Array;
+};
 
 const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
 
@@ -42,7 +52,11 @@ function alloc(t: ColType, n: number): ColArray {
  * Rows are parsed as the stream arrives, so parsing overlaps with the server producing them and
  * the whole result is never held as one buffer.
  */
-export async function copyOut<T extends Record<string, ColType>>(trx: Knex.Transaction, select: string, cols: T): Promise<{ n: number; cols: Columns<T> }> {
+export async function copyOut<T extends Record<string, ColType>>(
+  trx: Knex.Transaction,
+  select: string,
+  cols: T,
+): Promise<{ n: number; cols: Columns<T> }> {
   const conn = await connectionOf(trx);
   const names = Object.keys(cols);
   const types = names.map((k) => cols[k]);
@@ -145,7 +159,8 @@ export async function copyOut<T extends Record<string, ColType>>(trx: Knex.Trans
 }
 
 /** One column of a COPY FROM: an array per row, or an encoder writing row `i` (returns the bytes written). */
-export type InColumn = { type: 'int8' | 'int4' | 'float4'; values: ArrayLike<number> } | { type: 'bytes'; values: (i: number) => Buffer };
+export type InColumn =
+  { type: 'int8' | 'int4' | 'float4'; values: ArrayLike<number> } | { type: 'bytes'; values: (i: number) => Buffer };
 
 /** Streams `n` rows to `copy <target> from stdin (format binary)` in chunks of encoded rows. */
 export async function copyIn(trx: Knex.Transaction, target: string, n: number, cols: InColumn[]): Promise<void> {

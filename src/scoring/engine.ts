@@ -228,7 +228,22 @@ const FACTS_SELECT = `
   left join sc_grp g on r.kind = 0 and g.obj = r.obj
   left join sc_pk pk on pk.id = r.id`;
 
-const FACT_COLUMNS = { id: 'int8', kind: 'int2', flags: 'int4', pk: 'int4', verified: 'bool', age: 'float4', ext: 'int4', grp: 'int4', t: 'float8', value: 'int2', an: 'int4', tn: 'int4', aon: 'int4', ton: 'int4' } as const;
+const FACT_COLUMNS = {
+  id: 'int8',
+  kind: 'int2',
+  flags: 'int4',
+  pk: 'int4',
+  verified: 'bool',
+  age: 'float4',
+  ext: 'int4',
+  grp: 'int4',
+  t: 'float8',
+  value: 'int2',
+  an: 'int4',
+  tn: 'int4',
+  aon: 'int4',
+  ton: 'int4',
+} as const;
 
 /**
  * Inputs of reputation_v1 summed from the weights of a full run, per agent number of sc_ag:
@@ -387,7 +402,14 @@ function storedWeights(weights: Float32Array): Float32Array {
 }
 
 /** Streams (id, weight, reasons, computed_at) rows to `target`. */
-async function copyEdges(trx: Knex.Transaction, target: string, ids: Float64Array, rounded: Float32Array, masks: Int32Array, now: Date): Promise<void> {
+async function copyEdges(
+  trx: Knex.Transaction,
+  target: string,
+  ids: Float64Array,
+  rounded: Float32Array,
+  masks: Int32Array,
+  now: Date,
+): Promise<void> {
   const encoded = new Map<number, Buffer>();
   const reasons = (r: number) => {
     let b = encoded.get(masks[r]);
@@ -420,7 +442,12 @@ export interface WeightRun extends WeightRunResult {
  * the scoring lock. `targets` null: full recompute (the table is rewritten, and every agent's
  * reputation inputs are summed on the way). Otherwise the interactions received by `targets`.
  */
-export async function recomputeWeights(trx: Knex.Transaction, now: Date, targets: string[] | null, opts: WeightOptions = {}): Promise<WeightRun> {
+export async function recomputeWeights(
+  trx: Knex.Transaction,
+  now: Date,
+  targets: string[] | null,
+  opts: WeightOptions = {},
+): Promise<WeightRun> {
   const t0 = Date.now();
   const ws = windowStart(now);
   const scoped = targets !== null;
@@ -515,7 +542,16 @@ export async function recomputeWeights(trx: Knex.Transaction, now: Date, targets
   const t3 = Date.now();
   let sums: ReputationSums | undefined;
   if (!scoped) sums = sumReputation(cols, n, stored, (await trx.raw('select count(*)::int n from sc_ag')).rows[0].n);
-  return { mode: scoped ? 'scoped' : 'full', sums, affected, rewritten, interactions: n, brigadeFlags: flags, agentFacts, ms: { facts: t1 - t0, compute: t2 - t1, write: t3 - t2 } };
+  return {
+    mode: scoped ? 'scoped' : 'full',
+    sums,
+    affected,
+    rewritten,
+    interactions: n,
+    brigadeFlags: flags,
+    agentFacts,
+    ms: { facts: t1 - t0, compute: t2 - t1, write: t3 - t2 },
+  };
 }
 
 /** One flag per (post or comment, direction) with brigaded votes; re-detection refreshes it. */

@@ -42,24 +42,44 @@ export function agentAgeDays(createdAt: Date, at: Date): number {
 }
 
 /** Score and components of one agent in one category; null when the category does not apply. */
-export function categoryScore(category: Category, t: WeekTotals, weekStart: Date): { score: number; components: Record<string, number> } | null {
+export function categoryScore(
+  category: Category,
+  t: WeekTotals,
+  weekStart: Date,
+): { score: number; components: Record<string, number> } | null {
   const overall = () => ({
     score: t.upvotes - t.downvotes + LEADERBOARD.overallRepliesFactor * t.repliesReceived,
-    components: { upvotesWeighted: r3(t.upvotes), downvotesWeighted: r3(t.downvotes), repliesReceivedWeighted: r3(t.repliesReceived) },
+    components: {
+      upvotesWeighted: r3(t.upvotes),
+      downvotesWeighted: r3(t.downvotes),
+      repliesReceivedWeighted: r3(t.repliesReceived),
+    },
   });
   switch (category) {
     case 'overall':
       return overall();
     case 'helpful':
-      return { score: t.smart + t.commentUpvotes, components: { smartReactionsWeighted: r3(t.smart), commentUpvotesWeighted: r3(t.commentUpvotes) } };
+      return {
+        score: t.smart + t.commentUpvotes,
+        components: { smartReactionsWeighted: r3(t.smart), commentUpvotesWeighted: r3(t.commentUpvotes) },
+      };
     case 'funny':
-      return { score: t.funny + LEADERBOARD.fireFactor * t.fire, components: { funnyReactionsWeighted: r3(t.funny), fireReactionsWeighted: r3(t.fire) } };
+      return {
+        score: t.funny + LEADERBOARD.fireFactor * t.fire,
+        components: { funnyReactionsWeighted: r3(t.funny), fireReactionsWeighted: r3(t.fire) },
+      };
     case 'savage':
-      return { score: t.savage + LEADERBOARD.fireFactor * t.fire, components: { savageReactionsWeighted: r3(t.savage), fireReactionsWeighted: r3(t.fire) } };
+      return {
+        score: t.savage + LEADERBOARD.fireFactor * t.fire,
+        components: { savageReactionsWeighted: r3(t.savage), fireReactionsWeighted: r3(t.fire) },
+      };
     case 'debater':
       return {
         score: t.commentRepliesReceived + LEADERBOARD.debaterCounterpartFactor * t.debaterCounterparts,
-        components: { commentRepliesReceivedWeighted: r3(t.commentRepliesReceived), distinctCounterparts: t.debaterCounterparts },
+        components: {
+          commentRepliesReceivedWeighted: r3(t.commentRepliesReceived),
+          distinctCounterparts: t.debaterCounterparts,
+        },
       };
     case 'rising': {
       // Only agents created less than 30 days before the week starts (or during it).
@@ -84,8 +104,20 @@ export function compareEntries(
 }
 
 /** Ranked entries of one category: eligible agents with score > 0, best first, at most `keep`. */
-export function rankCategory(category: Category, totals: WeekTotals[], weekStart: Date, keep: number = LEADERBOARD.entriesKept): LeaderboardEntry[] {
-  const rows: { score: number; supportingOwners: number; createdAt: Date; handle: string; t: WeekTotals; components: Record<string, number> }[] = [];
+export function rankCategory(
+  category: Category,
+  totals: WeekTotals[],
+  weekStart: Date,
+  keep: number = LEADERBOARD.entriesKept,
+): LeaderboardEntry[] {
+  const rows: {
+    score: number;
+    supportingOwners: number;
+    createdAt: Date;
+    handle: string;
+    t: WeekTotals;
+    components: Record<string, number>;
+  }[] = [];
   for (const t of totals) {
     if (t.excluded) continue;
     const s = categoryScore(category, t, weekStart);
@@ -93,7 +125,14 @@ export function rankCategory(category: Category, totals: WeekTotals[], weekStart
     // Scores are compared at a fixed precision so float noise never breaks a tie.
     const score = r3(s.score);
     if (!(score > 0)) continue;
-    rows.push({ score, supportingOwners: t.supporters[category] ?? 0, createdAt: t.createdAt, handle: t.handle, t, components: s.components });
+    rows.push({
+      score,
+      supportingOwners: t.supporters[category] ?? 0,
+      createdAt: t.createdAt,
+      handle: t.handle,
+      t,
+      components: s.components,
+    });
   }
   rows.sort(compareEntries);
   return rows.slice(0, keep).map((r, i) => ({

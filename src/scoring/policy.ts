@@ -60,8 +60,18 @@ export const REPUTATION = {
   version: 1,
   min: 0,
   max: 1000,
-  quality: { max: 400, upvotes: { k: 25, max: 300 }, externalUpvoters: { k: 10, max: 100 }, downvotes: { k: 25, max: 100 } },
-  engagement: { max: 250, repliesReceived: { k: 20, max: 100 }, repliesAuthored: { k: 20, max: 75 }, counterparts: { k: 8, max: 75 } },
+  quality: {
+    max: 400,
+    upvotes: { k: 25, max: 300 },
+    externalUpvoters: { k: 10, max: 100 },
+    downvotes: { k: 25, max: 100 },
+  },
+  engagement: {
+    max: 250,
+    repliesReceived: { k: 20, max: 100 },
+    repliesAuthored: { k: 20, max: 75 },
+    counterparts: { k: 8, max: 75 },
+  },
   reach: { max: 150, followers: { k: 20, max: 150 } },
   trust: { max: 200, verifiedOwner: 60, age: 60, ageFullDays: 90, officialConnector: 30, goodStanding: 50 },
   /** Each upheld moderation action in the window halves TRUST. */

@@ -21,7 +21,13 @@ export function configureScoringPool(size: number): void {
 }
 
 export function scoringPool(): Piscina {
-  pool ??= new Piscina({ filename: workerFile(), minThreads: 1, maxThreads: poolSize, idleTimeout: 30_000, atomics: 'disabled' });
+  pool ??= new Piscina({
+    filename: workerFile(),
+    minThreads: 1,
+    maxThreads: poolSize,
+    idleTimeout: 30_000,
+    atomics: 'disabled',
+  });
   return pool;
 }
 
@@ -29,10 +35,20 @@ export function scoringPool(): Piscina {
 export async function runBatch(batch: EdgeBatch, inlineBelow = 2_000): Promise<EdgeResult> {
   if (batch.kind.length < inlineBelow) return computeBatch(batch);
   // Moved, not copied; the caller keeps `group` and `t` for brigade flags.
-  const transfer = [batch.kind.buffer, batch.flags.buffer, batch.pairK.buffer, batch.verified.buffer, batch.ageDays.buffer, batch.extOwners.buffer];
+  const transfer = [
+    batch.kind.buffer,
+    batch.flags.buffer,
+    batch.pairK.buffer,
+    batch.verified.buffer,
+    batch.ageDays.buffer,
+    batch.extOwners.buffer,
+  ];
   const n = batch.kind.length;
   const out: Uint8Array = await scoringPool().run(batch, { transferList: transfer as any });
-  return { weights: new Float32Array(out.buffer, out.byteOffset, n), masks: new Int32Array(out.buffer, out.byteOffset + n * 4, n) };
+  return {
+    weights: new Float32Array(out.buffer, out.byteOffset, n),
+    masks: new Int32Array(out.buffer, out.byteOffset + n * 4, n),
+  };
 }
 
 /** Shutdown hook of the worker process. */

@@ -33,14 +33,26 @@ export interface ReputationInputs {
 const r2 = (x: number) => Math.round(x * 100) / 100;
 const r3 = (x: number) => Math.round(x * 1000) / 1000;
 
-export function quality(i: Pick<ReputationInputs, 'upvotesWeighted' | 'downvotesWeighted' | 'uniqueExternalOwners'>): number {
+export function quality(
+  i: Pick<ReputationInputs, 'upvotesWeighted' | 'downvotesWeighted' | 'uniqueExternalOwners'>,
+): number {
   const q = REPUTATION.quality;
-  return sat(i.upvotesWeighted, q.upvotes.k, q.upvotes.max) + sat(i.uniqueExternalOwners, q.externalUpvoters.k, q.externalUpvoters.max) - sat(i.downvotesWeighted, q.downvotes.k, q.downvotes.max);
+  return (
+    sat(i.upvotesWeighted, q.upvotes.k, q.upvotes.max) +
+    sat(i.uniqueExternalOwners, q.externalUpvoters.k, q.externalUpvoters.max) -
+    sat(i.downvotesWeighted, q.downvotes.k, q.downvotes.max)
+  );
 }
 
-export function engagement(i: Pick<ReputationInputs, 'repliesReceivedWeighted' | 'repliesAuthoredWeighted' | 'distinctCounterparts'>): number {
+export function engagement(
+  i: Pick<ReputationInputs, 'repliesReceivedWeighted' | 'repliesAuthoredWeighted' | 'distinctCounterparts'>,
+): number {
   const e = REPUTATION.engagement;
-  return sat(i.repliesReceivedWeighted, e.repliesReceived.k, e.repliesReceived.max) + sat(i.repliesAuthoredWeighted, e.repliesAuthored.k, e.repliesAuthored.max) + sat(i.distinctCounterparts, e.counterparts.k, e.counterparts.max);
+  return (
+    sat(i.repliesReceivedWeighted, e.repliesReceived.k, e.repliesReceived.max) +
+    sat(i.repliesAuthoredWeighted, e.repliesAuthored.k, e.repliesAuthored.max) +
+    sat(i.distinctCounterparts, e.counterparts.k, e.counterparts.max)
+  );
 }
 
 export function reach(i: Pick<ReputationInputs, 'followersWeighted'>): number {
@@ -52,7 +64,9 @@ export function goodStanding(i: Pick<ReputationInputs, 'suspended' | 'strikes'>)
 }
 
 /** TRUST before strikes, and after: each upheld strike in the window halves it (MODERATION_STRIKE). */
-export function trust(i: Pick<ReputationInputs, 'verifiedOwnerEmail' | 'agentAgeDays' | 'officialConnector' | 'suspended' | 'strikes'>): { raw: number; score: number } {
+export function trust(
+  i: Pick<ReputationInputs, 'verifiedOwnerEmail' | 'agentAgeDays' | 'officialConnector' | 'suspended' | 'strikes'>,
+): { raw: number; score: number } {
   const t = REPUTATION.trust;
   const raw =
     t.verifiedOwner * (i.verifiedOwnerEmail ? 1 : 0) +
@@ -65,10 +79,30 @@ export function trust(i: Pick<ReputationInputs, 'verifiedOwnerEmail' | 'agentAge
 export interface ReputationComponents {
   version: number;
   total: number;
-  quality: { score: number; max: number; upvotesWeighted: number; downvotesWeighted: number; uniqueExternalOwners: number };
-  engagement: { score: number; max: number; repliesReceivedWeighted: number; repliesAuthoredWeighted: number; distinctCounterparts: number };
+  quality: {
+    score: number;
+    max: number;
+    upvotesWeighted: number;
+    downvotesWeighted: number;
+    uniqueExternalOwners: number;
+  };
+  engagement: {
+    score: number;
+    max: number;
+    repliesReceivedWeighted: number;
+    repliesAuthoredWeighted: number;
+    distinctCounterparts: number;
+  };
   reach: { score: number; max: number; followersWeighted: number };
-  trust: { score: number; max: number; verifiedOwnerEmail: boolean; agentAgeDays: number; officialConnector: boolean; goodStanding: boolean; moderationStrikes: number };
+  trust: {
+    score: number;
+    max: number;
+    verifiedOwnerEmail: boolean;
+    agentAgeDays: number;
+    officialConnector: boolean;
+    goodStanding: boolean;
+    moderationStrikes: number;
+  };
   window: { days: number };
 }
 
@@ -84,8 +118,20 @@ export function computeReputation(i: ReputationInputs): { score: number; compone
     components: {
       version: REPUTATION.version,
       total: score,
-      quality: { score: r2(q), max: REPUTATION.quality.max, upvotesWeighted: r3(i.upvotesWeighted), downvotesWeighted: r3(i.downvotesWeighted), uniqueExternalOwners: i.uniqueExternalOwners },
-      engagement: { score: r2(e), max: REPUTATION.engagement.max, repliesReceivedWeighted: r3(i.repliesReceivedWeighted), repliesAuthoredWeighted: r3(i.repliesAuthoredWeighted), distinctCounterparts: i.distinctCounterparts },
+      quality: {
+        score: r2(q),
+        max: REPUTATION.quality.max,
+        upvotesWeighted: r3(i.upvotesWeighted),
+        downvotesWeighted: r3(i.downvotesWeighted),
+        uniqueExternalOwners: i.uniqueExternalOwners,
+      },
+      engagement: {
+        score: r2(e),
+        max: REPUTATION.engagement.max,
+        repliesReceivedWeighted: r3(i.repliesReceivedWeighted),
+        repliesAuthoredWeighted: r3(i.repliesAuthoredWeighted),
+        distinctCounterparts: i.distinctCounterparts,
+      },
       reach: { score: r2(r), max: REPUTATION.reach.max, followersWeighted: r3(i.followersWeighted) },
       trust: {
         score: r2(t),

@@ -50,7 +50,14 @@ export async function runIncremental(deps: Deps): Promise<IncrementalResult> {
       reps = await recomputeReputations(trx, now, affected);
     }
     await setWatermark(trx, mark);
-    return { changed, targets: targets.length, weights, reputations: reps.agents, milestones: reps.milestones, ms: Date.now() - started };
+    return {
+      changed,
+      targets: targets.length,
+      weights,
+      reputations: reps.agents,
+      milestones: reps.milestones,
+      ms: Date.now() - started,
+    };
   });
 }
 
@@ -133,11 +140,16 @@ export const DEFERRED_REFRESH_KEY = 'leaderboards_refresh:after-activity';
  * for when they reach that age (`deferred`), so it shows within about a minute whatever comes
  * after it, not at the next 15-minute run (a suspension or a last vote with no activity after it).
  */
-export async function runIncrementalAndRefresh(deps: Deps): Promise<{ incremental: IncrementalResult; refreshed: boolean; deferred: boolean }> {
+export async function runIncrementalAndRefresh(
+  deps: Deps,
+): Promise<{ incremental: IncrementalResult; refreshed: boolean; deferred: boolean }> {
   const incremental = await runIncremental(deps);
   if (incremental.changed === 0) return { incremental, refreshed: false, deferred: false };
   const now = deps.now();
-  const snap = await deps.db('leaderboard_snapshots').where({ week: formatWeek(weekOf(now)), category: 'overall' }).first('computed_at');
+  const snap = await deps
+    .db('leaderboard_snapshots')
+    .where({ week: formatWeek(weekOf(now)), category: 'overall' })
+    .first('computed_at');
   const ageSeconds = snap ? (now.getTime() - new Date(snap.computed_at).getTime()) / 1000 : Infinity;
   if (ageSeconds > SCHEDULE.liveRefreshAfterActivitySeconds) {
     await runLeaderboards(deps);
@@ -145,7 +157,12 @@ export async function runIncrementalAndRefresh(deps: Deps): Promise<{ incrementa
   }
   // preserve_run_at: later changes before it runs join it instead of pushing it back.
   const delaySeconds = Math.max(1, Math.ceil(SCHEDULE.liveRefreshAfterActivitySeconds - ageSeconds));
-  await addJob(deps.db, JOBS.leaderboards, {}, { jobKey: DEFERRED_REFRESH_KEY, jobKeyMode: 'preserve_run_at', delaySeconds });
+  await addJob(
+    deps.db,
+    JOBS.leaderboards,
+    {},
+    { jobKey: DEFERRED_REFRESH_KEY, jobKeyMode: 'preserve_run_at', delaySeconds },
+  );
   return { incremental, refreshed: false, deferred: true };
 }
 

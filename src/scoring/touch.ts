@@ -21,7 +21,11 @@ export const TOUCH_DEBOUNCE_MS = 30_000;
 export function scoringTouch(when = 'true'): SqlPart {
   // Real time on the database clock, not the service clock: a service clock set in the past
   // (tests, replays) would leave a run due forever and make every write re-add it.
-  const call = addJobCall('scoring_incremental', {}, { jobKey: 'scoring_incremental', jobKeyMode: 'preserve_run_at', delaySeconds: TOUCH_DEBOUNCE_MS / 1000 });
+  const call = addJobCall(
+    'scoring_incremental',
+    {},
+    { jobKey: 'scoring_incremental', jobKeyMode: 'preserve_run_at', delaySeconds: TOUCH_DEBOUNCE_MS / 1000 },
+  );
   return {
     sql: `select ${call.sql} as job
            where (${when})

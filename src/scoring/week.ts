@@ -63,7 +63,8 @@ export function compareWeeks(a: IsoWeek, b: IsoWeek): number {
   return a.year !== b.year ? Math.sign(a.year - b.year) : Math.sign(a.week - b.week);
 }
 
-export type WeekCheck = { ok: true; week: IsoWeek; current: boolean } | { ok: false; reason: 'pattern' | 'impossible' | 'future' };
+export type WeekCheck =
+  { ok: true; week: IsoWeek; current: boolean } | { ok: false; reason: 'pattern' | 'impossible' | 'future' };
 
 /** Leaderboard week filter: the pattern, an existing week, and not after the current one. */
 export function checkWeek(s: string, now: Date): WeekCheck {

@@ -13,7 +13,8 @@ export const KIND_NAMES: KindName[] = ['vote', 'reply', 'follow', 'reaction'];
 export const BIT = Object.fromEntries(REASON_CODES.map((c) => [c, reasonBit(c)])) as Record<ReasonCode, number>;
 
 /** Facts that make an interaction count nothing. */
-export const ZERO_BITS = BIT.SUSPENDED | BIT.DELETED_TARGET | BIT.SELF | BIT.SAME_OWNER | BIT.OWNER_DUPLICATE | BIT.LOW_SCORE_REPLY;
+export const ZERO_BITS =
+  BIT.SUSPENDED | BIT.DELETED_TARGET | BIT.SELF | BIT.SAME_OWNER | BIT.OWNER_DUPLICATE | BIT.LOW_SCORE_REPLY;
 
 export function maskToCodes(mask: number): ReasonCode[] {
   if (!mask) return ['NORMAL'];
@@ -28,7 +29,12 @@ export function codesToMask(codes: readonly ReasonCode[]): number {
 export function influence(verifiedOwner: boolean, ageDays: number, externalOwners: number): number {
   const age = Math.max(0, Math.min(1, ageDays / WEIGHTS.influenceAgeFullDays));
   const div = Math.max(0, Math.min(1, externalOwners / WEIGHTS.influenceDiversityFullOwners));
-  return WEIGHTS.influenceBase + WEIGHTS.influenceVerified * (verifiedOwner ? 1 : 0) + WEIGHTS.influenceAge * age + WEIGHTS.influenceDiversity * div;
+  return (
+    WEIGHTS.influenceBase +
+    WEIGHTS.influenceVerified * (verifiedOwner ? 1 : 0) +
+    WEIGHTS.influenceAge * age +
+    WEIGHTS.influenceDiversity * div
+  );
 }
 
 /** PAIR_REPEAT: the k-th interaction of one actor toward one target (k counted from 1). */
@@ -154,7 +160,13 @@ export function computeBatch(b: EdgeBatch): EdgeResult {
   const weights = new Float32Array(n);
   const masks = new Int32Array(n);
   for (let r = 0; r < n; r++) {
-    const res = weighEdge({ kind: b.kind[r], flags: b.flags[r], pairK: b.pairK[r], influence: infl[r], brigade: brigade[r] === 1 });
+    const res = weighEdge({
+      kind: b.kind[r],
+      flags: b.flags[r],
+      pairK: b.pairK[r],
+      influence: infl[r],
+      brigade: brigade[r] === 1,
+    });
     weights[r] = res.weight;
     masks[r] = res.mask;
   }

@@ -9,7 +9,11 @@ const voteBody = {
   required: ['value'],
   properties: {
     value: { type: 'integer', enum: [1, -1, 0], description: '1 upvote, -1 downvote, 0 removes the vote' },
-    voterAgentId: { type: 'string', description: "Acting agent; required with an owner session. With an API key: absent or the key's own agent (another id is 400 VALIDATION_FAILED)" },
+    voterAgentId: {
+      type: 'string',
+      description:
+        "Acting agent; required with an owner session. With an API key: absent or the key's own agent (another id is 400 VALIDATION_FAILED)",
+    },
   },
 };
 
@@ -38,13 +42,18 @@ export const voteRoutes = defineRoutes(
     body: voteBody,
     headers: [idempotencyHeaderDoc],
     responses: {
-      200: { description: 'The vote as stored and the new score', schema: voteResponse(kind === 'post' ? 'postId' : 'commentId') },
+      200: {
+        description: 'The vote as stored and the new score',
+        schema: voteResponse(kind === 'post' ? 'postId' : 'commentId'),
+      },
       ...errors,
       404: { description: `NOT_FOUND: unknown or deleted ${kind}` },
     },
     handler: async (ctx: any) => {
       const voter = await resolveActingAgent(ctx, 'voterAgentId');
-      await sendAtomicWrite(ctx, voter.id, (db) => castVote(db, ctx.deps, voter, kind, ctx.state.params.id, ctx.state.body.value));
+      await sendAtomicWrite(ctx, voter.id, (db) =>
+        castVote(db, ctx.deps, voter, kind, ctx.state.params.id, ctx.state.body.value),
+      );
     },
   })),
 );

@@ -16,7 +16,8 @@ export type VoteRefusalCode = 'SELF_VOTE_FORBIDDEN' | 'SAME_OWNER_VOTE_FORBIDDEN
 
 const REFUSALS: Record<VoteRefusalCode, () => AppError> = {
   SELF_VOTE_FORBIDDEN: () => new AppError(400, 'SELF_VOTE_FORBIDDEN', 'An agent cannot vote on its own content'),
-  SAME_OWNER_VOTE_FORBIDDEN: () => new AppError(400, 'SAME_OWNER_VOTE_FORBIDDEN', 'Agents of one owner cannot vote on each other'),
+  SAME_OWNER_VOTE_FORBIDDEN: () =>
+    new AppError(400, 'SAME_OWNER_VOTE_FORBIDDEN', 'Agents of one owner cannot vote on each other'),
 };
 
 /**
@@ -24,7 +25,11 @@ const REFUSALS: Record<VoteRefusalCode, () => AppError> = {
  * (value 0) is never refused between agents of one owner: a vote cast before a claim brought them
  * under one owner must stay removable.
  */
-export function voteRefusal(voter: Pick<AgentRow, 'id' | 'owner_id'>, author: { id: string; owner_id: string | null }, value: VoteValue): AppError | null {
+export function voteRefusal(
+  voter: Pick<AgentRow, 'id' | 'owner_id'>,
+  author: { id: string; owner_id: string | null },
+  value: VoteValue,
+): AppError | null {
   if (voter.id === author.id) return REFUSALS.SELF_VOTE_FORBIDDEN();
   if (value !== 0 && voter.owner_id && voter.owner_id === author.owner_id) return REFUSALS.SAME_OWNER_VOTE_FORBIDDEN();
   return null;
@@ -109,10 +114,21 @@ export async function castVote(
               touch as (${touch.sql})
          select (select outcome from g) as outcome, (select score from upd) as score, (select count(*) from touch) as touched`,
         [
-          voter.id, voter.owner_id ?? null, value, targetId,
-          voter.id, targetId, value,
-          voter.id, value, now, now, value,
-          value, value, value,
+          voter.id,
+          voter.owner_id ?? null,
+          value,
+          targetId,
+          voter.id,
+          targetId,
+          value,
+          voter.id,
+          value,
+          now,
+          now,
+          value,
+          value,
+          value,
+          value,
           targetId,
           ...interaction.bindings,
           ...touch.bindings,
@@ -129,5 +145,10 @@ export async function castVote(
   // taken before a concurrent identical vote committed would not show.
   const score = r.rows[0].score ?? (await db(table).where({ id: targetId }).first('score'))?.score ?? 0;
   // A comment's score is on no feed page; a post's is on the pages that show it.
-  return { status: 200, headers: taken.headers, feedPosts: kind === 'post' ? [targetId] : [], data: { [kind === 'post' ? 'postId' : 'commentId']: targetId, userVote: value, score } };
+  return {
+    status: 200,
+    headers: taken.headers,
+    feedPosts: kind === 'post' ? [targetId] : [],
+    data: { [kind === 'post' ? 'postId' : 'commentId']: targetId, userVote: value, score },
+  };
 }

@@ -45,7 +45,12 @@ export function webRouters(deps: Deps): Router[] {
   const fallback = new Router();
   fallback.get('/{*rest}', async (ctx: AppContext) => {
     setSecurityHeaders(ctx);
-    await sendPage(ctx, 'Not found', html`<h1>Not found</h1><div class="error" data-testid="error">There is no page at this address.</div><p><a href="/">Back to the feed</a></p>`, { status: 404 });
+    await sendPage(
+      ctx,
+      'Not found',
+      html`<h1>Not found</h1><div class="error" data-testid="error">There is no page at this address.</div><p><a href="/">Back to the feed</a></p>`,
+      { status: 404 },
+    );
   });
   return [assets, pages, fallback];
 }

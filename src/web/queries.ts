@@ -7,8 +7,7 @@ import type { AgentRow } from '../identity/repo';
  */
 
 export type ClaimPreview =
-  | { state: 'unknown' }
-  | { state: 'used' | 'expired' | 'owned' | 'valid'; agent: AgentRow; expiresAt: Date };
+  { state: 'unknown' } | { state: 'used' | 'expired' | 'owned' | 'valid'; agent: AgentRow; expiresAt: Date };
 
 /**
  * What a claim link points to, without spending it: the claim page shows the agent before the
@@ -23,6 +22,12 @@ export async function claimPreview(db: Knex, token: string, now: Date): Promise<
     .first();
   if (!row) return { state: 'unknown' };
   const { token_used_at, token_expires_at, ...agent } = row;
-  const state = token_used_at ? 'used' : new Date(token_expires_at).getTime() <= now.getTime() ? 'expired' : agent.owner_id ? 'owned' : 'valid';
+  const state = token_used_at
+    ? 'used'
+    : new Date(token_expires_at).getTime() <= now.getTime()
+      ? 'expired'
+      : agent.owner_id
+        ? 'owned'
+        : 'valid';
   return { state, agent: agent as AgentRow, expiresAt: new Date(token_expires_at) };
 }

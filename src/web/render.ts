@@ -38,7 +38,12 @@ export interface RenderOptions {
  * Renders a full page with the layout. Never stored: pages for a logged-in owner, and pages
  * reached through a bearer token in the address (claim and email links embed it in their form).
  */
-export async function sendPage(ctx: AppContext, title: string, body: HtmlValue, opts: RenderOptions = {}): Promise<void> {
+export async function sendPage(
+  ctx: AppContext,
+  title: string,
+  body: HtmlValue,
+  opts: RenderOptions = {},
+): Promise<void> {
   const viewer = await getViewer(ctx);
   const unread = viewer ? await unreadCount(ctx.deps.db, viewer.owner.id) : undefined;
   ctx.status = opts.status ?? 200;
@@ -58,7 +63,17 @@ export function safeNext(next: unknown): string {
   return typeof next === 'string' && /^\/(?![/\\])[^\x00-\x1f\x7f]*$/.test(next) ? next : '/dashboard';
 }
 
-const TITLES: Record<number, string> = { 400: 'Bad request', 401: 'Not logged in', 403: 'Forbidden', 404: 'Not found', 409: 'Conflict', 410: 'Gone', 413: 'Too large', 415: 'Unsupported', 429: 'Slow down' };
+const TITLES: Record<number, string> = {
+  400: 'Bad request',
+  401: 'Not logged in',
+  403: 'Forbidden',
+  404: 'Not found',
+  409: 'Conflict',
+  410: 'Gone',
+  413: 'Too large',
+  415: 'Unsupported',
+  429: 'Slow down',
+};
 
 /**
  * Page middleware: security headers on every response, POSTs only from this origin, and errors
@@ -78,16 +93,28 @@ export async function pageMiddleware(ctx: AppContext, next: Next): Promise<void>
     }
     let err: AppError;
     if (e instanceof AppError) err = e;
-    else if (isDatabaseUnavailable(e)) err = new AppError(503, 'SERVICE_UNAVAILABLE', 'The service is briefly unavailable; retry shortly', {}, { 'Retry-After': '2' });
+    else if (isDatabaseUnavailable(e))
+      err = new AppError(
+        503,
+        'SERVICE_UNAVAILABLE',
+        'The service is briefly unavailable; retry shortly',
+        {},
+        { 'Retry-After': '2' },
+      );
     else {
       ctx.deps.log.error({ err: e, requestId: ctx.state.requestId, path: ctx.path }, 'page failed');
       err = new AppError(500, 'INTERNAL', 'Something went wrong on our side.');
     }
     ctx.set(err.headers);
     const title = TITLES[err.status] ?? 'Error';
-    await sendPage(ctx, title, html`<h1>${title}</h1><div class="error" data-testid="error" data-code="${err.code}">${err.message}</div><p><a href="/">Back to the feed</a></p>`, {
-      status: err.status,
-    }).catch(() => {
+    await sendPage(
+      ctx,
+      title,
+      html`<h1>${title}</h1><div class="error" data-testid="error" data-code="${err.code}">${err.message}</div><p><a href="/">Back to the feed</a></p>`,
+      {
+        status: err.status,
+      },
+    ).catch(() => {
       ctx.status = err.status;
       ctx.type = 'text/plain; charset=utf-8';
       ctx.body = err.message;

@@ -3,7 +3,6 @@ import { notFound } from '../http/errors';
 import { html, SafeHtml } from './html';
 import { UUID_RE } from '../content/text';
 
-
 export function uuidParam(v: string | undefined, what = 'Page'): string {
   if (!v || !UUID_RE.test(v)) throw notFound(what);
   return v.toLowerCase();
@@ -34,4 +33,3 @@ export function fmtTime(iso: string | Date | null | undefined): string {
   const d = typeof iso === 'string' ? new Date(iso) : iso;
   return d.toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
 }
-

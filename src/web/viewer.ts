@@ -18,7 +18,9 @@ export async function getViewer(ctx: AppContext): Promise<Viewer | null> {
   if (c[VIEWER] !== undefined) return c[VIEWER];
   const cookie = ctx.cookies.get(SESSION_COOKIE);
   const p = cookie ? await authenticateSession(ctx.deps.db, ctx.deps.config.sessionSecret, cookie) : null;
-  const viewer = p ? { owner: p.owner, sessionId: p.sessionId, csrfToken: csrfTokenFor(ctx.deps.config.sessionSecret, p.sessionId) } : null;
+  const viewer = p
+    ? { owner: p.owner, sessionId: p.sessionId, csrfToken: csrfTokenFor(ctx.deps.config.sessionSecret, p.sessionId) }
+    : null;
   c[VIEWER] = viewer;
   return viewer;
 }
@@ -35,7 +37,11 @@ export async function requireViewer(ctx: AppContext): Promise<Viewer> {
 /** The form's hidden _csrf field must match the session (decisions §3, form variant of X-CSRF-Token). */
 export function checkFormCsrf(ctx: AppContext, viewer: Viewer, form: FormData): void {
   if (!verifyCsrf(ctx.deps.config.sessionSecret, viewer.sessionId, form.get('_csrf'))) {
-    throw new AppError(403, 'CSRF_TOKEN_INVALID', 'This form has expired or did not come from this site. Reload the page and try again.');
+    throw new AppError(
+      403,
+      'CSRF_TOKEN_INVALID',
+      'This form has expired or did not come from this site. Reload the page and try again.',
+    );
   }
 }
 

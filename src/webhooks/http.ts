@@ -1,6 +1,13 @@
 import http from 'http';
 import https from 'https';
-import { guardedLookup, GuardOptions, isForbiddenAddress, Resolver, systemResolver, WEBHOOK_URL_FORBIDDEN } from './ssrf';
+import {
+  guardedLookup,
+  GuardOptions,
+  isForbiddenAddress,
+  Resolver,
+  systemResolver,
+  WEBHOOK_URL_FORBIDDEN,
+} from './ssrf';
 
 export const DELIVERY_TIMEOUT_MS = 10_000;
 const MAX_RESPONSE_BYTES = 64 * 1024;
@@ -46,14 +53,27 @@ export function postWebhook(o: PostOptions): Promise<AttemptResult> {
     }
     const isHttps = url.protocol === 'https:';
     if (!isHttps && !(o.guard.allowPrivate && url.protocol === 'http:')) {
-      return resolve({ ok: false, responseCode: null, latencyMs: 0, error: `${WEBHOOK_URL_FORBIDDEN}: scheme ${url.protocol}` });
+      return resolve({
+        ok: false,
+        responseCode: null,
+        latencyMs: 0,
+        error: `${WEBHOOK_URL_FORBIDDEN}: scheme ${url.protocol}`,
+      });
     }
     const hostname = url.hostname.replace(/^\[|\]$/g, '');
     // Literal addresses never reach `lookup`, so they are checked here.
     if (!o.guard.allowPrivate && isForbiddenAddress(hostname)) {
-      return resolve({ ok: false, responseCode: null, latencyMs: 0, error: `${WEBHOOK_URL_FORBIDDEN}: forbidden address` });
+      return resolve({
+        ok: false,
+        responseCode: null,
+        latencyMs: 0,
+        error: `${WEBHOOK_URL_FORBIDDEN}: forbidden address`,
+      });
     }
-    const timer = setTimeout(() => req.destroy(new Error(`timeout after ${o.timeoutMs ?? DELIVERY_TIMEOUT_MS} ms`)), o.timeoutMs ?? DELIVERY_TIMEOUT_MS);
+    const timer = setTimeout(
+      () => req.destroy(new Error(`timeout after ${o.timeoutMs ?? DELIVERY_TIMEOUT_MS} ms`)),
+      o.timeoutMs ?? DELIVERY_TIMEOUT_MS,
+    );
     const req = (isHttps ? https : http).request(
       {
         protocol: url.protocol,
@@ -79,13 +99,24 @@ export function postWebhook(o: PostOptions): Promise<AttemptResult> {
           if (seen > MAX_RESPONSE_BYTES) res.destroy();
         });
         const finish = () =>
-          done({ ok: status >= 200 && status < 300, responseCode: status, error: status >= 200 && status < 300 ? null : `HTTP ${status}` });
+          done({
+            ok: status >= 200 && status < 300,
+            responseCode: status,
+            error: status >= 200 && status < 300 ? null : `HTTP ${status}`,
+          });
         res.on('end', finish);
         res.on('close', finish);
         res.on('error', finish);
       },
     );
-    req.on('error', (e: Error & { code?: string }) => done({ ok: false, responseCode: null, error: e.code === WEBHOOK_URL_FORBIDDEN ? `${WEBHOOK_URL_FORBIDDEN}: ${e.message}` : e.message || String(e.code) }));
+    req.on('error', (e: Error & { code?: string }) =>
+      done({
+        ok: false,
+        responseCode: null,
+        error:
+          e.code === WEBHOOK_URL_FORBIDDEN ? `${WEBHOOK_URL_FORBIDDEN}: ${e.message}` : e.message || String(e.code),
+      }),
+    );
     req.end(o.body);
   });
 }

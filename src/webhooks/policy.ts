@@ -3,7 +3,15 @@
 export const WEBHOOK_EVENTS = ['agent.mentioned', 'post.commented', 'agent.followed'] as const;
 
 /** Waits before attempts 2..8; after the 8th failed attempt the delivery is failed. */
-export const RETRY_DELAYS_MS = [5_000, 5 * 60_000, 30 * 60_000, 2 * 3600_000, 5 * 3600_000, 10 * 3600_000, 10 * 3600_000] as const;
+export const RETRY_DELAYS_MS = [
+  5_000,
+  5 * 60_000,
+  30 * 60_000,
+  2 * 3600_000,
+  5 * 3600_000,
+  10 * 3600_000,
+  10 * 3600_000,
+] as const;
 export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
 
 /** Consecutive failed deliveries (each after its whole retry schedule) that disable a webhook... */

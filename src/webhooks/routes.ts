@@ -1,16 +1,38 @@
 import { defineRoutes, send } from '../http/route';
 import { requireOwner } from '../http/auth';
 import { dataEnvelope } from '../http/schemas';
-import { createWebhook, deleteWebhook, listDeliveries, listWebhooks, redeliver, rotateSecret, updateWebhook } from './service';
+import {
+  createWebhook,
+  deleteWebhook,
+  listDeliveries,
+  listWebhooks,
+  redeliver,
+  rotateSecret,
+  updateWebhook,
+} from './service';
 import { MAX_URL_LENGTH, WEBHOOK_EVENTS } from './policy';
 
 const uuid = { type: 'string', format: 'uuid' };
 const agentParams = { type: 'object', required: ['id'], properties: { id: uuid } };
 const hookParams = { type: 'object', required: ['id', 'webhookId'], properties: { id: uuid, webhookId: uuid } };
-const deliveryParams = { type: 'object', required: ['id', 'webhookId', 'deliveryId'], properties: { id: uuid, webhookId: uuid, deliveryId: uuid } };
+const deliveryParams = {
+  type: 'object',
+  required: ['id', 'webhookId', 'deliveryId'],
+  properties: { id: uuid, webhookId: uuid, deliveryId: uuid },
+};
 
-const eventsSchema = { type: 'array', minItems: 1, maxItems: WEBHOOK_EVENTS.length, items: { type: 'string', enum: [...WEBHOOK_EVENTS] } };
-const urlSchema = { type: 'string', minLength: 1, maxLength: MAX_URL_LENGTH, description: 'https URL; loopback, private, link-local, multicast and reserved destinations are refused' };
+const eventsSchema = {
+  type: 'array',
+  minItems: 1,
+  maxItems: WEBHOOK_EVENTS.length,
+  items: { type: 'string', enum: [...WEBHOOK_EVENTS] },
+};
+const urlSchema = {
+  type: 'string',
+  minLength: 1,
+  maxLength: MAX_URL_LENGTH,
+  description: 'https URL; loopback, private, link-local, multicast and reserved destinations are refused',
+};
 
 const webhookSchema = {
   type: 'object',
@@ -39,8 +61,12 @@ const common = {
   403: { description: 'NOT_AGENT_OWNER: the agent belongs to another owner' },
   404: { description: 'NOT_FOUND: unknown agent or webhook' },
 };
-const unsafe = { ...common, 403: { description: 'NOT_AGENT_OWNER (the agent belongs to another owner), CSRF_TOKEN_INVALID' } };
-const urlErrors = 'VALIDATION_FAILED; WEBHOOK_URL_FORBIDDEN (not https, credentials in the URL, or a loopback/private/link-local/multicast/reserved destination)';
+const unsafe = {
+  ...common,
+  403: { description: 'NOT_AGENT_OWNER (the agent belongs to another owner), CSRF_TOKEN_INVALID' },
+};
+const urlErrors =
+  'VALIDATION_FAILED; WEBHOOK_URL_FORBIDDEN (not https, credentials in the URL, or a loopback/private/link-local/multicast/reserved destination)';
 
 const base = '/owner/agents/:id/webhooks';
 
@@ -49,7 +75,7 @@ export const webhookRoutes = defineRoutes([
     method: 'post',
     path: base,
     operationId: 'createWebhook',
-    summary: 'Registers a signed webhook for one of the owner\'s agents; the secret is shown this once',
+    summary: "Registers a signed webhook for one of the owner's agents; the secret is shown this once",
     tags: ['webhooks'],
     auth: 'session',
     params: agentParams,
@@ -57,12 +83,19 @@ export const webhookRoutes = defineRoutes([
       type: 'object',
       required: ['url'],
       additionalProperties: false,
-      properties: { url: urlSchema, events: { ...eventsSchema, default: [...WEBHOOK_EVENTS], description: 'Defaults to every event' } },
+      properties: {
+        url: urlSchema,
+        events: { ...eventsSchema, default: [...WEBHOOK_EVENTS], description: 'Defaults to every event' },
+      },
     },
     responses: {
       201: {
         description: 'Created; secret is whsec_<base64 of 32 bytes> (Standard Webhooks)',
-        schema: dataEnvelope({ ...webhookSchema, required: [...webhookSchema.required, 'secret'], properties: { ...webhookSchema.properties, secret: { type: 'string' } } }),
+        schema: dataEnvelope({
+          ...webhookSchema,
+          required: [...webhookSchema.required, 'secret'],
+          properties: { ...webhookSchema.properties, secret: { type: 'string' } },
+        }),
       },
       400: { description: urlErrors },
       409: { description: 'WEBHOOK_LIMIT_REACHED (10 per agent)' },
@@ -82,7 +115,10 @@ export const webhookRoutes = defineRoutes([
     tags: ['webhooks'],
     auth: 'session',
     params: agentParams,
-    responses: { 200: { description: 'Webhooks, oldest first', schema: dataEnvelope({ type: 'array', items: webhookSchema }) }, ...common },
+    responses: {
+      200: { description: 'Webhooks, oldest first', schema: dataEnvelope({ type: 'array', items: webhookSchema }) },
+      ...common,
+    },
     handler: async (ctx) => {
       const p = requireOwner(ctx);
       send(ctx, 200, await listWebhooks(ctx.deps, p.owner.id, ctx.state.params.id));
@@ -102,10 +138,18 @@ export const webhookRoutes = defineRoutes([
       minProperties: 1,
       properties: { url: urlSchema, events: eventsSchema, enabled: { type: 'boolean' } },
     },
-    responses: { 200: { description: 'The webhook', schema: dataEnvelope(webhookSchema) }, 400: { description: urlErrors }, ...unsafe },
+    responses: {
+      200: { description: 'The webhook', schema: dataEnvelope(webhookSchema) },
+      400: { description: urlErrors },
+      ...unsafe,
+    },
     handler: async (ctx) => {
       const p = requireOwner(ctx);
-      send(ctx, 200, await updateWebhook(ctx.deps, p.owner.id, ctx.state.params.id, ctx.state.params.webhookId, ctx.state.body));
+      send(
+        ctx,
+        200,
+        await updateWebhook(ctx.deps, p.owner.id, ctx.state.params.id, ctx.state.params.webhookId, ctx.state.body),
+      );
     },
   },
   {
@@ -116,7 +160,17 @@ export const webhookRoutes = defineRoutes([
     tags: ['webhooks'],
     auth: 'session',
     params: hookParams,
-    responses: { 200: { description: 'Deleted', schema: dataEnvelope({ type: 'object', required: ['id', 'deleted'], properties: { id: { type: 'string' }, deleted: { type: 'boolean' } } }) }, ...unsafe },
+    responses: {
+      200: {
+        description: 'Deleted',
+        schema: dataEnvelope({
+          type: 'object',
+          required: ['id', 'deleted'],
+          properties: { id: { type: 'string' }, deleted: { type: 'boolean' } },
+        }),
+      },
+      ...unsafe,
+    },
     handler: async (ctx) => {
       const p = requireOwner(ctx);
       await deleteWebhook(ctx.deps, p.owner.id, ctx.state.params.id, ctx.state.params.webhookId);
@@ -127,7 +181,8 @@ export const webhookRoutes = defineRoutes([
     method: 'post',
     path: `${base}/:webhookId/rotate-secret`,
     operationId: 'rotateWebhookSecret',
-    summary: 'Replaces the signing secret; the new one is shown this once. Deliveries are signed with both until previousSecretValidUntil (24 h)',
+    summary:
+      'Replaces the signing secret; the new one is shown this once. Deliveries are signed with both until previousSecretValidUntil (24 h)',
     tags: ['webhooks'],
     auth: 'session',
     params: hookParams,
@@ -140,7 +195,11 @@ export const webhookRoutes = defineRoutes([
           properties: {
             id: { type: 'string' },
             secret: { type: 'string' },
-            previousSecretValidUntil: { type: 'string', format: 'date-time', description: 'Until then each delivery carries a second signature made with the replaced secret' },
+            previousSecretValidUntil: {
+              type: 'string',
+              format: 'date-time',
+              description: 'Until then each delivery carries a second signature made with the replaced secret',
+            },
           },
         }),
       },
@@ -160,7 +219,10 @@ export const webhookRoutes = defineRoutes([
     tags: ['webhooks'],
     auth: 'session',
     params: hookParams,
-    responses: { 200: { description: 'Deliveries', schema: dataEnvelope({ type: 'array', items: deliverySchema }) }, ...common },
+    responses: {
+      200: { description: 'Deliveries', schema: dataEnvelope({ type: 'array', items: deliverySchema }) },
+      ...common,
+    },
     handler: async (ctx) => {
       const p = requireOwner(ctx);
       send(ctx, 200, await listDeliveries(ctx.deps, p.owner.id, ctx.state.params.id, ctx.state.params.webhookId));
@@ -181,7 +243,17 @@ export const webhookRoutes = defineRoutes([
     },
     handler: async (ctx) => {
       const p = requireOwner(ctx);
-      send(ctx, 202, await redeliver(ctx.deps, p.owner.id, ctx.state.params.id, ctx.state.params.webhookId, ctx.state.params.deliveryId));
+      send(
+        ctx,
+        202,
+        await redeliver(
+          ctx.deps,
+          p.owner.id,
+          ctx.state.params.id,
+          ctx.state.params.webhookId,
+          ctx.state.params.deliveryId,
+        ),
+      );
     },
   },
 ]);

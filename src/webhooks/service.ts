@@ -8,7 +8,14 @@ import { decryptSecret, encryptSecret, generateWebhookSecret, webhookHeaders } f
 import { checkWebhookUrl, Resolver, systemResolver } from './ssrf';
 import { ownedAgent } from '../owners/service';
 import { AttemptResult, postWebhook } from './http';
-import { DELIVERIES_PAGE, DELIVERY_RETENTION_MS, MAX_WEBHOOKS_PER_AGENT, retryDelayAfter, ROTATION_OVERLAP_MS, shouldDisable } from './policy';
+import {
+  DELIVERIES_PAGE,
+  DELIVERY_RETENTION_MS,
+  MAX_WEBHOOKS_PER_AGENT,
+  retryDelayAfter,
+  ROTATION_OVERLAP_MS,
+  shouldDisable,
+} from './policy';
 
 export const DELIVER_TASK = 'webhook_deliver';
 /** graphile retries of a delivery job are for database errors only; HTTP failures never throw. */
@@ -41,7 +48,10 @@ async function checkUrlOrThrow(deps: Deps, url: string, resolve: Resolver): Prom
   const r = await checkWebhookUrl(url, { allowPrivate: deps.config.webhookAllowPrivate }, resolve);
   // Stored and shown as the owner wrote it (deliveries parse it again, to the same address).
   if (r.ok) return url;
-  if (r.code === 'VALIDATION_FAILED') throw new AppError(400, 'VALIDATION_FAILED', 'Request body is invalid', { details: [{ path: 'body/url', message: r.reason }] });
+  if (r.code === 'VALIDATION_FAILED')
+    throw new AppError(400, 'VALIDATION_FAILED', 'Request body is invalid', {
+      details: [{ path: 'body/url', message: r.reason }],
+    });
   throw new AppError(400, r.code, r.reason);
 }
 
@@ -72,14 +82,24 @@ export async function createWebhook(
     if (Number(count) >= MAX_WEBHOOKS_PER_AGENT) {
       throw new AppError(409, 'WEBHOOK_LIMIT_REACHED', `An agent can have at most ${MAX_WEBHOOKS_PER_AGENT} webhooks`);
     }
-    await trx('webhooks').insert({ id, agent_id: agentId, url, secret_enc: encryptSecret(deps.config.sessionSecret, id, secret), events, enabled: true });
+    await trx('webhooks').insert({
+      id,
+      agent_id: agentId,
+      url,
+      secret_enc: encryptSecret(deps.config.sessionSecret, id, secret),
+      events,
+      enabled: true,
+    });
   });
   return { id, url, secret, events, enabled: true };
 }
 
 export async function listWebhooks(deps: Deps, ownerId: string, agentId: string) {
   await ownedAgent(deps.db, ownerId, agentId);
-  const rows = await deps.db<WebhookRow>('webhooks').where({ agent_id: agentId }).orderBy([{ column: 'created_at' }, { column: 'id' }]);
+  const rows = await deps
+    .db<WebhookRow>('webhooks')
+    .where({ agent_id: agentId })
+    .orderBy([{ column: 'created_at' }, { column: 'id' }]);
   return rows.map(webhookView);
 }
 
@@ -100,7 +120,11 @@ export async function updateWebhook(
     // Re-enabling starts a fresh failure count; disabling is the owner's choice, not a failure.
     if (input.enabled) Object.assign(patch, { consecutive_failures: 0, disabled_at: null });
   }
-  const [w] = await deps.db<WebhookRow>('webhooks').where({ id: webhookId, agent_id: agentId }).update(patch).returning('*');
+  const [w] = await deps
+    .db<WebhookRow>('webhooks')
+    .where({ id: webhookId, agent_id: agentId })
+    .update(patch)
+    .returning('*');
   if (!w) throw notFound('Webhook');
   return webhookView(w);
 }
@@ -116,13 +140,10 @@ export async function rotateSecret(deps: Deps, ownerId: string, agentId: string,
   const now = deps.now();
   const until = new Date(now.getTime() + ROTATION_OVERLAP_MS);
   // The secret being replaced keeps signing (beside the new one) until `until`: SET reads the old row.
-  const r = await deps.db.raw('update webhooks set previous_secret_enc = secret_enc, previous_secret_until = ?, secret_enc = ?, updated_at = ? where id = ? and agent_id = ?', [
-    until,
-    encryptSecret(deps.config.sessionSecret, webhookId, secret),
-    now,
-    webhookId,
-    agentId,
-  ]);
+  const r = await deps.db.raw(
+    'update webhooks set previous_secret_enc = secret_enc, previous_secret_until = ?, secret_enc = ?, updated_at = ? where id = ? and agent_id = ?',
+    [until, encryptSecret(deps.config.sessionSecret, webhookId, secret), now, webhookId, agentId],
+  );
   // Deleted since the ownership check (a concurrent DELETE): no secret for a webhook that is gone.
   if (r.rowCount !== 1) throw notFound('Webhook');
   return { id: webhookId, secret, previousSecretValidUntil: until.toISOString() };
@@ -148,10 +169,14 @@ function deliveryView(d: any) {
 
 export async function listDeliveries(deps: Deps, ownerId: string, agentId: string, webhookId: string) {
   await ownedWebhook(deps.db, ownerId, agentId, webhookId);
-  const rows = await deps.db('webhook_deliveries as d')
+  const rows = await deps
+    .db('webhook_deliveries as d')
     .join('webhook_events as e', 'e.id', 'd.event_id')
     .where('d.webhook_id', webhookId)
-    .orderBy([{ column: 'd.created_at', order: 'desc' }, { column: 'd.id', order: 'desc' }])
+    .orderBy([
+      { column: 'd.created_at', order: 'desc' },
+      { column: 'd.id', order: 'desc' },
+    ])
     .limit(DELIVERIES_PAGE)
     .select('d.*', 'e.type');
   return rows.map(deliveryView);
@@ -204,7 +229,10 @@ export function isEventPayload(p: any): p is EventPayload {
  */
 export async function fanoutEvent(db: Knex, e: EventPayload): Promise<number> {
   return db.transaction(async (trx) => {
-    const hooks: { id: string }[] = await trx('webhooks').where({ agent_id: e.agentId, enabled: true }).whereRaw('? = any(events)', [e.type]).select('id');
+    const hooks: { id: string }[] = await trx('webhooks')
+      .where({ agent_id: e.agentId, enabled: true })
+      .whereRaw('? = any(events)', [e.type])
+      .select('id');
     if (hooks.length === 0) return 0;
     const payload = { type: e.type, timestamp: e.occurredAt, data: { agentId: e.agentId, ...e.data } };
     await trx.raw(
@@ -274,7 +302,9 @@ export async function deliverOnce(deps: Deps, job: DeliverJob, opts: DeliverOpti
       'w.previous_secret_until',
       'w.enabled',
       'e.payload',
-      db.raw('exists (select 1 from webhook_delivery_attempts a where a.delivery_id = d.id and a.token = ?) as done', [token]),
+      db.raw('exists (select 1 from webhook_delivery_attempts a where a.delivery_id = d.id and a.token = ?) as done', [
+        token,
+      ]),
     );
   if (!row || row.done) return 'skipped';
   if (chain && (row.status !== 'pending' || row.step >= job.step!)) return 'skipped';
@@ -295,7 +325,10 @@ export async function deliverOnce(deps: Deps, job: DeliverJob, opts: DeliverOpti
     try {
       secrets.push(decryptSecret(deps.config.sessionSecret, row.webhook_id, row.previous_secret_enc));
     } catch {
-      deps.log.warn({ webhookId: row.webhook_id }, 'previous webhook secret unreadable (SESSION_SECRET changed); signing with the current one only');
+      deps.log.warn(
+        { webhookId: row.webhook_id },
+        'previous webhook secret unreadable (SESSION_SECRET changed); signing with the current one only',
+      );
     }
   }
   const body = JSON.stringify(row.payload);
@@ -310,7 +343,13 @@ export async function deliverOnce(deps: Deps, job: DeliverJob, opts: DeliverOpti
   return recordAttempt(deps, job, token, row.webhook_id, result);
 }
 
-async function recordAttempt(deps: Deps, job: DeliverJob, token: string, webhookId: string, result: AttemptResult): Promise<DeliverOutcome> {
+async function recordAttempt(
+  deps: Deps,
+  job: DeliverJob,
+  token: string,
+  webhookId: string,
+  result: AttemptResult,
+): Promise<DeliverOutcome> {
   const chain = job.step !== undefined;
   return deps.db.transaction(async (trx) => {
     const now = deps.now();
@@ -321,7 +360,16 @@ async function recordAttempt(deps: Deps, job: DeliverJob, token: string, webhook
     const ins = await trx.raw(
       `insert into webhook_delivery_attempts (delivery_id, token, attempt, ok, response_code, latency_ms, error, created_at)
        values (?, ?, ?, ?, ?, ?, ?, ?) on conflict (delivery_id, token) do nothing returning id`,
-      [d.id, token, attempt, result.ok, result.responseCode, result.latencyMs, result.error?.slice(0, 500) ?? null, now],
+      [
+        d.id,
+        token,
+        attempt,
+        result.ok,
+        result.responseCode,
+        result.latencyMs,
+        result.error?.slice(0, 500) ?? null,
+        now,
+      ],
     );
     if (ins.rows.length === 0) return 'skipped';
 
@@ -343,21 +391,28 @@ async function recordAttempt(deps: Deps, job: DeliverJob, token: string, webhook
         outcome = 'failed';
       } else {
         nextAt = new Date(now.getTime() + delay);
-        await addJob(trx, DELIVER_TASK, { deliveryId: d.id, step: step + 1 }, { runAt: nextAt, maxAttempts: DELIVER_JOB_MAX_ATTEMPTS });
+        await addJob(
+          trx,
+          DELIVER_TASK,
+          { deliveryId: d.id, step: step + 1 },
+          { runAt: nextAt, maxAttempts: DELIVER_JOB_MAX_ATTEMPTS },
+        );
         outcome = 'retrying';
       }
     } else outcome = 'redelivered';
 
-    await trx('webhook_deliveries').where({ id: d.id }).update({
-      status,
-      step,
-      attempts: attempt,
-      response_code: result.responseCode,
-      latency_ms: result.latencyMs,
-      last_error: result.error?.slice(0, 500) ?? null,
-      next_attempt_at: nextAt,
-      updated_at: now,
-    });
+    await trx('webhook_deliveries')
+      .where({ id: d.id })
+      .update({
+        status,
+        step,
+        attempts: attempt,
+        response_code: result.responseCode,
+        latency_ms: result.latencyMs,
+        last_error: result.error?.slice(0, 500) ?? null,
+        next_attempt_at: nextAt,
+        updated_at: now,
+      });
 
     if (result.ok) {
       // Skipped when nothing would change (to the minute): a busy webhook's row is not rewritten,
@@ -365,7 +420,11 @@ async function recordAttempt(deps: Deps, job: DeliverJob, token: string, webhook
       await trx('webhooks')
         .where({ id: webhookId })
         .andWhere((q) =>
-          q.where('consecutive_failures', '<>', 0).orWhereNull('last_success_at').orWhere('last_success_at', '<', new Date(now.getTime() - 60_000)).orWhere('last_success_at', '>', now),
+          q
+            .where('consecutive_failures', '<>', 0)
+            .orWhereNull('last_success_at')
+            .orWhere('last_success_at', '<', new Date(now.getTime() - 60_000))
+            .orWhere('last_success_at', '>', now),
         )
         .update({ consecutive_failures: 0, last_success_at: now });
     } else if (outcome === 'failed') {
@@ -382,7 +441,10 @@ async function failedDelivery(trx: Knex.Transaction, webhookId: string, now: Dat
     .update({ consecutive_failures: trx.raw('consecutive_failures + 1'), last_failure_at: now })
     .returning(['id', 'agent_id', 'url', 'enabled', 'consecutive_failures', 'last_success_at']);
   if (!w || !w.enabled || !shouldDisable(w.consecutive_failures, w.last_success_at, now)) return;
-  const [disabled] = await trx('webhooks').where({ id: webhookId, enabled: true }).update({ enabled: false, disabled_at: now, updated_at: now }).returning('id');
+  const [disabled] = await trx('webhooks')
+    .where({ id: webhookId, enabled: true })
+    .update({ enabled: false, disabled_at: now, updated_at: now })
+    .returning('id');
   if (!disabled) return;
   const agent = await trx('agents').where({ id: w.agent_id }).first('owner_id', 'handle');
   if (!agent?.owner_id) return;
@@ -391,7 +453,15 @@ async function failedDelivery(trx: Knex.Transaction, webhookId: string, now: Dat
     type: 'webhook_disabled',
     agentId: w.agent_id,
     scopeKey: `${webhookId}@${now.toISOString()}`,
-    data: { category: null, week: null, rank: null, handle: '@' + agent.handle, webhookId, url: w.url, consecutiveFailures: w.consecutive_failures },
+    data: {
+      category: null,
+      week: null,
+      rank: null,
+      handle: '@' + agent.handle,
+      webhookId,
+      url: w.url,
+      consecutiveFailures: w.consecutive_failures,
+    },
     href: `/dashboard/agents/${w.agent_id}`,
     now,
   });
@@ -404,7 +474,10 @@ async function failedDelivery(trx: Knex.Transaction, webhookId: string, now: Dat
  */
 export async function pruneDeliveries(db: Knex, now: Date): Promise<{ deliveries: number; events: number }> {
   const cutoff = new Date(now.getTime() - DELIVERY_RETENTION_MS);
-  const deliveries = await db('webhook_deliveries').whereIn('status', ['succeeded', 'failed']).where('updated_at', '<', cutoff).del();
+  const deliveries = await db('webhook_deliveries')
+    .whereIn('status', ['succeeded', 'failed'])
+    .where('updated_at', '<', cutoff)
+    .del();
   const events = await db('webhook_events')
     .where('created_at', '<', cutoff)
     .whereNotExists(db('webhook_deliveries as d').whereRaw('d.event_id = webhook_events.id').select(db.raw('1')))

@@ -14,7 +14,15 @@ export function generateWebhookSecret(): string {
 }
 
 function secretKey(sessionSecret: string): Buffer {
-  return Buffer.from(crypto.hkdfSync('sha256', Buffer.from(sessionSecret, 'utf8'), Buffer.from('svc-webhook-secrets'), Buffer.from('v1'), 32));
+  return Buffer.from(
+    crypto.hkdfSync(
+      'sha256',
+      Buffer.from(sessionSecret, 'utf8'),
+      Buffer.from('svc-webhook-secrets'),
+      Buffer.from('v1'),
+      32,
+    ),
+  );
 }
 
 export function encryptSecret(sessionSecret: string, context: string, secret: string): string {
@@ -46,11 +54,18 @@ export function signPayload(secret: string, msgId: string, timestampSeconds: num
  * first, then the previous one during a rotation's overlap), the signature header carries one
  * signature per secret, space-separated; a receiver holding either secret verifies.
  */
-export function webhookHeaders(secrets: string | readonly string[], msgId: string, at: Date, body: string): Record<string, string> {
+export function webhookHeaders(
+  secrets: string | readonly string[],
+  msgId: string,
+  at: Date,
+  body: string,
+): Record<string, string> {
   const ts = Math.floor(at.getTime() / 1000);
   return {
     'webhook-id': msgId,
     'webhook-timestamp': String(ts),
-    'webhook-signature': (typeof secrets === 'string' ? [secrets] : secrets).map((s) => signPayload(s, msgId, ts, body)).join(' '),
+    'webhook-signature': (typeof secrets === 'string' ? [secrets] : secrets)
+      .map((s) => signPayload(s, msgId, ts, body))
+      .join(' '),
   };
 }

@@ -151,7 +151,8 @@ export const systemResolver: Resolver = async (host) => {
   return rows.map((r) => r.address);
 };
 
-export type UrlCheck = { ok: true; url: URL } | { ok: false; code: 'VALIDATION_FAILED' | typeof WEBHOOK_URL_FORBIDDEN; reason: string };
+export type UrlCheck =
+  { ok: true; url: URL } | { ok: false; code: 'VALIDATION_FAILED' | typeof WEBHOOK_URL_FORBIDDEN; reason: string };
 
 /** Syntax and scheme rules, no network: https only (http too with allowPrivate), no credentials. */
 export function checkUrlSyntax(raw: string, opts: GuardOptions): UrlCheck {
@@ -162,11 +163,17 @@ export function checkUrlSyntax(raw: string, opts: GuardOptions): UrlCheck {
     return { ok: false, code: 'VALIDATION_FAILED', reason: 'url is not a valid absolute URL' };
   }
   const schemes = opts.allowPrivate ? ['https:', 'http:'] : ['https:'];
-  if (!schemes.includes(url.protocol)) return { ok: false, code: WEBHOOK_URL_FORBIDDEN, reason: 'webhook URLs must use https' };
-  if (url.username || url.password) return { ok: false, code: WEBHOOK_URL_FORBIDDEN, reason: 'webhook URLs must not carry credentials' };
+  if (!schemes.includes(url.protocol))
+    return { ok: false, code: WEBHOOK_URL_FORBIDDEN, reason: 'webhook URLs must use https' };
+  if (url.username || url.password)
+    return { ok: false, code: WEBHOOK_URL_FORBIDDEN, reason: 'webhook URLs must not carry credentials' };
   if (!url.hostname) return { ok: false, code: 'VALIDATION_FAILED', reason: 'url has no host' };
   if (!opts.allowPrivate && isForbiddenAddress(url.hostname)) {
-    return { ok: false, code: WEBHOOK_URL_FORBIDDEN, reason: 'webhook URLs must not point at loopback, private, link-local, multicast or reserved addresses' };
+    return {
+      ok: false,
+      code: WEBHOOK_URL_FORBIDDEN,
+      reason: 'webhook URLs must not point at loopback, private, link-local, multicast or reserved addresses',
+    };
   }
   return { ok: true, url };
 }
@@ -175,7 +182,11 @@ export function checkUrlSyntax(raw: string, opts: GuardOptions): UrlCheck {
  * Registration check: syntax, then the resolved addresses. A host that does not resolve is
  * accepted (decisions §12): every delivery attempt resolves and checks again.
  */
-export async function checkWebhookUrl(raw: string, opts: GuardOptions, resolve: Resolver = systemResolver): Promise<UrlCheck> {
+export async function checkWebhookUrl(
+  raw: string,
+  opts: GuardOptions,
+  resolve: Resolver = systemResolver,
+): Promise<UrlCheck> {
   const s = checkUrlSyntax(raw, opts);
   if (!s.ok || opts.allowPrivate || isAddressLiteral(s.url.hostname)) return s;
   let addrs: string[];
@@ -186,7 +197,11 @@ export async function checkWebhookUrl(raw: string, opts: GuardOptions, resolve: 
     return s;
   }
   if (addrs.some(isForbiddenAddress)) {
-    return { ok: false, code: WEBHOOK_URL_FORBIDDEN, reason: 'the webhook host resolves to a loopback, private, link-local, multicast or reserved address' };
+    return {
+      ok: false,
+      code: WEBHOOK_URL_FORBIDDEN,
+      reason: 'the webhook host resolves to a loopback, private, link-local, multicast or reserved address',
+    };
   }
   return s;
 }
@@ -207,7 +222,11 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   });
 }
 
-type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | dns.LookupAddress[], family?: number) => void;
+type LookupCallback = (
+  err: NodeJS.ErrnoException | null,
+  address: string | dns.LookupAddress[],
+  family?: number,
+) => void;
 
 /**
  * A `lookup` for http(s).request: resolves the name, refuses it when any address is forbidden,
@@ -217,9 +236,14 @@ export function guardedLookup(opts: GuardOptions, resolve: Resolver = systemReso
   return (hostname: string, options: dns.LookupOptions | number | undefined, cb: LookupCallback): void => {
     resolve(hostname).then(
       (addrs) => {
-        if (addrs.length === 0) return cb(Object.assign(new Error(`${hostname} did not resolve`), { code: 'ENOTFOUND' }), '', 4);
+        if (addrs.length === 0)
+          return cb(Object.assign(new Error(`${hostname} did not resolve`), { code: 'ENOTFOUND' }), '', 4);
         if (!opts.allowPrivate && addrs.some(isForbiddenAddress)) {
-          return cb(new ForbiddenDestinationError(`${hostname} resolves to a forbidden address`) as NodeJS.ErrnoException, '', 4);
+          return cb(
+            new ForbiddenDestinationError(`${hostname} resolves to a forbidden address`) as NodeJS.ErrnoException,
+            '',
+            4,
+          );
         }
         const all = typeof options === 'object' && options?.all;
         const list = addrs.map((a) => ({ address: a, family: net.isIPv6(a) ? 6 : 4 }));

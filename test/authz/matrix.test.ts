@@ -7,7 +7,17 @@ import { SCOPES } from '../../src/identity/scopes';
 import { apiRoutes } from '../../src/routes';
 import { fullPath } from '../../src/http/openapi';
 import type { RouteDef } from '../../src/http/route';
-import { buildWorld, ensureCommunity, pathFor, rawRequest, realField, realParam, rowState, stateDiff, World } from '../fuzz/world';
+import {
+  buildWorld,
+  ensureCommunity,
+  pathFor,
+  rawRequest,
+  realField,
+  realParam,
+  rowState,
+  stateDiff,
+  World,
+} from '../fuzz/world';
 
 /**
  * Authorization matrix over every non-public route of apiRoutes() × six kinds of wrong
@@ -15,27 +25,44 @@ import { buildWorld, ensureCommunity, pathFor, rawRequest, realField, realParam,
  * so a new route is covered the day it is registered; a route the rules cannot classify fails
  * the suite until a rule names it. Each wrong request must also leave the database untouched.
  */
-type Column = 'no credentials' | 'revoked key' | 'key missing the scope' | 'suspended agent' | "another owner's session" | 'session without CSRF token';
-const COLUMNS: Column[] = ['no credentials', 'revoked key', 'key missing the scope', 'suspended agent', "another owner's session", 'session without CSRF token'];
+type Column =
+  | 'no credentials'
+  | 'revoked key'
+  | 'key missing the scope'
+  | 'suspended agent'
+  | "another owner's session"
+  | 'session without CSRF token';
+const COLUMNS: Column[] = [
+  'no credentials',
+  'revoked key',
+  'key missing the scope',
+  'suspended agent',
+  "another owner's session",
+  'session without CSRF token',
+];
 
 type Expect = { status: number; code?: string; noLeak?: boolean } | { na: string };
 
 const UNSAFE = (r: RouteDef) => r.method !== 'get';
 /** Session routes whose effect is on the caller's own data only (no foreign resource to name). */
 const OWN_DATA_SESSION_ROUTES: Record<string, string> = {
-  'post /owner/logout': 'ends the caller\'s own session',
+  'post /owner/logout': "ends the caller's own session",
   'post /owner/agents': 'creates an agent for the caller',
   'post /owner/claim': 'claiming an unowned agent is what any owner may do',
-  'post /notifications/read': 'marks only the caller\'s notifications (tested: no foreign row changes)',
+  'post /notifications/read': "marks only the caller's notifications (tested: no foreign row changes)",
 };
 /** Key routes that act as the key's own agent without naming a resource of someone else. */
 const OWN_AGENT_KEY_ROUTES: Record<string, string> = {
   'get /me': 'describes the key itself',
-  'post /posts': 'publishes as the key\'s agent',
-  'post /posts/:id/comments': 'commenting on another agent\'s post is allowed',
+  'post /posts': "publishes as the key's agent",
+  'post /posts/:id/comments': "commenting on another agent's post is allowed",
 };
 /** Key routes that name another agent's resource: only its author may act. */
-const AUTHOR_ONLY_KEY_ROUTES = new Set(['delete /posts/:id', 'delete /comments/:id', 'post /agents/:handle/claim-token']);
+const AUTHOR_ONLY_KEY_ROUTES = new Set([
+  'delete /posts/:id',
+  'delete /comments/:id',
+  'post /agents/:handle/claim-token',
+]);
 
 const id = (r: RouteDef) => `${r.method} ${r.path}`;
 
@@ -95,7 +122,8 @@ export function minimalBody(schema: any, hint: (n: string) => unknown, name?: st
         if (req.includes(k) || hint(k) !== undefined) out[k] = minimalBody(s, hint, k);
       }
       if (schema.minProperties && Object.keys(out).length < schema.minProperties) {
-        for (const [k, s] of Object.entries<any>(schema.properties ?? {})) if (!(k in out)) out[k] = minimalBody(s, hint, k);
+        for (const [k, s] of Object.entries<any>(schema.properties ?? {}))
+          if (!(k in out)) out[k] = minimalBody(s, hint, k);
       }
       return out;
     }
@@ -129,7 +157,11 @@ describe('authz: every non-public route × wrong credentials', function () {
   before(async () => {
     community = await ensureCommunity();
   });
-  after(() => console.log(`      authz matrix: ${routes.length} routes × ${COLUMNS.length} columns: ${counts.checked} requests checked, ${counts.na} cells not applicable`));
+  after(() =>
+    console.log(
+      `      authz matrix: ${routes.length} routes × ${COLUMNS.length} columns: ${counts.checked} requests checked, ${counts.na} cells not applicable`,
+    ),
+  );
 
   it('every non-public route has an expectation in every column (no route forgotten)', () => {
     expect(routes.length).to.be.greaterThan(10);
@@ -142,10 +174,17 @@ describe('authz: every non-public route × wrong credentials', function () {
     // Public: no security requirement, or an empty one among its alternatives.
     const secured = Object.entries<Record<string, any>>(doc.body.paths).flatMap(([p, item]) =>
       Object.entries(item)
-        .filter(([, op]) => Array.isArray(op?.security) && op.security.length > 0 && !op.security.some((s: object) => Object.keys(s).length === 0))
+        .filter(
+          ([, op]) =>
+            Array.isArray(op?.security) &&
+            op.security.length > 0 &&
+            !op.security.some((s: object) => Object.keys(s).length === 0),
+        )
         .map(([m]) => `${m} ${p}`),
     );
-    expect(routes.map((r) => `${r.method} ${fullPath(r).replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`).sort()).to.deep.equal(secured.sort());
+    expect(routes.map((r) => `${r.method} ${fullPath(r).replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`).sort()).to.deep.equal(
+      secured.sort(),
+    );
   });
 
   for (const route of routes) {
@@ -156,14 +195,21 @@ describe('authz: every non-public route × wrong credentials', function () {
       const intruderAgent = await newAgent({ owner: intruder });
       // A key revoked through the owner API; keys lacking each scope; a suspended agent with every scope.
       const victim = await newAgent({ owner: w.owner });
-      const rev = await api('DELETE', `/owner/agents/${victim.agent.id}/keys/${(await db('api_keys').where({ agent_id: victim.agent.id }).first('id')).id}`, { session: w.owner.session });
+      const rev = await api(
+        'DELETE',
+        `/owner/agents/${victim.agent.id}/keys/${(await db('api_keys').where({ agent_id: victim.agent.id }).first('id')).id}`,
+        { session: w.owner.session },
+      );
       expect(rev.status).to.equal(200);
       const suspended = await newAgent({ owner: w.owner });
       await db('agents').where({ id: suspended.agent.id }).update({ status: 'suspended' });
       const a: Actors = { w, intruder, revoked: victim.key, noScope: new Map(), suspended };
-      for (const s of SCOPES) a.noScope.set(s, (await newAgent({ owner: w.owner, scopes: SCOPES.filter((x) => x !== s) })).key);
+      for (const s of SCOPES)
+        a.noScope.set(s, (await newAgent({ owner: w.owner, scopes: SCOPES.filter((x) => x !== s) })).key);
 
-      const params = Object.fromEntries([...route.path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => [m[1], realParam(route, m[1], w)]));
+      const params = Object.fromEntries(
+        [...route.path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => [m[1], realParam(route, m[1], w)]),
+      );
       const hint = (n: string) => realField(n, w);
       const body = route.body ? minimalBody(route.body, hint) : undefined;
       const path = pathFor(route, params);
@@ -184,23 +230,41 @@ describe('authz: every non-public route × wrong credentials', function () {
             reqs.push({ what: col, send: () => api(m, path, { body, key: a.revoked }) });
             break;
           case 'key missing the scope':
-            reqs.push({ what: col, send: () => api(m, path, { body, key: route.scope ? a.noScope.get(route.scope)! : w.mine[0].key }) });
+            reqs.push({
+              what: col,
+              send: () => api(m, path, { body, key: route.scope ? a.noScope.get(route.scope)! : w.mine[0].key }),
+            });
             break;
           case 'suspended agent':
             reqs.push({ what: col, send: () => api(m, path, { body, key: a.suspended.key }) });
             // An owner session acting for its own suspended agent is refused the same way.
             if (route.auth === 'keyOrSession' && UNSAFE(route)) {
               const sBody = { ...(body as object), [actingField(route)!]: a.suspended.agent.id };
-              reqs.push({ what: `${col} (owner session naming it)`, send: () => api(m, path, { body: sBody, session: w.owner.session }) });
+              reqs.push({
+                what: `${col} (owner session naming it)`,
+                send: () => api(m, path, { body: sBody, session: w.owner.session }),
+              });
             }
             break;
           case "another owner's session":
-            if (route.auth === 'key') reqs.push({ what: `another agent's key (${intruderAgent.handle})`, send: () => api(m, path, { body, key: intruderAgent.key }) });
+            if (route.auth === 'key')
+              reqs.push({
+                what: `another agent's key (${intruderAgent.handle})`,
+                send: () => api(m, path, { body, key: intruderAgent.key }),
+              });
             else reqs.push({ what: col, send: () => api(m, path, { body, session: intruder.session }) });
             break;
           case 'session without CSRF token':
             reqs.push({ what: col, send: () => api(m, path, { body, session: w.owner.session, noCsrf: true }) });
-            if (UNSAFE(route)) reqs.push({ what: "another session's CSRF token", send: () => api(m, path, { body, session: { cookie: w.owner.session.cookie, csrfToken: intruder.session.csrfToken } }) });
+            if (UNSAFE(route))
+              reqs.push({
+                what: "another session's CSRF token",
+                send: () =>
+                  api(m, path, {
+                    body,
+                    session: { cookie: w.owner.session.cookie, csrfToken: intruder.session.csrfToken },
+                  }),
+              });
             break;
         }
         for (const rq of reqs) {
@@ -210,7 +274,13 @@ describe('authz: every non-public route × wrong credentials', function () {
           expect(r.status, where).to.equal(exp.status);
           if (exp.code) expect(r.body?.error?.code, where).to.equal(exp.code);
           if (exp.noLeak) {
-            for (const secret of [w.owner.owner.id, w.owner.owner.email, w.mine[0].agent.id, w.webhookId, w.connectKeyId].filter(Boolean) as string[]) {
+            for (const secret of [
+              w.owner.owner.id,
+              w.owner.owner.email,
+              w.mine[0].agent.id,
+              w.webhookId,
+              w.connectKeyId,
+            ].filter(Boolean) as string[]) {
               expect(r.text.includes(secret), `${where}: leaks ${secret}`).to.equal(false);
             }
           }

@@ -23,18 +23,38 @@ describe('secrets at rest', () => {
     // A signup through the API: its verification email waits in the outbox (in production until
     // a mail transport exists) with a live token.
     const email = `${uniq('s')}@example.test`;
-    expect((await api('POST', '/owner/signup', { body: { email, password: 'another long password' } })).status).to.equal(201);
+    expect(
+      (await api('POST', '/owner/signup', { body: { email, password: 'another long password' } })).status,
+    ).to.equal(201);
     const mail = await db('email_outbox').where({ to_address: email }).first();
     expect(mail.sent_at).to.equal(null);
     const verify = /svc_verify_[A-Za-z0-9_-]+/.exec(openBody((await getContext()).config.sessionSecret, mail));
     if (verify) secrets.emailVerificationToken = verify[0];
-    expect(Object.keys(secrets)).to.include.members(['connectKey', 'claimToken', 'webhookSecret', 'emailVerificationToken']);
+    expect(Object.keys(secrets)).to.include.members([
+      'connectKey',
+      'claimToken',
+      'webhookSecret',
+      'emailVerificationToken',
+    ]);
     // The random part after a known prefix, so a stored prefix alone does not count.
-    const needles = Object.entries(secrets).map(([k, v]) => [k, v.replace(/^(svc_live_|svc_connect_|svc_claim_|svc_verify_|whsec_)/, '')] as const);
-    const tables: string[] = (await db.raw(`select table_name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE'`)).rows.map((r: any) => r.table_name);
+    const needles = Object.entries(secrets).map(
+      ([k, v]) => [k, v.replace(/^(svc_live_|svc_connect_|svc_claim_|svc_verify_|whsec_)/, '')] as const,
+    );
+    const tables: string[] = (
+      await db.raw(
+        `select table_name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE'`,
+      )
+    ).rows.map((r: any) => r.table_name);
     const dumps: string[] = [];
-    for (const t of tables) dumps.push(...(await db.raw(`select to_jsonb(x)::text as j from public."${t}" x`)).rows.map((r: any) => `${t}: ${r.j}`));
-    dumps.push(...(await db.raw(`select payload::text as j from graphile_worker._private_jobs`)).rows.map((r: any) => `job: ${r.j}`));
+    for (const t of tables)
+      dumps.push(
+        ...(await db.raw(`select to_jsonb(x)::text as j from public."${t}" x`)).rows.map((r: any) => `${t}: ${r.j}`),
+      );
+    dumps.push(
+      ...(await db.raw(`select payload::text as j from graphile_worker._private_jobs`)).rows.map(
+        (r: any) => `job: ${r.j}`,
+      ),
+    );
     expect(dumps.length).to.be.greaterThan(10);
     for (const [name, needle] of needles) {
       expect(needle.length, name).to.be.greaterThan(8);

@@ -14,7 +14,8 @@ import { queries } from '../helpers/queries';
 
 describe('read caches: TtlCache', () => {
   let seq = 0;
-  const fresh = (ttlMs = 1000, maxEntries = 3) => new TtlCache<string>({ name: `unit-${++seq}`, ttlMs, maxEntries, tables: [`unit_table_${seq}`] });
+  const fresh = (ttlMs = 1000, maxEntries = 3) =>
+    new TtlCache<string>({ name: `unit-${++seq}`, ttlMs, maxEntries, tables: [`unit_table_${seq}`] });
 
   it('serves a value until its TTL, then forgets it', () => {
     const c = fresh(1000);
@@ -92,7 +93,13 @@ describe('read caches: TtlCache', () => {
 
   it('does not store results the caller marks uncacheable, nor failures', async () => {
     const c = fresh(60_000);
-    expect(await c.load('k', async () => 'no', () => false)).to.equal('no');
+    expect(
+      await c.load(
+        'k',
+        async () => 'no',
+        () => false,
+      ),
+    ).to.equal('no');
     expect(c.get('k')).to.equal(undefined);
     let err: unknown;
     await c.load('e', () => Promise.reject(new Error('boom'))).catch((e) => (err = e));
@@ -159,20 +166,43 @@ describe('read caches: TtlCache', () => {
   });
 
   it('knows which statements write which cached tables', () => {
-    const names = (sql: string) => cachesWrittenBy(sql).map((c) => c.name).sort();
-    expect(names('update "api_keys" set "revoked_at" = coalesce(revoked_at, $1) where "id" = $2')).to.deep.equal(['api-keys']);
-    expect(names('update "agents" set "status" = $1 where "id" = $2')).to.deep.equal(['api-keys', 'feed', 'reputation']);
-    expect(names('insert into "leaderboard_snapshots" ("week") values ($1) on conflict (week, category) do update set entries = excluded.entries')).to.deep.equal(['achievements', 'leaderboards', 'reputation']);
-    expect(names('with x as (delete from reputation_scores where agent_id = $1 returning 1) select 1')).to.deep.equal(['reputation']);
+    const names = (sql: string) =>
+      cachesWrittenBy(sql)
+        .map((c) => c.name)
+        .sort();
+    expect(names('update "api_keys" set "revoked_at" = coalesce(revoked_at, $1) where "id" = $2')).to.deep.equal([
+      'api-keys',
+    ]);
+    expect(names('update "agents" set "status" = $1 where "id" = $2')).to.deep.equal([
+      'api-keys',
+      'feed',
+      'reputation',
+    ]);
+    expect(
+      names(
+        'insert into "leaderboard_snapshots" ("week") values ($1) on conflict (week, category) do update set entries = excluded.entries',
+      ),
+    ).to.deep.equal(['achievements', 'leaderboards', 'reputation']);
+    expect(names('with x as (delete from reputation_scores where agent_id = $1 returning 1) select 1')).to.deep.equal([
+      'reputation',
+    ]);
     expect(names('truncate agents cascade')).to.include.members(['api-keys', 'feed', 'leaderboards', 'reputation']);
     // Reads, locking reads, and the key's minute-precision last-use touch change nothing cached.
     expect(names('select * from "agents" where "handle" = $1')).to.deep.equal([]);
-    expect(names('select "p"."id" from "posts" as "p" inner join "agents" as "a" on "a"."id" = "p"."author_id" for no key update of "p"')).to.deep.equal([]);
+    expect(
+      names(
+        'select "p"."id" from "posts" as "p" inner join "agents" as "a" on "a"."id" = "p"."author_id" for no key update of "p"',
+      ),
+    ).to.deep.equal([]);
     expect(names('update api_keys set last_used_at = now() where id = $1')).to.deep.equal([]);
-    expect(names('update api_keys set last_used_at = now(), revoked_at = now() where id = $1')).to.deep.equal(['api-keys']);
+    expect(names('update api_keys set last_used_at = now(), revoked_at = now() where id = $1')).to.deep.equal([
+      'api-keys',
+    ]);
     expect(names('update "votes" set "value" = $1')).to.deep.equal([]);
     // A statement whose feed effect its caller declares post by post is left to the feed's tags.
-    expect(names(`${FEED_TAGGED_SQL}with d as (select 1) update posts set score = score + 1 where id = $1`)).to.deep.equal([]);
+    expect(
+      names(`${FEED_TAGGED_SQL}with d as (select 1) update posts set score = score + 1 where id = $1`),
+    ).to.deep.equal([]);
     expect(names(`with d as (select 1) update posts set score = score + 1 where id = $1`)).to.deep.equal(['feed']);
   });
 });
@@ -187,7 +217,9 @@ describe('read caches: API keys', () => {
     expect(again.sql.filter((s) => s.includes('api_keys'))).to.deep.equal([]);
 
     const keys = await api('GET', `/owner/agents/${a.agent.id}/keys`, { session: owner.session });
-    const revoked = await api('DELETE', `/owner/agents/${a.agent.id}/keys/${keys.body.data[0].id}`, { session: owner.session });
+    const revoked = await api('DELETE', `/owner/agents/${a.agent.id}/keys/${keys.body.data[0].id}`, {
+      session: owner.session,
+    });
     expect(revoked.status).to.equal(200);
     const after = await api('GET', '/me', { key: a.key });
     expect(after.status).to.equal(401);
@@ -198,7 +230,10 @@ describe('read caches: API keys', () => {
     const { db, deps } = await getContext();
     const a = await newAgent();
     const b = await newAgent();
-    const post = await api('POST', '/posts', { key: a.key, body: { communitySlug: 'general', body: 'cache suspension' } });
+    const post = await api('POST', '/posts', {
+      key: a.key,
+      body: { communitySlug: 'general', body: 'cache suspension' },
+    });
     expect(post.status).to.equal(201);
     await setAgentStatus(deps, a.handle, 'suspended');
     const refused = await api('POST', '/posts', { key: a.key, body: { communitySlug: 'general', body: 'again' } });
@@ -227,14 +262,29 @@ describe('read caches: leaderboards and reputation', () => {
   // A past week of its own (after 2001-W10, which other tests expect to be before any activity).
   const week = '2015-W20';
   const entries = (score: number, handle: string) =>
-    JSON.stringify([{ rank: 1, score, components: { upvotesWeighted: score }, agent: { id: '00000000-0000-4000-8000-000000000000', handle, displayName: 'Cached' } }]);
+    JSON.stringify([
+      {
+        rank: 1,
+        score,
+        components: { upvotesWeighted: score },
+        agent: { id: '00000000-0000-4000-8000-000000000000', handle, displayName: 'Cached' },
+      },
+    ]);
 
   afterEach(() => setCacheTtl('*', null));
 
   it('GET /leaderboards is served from memory until a write to the snapshot, which shows at once', async () => {
     const { db } = await getContext();
     await db('leaderboard_snapshots')
-      .insert({ week, category: 'debater', status: 'live', week_start: new Date('2015-05-11T00:00:00Z'), week_end: new Date('2015-05-18T00:00:00Z'), computed_at: new Date(), entries: entries(5, 'lb_cache_one') })
+      .insert({
+        week,
+        category: 'debater',
+        status: 'live',
+        week_start: new Date('2015-05-11T00:00:00Z'),
+        week_end: new Date('2015-05-18T00:00:00Z'),
+        computed_at: new Date(),
+        entries: entries(5, 'lb_cache_one'),
+      })
       .onConflict(['week', 'category'])
       .merge();
     const path = `/leaderboards?week=${week}&category=debater`;
@@ -246,9 +296,14 @@ describe('read caches: leaderboards and reputation', () => {
     expect(second.value.text).to.equal(first.text);
     expect(second.value.headers.get('content-type')).to.match(/^application\/json/);
 
-    await db('leaderboard_snapshots').where({ week, category: 'debater' }).update({ entries: entries(7, 'lb_cache_two') });
+    await db('leaderboard_snapshots')
+      .where({ week, category: 'debater' })
+      .update({ entries: entries(7, 'lb_cache_two') });
     const third = await api('GET', path);
-    expect(third.body.data.entries[0]).to.deep.include({ score: 7, agent: { handle: '@lb_cache_two', displayName: 'Cached' } });
+    expect(third.body.data.entries[0]).to.deep.include({
+      score: 7,
+      agent: { handle: '@lb_cache_two', displayName: 'Cached' },
+    });
     // Not left behind: a snapshot that old would make full recomputes of other tests start in 2015.
     await db('leaderboard_snapshots').where({ week, category: 'debater' }).delete();
     expect((await api('GET', path)).status).to.equal(404);
@@ -257,7 +312,12 @@ describe('read caches: leaderboards and reputation', () => {
   it('GET /agents/{handle}/reputation is served from memory; a suspension and a rescore show at once', async () => {
     const { db, deps } = await getContext();
     const a = await newAgent();
-    await db('reputation_scores').insert({ agent_id: a.agent.id, score: 420, components: JSON.stringify({ version: 1, total: 420 }), computed_at: new Date() });
+    await db('reputation_scores').insert({
+      agent_id: a.agent.id,
+      score: 420,
+      components: JSON.stringify({ version: 1, total: 420 }),
+      computed_at: new Date(),
+    });
     const first = await api('GET', `/agents/@${a.handle.toUpperCase()}/reputation`);
     expect(first.body.data).to.deep.include({ handle: '@' + a.handle, score: 420, suspended: false });
     const second = await queries(() => api('GET', `/agents/${a.handle}/reputation`));
@@ -265,10 +325,16 @@ describe('read caches: leaderboards and reputation', () => {
     expect(second.value.text).to.equal(first.text);
 
     await setAgentStatus(deps, a.handle, 'suspended');
-    expect((await api('GET', `/agents/${a.handle}/reputation`)).body.data).to.deep.include({ score: 0, suspended: true });
+    expect((await api('GET', `/agents/${a.handle}/reputation`)).body.data).to.deep.include({
+      score: 0,
+      suspended: true,
+    });
     await setAgentStatus(deps, a.handle, 'active');
     await db('reputation_scores').where({ agent_id: a.agent.id }).update({ score: 421 });
-    expect((await api('GET', `/agents/${a.handle}/reputation`)).body.data).to.deep.include({ score: 421, suspended: false });
+    expect((await api('GET', `/agents/${a.handle}/reputation`)).body.data).to.deep.include({
+      score: 421,
+      suspended: false,
+    });
 
     // ?explain=true is never cached; unknown handles are not remembered.
     const explained = await queries(() => api('GET', `/agents/${a.handle}/reputation?explain=true`));
@@ -282,7 +348,12 @@ describe('read caches: leaderboards and reputation', () => {
   it('a read that raced an uncommitted rescore is not kept once the transaction commits', async () => {
     const { db } = await getContext();
     const a = await newAgent();
-    await db('reputation_scores').insert({ agent_id: a.agent.id, score: 100, components: '{}', computed_at: new Date() });
+    await db('reputation_scores').insert({
+      agent_id: a.agent.id,
+      score: 100,
+      components: '{}',
+      computed_at: new Date(),
+    });
     const path = `/agents/${a.handle}/reputation`;
     await db.transaction(async (trx) => {
       await trx('reputation_scores').where({ agent_id: a.agent.id }).update({ score: 200 });
@@ -295,7 +366,9 @@ describe('read caches: leaderboards and reputation', () => {
   it('writes by another process show within the TTL', async () => {
     const ctx = await getContext();
     const a = await newAgent();
-    await ctx.db('reputation_scores').insert({ agent_id: a.agent.id, score: 10, components: '{}', computed_at: new Date() });
+    await ctx
+      .db('reputation_scores')
+      .insert({ agent_id: a.agent.id, score: 10, components: '{}', computed_at: new Date() });
     reputationCache.setTtl(150);
     const path = `/agents/${a.handle}/reputation`;
     expect((await api('GET', path)).body.data.score).to.equal(10);
@@ -326,7 +399,12 @@ describe('read caches: anonymous responses', () => {
   it('an anonymous read of a cached route is answered from memory with its own request id; a keyed read takes the full path', async () => {
     const { db } = await getContext();
     const a = await newAgent();
-    await db('reputation_scores').insert({ agent_id: a.agent.id, score: 77, components: '{}', computed_at: new Date() });
+    await db('reputation_scores').insert({
+      agent_id: a.agent.id,
+      score: 77,
+      components: '{}',
+      computed_at: new Date(),
+    });
     const path = `/agents/${a.handle}/reputation`;
     const first = await api('GET', path);
     const second = await queries(() => api('GET', path));
@@ -336,7 +414,9 @@ describe('read caches: anonymous responses', () => {
     expect(second.value.headers.get('content-type')).to.equal('application/json; charset=utf-8');
     expect(second.value.headers.get('x-content-type-options')).to.equal('nosniff');
     expect(second.value.headers.get('x-request-id')).to.be.a('string').and.not.equal(first.headers.get('x-request-id'));
-    expect((await api('GET', path, { headers: { 'x-request-id': 'cached-req-0001' } })).headers.get('x-request-id')).to.equal('cached-req-0001');
+    expect(
+      (await api('GET', path, { headers: { 'x-request-id': 'cached-req-0001' } })).headers.get('x-request-id'),
+    ).to.equal('cached-req-0001');
 
     const keyed = await api('GET', path, { key: a.key });
     expect(keyed.status).to.equal(200);
@@ -357,7 +437,10 @@ describe('read caches: anonymous responses', () => {
     const tag = `t${Date.now().toString(36)}`;
     const path = `/feed?sort=new&tag=${tag}`;
     expect((await api('GET', path)).body.data).to.deep.equal([]);
-    const created = await api('POST', '/posts', { key: a.key, body: { communitySlug: slug, body: 'fresh', tags: [tag] } });
+    const created = await api('POST', '/posts', {
+      key: a.key,
+      body: { communitySlug: slug, body: 'fresh', tags: [tag] },
+    });
     expect(created.status).to.equal(201);
     expect((await api('GET', path)).body.data.map((p: any) => p.id)).to.deep.equal([created.body.data.id]);
 
@@ -379,7 +462,8 @@ describe('read caches: anonymous responses', () => {
     const [a, b] = [await newAgent(), await newAgent()];
     const tag = `s${Date.now().toString(36)}`;
     // Two authors: one agent's posts are 3 s apart.
-    const post = (key: string, body: string) => api('POST', '/posts', { key, body: { communitySlug: 'general', body, tags: [tag] } });
+    const post = (key: string, body: string) =>
+      api('POST', '/posts', { key, body: { communitySlug: 'general', body, tags: [tag] } });
     const first = (await post(a.key, 'one')).body.data.id;
     const path = `/feed?sort=new&tag=${tag}`;
     // Twenty at once, as after a new post empties the cache under load: one feed query, one answer.
@@ -400,7 +484,12 @@ describe('read caches: anonymous responses', () => {
     const path = '/leaderboards?category=funny';
     expect((await api('GET', path)).status).to.equal(200);
     const { baseUrl } = await getContext();
-    const withBody = await rawRequest(baseUrl, { method: 'GET', path: '/api/v1' + path, headers: { 'content-type': 'application/json' }, body: '{"__proto__":null}' });
+    const withBody = await rawRequest(baseUrl, {
+      method: 'GET',
+      path: '/api/v1' + path,
+      headers: { 'content-type': 'application/json' },
+      body: '{"__proto__":null}',
+    });
     expect(withBody.status).to.equal(400);
     expect(withBody.body.error.code).to.equal('VALIDATION_FAILED');
     const withCookie = await queries(() => api('GET', path, { headers: { cookie: 'svc_session=nothing.valid' } }));

@@ -54,25 +54,34 @@ const METHODS: Record<string, [ts: string, py: string]> = {
   'DELETE /api/v1/owner/agents/{id}/webhooks/{webhookId}': ['deleteWebhook', 'delete_webhook'],
   'POST /api/v1/owner/agents/{id}/webhooks/{webhookId}/rotate-secret': ['rotateWebhookSecret', 'rotate_webhook_secret'],
   'GET /api/v1/owner/agents/{id}/webhooks/{webhookId}/deliveries': ['webhookDeliveries', 'webhook_deliveries'],
-  'POST /api/v1/owner/agents/{id}/webhooks/{webhookId}/deliveries/{deliveryId}/redeliver': ['redeliverWebhook', 'redeliver_webhook'],
+  'POST /api/v1/owner/agents/{id}/webhooks/{webhookId}/deliveries/{deliveryId}/redeliver': [
+    'redeliverWebhook',
+    'redeliver_webhook',
+  ],
 };
 
 describe('clients: every API operation has a method in both clients', () => {
   const doc = openApiDocument() as { paths: Record<string, Record<string, unknown>> };
-  const operations = Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`));
+  const operations = Object.entries(doc.paths).flatMap(([p, ops]) =>
+    Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`),
+  );
 
   it('the table lists exactly the operations of the OpenAPI document', () => {
     expect([...operations].sort()).to.deep.equal(Object.keys(METHODS).sort());
   });
 
   it('the TypeScript client has each method', () => {
-    const missing = Object.values(METHODS).map(([ts]) => ts).filter((m) => typeof (SvcClient.prototype as any)[m] !== 'function');
+    const missing = Object.values(METHODS)
+      .map(([ts]) => ts)
+      .filter((m) => typeof (SvcClient.prototype as any)[m] !== 'function');
     expect(missing).to.deep.equal([]);
   });
 
   it('the Python client has each method', () => {
     const src = fs.readFileSync(path.resolve(__dirname, '../../clients/python/svc_client/client.py'), 'utf8');
-    const missing = Object.values(METHODS).map(([, py]) => py).filter((m) => !new RegExp(`^    def ${m}\\(`, 'm').test(src));
+    const missing = Object.values(METHODS)
+      .map(([, py]) => py)
+      .filter((m) => !new RegExp(`^    def ${m}\\(`, 'm').test(src));
     expect(missing).to.deep.equal([]);
   });
 });

@@ -23,7 +23,13 @@ describe('examples/agent: bootstraps, posts, answers webhook-delivered comments'
     const ctx = await getContext();
     const o = await newOwner();
     const lines: string[] = [];
-    agent = await startAgent({ baseUrl: ctx.baseUrl, owner: { session: o.session }, localAgentId: 'example-under-test', displayName: 'Example', log: (l) => lines.push(l) });
+    agent = await startAgent({
+      baseUrl: ctx.baseUrl,
+      owner: { session: o.session },
+      localAgentId: 'example-under-test',
+      displayName: 'Example',
+      log: (l) => lines.push(l),
+    });
     expect(lines.some((l) => l.startsWith('connected as @'))).to.equal(true);
 
     const visitor = await connectedAgent();
@@ -39,8 +45,17 @@ describe('examples/agent: bootstraps, posts, answers webhook-delivered comments'
 
     const forged = await fetch(agent.webhookUrl, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'webhook-id': 'msg_forged', 'webhook-timestamp': String(Math.floor(Date.now() / 1000)), 'webhook-signature': 'v1,AAAA' },
-      body: JSON.stringify({ type: 'post.commented', timestamp: new Date().toISOString(), data: { postId: agent.introPostId, commentId: comment.id } }),
+      headers: {
+        'content-type': 'application/json',
+        'webhook-id': 'msg_forged',
+        'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
+        'webhook-signature': 'v1,AAAA',
+      },
+      body: JSON.stringify({
+        type: 'post.commented',
+        timestamp: new Date().toISOString(),
+        data: { postId: agent.introPostId, commentId: comment.id },
+      }),
     });
     expect(forged.status).to.equal(401);
     await agent.idle();

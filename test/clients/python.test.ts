@@ -13,7 +13,10 @@ const pythonDir = path.resolve(__dirname, '../../clients/python');
 /** Runs the Python client's unittest suite against this run's in-process server (asynchronously: the server shares this event loop). */
 function runUnittest(env: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn('python3', ['-m', 'unittest', 'discover', '-s', 'tests', '-t', '.', '-v'], { cwd: pythonDir, env: { ...process.env, ...env, PYTHONDONTWRITEBYTECODE: '1' } });
+    const child = spawn('python3', ['-m', 'unittest', 'discover', '-s', 'tests', '-t', '.', '-v'], {
+      cwd: pythonDir,
+      env: { ...process.env, ...env, PYTHONDONTWRITEBYTECODE: '1' },
+    });
     let output = '';
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));
@@ -39,14 +42,22 @@ describe('clients/python: unittest suite against the live server', function () {
     const ctx = await getContext();
     const owner = await newOwner();
     const secret = 'whsec_' + crypto.randomBytes(32).toString('base64');
-    const body = JSON.stringify({ type: 'post.commented', timestamp: new Date().toISOString(), data: { postId: crypto.randomUUID() } });
+    const body = JSON.stringify({
+      type: 'post.commented',
+      timestamp: new Date().toISOString(),
+      data: { postId: crypto.randomUUID() },
+    });
     const id = 'msg_' + crypto.randomUUID();
     const now = new Date();
     const signed = {
       secret,
       body,
       now: Math.floor(now.getTime() / 1000),
-      headers: { 'webhook-id': id, 'webhook-timestamp': String(Math.floor(now.getTime() / 1000)), 'webhook-signature': new Webhook(secret).sign(id, now, body) },
+      headers: {
+        'webhook-id': id,
+        'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+        'webhook-signature': new Webhook(secret).sign(id, now, body),
+      },
     };
     const { code, output } = await runUnittest({
       SVC_BASE_URL: ctx.baseUrl,

@@ -13,7 +13,13 @@ describe('clients/typescript: bootstrap, identity and errors', () => {
     expect(ck.connectKey).to.match(/^svc_connect_/);
     expect(ck.usesRemaining).to.equal(2);
 
-    const client = await connect({ baseUrl: ctx.baseUrl + '/api/v1', connectKey: ck.connectKey, framework: 'bot', localAgentId: 'ts-agent-1', localDisplayName: 'TS Agent' });
+    const client = await connect({
+      baseUrl: ctx.baseUrl + '/api/v1',
+      connectKey: ck.connectKey,
+      framework: 'bot',
+      localAgentId: 'ts-agent-1',
+      localDisplayName: 'TS Agent',
+    });
     expect(client.connection!.apiKey).to.match(/^svc_live_/);
     expect(client.connection!.ownerBound).to.equal(false);
     const me = await client.me();
@@ -25,10 +31,17 @@ describe('clients/typescript: bootstrap, identity and errors', () => {
     expect(me.rateLimit.retryAfterHeader).to.equal(true);
 
     // Same runtime identity again: same agent, fresh key; the key then has no use left.
-    const again = await connect({ baseUrl: ctx.baseUrl, connectKey: ck.connectKey, framework: 'bot', localAgentId: 'ts-agent-1' });
+    const again = await connect({
+      baseUrl: ctx.baseUrl,
+      connectKey: ck.connectKey,
+      framework: 'bot',
+      localAgentId: 'ts-agent-1',
+    });
     expect(again.connection!.agent.id).to.equal(client.connection!.agent.id);
     expect(again.connection!.apiKey).to.not.equal(client.connection!.apiKey);
-    const err = await expectRejects(connect({ baseUrl: ctx.baseUrl, connectKey: ck.connectKey, framework: 'bot', localAgentId: 'ts-agent-2' }));
+    const err = await expectRejects(
+      connect({ baseUrl: ctx.baseUrl, connectKey: ck.connectKey, framework: 'bot', localAgentId: 'ts-agent-2' }),
+    );
     expect(err).to.be.instanceOf(SvcError);
     expect(err.status).to.equal(409);
     expect(err.code).to.equal('CONNECT_KEY_EXHAUSTED');
@@ -36,7 +49,9 @@ describe('clients/typescript: bootstrap, identity and errors', () => {
 
   it('an unknown Connect Key is a SvcError 401 INVALID_CONNECT_KEY', async () => {
     const ctx = await getContext();
-    const err = await expectRejects(connect({ baseUrl: ctx.baseUrl, connectKey: 'svc_connect_nope', framework: 'mcp', localAgentId: 'x' }));
+    const err = await expectRejects(
+      connect({ baseUrl: ctx.baseUrl, connectKey: 'svc_connect_nope', framework: 'mcp', localAgentId: 'x' }),
+    );
     expect(err).to.be.instanceOf(SvcError);
     expect(err.status).to.equal(401);
     expect(err.code).to.equal('INVALID_CONNECT_KEY');
@@ -48,7 +63,12 @@ describe('clients/typescript: bootstrap, identity and errors', () => {
     const o = await newOwner();
     const owner = new SvcClient({ baseUrl: ctx.baseUrl, session: o.session });
     const ck = await owner.createConnectKey({ maxUses: 1 });
-    const agent = await connect({ baseUrl: ctx.baseUrl, connectKey: ck.connectKey, framework: 'langchain', localAgentId: 'owned-1' });
+    const agent = await connect({
+      baseUrl: ctx.baseUrl,
+      connectKey: ck.connectKey,
+      framework: 'langchain',
+      localAgentId: 'owned-1',
+    });
     expect(agent.connection!.ownerBound).to.equal(true);
     expect((await agent.me()).ownerBound).to.equal(true);
   });
@@ -110,7 +130,15 @@ describe('clients/typescript: bootstrap, identity and errors', () => {
     await client.login(o.owner.email, o.password);
     const created = await client.createAgent({ handle: 'tsnotif_' + Date.now().toString(36), displayName: 'Notified' });
     for (let i = 1; i <= 3; i++) {
-      await notifyOnce(ctx.db, { ownerId: o.owner.id, type: 'leaderboard_top10', agentId: created.id, category: 'overall', week: `2026-W0${i}`, href: '/x', now: new Date(Date.UTC(2026, 0, i)) });
+      await notifyOnce(ctx.db, {
+        ownerId: o.owner.id,
+        type: 'leaderboard_top10',
+        agentId: created.id,
+        category: 'overall',
+        week: `2026-W0${i}`,
+        href: '/x',
+        now: new Date(Date.UTC(2026, 0, i)),
+      });
     }
     const first = await client.notifications({ limit: 2 });
     expect(first.items.map((n) => n.data.week)).to.deep.equal(['2026-W03', '2026-W02']);
@@ -176,24 +204,36 @@ describe('clients/typescript: retries and idempotency (transport)', () => {
     let calls = 0;
     const waits: number[] = [];
     const limited = () =>
-      new Response(JSON.stringify({ error: { code: 'RATE_LIMITED', message: 'slow down', retryAfterSeconds: 2 } }), { status: 429, headers: { 'retry-after': '2', 'content-type': 'application/json' } });
+      new Response(JSON.stringify({ error: { code: 'RATE_LIMITED', message: 'slow down', retryAfterSeconds: 2 } }), {
+        status: 429,
+        headers: { 'retry-after': '2', 'content-type': 'application/json' },
+      });
     const client = new SvcClient({
       baseUrl: 'http://svc.test',
       sleep: async (ms) => void waits.push(ms),
-      fetch: async () => (++calls < 3 ? limited() : new Response(JSON.stringify({ data: { status: 'ok' } }), { status: 200 })),
+      fetch: async () =>
+        ++calls < 3 ? limited() : new Response(JSON.stringify({ data: { status: 'ok' } }), { status: 200 }),
     });
     expect((await client.health()).status).to.equal('ok');
     expect(calls).to.equal(3);
     expect(waits.every((w) => w >= 2000 && w < 3000)).to.equal(true);
 
-    const impatient = new SvcClient({ baseUrl: 'http://svc.test', maxRetryAfterSeconds: 1, sleep: async () => void waits.push(-1), fetch: async () => limited() });
+    const impatient = new SvcClient({
+      baseUrl: 'http://svc.test',
+      maxRetryAfterSeconds: 1,
+      sleep: async () => void waits.push(-1),
+      fetch: async () => limited(),
+    });
     const err = await expectRejects(impatient.health());
     expect([err.status, err.code, err.retryAfterSeconds]).to.deep.equal([429, 'RATE_LIMITED', 2]);
     expect(waits).to.not.include(-1);
   });
 
   it('a non-JSON error answer still becomes a SvcError with HTTP_<status>', async () => {
-    const client = new SvcClient({ baseUrl: 'http://svc.test', fetch: async () => new Response('<html>bad gateway</html>', { status: 502 }) });
+    const client = new SvcClient({
+      baseUrl: 'http://svc.test',
+      fetch: async () => new Response('<html>bad gateway</html>', { status: 502 }),
+    });
     const err = await expectRejects(client.health());
     expect([err.status, err.code]).to.deep.equal([502, 'HTTP_502']);
   });

@@ -17,7 +17,12 @@ describe('clients/typescript: content, interactions, scoring reads (live server)
   });
 
   it('posts, comments, replies, votes, reacts and follows between two connected agents', async () => {
-    const post = await alice.createPost({ communitySlug: 'general', title: 'Hello from the client', body: `First post, hi ${bobHandle}`, tags: ['clients'] });
+    const post = await alice.createPost({
+      communitySlug: 'general',
+      title: 'Hello from the client',
+      body: `First post, hi ${bobHandle}`,
+      tags: ['clients'],
+    });
     expect(post.id).to.be.a('string');
     expect(post.score).to.equal(0);
     expect(post.community.slug).to.equal('general');
@@ -83,7 +88,8 @@ describe('clients/typescript: content, interactions, scoring reads (live server)
     const carol = await connectedAgent({
       onRetry: (i) => void waits.push(i),
       fetch: (url, init) => {
-        if (init?.method === 'POST' && String(url).endsWith('/posts')) keys.push(new Headers(init.headers).get('idempotency-key'));
+        if (init?.method === 'POST' && String(url).endsWith('/posts'))
+          keys.push(new Headers(init.headers).get('idempotency-key'));
         return fetch(url, init);
       },
     });
@@ -115,7 +121,9 @@ describe('clients/typescript: content, interactions, scoring reads (live server)
     const a = await dave.createPost({ communitySlug: 'general', title: 'idem', body: 'once' }, { idempotencyKey: key });
     const b = await dave.createPost({ communitySlug: 'general', title: 'idem', body: 'once' }, { idempotencyKey: key });
     expect(b.id).to.equal(a.id);
-    const reuse = await expectRejects(dave.createPost({ communitySlug: 'general', title: 'idem', body: 'other body' }, { idempotencyKey: key }));
+    const reuse = await expectRejects(
+      dave.createPost({ communitySlug: 'general', title: 'idem', body: 'other body' }, { idempotencyKey: key }),
+    );
     expect([reuse.status, reuse.code]).to.deep.equal([409, 'IDEMPOTENCY_KEY_REUSED']);
   });
 });

@@ -54,7 +54,12 @@ describe('clients/typescript: a real webhook delivery verified by verifyWebhook'
       const o = await newOwner();
       const owner = new SvcClient({ baseUrl: ctx.baseUrl, session: o.session });
       const ck = await owner.createConnectKey({ maxUses: 1 });
-      const author = await connect({ baseUrl: ctx.baseUrl, connectKey: ck.connectKey, framework: 'bot', localAgentId: 'webhook-author' });
+      const author = await connect({
+        baseUrl: ctx.baseUrl,
+        connectKey: ck.connectKey,
+        framework: 'bot',
+        localAgentId: 'webhook-author',
+      });
       const agentId = author.connection!.agent.id;
       const hook = await owner.createWebhook(agentId, { url: rx.url, events: ['post.commented', 'agent.followed'] });
       expect(hook.secret).to.match(/^whsec_/);
@@ -75,8 +80,12 @@ describe('clients/typescript: a real webhook delivery verified by verifyWebhook'
 
       // A receiver with the wrong secret, or a body re-serialised in transit, refuses it.
       const other = await owner.rotateWebhookSecret(agentId, hook.id);
-      expect(() => verifyWebhook(other.secret, rx.got[0].headers as Record<string, string>, rx.got[0].raw)).to.throw(WebhookVerificationError);
-      expect(() => verifyWebhook(hook.secret, rx.got[0].headers as Record<string, string>, rx.got[0].raw.toString() + ' ')).to.throw(WebhookVerificationError);
+      expect(() => verifyWebhook(other.secret, rx.got[0].headers as Record<string, string>, rx.got[0].raw)).to.throw(
+        WebhookVerificationError,
+      );
+      expect(() =>
+        verifyWebhook(hook.secret, rx.got[0].headers as Record<string, string>, rx.got[0].raw.toString() + ' '),
+      ).to.throw(WebhookVerificationError);
 
       const deliveries = await owner.webhookDeliveries(agentId, hook.id);
       expect(deliveries.some((d) => d.status === 'succeeded' && d.responseCode === 204)).to.equal(true);

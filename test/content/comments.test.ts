@@ -22,7 +22,15 @@ describe('content: comments', () => {
     expect(r.body.data).to.include({ postId, parentId: null, body: 'nice post' });
     const { db } = await getContext();
     const ix = await db('interactions').where({ reply_comment_id: r.body.data.id }).first();
-    expect(ix).to.include({ kind: 'reply', actor_agent_id: b.agent.id, target_agent_id: a.agent.id, post_id: postId, comment_id: null, value: 1, active: true });
+    expect(ix).to.include({
+      kind: 'reply',
+      actor_agent_id: b.agent.id,
+      target_agent_id: a.agent.id,
+      post_id: postId,
+      comment_id: null,
+      value: 1,
+      active: true,
+    });
     const ev = await jobs('event_fanout', (p) => p.type === 'post.commented' && p.data.commentId === r.body.data.id);
     expect(ev).to.have.length(1);
     expect(ev[0].agentId).to.equal(a.agent.id);
@@ -38,16 +46,25 @@ describe('content: comments', () => {
     const postId = await post(a.key);
     const otherPost = await post(c.key);
     const top = await api('POST', `/posts/${postId}/comments`, { key: b.key, body: { body: 'top' } });
-    const reply = await api('POST', `/posts/${postId}/comments`, { key: c.key, body: { body: 'reply', parentId: top.body.data.id } });
+    const reply = await api('POST', `/posts/${postId}/comments`, {
+      key: c.key,
+      body: { body: 'reply', parentId: top.body.data.id },
+    });
     expect(reply.status).to.equal(201);
     expect(reply.body.data.parentId).to.equal(top.body.data.id);
     const { db } = await getContext();
     const ix = await db('interactions').where({ reply_comment_id: reply.body.data.id }).first();
     expect(ix).to.include({ target_agent_id: b.agent.id, comment_id: top.body.data.id });
-    const cross = await api('POST', `/posts/${otherPost}/comments`, { key: a.key, body: { body: 'x', parentId: top.body.data.id } });
+    const cross = await api('POST', `/posts/${otherPost}/comments`, {
+      key: a.key,
+      body: { body: 'x', parentId: top.body.data.id },
+    });
     expect(cross.status).to.equal(404);
     expect(cross.body.error.code).to.equal('NOT_FOUND');
-    const bogus = await api('POST', `/posts/${postId}/comments`, { key: a.key, body: { body: 'x', parentId: 'not-a-uuid' } });
+    const bogus = await api('POST', `/posts/${postId}/comments`, {
+      key: a.key,
+      body: { body: 'x', parentId: 'not-a-uuid' },
+    });
     expect(bogus.status).to.equal(404);
   });
 
@@ -55,7 +72,9 @@ describe('content: comments', () => {
     const a = await newAgent();
     const postId = await post(a.key);
     const agents = await Promise.all(Array.from({ length: 20 }, () => newAgent()));
-    const rs = await Promise.all(agents.map((x) => api('POST', `/posts/${postId}/comments`, { key: x.key, body: { body: 'in parallel' } })));
+    const rs = await Promise.all(
+      agents.map((x) => api('POST', `/posts/${postId}/comments`, { key: x.key, body: { body: 'in parallel' } })),
+    );
     expect(rs.map((r) => r.status)).to.deep.equal(Array(20).fill(201));
     const { db } = await getContext();
     expect((await db('posts').where({ id: postId }).first()).comments_count).to.equal(20);
@@ -69,20 +88,28 @@ describe('content: comments', () => {
     const postId = await post(a.key);
     const top = await api('POST', `/posts/${postId}/comments`, { key: a.key, body: { body: 'soon gone' } });
     expect((await api('DELETE', `/comments/${top.body.data.id}`, { key: a.key })).status).to.equal(200);
-    const reply = await api('POST', `/posts/${postId}/comments`, { key: b.key, body: { body: 'too late', parentId: top.body.data.id } });
+    const reply = await api('POST', `/posts/${postId}/comments`, {
+      key: b.key,
+      body: { body: 'too late', parentId: top.body.data.id },
+    });
     expect(reply.status).to.equal(404);
     expect(reply.body.error.code).to.equal('NOT_FOUND');
     const { db } = await getContext();
     expect(await db('comments').where({ author_id: b.agent.id })).to.have.length(0);
     expect((await db('posts').where({ id: postId }).first()).comments_count).to.equal(0);
     // Not counted: an immediate comment by b passes the 2-second comment gap.
-    expect((await api('POST', `/posts/${postId}/comments`, { key: b.key, body: { body: 'top level' } })).status).to.equal(201);
+    expect(
+      (await api('POST', `/posts/${postId}/comments`, { key: b.key, body: { body: 'top level' } })).status,
+    ).to.equal(201);
   });
 
   it('comment errors: unknown post 404, empty/oversized body 400, missing scope 403', async () => {
     const a = await newAgent();
     const postId = await post(a.key);
-    const unknown = await api('POST', '/posts/00000000-0000-4000-8000-000000000000/comments', { key: a.key, body: { body: 'x' } });
+    const unknown = await api('POST', '/posts/00000000-0000-4000-8000-000000000000/comments', {
+      key: a.key,
+      body: { body: 'x' },
+    });
     expect(unknown.status).to.equal(404);
     for (const body of [{}, { body: '' }, { body: 'x'.repeat(10001) }, { body: ' ' }]) {
       const r = await api('POST', `/posts/${postId}/comments`, { key: a.key, body });
@@ -100,8 +127,17 @@ describe('content: comments', () => {
     const b = await newAgent();
     const postId = await post(a.key);
     expect((await api('POST', `/posts/${postId}/comments`, { key: b.key, body: { body: '' } })).status).to.equal(400);
-    expect((await api('POST', `/posts/${postId}/comments`, { key: b.key, body: { body: 'x', parentId: '00000000-0000-4000-8000-000000000000' } })).status).to.equal(404);
-    expect((await api('POST', `/posts/${postId}/comments`, { key: b.key, body: { body: 'one' } })).status).to.equal(201);
+    expect(
+      (
+        await api('POST', `/posts/${postId}/comments`, {
+          key: b.key,
+          body: { body: 'x', parentId: '00000000-0000-4000-8000-000000000000' },
+        })
+      ).status,
+    ).to.equal(404);
+    expect((await api('POST', `/posts/${postId}/comments`, { key: b.key, body: { body: 'one' } })).status).to.equal(
+      201,
+    );
     const again = await api('POST', `/posts/${postId}/comments`, { key: b.key, body: { body: 'two' } });
     expect(again.status).to.equal(429);
     expect(again.body.error.code).to.be.oneOf(['THREAD_COOLDOWN_ACTIVE', 'COMMENT_COOLDOWN_ACTIVE']);
@@ -116,8 +152,11 @@ describe('content: comments', () => {
     const postId = await post(a.key);
     const c1 = (await api('POST', `/posts/${postId}/comments`, { key: b.key, body: { body: 'c1' } })).body.data.id;
     const c2 = (await api('POST', `/posts/${postId}/comments`, { key: c.key, body: { body: 'c2' } })).body.data.id;
-    const c11 = (await api('POST', `/posts/${postId}/comments`, { key: d.key, body: { body: 'c1.1', parentId: c1 } })).body.data.id;
-    const c111 = (await api('POST', `/posts/${postId}/comments`, { key: a.key, body: { body: 'c1.1.1', parentId: c11 } })).body.data.id;
+    const c11 = (await api('POST', `/posts/${postId}/comments`, { key: d.key, body: { body: 'c1.1', parentId: c1 } }))
+      .body.data.id;
+    const c111 = (
+      await api('POST', `/posts/${postId}/comments`, { key: a.key, body: { body: 'c1.1.1', parentId: c11 } })
+    ).body.data.id;
     const del = await api('DELETE', `/comments/${c11}`, { key: d.key });
     expect(del.status).to.equal(200);
     expect(del.body.data).to.deep.equal({ id: c11, postId, deleted: true });
@@ -145,7 +184,9 @@ describe('content: comments', () => {
     const f = await api('DELETE', `/comments/${cid}`, { key: a.key });
     expect(f.status).to.equal(403);
     expect(f.body.error.code).to.equal('FORBIDDEN');
-    expect((await api('DELETE', '/comments/00000000-0000-4000-8000-000000000000', { key: b.key })).status).to.equal(404);
+    expect((await api('DELETE', '/comments/00000000-0000-4000-8000-000000000000', { key: b.key })).status).to.equal(
+      404,
+    );
     expect((await api('DELETE', `/comments/${cid}`, { key: b.key })).status).to.equal(200);
     const { db } = await getContext();
     expect((await db('interactions').where({ reply_comment_id: cid }).first()).active).to.equal(false);
@@ -173,13 +214,15 @@ describe('content: comments', () => {
     expect(ev[0].data).to.include({ postId, commentId: r.body.data.id, by: '@' + b.handle });
   });
 
-  it('commenting on one\'s own post fires no post.commented event', async () => {
+  it("commenting on one's own post fires no post.commented event", async () => {
     const a = await newAgent();
     await subscribe(a.agent.id);
     const postId = await post(a.key);
     const r = await api('POST', `/posts/${postId}/comments`, { key: a.key, body: { body: 'self' } });
     expect(r.status).to.equal(201);
-    expect(await jobs('event_fanout', (p) => p.type === 'post.commented' && p.data.postId === postId)).to.have.length(0);
+    expect(await jobs('event_fanout', (p) => p.type === 'post.commented' && p.data.postId === postId)).to.have.length(
+      0,
+    );
   });
 });
 
@@ -208,7 +251,9 @@ describe('content: events only for subscribers', () => {
     await subscribe(b.agent.id, ['agent.followed']);
     await api('DELETE', `/agents/${b.handle}/follow`, { key: a.key });
     await api('POST', `/agents/${b.handle}/follow`, { key: a.key });
-    expect(await jobs('event_fanout', (p) => p.type === 'agent.followed' && p.agentId === b.agent.id)).to.have.length(1);
+    expect(await jobs('event_fanout', (p) => p.type === 'agent.followed' && p.agentId === b.agent.id)).to.have.length(
+      1,
+    );
   });
 });
 
@@ -224,7 +269,13 @@ describe('content: comment ping-pong', () => {
     const t0 = Date.now() - 60_000;
     for (let i = 0; i < 7; i++) {
       const [row]: { id: string }[] = await db('comments')
-        .insert({ post_id: postId, parent_id: parent, author_id: i % 2 ? a.agent.id : b.agent.id, body: `turn ${i}`, created_at: new Date(t0 + i * 1000) })
+        .insert({
+          post_id: postId,
+          parent_id: parent,
+          author_id: i % 2 ? a.agent.id : b.agent.id,
+          body: `turn ${i}`,
+          created_at: new Date(t0 + i * 1000),
+        })
         .returning('id');
       parent = row.id;
     }
@@ -235,7 +286,12 @@ describe('content: comment ping-pong', () => {
     expect(r.body.error.retryAfterSeconds).to.be.greaterThan(0);
     expect(r.headers.get('retry-after')).to.equal(String(r.body.error.retryAfterSeconds));
     // Not counted: a can still comment at the top level at once.
-    expect((await api('POST', `/posts/${postId}/comments`, { key: a.key, body: { body: 'top level' } })).status).to.equal(201);
-    expect((await api('POST', `/posts/${postId}/comments`, { key: c.key, body: { body: 'third agent', parentId: parent } })).status).to.equal(201);
+    expect(
+      (await api('POST', `/posts/${postId}/comments`, { key: a.key, body: { body: 'top level' } })).status,
+    ).to.equal(201);
+    expect(
+      (await api('POST', `/posts/${postId}/comments`, { key: c.key, body: { body: 'third agent', parentId: parent } }))
+        .status,
+    ).to.equal(201);
   });
 });

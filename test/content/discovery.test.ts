@@ -7,35 +7,83 @@ import { communityCommands } from '../../src/communities/cli';
 
 describe('content: search', () => {
   it('GET /discovery/search finds agents by handle prefix/trigram, posts by full text, communities by slug; ranked', async () => {
-    const stem = 'zq' + uniq('').replace(/[^a-z0-9]/g, '').slice(0, 8);
+    const stem =
+      'zq' +
+      uniq('')
+        .replace(/[^a-z0-9]/g, '')
+        .slice(0, 8);
     const exact = await newAgent({ handle: stem });
     const prefixed = await newAgent({ handle: stem + '_bot' });
     const c = await newCommunity(stem + '-lab');
     const word = 'xylo' + stem;
-    const strong = await seedPost({ authorId: exact.agent.id, community: c, title: `${word} ${word}`, body: `all about ${word}` });
-    const weak = await seedPost({ authorId: exact.agent.id, community: c, title: 'other', body: `mentions ${word} once` });
+    const strong = await seedPost({
+      authorId: exact.agent.id,
+      community: c,
+      title: `${word} ${word}`,
+      body: `all about ${word}`,
+    });
+    const weak = await seedPost({
+      authorId: exact.agent.id,
+      community: c,
+      title: 'other',
+      body: `mentions ${word} once`,
+    });
     const r = await api('GET', `/discovery/search?q=${stem}`);
     expect(r.status).to.equal(200);
     expect(r.body.data.query).to.equal(stem);
-    expect(r.body.data.agents.map((a: any) => a.handle).slice(0, 2)).to.deep.equal(['@' + exact.handle, '@' + prefixed.handle]);
+    expect(r.body.data.agents.map((a: any) => a.handle).slice(0, 2)).to.deep.equal([
+      '@' + exact.handle,
+      '@' + prefixed.handle,
+    ]);
     expect(r.body.data.communities.map((x: any) => x.slug)).to.deep.equal([c]);
     const at = await api('GET', `/discovery/search?q=%40${stem}`);
     expect(at.body.data.agents[0].handle).to.equal('@' + exact.handle);
     const posts = await api('GET', `/discovery/search?q=${word}`);
     expect(posts.body.data.posts.map((p: any) => p.id)).to.deep.equal([strong, weak]);
-    expect(posts.body.data.posts[0]).to.include.keys(['id', 'title', 'excerpt', 'score', 'author', 'community', 'createdAt']);
+    expect(posts.body.data.posts[0]).to.include.keys([
+      'id',
+      'title',
+      'excerpt',
+      'score',
+      'author',
+      'community',
+      'createdAt',
+    ]);
     expect(posts.body.data.posts[0].author.handle).to.equal('@' + exact.handle);
   });
 
   it('search finds posts by tag and by words deep in a long body', async () => {
     const a = await newAgent();
     const c = await newCommunity();
-    const tag = 'tg' + uniq('').replace(/[^a-z0-9]/g, '').slice(0, 10);
-    const deep = 'deep' + uniq('').replace(/[^a-z0-9]/g, '').slice(0, 10);
-    const tagged = await seedPost({ authorId: a.agent.id, community: c, title: 'untitled', body: 'nothing here', tags: [tag] });
-    const long = await seedPost({ authorId: a.agent.id, community: c, title: 'long', body: 'filler '.repeat(5000) + deep });
-    expect((await api('GET', `/discovery/search?q=${tag}`)).body.data.posts.map((p: any) => p.id)).to.deep.equal([tagged]);
-    expect((await api('GET', `/discovery/search?q=${deep}`)).body.data.posts.map((p: any) => p.id)).to.deep.equal([long]);
+    const tag =
+      'tg' +
+      uniq('')
+        .replace(/[^a-z0-9]/g, '')
+        .slice(0, 10);
+    const deep =
+      'deep' +
+      uniq('')
+        .replace(/[^a-z0-9]/g, '')
+        .slice(0, 10);
+    const tagged = await seedPost({
+      authorId: a.agent.id,
+      community: c,
+      title: 'untitled',
+      body: 'nothing here',
+      tags: [tag],
+    });
+    const long = await seedPost({
+      authorId: a.agent.id,
+      community: c,
+      title: 'long',
+      body: 'filler '.repeat(5000) + deep,
+    });
+    expect((await api('GET', `/discovery/search?q=${tag}`)).body.data.posts.map((p: any) => p.id)).to.deep.equal([
+      tagged,
+    ]);
+    expect((await api('GET', `/discovery/search?q=${deep}`)).body.data.posts.map((p: any) => p.id)).to.deep.equal([
+      long,
+    ]);
   });
 
   it("a post's search vector is written with the post and left alone by votes, reactions and comments; a title change rewrites it", async () => {
@@ -43,27 +91,46 @@ describe('content: search', () => {
     const author = await newAgent();
     const voter = await newAgent();
     const c = await newCommunity();
-    const word = 'vx' + uniq('').replace(/[^a-z0-9]/g, '').slice(0, 10);
-    const created = await api('POST', '/posts', { key: author.key, body: { communitySlug: c, title: 'vectors', body: `about ${word}` } });
+    const word =
+      'vx' +
+      uniq('')
+        .replace(/[^a-z0-9]/g, '')
+        .slice(0, 10);
+    const created = await api('POST', '/posts', {
+      key: author.key,
+      body: { communitySlug: c, title: 'vectors', body: `about ${word}` },
+    });
     expect(created.status).to.equal(201);
     const id = created.body.data.id;
-    const version = async () => (await db.raw('select xmin::text as v from post_search where post_id = ?', [id])).rows[0]?.v;
+    const version = async () =>
+      (await db.raw('select xmin::text as v from post_search where post_id = ?', [id])).rows[0]?.v;
     const before = await version();
     expect(before, 'the vector row is written with the post').to.be.a('string');
     expect((await api('POST', `/posts/${id}/vote`, { key: voter.key, body: { value: 1 } })).status).to.equal(200);
     expect((await api('POST', `/posts/${id}/react`, { key: voter.key, body: { type: 'fire' } })).status).to.equal(200);
-    expect((await api('POST', `/posts/${id}/comments`, { key: voter.key, body: { body: 'a reply' } })).status).to.equal(201);
-    expect((await db('posts').where({ id }).first('score', 'comments_count'))).to.deep.equal({ score: 1, comments_count: 1 });
+    expect((await api('POST', `/posts/${id}/comments`, { key: voter.key, body: { body: 'a reply' } })).status).to.equal(
+      201,
+    );
+    expect(await db('posts').where({ id }).first('score', 'comments_count')).to.deep.equal({
+      score: 1,
+      comments_count: 1,
+    });
     expect(await version(), 'counter updates do not rewrite the vector').to.equal(before);
     expect((await api('GET', `/discovery/search?q=${word}`)).body.data.posts.map((p: any) => p.id)).to.deep.equal([id]);
     const renamed = 'rn' + word;
     await db('posts').where({ id }).update({ title: renamed });
     expect(await version()).to.not.equal(before);
-    expect((await api('GET', `/discovery/search?q=${renamed}`)).body.data.posts.map((p: any) => p.id)).to.deep.equal([id]);
+    expect((await api('GET', `/discovery/search?q=${renamed}`)).body.data.posts.map((p: any) => p.id)).to.deep.equal([
+      id,
+    ]);
   });
 
   it('search hides deleted posts and suspended agents, and bounds result sizes', async () => {
-    const stem = 'yv' + uniq('').replace(/[^a-z0-9]/g, '').slice(0, 8);
+    const stem =
+      'yv' +
+      uniq('')
+        .replace(/[^a-z0-9]/g, '')
+        .slice(0, 8);
     const a = await newAgent({ handle: stem + '_s' });
     const c = await newCommunity();
     const word = 'quux' + stem;
@@ -94,7 +161,10 @@ describe('content: search', () => {
       expect(r.status, JSON.stringify(q)).to.equal(400);
       expect(r.body.error.code).to.equal('VALIDATION_FAILED');
     }
-    for (const q of ['😀😀', ' é😀 ']) expect((await api('GET', `/discovery/search?q=${encodeURIComponent(q)}`)).status, JSON.stringify(q)).to.equal(200);
+    for (const q of ['😀😀', ' é😀 '])
+      expect((await api('GET', `/discovery/search?q=${encodeURIComponent(q)}`)).status, JSON.stringify(q)).to.equal(
+        200,
+      );
   });
 
   it('search consumes the per-IP search limit (search_ip, 60 per minute per IP)', async () => {
@@ -123,11 +193,25 @@ describe('content: trending', () => {
     const now = new Date('2031-03-01T12:00:00Z');
     ctx.setNow(now);
     try {
-      const t1 = 'tr-' + uniq('').replace(/[^a-z0-9]/g, '').slice(0, 10);
+      const t1 =
+        'tr-' +
+        uniq('')
+          .replace(/[^a-z0-9]/g, '')
+          .slice(0, 10);
       const t2 = t1 + 'b';
-      await seedPost({ authorId: a.agent.id, community: c, tags: [t1, t2], createdAt: new Date(now.getTime() - 3600_000) });
+      await seedPost({
+        authorId: a.agent.id,
+        community: c,
+        tags: [t1, t2],
+        createdAt: new Date(now.getTime() - 3600_000),
+      });
       await seedPost({ authorId: a.agent.id, community: c, tags: [t1], createdAt: new Date(now.getTime() - 7200_000) });
-      await seedPost({ authorId: a.agent.id, community: c, tags: [t1], createdAt: new Date(now.getTime() - 25 * 3600_000) });
+      await seedPost({
+        authorId: a.agent.id,
+        community: c,
+        tags: [t1],
+        createdAt: new Date(now.getTime() - 25 * 3600_000),
+      });
       const r = await api('GET', '/discovery/trending');
       expect(r.status).to.equal(200);
       expect(r.body.data.windowHours).to.equal(24);
@@ -166,7 +250,8 @@ describe('content: communities', () => {
     const s = await newAgent();
     const c = await newCommunity();
     const count = async () => (await api('GET', `/communities/${c}`)).body.data;
-    const p = (await api('POST', '/posts', { key: a.key, body: { communitySlug: c, body: 'to be deleted' } })).body.data.id;
+    const p = (await api('POST', '/posts', { key: a.key, body: { communitySlug: c, body: 'to be deleted' } })).body.data
+      .id;
     await api('POST', `/posts/${p}/comments`, { key: b.key, body: { body: 'on it' } });
     await seedPost({ authorId: s.agent.id, community: c });
     expect(await count()).to.include({ postCount: 2, activeAgentCount: 3 });

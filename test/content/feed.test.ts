@@ -26,7 +26,10 @@ describe('content: feed', () => {
   it('GET /feed items carry id, title, score, commentsCount, author{handle}, community{slug}, createdAt, tags; meta.nextCursor', async () => {
     const a = await newAgent();
     const c = await newCommunity();
-    await api('POST', '/posts', { key: a.key, body: { communitySlug: c, title: 'Feed me', body: 'body text', tags: ['Feed'] } });
+    await api('POST', '/posts', {
+      key: a.key,
+      body: { communitySlug: c, title: 'Feed me', body: 'body text', tags: ['Feed'] },
+    });
     const r = await api('GET', `/feed?community=${c}`);
     expect(r.status).to.equal(200);
     expect(r.body.data).to.have.length(1);
@@ -45,9 +48,20 @@ describe('content: feed', () => {
     const t0 = Date.parse('2026-01-01T00:00:00Z');
     const old = await seedPost({ authorId: a.agent.id, community: c, score: 100, createdAt: new Date(t0) });
     const mid = await seedPost({ authorId: a.agent.id, community: c, score: 5, createdAt: new Date(t0 + 3600_000) });
-    const fresh = await seedPost({ authorId: a.agent.id, community: c, score: 0, createdAt: new Date(t0 + 2 * 86400_000) });
-    const neg = await seedPost({ authorId: a.agent.id, community: c, score: -10, createdAt: new Date(t0 + 2 * 86400_000 + 1000) });
-    const ids = async (sort: string) => (await api('GET', `/feed?community=${c}&sort=${sort}`)).body.data.map((p: any) => p.id);
+    const fresh = await seedPost({
+      authorId: a.agent.id,
+      community: c,
+      score: 0,
+      createdAt: new Date(t0 + 2 * 86400_000),
+    });
+    const neg = await seedPost({
+      authorId: a.agent.id,
+      community: c,
+      score: -10,
+      createdAt: new Date(t0 + 2 * 86400_000 + 1000),
+    });
+    const ids = async (sort: string) =>
+      (await api('GET', `/feed?community=${c}&sort=${sort}`)).body.data.map((p: any) => p.id);
     expect(await ids('new')).to.deep.equal([neg, fresh, mid, old]);
     expect(await ids('top')).to.deep.equal([old, mid, fresh, neg]);
     // hot units: 1 per 12.5 h of age, log10 of the score: fresh 3.84, neg 3.84-1, old 2, mid 0.70+0.08.
@@ -93,10 +107,21 @@ describe('content: feed', () => {
     const a = await newAgent();
     const c = await newCommunity();
     const base = Date.now() - 3600_000;
-    for (let i = 0; i < 55; i++) await seedPost({ authorId: a.agent.id, community: c, createdAt: new Date(base + i * 1000) });
+    for (let i = 0; i < 55; i++)
+      await seedPost({ authorId: a.agent.id, community: c, createdAt: new Date(base + i * 1000) });
     expect((await api('GET', `/feed?community=${c}`)).body.data).to.have.length(20);
     expect((await api('GET', `/feed?community=${c}&limit=50`)).body.data).to.have.length(50);
-    for (const q of ['limit=51', 'limit=0', 'limit=abc', 'limit=1e1', 'limit=0x10', 'limit=%2010', 'sort=best', 'cursor=%21%21', `cursor=${encodeCursor({ sort: 'new', createdAt: new Date().toISOString(), id: '00000000-0000-4000-8000-000000000000' })}`]) {
+    for (const q of [
+      'limit=51',
+      'limit=0',
+      'limit=abc',
+      'limit=1e1',
+      'limit=0x10',
+      'limit=%2010',
+      'sort=best',
+      'cursor=%21%21',
+      `cursor=${encodeCursor({ sort: 'new', createdAt: new Date().toISOString(), id: '00000000-0000-4000-8000-000000000000' })}`,
+    ]) {
       const r = await api('GET', `/feed?community=${c}&${q}`);
       expect(r.status, q).to.equal(400);
       expect(r.body.error.code).to.equal('VALIDATION_FAILED');
@@ -111,7 +136,14 @@ describe('content: feed', () => {
       const original: string[] = [];
       // Same score and same timestamp on pairs: ties must break by id.
       for (let i = 0; i < 37; i++) {
-        original.push(await seedPost({ authorId: a.agent.id, community: c, score: i % 3, createdAt: new Date(base + Math.floor(i / 2) * 1000) }));
+        original.push(
+          await seedPost({
+            authorId: a.agent.id,
+            community: c,
+            score: i % 3,
+            createdAt: new Date(base + Math.floor(i / 2) * 1000),
+          }),
+        );
       }
       const inserted: string[] = [];
       const seen = await pageAll(`/feed?community=${c}&sort=${sort}`, 5, async () => {
@@ -130,7 +162,8 @@ describe('content: feed', () => {
     const a = await newAgent();
     const b = await newAgent();
     const c = await newCommunity();
-    for (let i = 0; i < 60; i++) await seedPost({ authorId: i % 2 ? a.agent.id : b.agent.id, community: c, tags: ['qc'], score: i });
+    for (let i = 0; i < 60; i++)
+      await seedPost({ authorId: i % 2 ? a.agent.id : b.agent.id, community: c, tags: ['qc'], score: i });
     const counted = async (path: string) => {
       const { n, value: r } = await queries(() => api('GET', path));
       expect(r.status).to.equal(200);
@@ -240,13 +273,19 @@ describe('content: feed micro-cache', () => {
     expect(comment.status).to.equal(201);
     expect((await read(page1)).item.commentsCount).to.equal(1);
     // A comment that mentions someone runs in a transaction: the page is dropped after it commits.
-    expect((await api('POST', `/posts/${x}/comments`, { key: a.key, body: { body: `thanks @${b.handle}` } })).status).to.equal(201);
+    expect(
+      (await api('POST', `/posts/${x}/comments`, { key: a.key, body: { body: `thanks @${b.handle}` } })).status,
+    ).to.equal(201);
     expect((await read(page1)).item.commentsCount).to.equal(2);
 
     // Nothing a feed page shows: the page stays cached.
     await read(page1);
-    expect((await api('POST', `/comments/${comment.body.data.id}/vote`, { key: a.key, body: { value: 1 } })).status).to.equal(200);
-    expect((await api('POST', `/comments/${comment.body.data.id}/react`, { key: a.key, body: { type: 'smart' } })).status).to.equal(200);
+    expect(
+      (await api('POST', `/comments/${comment.body.data.id}/vote`, { key: a.key, body: { value: 1 } })).status,
+    ).to.equal(200);
+    expect(
+      (await api('POST', `/comments/${comment.body.data.id}/react`, { key: a.key, body: { type: 'smart' } })).status,
+    ).to.equal(200);
     expect((await api('POST', `/agents/${b.handle}/follow`, { key: a.key })).status).to.equal(200);
     expect((await read(page1)).queries).to.equal(0);
     // The page of another post kept its entry through all of it.

@@ -48,14 +48,25 @@ export async function seedPost(opts: {
 /** Inserts a comment straight into the database (no rate limits or comment gaps). */
 export async function seedComment(postId: string, authorId: string, parentId: string | null = null): Promise<string> {
   const { db } = await getContext();
-  const [row] = await db('comments').insert({ post_id: postId, parent_id: parentId, author_id: authorId, body: 'seeded comment', created_at: new Date() }).returning('id');
+  const [row] = await db('comments')
+    .insert({
+      post_id: postId,
+      parent_id: parentId,
+      author_id: authorId,
+      body: 'seeded comment',
+      created_at: new Date(),
+    })
+    .returning('id');
   return row.id;
 }
 
 /** Jobs queued with this identifier whose payload matches `pred`. */
 export async function jobs(identifier: string, pred: (payload: any) => boolean = () => true): Promise<any[]> {
   const { db } = await getContext();
-  const { rows } = await db.raw(`select j.payload from graphile_worker._private_jobs j join graphile_worker._private_tasks t on t.id = j.task_id where t.identifier = ?`, [identifier]);
+  const { rows } = await db.raw(
+    `select j.payload from graphile_worker._private_jobs j join graphile_worker._private_tasks t on t.id = j.task_id where t.identifier = ?`,
+    [identifier],
+  );
   return rows.map((r: any) => r.payload).filter(pred);
 }
 
@@ -64,8 +75,17 @@ export async function jobs(identifier: string, pred: (payload: any) => boolean =
  * database (no receiver: content tests read the queued fan-out jobs; the event suites deliver).
  * Without a subscriber no fan-out job is queued.
  */
-export async function subscribe(agentId: string, events: string[] = ['agent.mentioned', 'post.commented', 'agent.followed']): Promise<void> {
+export async function subscribe(
+  agentId: string,
+  events: string[] = ['agent.mentioned', 'post.commented', 'agent.followed'],
+): Promise<void> {
   const { db, config } = await getContext();
   const id = crypto.randomUUID();
-  await db('webhooks').insert({ id, agent_id: agentId, url: 'http://127.0.0.1:9/hook', secret_enc: encryptSecret(config.sessionSecret, id, generateWebhookSecret()), events });
+  await db('webhooks').insert({
+    id,
+    agent_id: agentId,
+    url: 'http://127.0.0.1:9/hook',
+    secret_enc: encryptSecret(config.sessionSecret, id, generateWebhookSecret()),
+    events,
+  });
 }

@@ -15,7 +15,11 @@ describe('content: Idempotency-Key', () => {
     const r1 = await api('POST', '/posts', { key: a.key, body, headers: h });
     expect(r1.status).to.equal(201);
     // Within the 3 s post gap: a real second post would be 429, a replay is not.
-    const r2 = await api('POST', '/posts', { key: a.key, body: { tags: ['x'], body: 'once only', communitySlug: c }, headers: h });
+    const r2 = await api('POST', '/posts', {
+      key: a.key,
+      body: { tags: ['x'], body: 'once only', communitySlug: c },
+      headers: h,
+    });
     expect(r2.status).to.equal(201);
     expect(r2.text).to.equal(r1.text);
     expect(r2.headers.get('idempotent-replayed')).to.equal('true');
@@ -28,7 +32,9 @@ describe('content: Idempotency-Key', () => {
     const b = await newAgent();
     const c = await newCommunity();
     const h = { 'idempotency-key': 'shared-key' };
-    expect((await api('POST', '/posts', { key: a.key, body: { communitySlug: c, body: 'one' }, headers: h })).status).to.equal(201);
+    expect(
+      (await api('POST', '/posts', { key: a.key, body: { communitySlug: c, body: 'one' }, headers: h })).status,
+    ).to.equal(201);
     const r = await api('POST', '/posts', { key: a.key, body: { communitySlug: c, body: 'two' }, headers: h });
     expect(r.status).to.equal(409);
     expect(r.body.error.code).to.equal('IDEMPOTENCY_KEY_REUSED');
@@ -42,7 +48,9 @@ describe('content: Idempotency-Key', () => {
     const c = await newCommunity();
     const postId = (await api('POST', '/posts', { key: a.key, body: { communitySlug: c, body: 'p' } })).body.data.id;
     const many = (path: string, body: object, key: string) =>
-      Promise.all(Array.from({ length: 10 }, () => api('POST', path, { key: b.key, body, headers: { 'idempotency-key': key } })));
+      Promise.all(
+        Array.from({ length: 10 }, () => api('POST', path, { key: b.key, body, headers: { 'idempotency-key': key } })),
+      );
     const comments = await many(`/posts/${postId}/comments`, { body: 'only one' }, 'c-1');
     expect(comments.map((r) => r.status)).to.deep.equal(Array(10).fill(201));
     expect(new Set(comments.map((r) => r.body.data.id)).size).to.equal(1);
@@ -51,7 +59,9 @@ describe('content: Idempotency-Key', () => {
     const reacts = await many(`/posts/${postId}/react`, { type: 'fire' }, 'r-1');
     expect(reacts.every((r) => r.status === 200 && r.body.data.counts.fire === 1)).to.equal(true);
     const follows = await Promise.all(
-      Array.from({ length: 5 }, () => api('POST', `/agents/${a.handle}/follow`, { key: b.key, headers: { 'idempotency-key': 'f-1' } })),
+      Array.from({ length: 5 }, () =>
+        api('POST', `/agents/${a.handle}/follow`, { key: b.key, headers: { 'idempotency-key': 'f-1' } }),
+      ),
     );
     expect(follows.every((r) => r.status === 200 && r.body.data.following === true)).to.equal(true);
     const { db } = await getContext();
@@ -62,7 +72,11 @@ describe('content: Idempotency-Key', () => {
     const a = await newAgent();
     const c = await newCommunity();
     const h = { 'idempotency-key': 'fail-then-ok' };
-    const bad = await api('POST', '/posts', { key: a.key, body: { communitySlug: 'missing-community', body: 'x' }, headers: h });
+    const bad = await api('POST', '/posts', {
+      key: a.key,
+      body: { communitySlug: 'missing-community', body: 'x' },
+      headers: h,
+    });
     expect(bad.status).to.equal(404);
     const ok = await api('POST', '/posts', { key: a.key, body: { communitySlug: c, body: 'x' }, headers: h });
     expect(ok.status).to.equal(201);
@@ -75,7 +89,9 @@ describe('content: Idempotency-Key', () => {
     const h = { 'idempotency-key': 'old-key' };
     ctx.setNow(new Date(Date.now() - 25 * 3600_000));
     try {
-      expect((await api('POST', '/posts', { key: a.key, body: { communitySlug: c, body: 'yesterday' }, headers: h })).status).to.equal(201);
+      expect(
+        (await api('POST', '/posts', { key: a.key, body: { communitySlug: c, body: 'yesterday' }, headers: h })).status,
+      ).to.equal(201);
     } finally {
       ctx.setNow(null);
     }
@@ -87,7 +103,11 @@ describe('content: Idempotency-Key', () => {
 
   it('a malformed Idempotency-Key is 400 VALIDATION_FAILED', async () => {
     const a = await newAgent();
-    const r = await api('POST', '/posts', { key: a.key, body: { communitySlug: 'general', body: 'x' }, headers: { 'idempotency-key': 'x'.repeat(300) } });
+    const r = await api('POST', '/posts', {
+      key: a.key,
+      body: { communitySlug: 'general', body: 'x' },
+      headers: { 'idempotency-key': 'x'.repeat(300) },
+    });
     expect(r.status).to.equal(400);
     expect(r.body.error.code).to.equal('VALIDATION_FAILED');
   });
@@ -105,7 +125,14 @@ describe('content: idempotency_prune job', () => {
     const ctx = await getContext();
     const a = await newAgent();
     await ctx.db('idempotency_keys').insert([
-      { agent_id: a.agent.id, key: 'old', request_hash: 'h', status: 201, response: '{}', created_at: new Date(Date.now() - 25 * 3600_000) },
+      {
+        agent_id: a.agent.id,
+        key: 'old',
+        request_hash: 'h',
+        status: 201,
+        response: '{}',
+        created_at: new Date(Date.now() - 25 * 3600_000),
+      },
       { agent_id: a.agent.id, key: 'new', request_hash: 'h', status: 201, response: '{}', created_at: new Date() },
     ]);
     const logs: string[] = [];

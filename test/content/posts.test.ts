@@ -7,7 +7,10 @@ import { jobs, newCommunity, subscribe } from './helpers';
 describe('content: posts', () => {
   it('POST /posts creates a post: 201 {id, score 0, community{slug}}, tags lowercased, default communities seeded', async () => {
     const a = await newAgent();
-    const r = await api('POST', '/posts', { key: a.key, body: { communitySlug: 'general', title: 'Hello', body: 'First post', tags: ['AI', 'ml-ops', 'ai'] } });
+    const r = await api('POST', '/posts', {
+      key: a.key,
+      body: { communitySlug: 'general', title: 'Hello', body: 'First post', tags: ['AI', 'ml-ops', 'ai'] },
+    });
     expect(r.status).to.equal(201);
     expect(r.body.data).to.include({ score: 0, title: 'Hello', commentsCount: 0 });
     expect(r.body.data.id).to.be.a('string');
@@ -24,7 +27,10 @@ describe('content: posts', () => {
 
   it('a post without title shows the first line of its body', async () => {
     const a = await newAgent();
-    const r = await api('POST', '/posts', { key: a.key, body: { communitySlug: 'general', body: 'Line one\nline two' } });
+    const r = await api('POST', '/posts', {
+      key: a.key,
+      body: { communitySlug: 'general', body: 'Line one\nline two' },
+    });
     expect(r.status).to.equal(201);
     expect(r.body.data.title).to.equal('Line one');
   });
@@ -64,7 +70,10 @@ describe('content: posts', () => {
     const a = await newAgent();
     const c = await newCommunity();
     // U+212A KELVIN SIGN lowercases to the ASCII letter k.
-    const r = await api('POST', '/posts', { key: a.key, body: { communitySlug: c, body: 'x', tags: ['\u212Aelvin', 'A'.repeat(32)] } });
+    const r = await api('POST', '/posts', {
+      key: a.key,
+      body: { communitySlug: c, body: 'x', tags: ['\u212Aelvin', 'A'.repeat(32)] },
+    });
     expect(r.status, JSON.stringify(r.body)).to.equal(201);
     expect(r.body.data.tags).to.deep.equal(['kelvin', 'a'.repeat(32)]);
     const feed = await api('GET', `/feed?community=${c}&tag=${encodeURIComponent('\u212AELVIN')}`);
@@ -98,8 +107,12 @@ describe('content: posts', () => {
 
   it('posting again within 3 s is 429 POST_COOLDOWN_ACTIVE; refused posts (404, 400) never count', async () => {
     const a = await newAgent();
-    expect((await api('POST', '/posts', { key: a.key, body: { communitySlug: 'nope-nope', body: 'x' } })).status).to.equal(404);
-    expect((await api('POST', '/posts', { key: a.key, body: { communitySlug: 'general', body: '' } })).status).to.equal(400);
+    expect(
+      (await api('POST', '/posts', { key: a.key, body: { communitySlug: 'nope-nope', body: 'x' } })).status,
+    ).to.equal(404);
+    expect((await api('POST', '/posts', { key: a.key, body: { communitySlug: 'general', body: '' } })).status).to.equal(
+      400,
+    );
     const ok = await api('POST', '/posts', { key: a.key, body: { communitySlug: 'general', body: 'x' } });
     expect(ok.status).to.equal(201);
     const again = await api('POST', '/posts', { key: a.key, body: { communitySlug: 'general', body: 'y' } });
@@ -112,15 +125,30 @@ describe('content: posts', () => {
     const o = await newOwner();
     const a = await newAgent({ owner: o });
     const c = await newCommunity();
-    const created = await api('POST', '/posts', { key: a.key, body: { communitySlug: c, title: 'T', body: 'B', tags: ['x'] } });
+    const created = await api('POST', '/posts', {
+      key: a.key,
+      body: { communitySlug: c, title: 'T', body: 'B', tags: ['x'] },
+    });
     const r = await api('GET', `/posts/${created.body.data.id}`);
     expect(r.status).to.equal(200);
     const d = r.body.data;
     expect(d).to.include({ id: created.body.data.id, title: 'T', body: 'B', score: 0, commentsCount: 0 });
     expect(d.tags).to.deep.equal(['x']);
-    expect(d.author).to.include({ id: a.agent.id, handle: '@' + a.handle, displayName: 'Agent', status: 'active', ownerBound: true });
+    expect(d.author).to.include({
+      id: a.agent.id,
+      handle: '@' + a.handle,
+      displayName: 'Agent',
+      status: 'active',
+      ownerBound: true,
+    });
     expect(d.community.slug).to.equal(c);
-    expect(d.metrics).to.deep.equal({ score: 0, upvotes: 0, downvotes: 0, commentsCount: 0, reactions: { love: 0, fire: 0, funny: 0, smart: 0, savage: 0 } });
+    expect(d.metrics).to.deep.equal({
+      score: 0,
+      upvotes: 0,
+      downvotes: 0,
+      commentsCount: 0,
+      reactions: { love: 0, fire: 0, funny: 0, smart: 0, savage: 0 },
+    });
     expect(Date.parse(d.createdAt)).to.be.a('number');
   });
 
@@ -161,7 +189,10 @@ describe('content: posts', () => {
     await subscribe(m.agent.id, ['agent.mentioned']);
     const r = await api('POST', '/posts', {
       key: a.key,
-      body: { communitySlug: 'general', body: `hi @${m.handle.toUpperCase()} and @nobody_here_zz and @${a.handle}, mail x@${m.handle}.com` },
+      body: {
+        communitySlug: 'general',
+        body: `hi @${m.handle.toUpperCase()} and @nobody_here_zz and @${a.handle}, mail x@${m.handle}.com`,
+      },
     });
     expect(r.status).to.equal(201);
     expect(r.body.data.mentions).to.deep.equal(['@' + m.handle]);
@@ -170,7 +201,12 @@ describe('content: posts', () => {
     expect(rows.map((x) => x.agent_id)).to.deep.equal([m.agent.id]);
     const ev = await jobs('event_fanout', (p) => p.type === 'agent.mentioned' && p.agentId === m.agent.id);
     expect(ev).to.have.length(1);
-    expect(ev[0].data).to.include({ postId: r.body.data.id, commentId: null, by: '@' + a.handle, mentionedHandle: '@' + m.handle });
+    expect(ev[0].data).to.include({
+      postId: r.body.data.id,
+      commentId: null,
+      by: '@' + a.handle,
+      mentionedHandle: '@' + m.handle,
+    });
     expect(ev[0].data.excerpt).to.be.a('string');
   });
 
@@ -178,12 +214,17 @@ describe('content: posts', () => {
     const a = await newAgent();
     const m = await newAgent();
     await subscribe(m.agent.id, ['agent.mentioned']);
-    const r = await api('POST', '/posts', { key: a.key, body: { communitySlug: 'general', title: `hey @${m.handle}`, body: 'nobody named here' } });
+    const r = await api('POST', '/posts', {
+      key: a.key,
+      body: { communitySlug: 'general', title: `hey @${m.handle}`, body: 'nobody named here' },
+    });
     expect(r.status).to.equal(201);
     expect(r.body.data.mentions).to.deep.equal([]);
     const { db } = await getContext();
     expect(await db('mentions').where({ post_id: r.body.data.id })).to.have.length(0);
-    expect(await jobs('event_fanout', (p) => p.type === 'agent.mentioned' && p.agentId === m.agent.id)).to.have.length(0);
+    expect(await jobs('event_fanout', (p) => p.type === 'agent.mentioned' && p.agentId === m.agent.id)).to.have.length(
+      0,
+    );
   });
 });
 
@@ -193,7 +234,10 @@ describe('content: hostile text', () => {
     const r1 = await api('POST', '/posts', { key: a.key, body: { communitySlug: 'general', body: 'a\u0000b' } });
     expect(r1.status).to.equal(400);
     expect(r1.body.error.details[0].path).to.equal('body/body');
-    const r2 = await api('POST', '/posts', { key: a.key, body: { communitySlug: 'general', body: 'ok', title: 't\u0000' } });
+    const r2 = await api('POST', '/posts', {
+      key: a.key,
+      body: { communitySlug: 'general', body: 'ok', title: 't\u0000' },
+    });
     expect(r2.status).to.equal(400);
     expect(r2.body.error.details[0].path).to.equal('body/title');
     const r3 = await api('POST', '/posts', { key: a.key, body: { communitySlug: 'gen\u0000eral', body: 'ok' } });
@@ -201,7 +245,15 @@ describe('content: hostile text', () => {
     expect(r3.body.error.details[0].path).to.equal('body/communitySlug');
     const { db } = await getContext();
     const c = await newCommunity();
-    const [p] = await db('posts').insert({ community_id: (await db('communities').where({ slug: c }).first()).id, author_id: a.agent.id, title: 't', body: 'b', hot: 0 }).returning('id');
+    const [p] = await db('posts')
+      .insert({
+        community_id: (await db('communities').where({ slug: c }).first()).id,
+        author_id: a.agent.id,
+        title: 't',
+        body: 'b',
+        hot: 0,
+      })
+      .returning('id');
     const r4 = await api('POST', `/posts/${p.id}/comments`, { key: a.key, body: { body: '\u0000' } });
     expect(r4.status).to.equal(400);
     const r5 = await api('GET', '/discovery/search?q=ab%00');

@@ -20,12 +20,18 @@ describe('content: pure rules', () => {
   });
 
   it('voteRefusal: self first, then same owner (not for a withdrawal); unowned agents never share an owner', () => {
-    expect(voteRefusal({ id: 'a', owner_id: 'o' }, { id: 'a', owner_id: 'o' }, 1)?.code).to.equal('SELF_VOTE_FORBIDDEN');
-    expect(voteRefusal({ id: 'a', owner_id: 'o' }, { id: 'b', owner_id: 'o' }, -1)?.code).to.equal('SAME_OWNER_VOTE_FORBIDDEN');
+    expect(voteRefusal({ id: 'a', owner_id: 'o' }, { id: 'a', owner_id: 'o' }, 1)?.code).to.equal(
+      'SELF_VOTE_FORBIDDEN',
+    );
+    expect(voteRefusal({ id: 'a', owner_id: 'o' }, { id: 'b', owner_id: 'o' }, -1)?.code).to.equal(
+      'SAME_OWNER_VOTE_FORBIDDEN',
+    );
     expect(voteRefusal({ id: 'a', owner_id: null }, { id: 'b', owner_id: null }, 1)).to.equal(null);
     // Withdrawing stays possible between agents that came under one owner after voting.
     expect(voteRefusal({ id: 'a', owner_id: 'o' }, { id: 'b', owner_id: 'o' }, 0)).to.equal(null);
-    expect(voteRefusal({ id: 'a', owner_id: 'o' }, { id: 'a', owner_id: 'o' }, 0)?.code).to.equal('SELF_VOTE_FORBIDDEN');
+    expect(voteRefusal({ id: 'a', owner_id: 'o' }, { id: 'a', owner_id: 'o' }, 0)?.code).to.equal(
+      'SELF_VOTE_FORBIDDEN',
+    );
   });
 
   it('normalizeTags lowercases before checking and collapses duplicates', () => {
@@ -35,7 +41,11 @@ describe('content: pure rules', () => {
   });
 
   it('extractMentions finds @handles, not emails or words', () => {
-    expect(extractMentions('hi @Alice_1, @bob! mail me@carol.io or x@dave, (@erin)')).to.deep.equal(['alice_1', 'bob', 'erin']);
+    expect(extractMentions('hi @Alice_1, @bob! mail me@carol.io or x@dave, (@erin)')).to.deep.equal([
+      'alice_1',
+      'bob',
+      'erin',
+    ]);
     expect(extractMentions('@ab too short')).to.deep.equal([]);
   });
 

@@ -40,7 +40,7 @@ describe('content: reactions', () => {
     expect(detail.body.data.score).to.equal(0);
   });
 
-  it('reacting to one\'s own content is allowed; comments take reactions too ({commentId, reaction, counts})', async () => {
+  it("reacting to one's own content is allowed; comments take reactions too ({commentId, reaction, counts})", async () => {
     const a = await newAgent();
     const id = await post(a.key);
     const own = await api('POST', `/posts/${id}/react`, { key: a.key, body: { type: 'love' } });
@@ -55,7 +55,9 @@ describe('content: reactions', () => {
     const a = await newAgent();
     const b = await newAgent();
     const id = await post(a.key);
-    const rs = await Promise.all(Array.from({ length: 30 }, () => api('POST', `/posts/${id}/react`, { key: b.key, body: { type: 'savage' } })));
+    const rs = await Promise.all(
+      Array.from({ length: 30 }, () => api('POST', `/posts/${id}/react`, { key: b.key, body: { type: 'savage' } })),
+    );
     expect(rs.every((r) => r.status === 200)).to.equal(true);
     const { db } = await getContext();
     expect((await db('posts').where({ id }).first()).savage_count).to.equal(1);
@@ -68,11 +70,16 @@ describe('content: reactions', () => {
     const { db } = await getContext();
     const types = ['love', 'fire', null, 'funny', 'smart', 'savage'];
     for (let round = 0; round < 3; round++) {
-      const rs = await Promise.all(Array.from({ length: 18 }, (_, i) => api('POST', `/posts/${id}/react`, { key: b.key, body: { type: types[(i + round) % types.length] } })));
+      const rs = await Promise.all(
+        Array.from({ length: 18 }, (_, i) =>
+          api('POST', `/posts/${id}/react`, { key: b.key, body: { type: types[(i + round) % types.length] } }),
+        ),
+      );
       expect(rs.map((r) => r.status)).to.deep.equal(Array(18).fill(200));
       const stored = (await db('reactions').where({ agent_id: b.agent.id, post_id: id }).first())?.type ?? null;
       const row = await db('posts').where({ id }).first();
-      for (const t of ['love', 'fire', 'funny', 'smart', 'savage']) expect(row[`${t}_count`], t).to.equal(t === stored ? 1 : 0);
+      for (const t of ['love', 'fire', 'funny', 'smart', 'savage'])
+        expect(row[`${t}_count`], t).to.equal(t === stored ? 1 : 0);
       const ix = await db('interactions').where({ kind: 'reaction', actor_agent_id: b.agent.id, post_id: id }).first();
       expect(ix.active).to.equal(stored !== null);
       if (stored) expect(ix.reaction_type).to.equal(stored);
@@ -88,12 +95,22 @@ describe('content: reactions', () => {
       expect(r.status).to.equal(400);
       expect(r.body.error.code).to.equal('VALIDATION_FAILED');
     }
-    expect((await api('POST', '/comments/00000000-0000-4000-8000-000000000000/react', { key: b.key, body: { type: 'love' } })).status).to.equal(404);
+    expect(
+      (
+        await api('POST', '/comments/00000000-0000-4000-8000-000000000000/react', {
+          key: b.key,
+          body: { type: 'love' },
+        })
+      ).status,
+    ).to.equal(404);
     const o = await newOwner();
     const mine = await newAgent({ owner: o });
     const missing = await api('POST', `/posts/${id}/react`, { session: o.session, body: { type: 'love' } });
     expect(missing.body.error.code).to.equal('ACTING_AGENT_REQUIRED');
-    const ok = await api('POST', `/posts/${id}/react`, { session: o.session, body: { type: 'love', reactorAgentId: mine.agent.id } });
+    const ok = await api('POST', `/posts/${id}/react`, {
+      session: o.session,
+      body: { type: 'love', reactorAgentId: mine.agent.id },
+    });
     expect(ok.status).to.equal(200);
     expect(ok.body.data.counts.love).to.equal(1);
   });
@@ -110,10 +127,18 @@ describe('content: reactions', () => {
     await db('posts').where({ id: gone }).update({ deleted_at: new Date() });
     await db('comments').where({ id: goneComment }).update({ deleted_at: new Date() });
     const missing = '00000000-0000-4000-8000-000000000000';
-    const refused = [`/posts/${missing}/react`, `/comments/${missing}/react`, `/posts/${gone}/react`, `/comments/${goneComment}/react`, `/comments/${onGonePost}/react`];
+    const refused = [
+      `/posts/${missing}/react`,
+      `/comments/${missing}/react`,
+      `/posts/${gone}/react`,
+      `/comments/${goneComment}/react`,
+      `/comments/${onGonePost}/react`,
+    ];
     // More refusals than the per-minute cap (60): none may answer 429.
     for (let i = 0; i < 14; i++) {
-      const rs = await Promise.all(refused.map((path) => api('POST', path, { key: reactor.key, body: { type: i % 2 ? null : 'love' } })));
+      const rs = await Promise.all(
+        refused.map((path) => api('POST', path, { key: reactor.key, body: { type: i % 2 ? null : 'love' } })),
+      );
       rs.forEach((r, j) => expect([r.status, r.body.error?.code], refused[j]).to.deep.equal([404, 'NOT_FOUND']));
     }
     const ok = await api('POST', `/posts/${live}/react`, { key: reactor.key, body: { type: 'love' } });
@@ -133,7 +158,10 @@ describe('content: reactions', () => {
       const { sql, value } = await queries(f);
       return { result: value, sql };
     };
-    for (const [kind, target] of [['post', id], ['comment', cid]] as const) {
+    for (const [kind, target] of [
+      ['post', id],
+      ['comment', cid],
+    ] as const) {
       for (const type of ['fire', 'smart', null] as const) {
         const { result, sql } = await statements(() => react(db, deps, reactor.agent, kind, target, type));
         expect(sql, `${kind} ${type}`).to.have.length(1);
@@ -143,7 +171,9 @@ describe('content: reactions', () => {
       expect(same.sql).to.have.length(2);
       expect(same.result.data.counts).to.deep.equal(ZERO);
     }
-    const ix = await db('interactions').where({ kind: 'reaction', actor_agent_id: reactor.agent.id }).orderBy('comment_id', 'asc');
+    const ix = await db('interactions')
+      .where({ kind: 'reaction', actor_agent_id: reactor.agent.id })
+      .orderBy('comment_id', 'asc');
     expect(ix.map((r) => [r.post_id, r.comment_id, r.target_agent_id, r.reaction_type, r.active])).to.deep.equal([
       [id, cid, author.agent.id, 'smart', false],
       [id, null, author.agent.id, 'smart', false],
@@ -158,7 +188,11 @@ describe('content: follows', () => {
     await subscribe(b.agent.id, ['agent.followed']);
     const f1 = await api('POST', `/agents/${b.handle}/follow`, { key: a.key });
     expect(f1.status).to.equal(200);
-    expect(f1.body.data).to.deep.equal({ following: true, targetHandle: '@' + b.handle, followerHandle: '@' + a.handle });
+    expect(f1.body.data).to.deep.equal({
+      following: true,
+      targetHandle: '@' + b.handle,
+      followerHandle: '@' + a.handle,
+    });
     const f2 = await api('POST', `/agents/@${b.handle.toUpperCase()}/follow`, { key: a.key });
     expect(f2.body.data.following).to.equal(true);
     const { db } = await getContext();
@@ -166,18 +200,26 @@ describe('content: follows', () => {
     const ev = await jobs('event_fanout', (p) => p.type === 'agent.followed' && p.agentId === b.agent.id);
     expect(ev).to.have.length(1);
     expect(ev[0].data).to.include({ followerHandle: '@' + a.handle, followerId: a.agent.id });
-    let ix = await db('interactions').where({ kind: 'follow', actor_agent_id: a.agent.id, target_agent_id: b.agent.id }).first();
+    let ix = await db('interactions')
+      .where({ kind: 'follow', actor_agent_id: a.agent.id, target_agent_id: b.agent.id })
+      .first();
     expect(ix.active).to.equal(true);
     const u1 = await api('DELETE', `/agents/${b.handle}/follow`, { key: a.key });
     expect(u1.status).to.equal(200);
-    expect(u1.body.data).to.deep.equal({ following: false, targetHandle: '@' + b.handle, followerHandle: '@' + a.handle });
+    expect(u1.body.data).to.deep.equal({
+      following: false,
+      targetHandle: '@' + b.handle,
+      followerHandle: '@' + a.handle,
+    });
     const u2 = await api('DELETE', `/agents/${b.handle}/follow`, { key: a.key });
     expect(u2.body.data.following).to.equal(false);
-    ix = await db('interactions').where({ kind: 'follow', actor_agent_id: a.agent.id, target_agent_id: b.agent.id }).first();
+    ix = await db('interactions')
+      .where({ kind: 'follow', actor_agent_id: a.agent.id, target_agent_id: b.agent.id })
+      .first();
     expect(ix.active).to.equal(false);
   });
 
-  it('follow errors: self 400 SELF_FOLLOW_FORBIDDEN, unknown 404, session without followerAgentId 400, other owner\'s agent 403', async () => {
+  it("follow errors: self 400 SELF_FOLLOW_FORBIDDEN, unknown 404, session without followerAgentId 400, other owner's agent 403", async () => {
     const a = await newAgent();
     const self = await api('POST', `/agents/${a.handle}/follow`, { key: a.key });
     expect(self.status).to.equal(400);
@@ -190,28 +232,50 @@ describe('content: follows', () => {
     const missing = await api('POST', `/agents/${a.handle}/follow`, { session: o.session });
     expect(missing.status).to.equal(400);
     expect(missing.body.error.code).to.equal('ACTING_AGENT_REQUIRED');
-    const notMine = await api('POST', `/agents/${mine.handle}/follow`, { session: o.session, body: { followerAgentId: a.agent.id } });
+    const notMine = await api('POST', `/agents/${mine.handle}/follow`, {
+      session: o.session,
+      body: { followerAgentId: a.agent.id },
+    });
     expect(notMine.status).to.equal(403);
     expect(notMine.body.error.code).to.equal('NOT_AGENT_OWNER');
-    const ok = await api('POST', `/agents/${a.handle}/follow`, { session: o.session, body: { followerAgentId: mine.agent.id } });
-    expect(ok.body.data).to.deep.equal({ following: true, targetHandle: '@' + a.handle, followerHandle: '@' + mine.handle });
+    const ok = await api('POST', `/agents/${a.handle}/follow`, {
+      session: o.session,
+      body: { followerAgentId: mine.agent.id },
+    });
+    expect(ok.body.data).to.deep.equal({
+      following: true,
+      targetHandle: '@' + a.handle,
+      followerHandle: '@' + mine.handle,
+    });
     // DELETE without a body (some clients send none): the acting agent may come in the query.
     const noBody = await api('DELETE', `/agents/${a.handle}/follow`, { session: o.session });
     expect(noBody.body.error.code).to.equal('ACTING_AGENT_REQUIRED');
-    const queryNotMine = await api('DELETE', `/agents/${mine.handle}/follow?followerAgentId=${a.agent.id}`, { session: o.session });
+    const queryNotMine = await api('DELETE', `/agents/${mine.handle}/follow?followerAgentId=${a.agent.id}`, {
+      session: o.session,
+    });
     expect(queryNotMine.body.error.code).to.equal('NOT_AGENT_OWNER');
-    const unfollow = await api('DELETE', `/agents/${a.handle}/follow?followerAgentId=${mine.agent.id}`, { session: o.session });
+    const unfollow = await api('DELETE', `/agents/${a.handle}/follow?followerAgentId=${mine.agent.id}`, {
+      session: o.session,
+    });
     expect(unfollow.status).to.equal(200);
-    expect(unfollow.body.data).to.deep.equal({ following: false, targetHandle: '@' + a.handle, followerHandle: '@' + mine.handle });
+    expect(unfollow.body.data).to.deep.equal({
+      following: false,
+      targetHandle: '@' + a.handle,
+      followerHandle: '@' + mine.handle,
+    });
   });
 
   it('parallel follows of one target count once', async () => {
     const a = await newAgent();
     const b = await newAgent();
     await subscribe(b.agent.id);
-    const rs = await Promise.all(Array.from({ length: 20 }, () => api('POST', `/agents/${b.handle}/follow`, { key: a.key })));
+    const rs = await Promise.all(
+      Array.from({ length: 20 }, () => api('POST', `/agents/${b.handle}/follow`, { key: a.key })),
+    );
     expect(rs.every((r) => r.status === 200 && r.body.data.following === true)).to.equal(true);
-    expect(await jobs('event_fanout', (p) => p.type === 'agent.followed' && p.agentId === b.agent.id)).to.have.length(1);
+    expect(await jobs('event_fanout', (p) => p.type === 'agent.followed' && p.agentId === b.agent.id)).to.have.length(
+      1,
+    );
   });
 });
 
@@ -232,7 +296,15 @@ describe('content: agent profile', () => {
     for (const h of [a.handle, '@' + a.handle, a.handle.toUpperCase()]) {
       const r = await api('GET', `/agents/${encodeURIComponent(h)}`);
       expect(r.status).to.equal(200);
-      expect(r.body.data).to.include({ id: a.agent.id, handle: '@' + a.handle, displayName: 'Agent', status: 'active', model: 'gpt-x', platform: 'mcp', ownerBound: true });
+      expect(r.body.data).to.include({
+        id: a.agent.id,
+        handle: '@' + a.handle,
+        displayName: 'Agent',
+        status: 'active',
+        model: 'gpt-x',
+        platform: 'mcp',
+        ownerBound: true,
+      });
       expect(r.body.data.stats).to.deep.equal({ posts: 1, comments: 1, followers: 1, following: 1, scoreReceived: 2 });
       expect(Date.parse(r.body.data.createdAt)).to.be.greaterThan(0);
     }

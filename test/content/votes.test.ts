@@ -44,7 +44,9 @@ describe('content: votes', () => {
     const a = await newAgent();
     const b = await newAgent();
     const id = await post(a.key);
-    const rs = await Promise.all(Array.from({ length: 50 }, () => api('POST', `/posts/${id}/vote`, { key: b.key, body: { value: 1 } })));
+    const rs = await Promise.all(
+      Array.from({ length: 50 }, () => api('POST', `/posts/${id}/vote`, { key: b.key, body: { value: 1 } })),
+    );
     expect(rs.map((r) => r.status)).to.deep.equal(Array(50).fill(200));
     expect(rs.every((r) => r.body.data.score === 1 && r.body.data.userVote === 1)).to.equal(true);
     const { db } = await getContext();
@@ -60,7 +62,9 @@ describe('content: votes', () => {
     const { db } = await getContext();
     for (let round = 0; round < 3; round++) {
       const values = Array.from({ length: 15 }, (_, i) => [1, -1, 0][(i + round) % 3]);
-      const rs = await Promise.all(values.map((value) => api('POST', `/posts/${id}/vote`, { key: b.key, body: { value } })));
+      const rs = await Promise.all(
+        values.map((value) => api('POST', `/posts/${id}/vote`, { key: b.key, body: { value } })),
+      );
       expect(rs.map((r) => r.status)).to.deep.equal(Array(15).fill(200));
       const stored = (await db('votes').where({ voter_id: b.agent.id, post_id: id }).first())?.value ?? 0;
       const row = await db('posts').where({ id }).first();
@@ -74,7 +78,11 @@ describe('content: votes', () => {
 
   it('hotRankSql computes in PostgreSQL exactly what hotRank computes', async () => {
     const { db } = await getContext();
-    const times = [new Date('2024-01-01T00:00:00Z'), new Date('2026-11-24T07:31:12.345Z'), new Date('2023-06-30T23:59:59.999Z')];
+    const times = [
+      new Date('2024-01-01T00:00:00Z'),
+      new Date('2026-11-24T07:31:12.345Z'),
+      new Date('2023-06-30T23:59:59.999Z'),
+    ];
     for (const at of times) {
       for (const s of [-1000, -101, -10, -2, -1, 0, 1, 2, 3, 7, 10, 99, 100, 1001, 123456]) {
         const r = await db.raw(`select ${hotRankSql('?::int', '?::timestamptz')} as hot`, [s, s, at]);
@@ -87,7 +95,9 @@ describe('content: votes', () => {
     const a = await newAgent();
     const id = await post(a.key);
     const voters = await Promise.all(Array.from({ length: 20 }, () => newAgent()));
-    await Promise.all(voters.map((v, i) => api('POST', `/posts/${id}/vote`, { key: v.key, body: { value: i % 4 === 0 ? -1 : 1 } })));
+    await Promise.all(
+      voters.map((v, i) => api('POST', `/posts/${id}/vote`, { key: v.key, body: { value: i % 4 === 0 ? -1 : 1 } })),
+    );
     const { db } = await getContext();
     const row = await db('posts').where({ id }).first();
     expect(row).to.include({ score: 10, upvotes: 15, downvotes: 5 });
@@ -154,8 +164,14 @@ describe('content: votes', () => {
       expect(r.status).to.equal(400);
       expect(r.body.error.code).to.equal('VALIDATION_FAILED');
     }
-    expect((await api('POST', '/posts/00000000-0000-4000-8000-000000000000/vote', { key: b.key, body: { value: 1 } })).status).to.equal(404);
-    expect((await api('POST', '/comments/00000000-0000-4000-8000-000000000000/vote', { key: b.key, body: { value: 1 } })).status).to.equal(404);
+    expect(
+      (await api('POST', '/posts/00000000-0000-4000-8000-000000000000/vote', { key: b.key, body: { value: 1 } }))
+        .status,
+    ).to.equal(404);
+    expect(
+      (await api('POST', '/comments/00000000-0000-4000-8000-000000000000/vote', { key: b.key, body: { value: 1 } }))
+        .status,
+    ).to.equal(404);
     expect((await api('POST', `/posts/${id}/vote`, { body: { value: 1 } })).status).to.equal(401);
     const ro = await newAgent({ scopes: ['read', 'post'] });
     const r = await api('POST', `/posts/${id}/vote`, { key: ro.key, body: { value: 1 } });
@@ -171,38 +187,61 @@ describe('content: votes', () => {
     const mine = await newAgent({ owner: o });
     const other = await newAgent();
     const id = await post(author.key);
-    const ok = await api('POST', `/posts/${id}/vote`, { session: o.session, body: { value: 1, voterAgentId: mine.agent.id } });
+    const ok = await api('POST', `/posts/${id}/vote`, {
+      session: o.session,
+      body: { value: 1, voterAgentId: mine.agent.id },
+    });
     expect(ok.status).to.equal(200);
     expect(ok.body.data).to.deep.equal({ postId: id, userVote: 1, score: 1 });
     const missing = await api('POST', `/posts/${id}/vote`, { session: o.session, body: { value: 1 } });
     expect(missing.status).to.equal(400);
     expect(missing.body.error.code).to.equal('ACTING_AGENT_REQUIRED');
-    const notMine = await api('POST', `/posts/${id}/vote`, { session: o.session, body: { value: 1, voterAgentId: other.agent.id } });
+    const notMine = await api('POST', `/posts/${id}/vote`, {
+      session: o.session,
+      body: { value: 1, voterAgentId: other.agent.id },
+    });
     expect(notMine.status).to.equal(403);
     expect(notMine.body.error.code).to.equal('NOT_AGENT_OWNER');
-    const noCsrf = await api('POST', `/posts/${id}/vote`, { session: o.session, noCsrf: true, body: { value: 1, voterAgentId: mine.agent.id } });
+    const noCsrf = await api('POST', `/posts/${id}/vote`, {
+      session: o.session,
+      noCsrf: true,
+      body: { value: 1, voterAgentId: mine.agent.id },
+    });
     expect(noCsrf.status).to.equal(403);
     expect(noCsrf.body.error.code).to.equal('CSRF_TOKEN_INVALID');
   });
 
-  it('with an API key the acting-agent field may name only the key\'s own agent: another id is 400, nothing is written', async () => {
+  it("with an API key the acting-agent field may name only the key's own agent: another id is 400, nothing is written", async () => {
     const author = await newAgent();
     const voter = await newAgent();
     const other = await newAgent();
     const id = await post(author.key);
     const { db } = await getContext();
-    const wrong = await api('POST', `/posts/${id}/vote`, { key: voter.key, body: { value: 1, voterAgentId: other.agent.id } });
+    const wrong = await api('POST', `/posts/${id}/vote`, {
+      key: voter.key,
+      body: { value: 1, voterAgentId: other.agent.id },
+    });
     expect(wrong.status).to.equal(400);
     expect(wrong.body.error).to.include({ code: 'VALIDATION_FAILED' });
-    expect(wrong.body.error.details).to.deep.equal([{ path: 'body/voterAgentId', message: "must be the API key's own agent id (or absent)" }]);
-    const react = await api('POST', `/posts/${id}/react`, { key: voter.key, body: { type: 'fire', reactorAgentId: other.agent.id } });
+    expect(wrong.body.error.details).to.deep.equal([
+      { path: 'body/voterAgentId', message: "must be the API key's own agent id (or absent)" },
+    ]);
+    const react = await api('POST', `/posts/${id}/react`, {
+      key: voter.key,
+      body: { type: 'fire', reactorAgentId: other.agent.id },
+    });
     expect([react.status, react.body.error.code]).to.deep.equal([400, 'VALIDATION_FAILED']);
-    const follow = await api('DELETE', `/agents/${author.handle}/follow?followerAgentId=${other.agent.id}`, { key: voter.key });
+    const follow = await api('DELETE', `/agents/${author.handle}/follow?followerAgentId=${other.agent.id}`, {
+      key: voter.key,
+    });
     expect([follow.status, follow.body.error.details[0].path]).to.deep.equal([400, 'query/followerAgentId']);
     expect(await db('votes').where({ post_id: id })).to.have.length(0);
     expect(await db('reactions').where({ post_id: id })).to.have.length(0);
     // Its own id (any case) is the same as leaving the field out.
-    const own = await api('POST', `/posts/${id}/vote`, { key: voter.key, body: { value: 1, voterAgentId: voter.agent.id.toUpperCase() } });
+    const own = await api('POST', `/posts/${id}/vote`, {
+      key: voter.key,
+      body: { value: 1, voterAgentId: voter.agent.id.toUpperCase() },
+    });
     expect(own.status).to.equal(200);
     expect(await db('votes').where({ post_id: id, voter_id: voter.agent.id })).to.have.length(1);
   });
@@ -236,7 +275,9 @@ describe('content: votes', () => {
     ];
     // More refusals than the per-minute cap (60): none may answer 429.
     for (let i = 0; i < 9; i++) {
-      const rs = await Promise.all(refused.map(([path]) => api('POST', path, { key: voter.key, body: { value: i % 2 ? -1 : 1 } })));
+      const rs = await Promise.all(
+        refused.map(([path]) => api('POST', path, { key: voter.key, body: { value: i % 2 ? -1 : 1 } })),
+      );
       rs.forEach((r, j) => {
         expect([r.status, r.body.error?.code], refused[j][0]).to.deep.equal([refused[j][1], refused[j][2]]);
       });
@@ -253,7 +294,9 @@ describe('content: votes', () => {
       return orig(action, subject);
     };
     try {
-      expect((await api('POST', '/posts/not-a-uuid/vote', { key: voter.key, body: { value: 1 } })).status).to.equal(404);
+      expect((await api('POST', '/posts/not-a-uuid/vote', { key: voter.key, body: { value: 1 } })).status).to.equal(
+        404,
+      );
       expect((await api('POST', `/posts/${live}/vote`, { key: voter.key, body: { value: 7 } })).status).to.equal(400);
     } finally {
       deps.limiter.take = orig;
@@ -268,8 +311,13 @@ describe('content: votes', () => {
     const c = await newCommunity();
     const own = await seedPost({ authorId: voter.agent.id, community: c });
     const live = await seedPost({ authorId: other.agent.id, community: c });
-    for (let i = 0; i < 60; i++) expect((await api('POST', `/posts/${live}/vote`, { key: voter.key, body: { value: 1 } })).status).to.equal(200);
-    for (const path of [`/posts/${own}/vote`, '/posts/00000000-0000-4000-8000-000000000000/vote', `/posts/${live}/vote`]) {
+    for (let i = 0; i < 60; i++)
+      expect((await api('POST', `/posts/${live}/vote`, { key: voter.key, body: { value: 1 } })).status).to.equal(200);
+    for (const path of [
+      `/posts/${own}/vote`,
+      '/posts/00000000-0000-4000-8000-000000000000/vote',
+      `/posts/${live}/vote`,
+    ]) {
       const r = await api('POST', path, { key: voter.key, body: { value: 1 } });
       expect([r.status, r.body.error.code], path).to.deep.equal([429, 'RATE_LIMITED']);
     }
@@ -286,7 +334,10 @@ describe('content: votes', () => {
       const { sql, value } = await queries(() => f().catch((e: unknown) => e));
       return { result: value, sql };
     };
-    for (const [kind, target] of [['post', id], ['comment', cid]] as const) {
+    for (const [kind, target] of [
+      ['post', id],
+      ['comment', cid],
+    ] as const) {
       for (const value of [1, -1, 0] as const) {
         const { result, sql } = await statements(() => castVote(db, deps, voter.agent, kind, target, value));
         expect(sql, `${kind} ${value}`).to.have.length(1);
@@ -310,13 +361,21 @@ describe('content: votes', () => {
     const cid = await seedComment(id, a.agent.id);
     const { db } = await getContext();
     for (const value of [1, 0]) {
-      const rs = await Promise.all(Array.from({ length: 25 }, () => api('POST', `/comments/${cid}/vote`, { key: b.key, body: { value } })));
+      const rs = await Promise.all(
+        Array.from({ length: 25 }, () => api('POST', `/comments/${cid}/vote`, { key: b.key, body: { value } })),
+      );
       expect(rs.map((r) => r.status)).to.deep.equal(Array(25).fill(200));
       expect(rs.every((r) => r.body.data.score === value && r.body.data.userVote === value)).to.equal(true);
-      expect(await db('comments').where({ id: cid }).first()).to.include({ score: value, upvotes: value, downvotes: 0 });
+      expect(await db('comments').where({ id: cid }).first()).to.include({
+        score: value,
+        upvotes: value,
+        downvotes: 0,
+      });
       expect(await db('votes').where({ comment_id: cid })).to.have.length(value);
       const ix = await db('interactions').where({ kind: 'vote', comment_id: cid });
-      expect(ix.map((r) => [r.post_id, r.target_agent_id, r.value, r.active])).to.deep.equal([[id, a.agent.id, 1, value === 1]]);
+      expect(ix.map((r) => [r.post_id, r.target_agent_id, r.value, r.active])).to.deep.equal([
+        [id, a.agent.id, 1, value === 1],
+      ]);
     }
     expect(await db('posts').where({ id }).first()).to.include({ score: 0, upvotes: 0, downvotes: 0 });
   });

@@ -66,7 +66,12 @@ describe('HTTP core', () => {
         expect(r.body.error.code).to.equal('NOT_FOUND');
       }
     }
-    for (const [m, p] of [['PUT', '/me'], ['PATCH', '/posts'], ['DELETE', '/health'], ['POST', '/leaderboards']]) {
+    for (const [m, p] of [
+      ['PUT', '/me'],
+      ['PATCH', '/posts'],
+      ['DELETE', '/health'],
+      ['POST', '/leaderboards'],
+    ]) {
       const r = await api(m, p);
       expect(r.status, `${m} ${p}`).to.equal(405);
       expect(r.body.error.code, `${m} ${p}`).to.equal('METHOD_NOT_ALLOWED');
@@ -81,13 +86,21 @@ describe('HTTP core', () => {
     const a = await newAgent();
     const body = JSON.stringify({ communitySlug: 'general', title: 'typed loosely', body: 'sent as text/plain' });
     for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'application/octet-stream']) {
-      const r = await api('POST', '/posts', { raw: body, key: (await newAgent()).key, headers: { 'content-type': type } });
+      const r = await api('POST', '/posts', {
+        raw: body,
+        key: (await newAgent()).key,
+        headers: { 'content-type': type },
+      });
       expect(r.status, `${type}: ${r.text}`).to.equal(201);
       expect((await api('GET', `/posts/${r.body.data.id}`)).body.data.title).to.equal('typed loosely');
     }
     const { db } = await getContext();
     const before = Number((await db('posts').where({ author_id: a.agent.id }).count({ n: '*' }))[0].n);
-    for (const [type, raw] of [['text/plain', '{bad'], ['application/x-www-form-urlencoded', 'communitySlug=general&body=x'], ['multipart/form-data; boundary=x', '--x--']]) {
+    for (const [type, raw] of [
+      ['text/plain', '{bad'],
+      ['application/x-www-form-urlencoded', 'communitySlug=general&body=x'],
+      ['multipart/form-data; boundary=x', '--x--'],
+    ]) {
       const r = await api('POST', '/posts', { raw, key: a.key, headers: { 'content-type': type } });
       expect(r.status, `${type}: ${r.text}`).to.equal(400);
       expect(r.body.error.code).to.equal('INVALID_JSON');
@@ -105,7 +118,11 @@ describe('HTTP core', () => {
   it('Content-Encoding: gzip, deflate and br bodies are decoded; bytes that fail to decode are 400 INVALID_JSON, an unknown encoding 415', async () => {
     const a = await newAgent();
     const json = Buffer.from(JSON.stringify({ communitySlug: 'general', title: 'zipped', body: 'sent compressed' }));
-    const ok = await api('POST', '/posts', { raw: zlib.gzipSync(json), key: a.key, headers: { 'content-encoding': 'gzip' } });
+    const ok = await api('POST', '/posts', {
+      raw: zlib.gzipSync(json),
+      key: a.key,
+      headers: { 'content-encoding': 'gzip' },
+    });
     expect(ok.status, ok.text).to.equal(201);
     const { db } = await getContext();
     const count = async () => Number((await db('posts').where({ author_id: a.agent.id }).count({ n: '*' }))[0].n);
@@ -167,12 +184,19 @@ describe('HTTP core', () => {
     this.timeout(15_000);
     const srv = await serverWithLog(1000);
     try {
-      const { text, closedAfterMs } = await srv.send('POST /api/v1/owner/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{', true);
+      const { text, closedAfterMs } = await srv.send(
+        'POST /api/v1/owner/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{',
+        true,
+      );
       expect(text).to.match(/^HTTP\/1\.1 408/);
-      expect(envelopeOf(text)).to.deep.equal({ error: { code: 'REQUEST_TIMEOUT', message: 'The request was not received in time' } });
+      expect(envelopeOf(text)).to.deep.equal({
+        error: { code: 'REQUEST_TIMEOUT', message: 'The request was not received in time' },
+      });
       expect(closedAfterMs).to.be.within(900, 5000);
       await new Promise((r) => setTimeout(r, 100));
-      const access = srv.lines.map((l) => JSON.parse(l)).filter((l) => l.msg === 'request' && l.path === '/api/v1/owner/login');
+      const access = srv.lines
+        .map((l) => JSON.parse(l))
+        .filter((l) => l.msg === 'request' && l.path === '/api/v1/owner/login');
       expect(access.map((l) => l.status)).to.deep.equal([408]);
     } finally {
       await srv.close();
@@ -185,11 +209,23 @@ describe('HTTP core', () => {
     try {
       const cases: [string, number, string][] = [
         // A chunk size that is not hex, once the request has reached the app.
-        [`POST /api/v1/posts HTTP/1.1\r\nHost: x\r\n${secrets}Transfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n`, 400, 'BAD_REQUEST'],
-        [`POST /api/v1/posts HTTP/1.1\r\nHost: x\r\n${secrets}Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`, 400, 'BAD_REQUEST'],
+        [
+          `POST /api/v1/posts HTTP/1.1\r\nHost: x\r\n${secrets}Transfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n`,
+          400,
+          'BAD_REQUEST',
+        ],
+        [
+          `POST /api/v1/posts HTTP/1.1\r\nHost: x\r\n${secrets}Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`,
+          400,
+          'BAD_REQUEST',
+        ],
         [`GET /api/v1/feed HTTP/1.1\r\nHost: x\r\n${secrets}X-Bad: a\x01b\r\n\r\n`, 400, 'BAD_REQUEST'],
         [`FOO /api/v1/feed HTTP/1.1\r\nHost: x\r\n${secrets}\r\n`, 400, 'BAD_REQUEST'],
-        [`GET /api/v1/feed HTTP/1.1\r\nHost: x\r\n${secrets}X-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'REQUEST_HEADER_FIELDS_TOO_LARGE'],
+        [
+          `GET /api/v1/feed HTTP/1.1\r\nHost: x\r\n${secrets}X-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+          431,
+          'REQUEST_HEADER_FIELDS_TOO_LARGE',
+        ],
       ];
       for (const [bytes, status, code] of cases) {
         const { text } = await srv.send(bytes);
@@ -243,8 +279,11 @@ describe('HTTP core', () => {
     expect(r.body.info.version).to.equal('1.0.0');
     await SwaggerParser.validate(JSON.parse(JSON.stringify(r.body)));
     const documented = new Set<string>();
-    for (const [p, ops] of Object.entries<any>(r.body.paths)) for (const m of Object.keys(ops)) documented.add(`${m.toUpperCase()} ${p}`);
-    const registered = new Set(apiRoutes().map((rt) => `${rt.method.toUpperCase()} ${fullPath(rt).replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`));
+    for (const [p, ops] of Object.entries<any>(r.body.paths))
+      for (const m of Object.keys(ops)) documented.add(`${m.toUpperCase()} ${p}`);
+    const registered = new Set(
+      apiRoutes().map((rt) => `${rt.method.toUpperCase()} ${fullPath(rt).replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`),
+    );
     expect([...documented].sort()).to.deep.equal([...registered].sort());
     const ctx = await getContext();
     const stack = (ctx.server.listeners('request')[0] as any) ? true : false;
@@ -253,11 +292,14 @@ describe('HTTP core', () => {
 
   it('OpenAPI: the comment tree is recursive (CommentNode), and a real three-level tree validates against it', async () => {
     const doc = (await api('GET', '/openapi.json')).body;
-    expect(doc.components.schemas.CommentNode.properties.replies.items).to.deep.equal({ $ref: '#/components/schemas/CommentNode' });
+    expect(doc.components.schemas.CommentNode.properties.replies.items).to.deep.equal({
+      $ref: '#/components/schemas/CommentNode',
+    });
     const a = await newAgent();
     const b = await newAgent();
     const c = await newAgent();
-    const postId = (await api('POST', '/posts', { key: a.key, body: { communitySlug: 'general', body: 'thread' } })).body.data.id;
+    const postId = (await api('POST', '/posts', { key: a.key, body: { communitySlug: 'general', body: 'thread' } }))
+      .body.data.id;
     let parentId: string | null = null;
     for (const who of [a, b, c]) {
       const r = await api('POST', `/posts/${postId}/comments`, { key: who.key, body: { body: 'level', parentId } });
@@ -269,7 +311,11 @@ describe('HTTP core', () => {
     const ajv = new Ajv2020({ strict: false });
     addFormats(ajv);
     ajv.addSchema({ $id: 'doc', components: doc.components });
-    const schema = JSON.parse(JSON.stringify(doc.paths['/api/v1/posts/{id}/comments'].get.responses['200'].content['application/json'].schema).replace(/"#\/components/g, '"doc#/components'));
+    const schema = JSON.parse(
+      JSON.stringify(
+        doc.paths['/api/v1/posts/{id}/comments'].get.responses['200'].content['application/json'].schema,
+      ).replace(/"#\/components/g, '"doc#/components'),
+    );
     const validate = ajv.compile(schema);
     expect(validate(tree.body), JSON.stringify(validate.errors)).to.equal(true);
     // It checks the nested levels too: a malformed reply two levels down is refused.
@@ -290,7 +336,10 @@ describe('HTTP core', () => {
       for (const [m, op] of Object.entries<any>(ops)) {
         if (!op.responses['429']) continue;
         limited++;
-        expect(op.responses['429'].headers?.['Retry-After']?.schema, `${m} ${p}`).to.deep.equal({ type: 'integer', minimum: 1 });
+        expect(op.responses['429'].headers?.['Retry-After']?.schema, `${m} ${p}`).to.deep.equal({
+          type: 'integer',
+          minimum: 1,
+        });
         // Writes fail closed (interface.md part 7): every limited write names the code.
         if (m !== 'get') expect(op.responses['429'].description, `${m} ${p}`).to.include('RATE_LIMITER_UNAVAILABLE');
       }
@@ -312,7 +361,10 @@ describe('HTTP core', () => {
   it('OpenAPI: every rate-limited route documents its 429 (interface.md part 8: the connect endpoints can return 429)', async () => {
     const doc = (await api('GET', '/openapi.json')).body;
     const limitedRoutes = apiRoutes().filter((rt) => rt.rateLimit);
-    expect(limitedRoutes.map((rt) => `${rt.method} ${rt.path}`)).to.include.members(['post /connect/keys', 'post /connect/exchange']);
+    expect(limitedRoutes.map((rt) => `${rt.method} ${rt.path}`)).to.include.members([
+      'post /connect/keys',
+      'post /connect/exchange',
+    ]);
     for (const rt of limitedRoutes) {
       const op = doc.paths[fullPath(rt).replace(/:([A-Za-z0-9_]+)/g, '{$1}')][rt.method];
       expect(op.responses['429'], `${rt.method} ${rt.path}`).to.not.equal(undefined);
@@ -332,18 +384,31 @@ describe('HTTP core', () => {
     // Session writes need the header with the cookie; session reads do not; a key never does.
     expect(op('post', '/owner/agents/{id}/webhooks').security).to.deep.equal([{ sessionCookie: [], csrfToken: [] }]);
     expect(op('get', '/notifications').security).to.deep.equal([{ sessionCookie: [] }]);
-    expect(op('post', '/posts/{id}/vote').security).to.deep.equal([{ bearerAuth: [] }, { sessionCookie: [], csrfToken: [] }]);
+    expect(op('post', '/posts/{id}/vote').security).to.deep.equal([
+      { bearerAuth: [] },
+      { sessionCookie: [], csrfToken: [] },
+    ]);
     expect(op('post', '/connect/keys').security).to.deep.equal([{}, { sessionCookie: [], csrfToken: [] }]);
     expect(op('get', '/feed').security).to.deep.equal([]);
     // Every operation documents the errors it shares with all (413, 415, 405...) as default.
-    for (const [p, ops] of Object.entries<any>(doc.paths)) for (const [m, o] of Object.entries<any>(ops)) expect(o.responses.default?.content, `${m} ${p}`).to.not.equal(undefined);
+    for (const [p, ops] of Object.entries<any>(doc.paths))
+      for (const [m, o] of Object.entries<any>(ops))
+        expect(o.responses.default?.content, `${m} ${p}`).to.not.equal(undefined);
     // Another owner's agent is 403 NOT_AGENT_OWNER, and the document says so.
     expect(op('get', '/owner/agents/{id}/keys').responses['403'].description).to.include('NOT_AGENT_OWNER');
-    expect(op('patch', '/owner/agents/{id}/webhooks/{webhookId}').responses['403'].description).to.include('NOT_AGENT_OWNER');
+    expect(op('patch', '/owner/agents/{id}/webhooks/{webhookId}').responses['403'].description).to.include(
+      'NOT_AGENT_OWNER',
+    );
     // Quota fields on the success of limited routes, the replay marker where keys apply, the cookie on login.
-    expect(op('post', '/posts').responses['201'].headers).to.have.keys('RateLimit', 'RateLimit-Policy', 'Idempotent-Replayed');
+    expect(op('post', '/posts').responses['201'].headers).to.have.keys(
+      'RateLimit',
+      'RateLimit-Policy',
+      'Idempotent-Replayed',
+    );
     expect(op('post', '/owner/login').responses['200'].headers).to.have.property('Set-Cookie');
-    expect(op('post', '/posts').parameters.find((x: any) => x.name === 'Idempotency-Key').schema.pattern).to.equal('^[\\x21-\\x7e]{1,255}$');
+    expect(op('post', '/posts').parameters.find((x: any) => x.name === 'Idempotency-Key').schema.pattern).to.equal(
+      '^[\\x21-\\x7e]{1,255}$',
+    );
     // One of two shapes: a body is required.
     expect(op('post', '/notifications/read').requestBody.required).to.equal(true);
     // Rules stated as patterns are the ones the server applies. A tag's pattern applies after
@@ -353,7 +418,9 @@ describe('HTTP core', () => {
     const tags = op('post', '/posts').requestBody.content['application/json'].schema.properties.tags;
     expect(tags.items).to.deep.equal({ type: 'string', minLength: 1, maxLength: 32 });
     expect(tags.description).to.include('lowercased, then each must match ^[a-z0-9][a-z0-9-]{0,31}$');
-    expect(op('get', '/feed').parameters.find((x: any) => x.name === 'tag').schema.description).to.equal('Lowercased, then must match ^[a-z0-9][a-z0-9-]{0,31}$');
+    expect(op('get', '/feed').parameters.find((x: any) => x.name === 'tag').schema.description).to.equal(
+      'Lowercased, then must match ^[a-z0-9][a-z0-9-]{0,31}$',
+    );
   });
 });
 
@@ -362,7 +429,12 @@ describe('GET /me', () => {
     const a = await newAgent({ scopes: ['read', 'post'] });
     const r = await api('GET', '/me', { key: a.key });
     expect(r.status).to.equal(200);
-    expect(r.body.data.agent).to.deep.equal({ id: a.agent.id, handle: '@' + a.handle, displayName: 'Agent', status: 'active' });
+    expect(r.body.data.agent).to.deep.equal({
+      id: a.agent.id,
+      handle: '@' + a.handle,
+      displayName: 'Agent',
+      status: 'active',
+    });
     expect(r.body.data.apiKey.keyPrefix).to.match(/^svc_live_/);
     expect(a.key.startsWith(r.body.data.apiKey.keyPrefix)).to.equal(true);
     expect(r.body.data.apiKey.scopes).to.deep.equal(['read', 'post']);
@@ -393,7 +465,7 @@ describe('GET /me', () => {
     expect(revoked.body.error.code).to.equal('INVALID_API_KEY');
   });
 
-  it('OpenAPI: the 200 of GET /me requires every field interface.md part 4 names, rateLimit\'s nine included', async () => {
+  it("OpenAPI: the 200 of GET /me requires every field interface.md part 4 names, rateLimit's nine included", async () => {
     const doc = (await api('GET', '/openapi.json')).body;
     const data = doc.paths['/api/v1/me'].get.responses['200'].content['application/json'].schema.properties.data;
     expect(data.required).to.have.members(['agent', 'apiKey', 'ownerBound', 'rateLimit']);

@@ -11,7 +11,10 @@ describe('knexfile.ts (knex CLI)', () => {
     const db = knexFactory({ ...config, connection: ctx.databaseUrl, pool: { min: 0, max: 1 } });
     try {
       const [done, pending] = (await db.migrate.list()) as [{ name: string }[], { file: string }[]];
-      const files = fs.readdirSync(path.join(__dirname, '../../sql')).filter((f) => /^\d{3}_.*\.ts$/.test(f)).map((f) => f.replace(/\.ts$/, ''));
+      const files = fs
+        .readdirSync(path.join(__dirname, '../../sql'))
+        .filter((f) => /^\d{3}_.*\.ts$/.test(f))
+        .map((f) => f.replace(/\.ts$/, ''));
       expect(pending).to.deep.equal([]);
       expect(done.map((m) => m.name)).to.deep.equal(files);
       expect(await db.migrate.status()).to.equal(0);

@@ -3,7 +3,9 @@ import { getContext } from '../helpers/context';
 import { withoutPreparedStatements } from '../../src/db/prepared';
 
 async function preparedTexts(trx: import('knex').Knex.Transaction): Promise<string[]> {
-  return (await trx.raw('select statement from pg_prepared_statements')).rows.map((r: { statement: string }) => r.statement);
+  return (await trx.raw('select statement from pg_prepared_statements')).rows.map(
+    (r: { statement: string }) => r.statement,
+  );
 }
 
 describe('prepared statements (src/db/prepared.ts)', () => {

@@ -24,7 +24,16 @@ describe('web process: refuses a database whose schema is behind the code', func
     await admin.destroy();
   });
 
-  const env = (port: number) => ({ ...process.env, NODE_ENV: 'test', DATABASE_URL: url, REDIS_URL: TEST_REDIS_URL, PORT: String(port), HOST: '127.0.0.1', PUBLIC_URL: `http://127.0.0.1:${port}`, LOG_LEVEL: 'info' });
+  const env = (port: number) => ({
+    ...process.env,
+    NODE_ENV: 'test',
+    DATABASE_URL: url,
+    REDIS_URL: TEST_REDIS_URL,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    PUBLIC_URL: `http://127.0.0.1:${port}`,
+    LOG_LEVEL: 'info',
+  });
 
   it('unmigrated: exits 1 naming the release step, having written nothing; migrated: serves', async () => {
     expect((await pendingMigrations(db)).length, 'an empty database has every migration pending').to.be.greaterThan(5);
@@ -32,7 +41,9 @@ describe('web process: refuses a database whose schema is behind the code', func
     const child = spawnEntry('server', env(port));
     const code = await runToEnd(child, 60_000);
     expect(code, outputOf(child)).to.equal(1);
-    expect(outputOf(child)).to.match(/schema is behind this code \(\d+ migrations not run\): run the release step first \(npm run release\)/);
+    expect(outputOf(child)).to.match(
+      /schema is behind this code \(\d+ migrations not run\): run the release step first \(npm run release\)/,
+    );
     // The check only reads: knex's list would have created its table.
     expect((await db.raw(`select to_regclass('knex_migrations') as t`)).rows[0].t).to.equal(null);
 

@@ -38,10 +38,12 @@ describe('enqueueScoringTouch', () => {
   it('adds a run in the transaction when none is pending, and none when it rolls back', async () => {
     const { db } = await getContext();
     await db.raw(`select graphile_worker.remove_job('scoring_incremental')`);
-    await db.transaction(async (trx) => {
-      await enqueueScoringTouch(trx);
-      await trx.rollback();
-    }).catch(() => undefined);
+    await db
+      .transaction(async (trx) => {
+        await enqueueScoringTouch(trx);
+        await trx.rollback();
+      })
+      .catch(() => undefined);
     expect(await pendingRuns()).to.have.length(0);
     await db.transaction((trx) => enqueueScoringTouch(trx));
     expect(await pendingRuns()).to.have.length(1);

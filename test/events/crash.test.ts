@@ -58,7 +58,11 @@ describe('webhook delivery survives a killed worker', function () {
       const N = 20;
       const eventIds: string[] = [];
       for (let i = 0; i < N; i++) {
-        eventIds.push(await ctx.db.transaction((trx) => emitEvent(trx, { type: 'agent.mentioned', agentId: s.agent.agent.id, data: { n: i } })));
+        eventIds.push(
+          await ctx.db.transaction((trx) =>
+            emitEvent(trx, { type: 'agent.mentioned', agentId: s.agent.agent.id, data: { n: i } }),
+          ),
+        );
       }
 
       const first = await startWorker(ctx.databaseUrl);
@@ -71,12 +75,14 @@ describe('webhook delivery survives a killed worker', function () {
 
       // No manual unlock: the next worker finds the dead one's heartbeat stale and releases its
       // jobs itself (src/db/worker-liveness.ts).
-      const locked = (await ctx.db.raw(
-        `select distinct j.locked_by from graphile_worker._private_jobs j
+      const locked = (
+        await ctx.db.raw(
+          `select distinct j.locked_by from graphile_worker._private_jobs j
          where j.locked_by is not null and (j.payload->>'eventId' = any(?) or j.payload->>'deliveryId' in
            (select d.id::text from webhook_deliveries d where d.webhook_id = ?))`,
-        [eventIds, s.webhook.id],
-      )).rows.map((r: { locked_by: string }) => r.locked_by);
+          [eventIds, s.webhook.id],
+        )
+      ).rows.map((r: { locked_by: string }) => r.locked_by);
       expect(locked.length).to.be.greaterThan(0);
 
       hang = false;
@@ -84,7 +90,10 @@ describe('webhook delivery survives a killed worker', function () {
       children.push(second);
       await until(
         async () => {
-          const r = await ctx.db('webhook_deliveries').where({ webhook_id: s.webhook.id, status: 'succeeded' }).count<{ count: number }[]>('* as count');
+          const r = await ctx
+            .db('webhook_deliveries')
+            .where({ webhook_id: s.webhook.id, status: 'succeeded' })
+            .count<{ count: number }[]>('* as count');
           return Number(r[0].count) === N;
         },
         40000,
@@ -95,7 +104,9 @@ describe('webhook delivery survives a killed worker', function () {
       const rows0 = await ctx.db('worker_heartbeats').whereIn('worker_id', locked);
       expect(rows0).to.have.length(0);
 
-      const delivered = new Set(rx.received.filter((r) => r.headers['webhook-id']).map((r) => r.headers['webhook-id'] as string));
+      const delivered = new Set(
+        rx.received.filter((r) => r.headers['webhook-id']).map((r) => r.headers['webhook-id'] as string),
+      );
       for (const id of eventIds) expect(delivered.has(id), id).to.equal(true);
       const rows = await ctx.db('webhook_deliveries').where({ webhook_id: s.webhook.id });
       expect(rows).to.have.length(N);

@@ -3,7 +3,15 @@ import { expect } from 'chai';
 import { Webhook } from 'standardwebhooks';
 import { getContext } from '../helpers/context';
 import { api } from '../helpers/api';
-import { clockDeps, deliveryIdsOf, emitAndFanout, ownerAgentWebhook, Receiver, runDueDeliveries, takeJobs } from './helpers';
+import {
+  clockDeps,
+  deliveryIdsOf,
+  emitAndFanout,
+  ownerAgentWebhook,
+  Receiver,
+  runDueDeliveries,
+  takeJobs,
+} from './helpers';
 import { deliverOnce, fanoutEvent, pruneDeliveries } from '../../src/webhooks/service';
 import { RETRY_DELAYS_MS, MAX_ATTEMPTS, DELIVERY_RETENTION_MS, ROTATION_OVERLAP_MS } from '../../src/webhooks/policy';
 import { postWebhook } from '../../src/webhooks/http';
@@ -38,37 +46,65 @@ describe('webhook delivery', () => {
     expect(new Date(verified.timestamp).toISOString()).to.equal(verified.timestamp);
     expect(verified.data).to.deep.equal({ agentId: s.agent.agent.id, followerHandle: '@fan' });
     // A tampered body or another secret does not verify.
-    expect(() => new Webhook(s.webhook.secret).verify(got.body.replace('@fan', '@eve'), got.headers as Record<string, string>)).to.throw();
+    expect(() =>
+      new Webhook(s.webhook.secret).verify(got.body.replace('@fan', '@eve'), got.headers as Record<string, string>),
+    ).to.throw();
     const other = 'whsec_' + Buffer.alloc(32, 7).toString('base64');
     expect(() => new Webhook(other).verify(got.body, got.headers as Record<string, string>)).to.throw();
 
-    const d = await api('GET', `/owner/agents/${s.agent.agent.id}/webhooks/${s.webhook.id}/deliveries`, { session: s.owner.session });
+    const d = await api('GET', `/owner/agents/${s.agent.agent.id}/webhooks/${s.webhook.id}/deliveries`, {
+      session: s.owner.session,
+    });
     expect(d.status).to.equal(200);
     expect(d.body.data).to.have.length(1);
-    expect(d.body.data[0]).to.include({ eventId, type: 'agent.followed', attempt: 1, status: 'succeeded', responseCode: 204, nextAttemptAt: null });
+    expect(d.body.data[0]).to.include({
+      eventId,
+      type: 'agent.followed',
+      attempt: 1,
+      status: 'succeeded',
+      responseCode: 204,
+      nextAttemptAt: null,
+    });
     expect(d.body.data[0].latencyMs).to.be.a('number');
   });
 
   it('only enabled webhooks subscribed to the event type get a delivery, one per (event, webhook)', async () => {
     const rx = await receiver();
     const s = await ownerAgentWebhook(rx.url(), ['post.commented']);
-    const second = await api('POST', `/owner/agents/${s.agent.agent.id}/webhooks`, { session: s.owner.session, body: { url: rx.url('/b'), events: ['agent.followed', 'post.commented'] } });
-    const third = await api('POST', `/owner/agents/${s.agent.agent.id}/webhooks`, { session: s.owner.session, body: { url: rx.url('/c') } });
-    await api('PATCH', `/owner/agents/${s.agent.agent.id}/webhooks/${third.body.data.id}`, { session: s.owner.session, body: { enabled: false } });
+    const second = await api('POST', `/owner/agents/${s.agent.agent.id}/webhooks`, {
+      session: s.owner.session,
+      body: { url: rx.url('/b'), events: ['agent.followed', 'post.commented'] },
+    });
+    const third = await api('POST', `/owner/agents/${s.agent.agent.id}/webhooks`, {
+      session: s.owner.session,
+      body: { url: rx.url('/c') },
+    });
+    await api('PATCH', `/owner/agents/${s.agent.agent.id}/webhooks/${third.body.data.id}`, {
+      session: s.owner.session,
+      body: { enabled: false },
+    });
     const ctx = await getContext();
     const eventId = await emitAndFanout(s.agent.agent.id, 'agent.followed');
     const rows = await ctx.db('webhook_deliveries').where({ event_id: eventId });
     expect(rows.map((r) => r.webhook_id)).to.deep.equal([second.body.data.id]);
     // Rerunning the fan-out (a crash after commit) creates nothing twice.
     const ev = await ctx.db('webhook_events').where({ id: eventId }).first();
-    const again = await fanoutEvent(ctx.db, { eventId, type: 'agent.followed', agentId: s.agent.agent.id, data: {}, occurredAt: ev.occurred_at.toISOString() });
+    const again = await fanoutEvent(ctx.db, {
+      eventId,
+      type: 'agent.followed',
+      agentId: s.agent.agent.id,
+      data: {},
+      occurredAt: ev.occurred_at.toISOString(),
+    });
     expect(again).to.equal(0);
     const jobs = await takeJobs('webhook_deliver', (p) => p.deliveryId === rows[0].id);
     expect(jobs).to.have.length(1);
     // Another agent's events reach none of these webhooks.
     const other = await ownerAgentWebhook(rx.url('/x'));
     const otherEvent = await emitAndFanout(other.agent.agent.id, 'post.commented');
-    expect(await ctx.db('webhook_deliveries').where({ event_id: otherEvent }).pluck('webhook_id')).to.deep.equal([other.webhook.id]);
+    expect(await ctx.db('webhook_deliveries').where({ event_id: otherEvent }).pluck('webhook_id')).to.deep.equal([
+      other.webhook.id,
+    ]);
   });
 
   it('a receiver failing twice then succeeding gets the event on the third attempt with the same webhook-id', async () => {
@@ -80,20 +116,28 @@ describe('webhook delivery', () => {
     const ctx = await getContext();
 
     expect(await runDueDeliveries(clock.deps, ids)).to.deep.equal(['retrying']);
-    let d = await ctx.db('webhook_deliveries').whereIn('id', [...ids]).first();
+    let d = await ctx
+      .db('webhook_deliveries')
+      .whereIn('id', [...ids])
+      .first();
     expect(d).to.include({ status: 'pending', attempts: 1, response_code: 503 });
     expect(d.next_attempt_at.getTime()).to.equal(clock.now().getTime() + RETRY_DELAYS_MS[0]);
     // The next attempt is its own job scheduled at next_attempt_at, not graphile's backoff.
-    const [queued] = (await ctx.db.raw(
-      `select j.run_at, j.payload from graphile_worker._private_jobs j join graphile_worker._private_tasks t on t.id = j.task_id where t.identifier = 'webhook_deliver' and j.payload->>'deliveryId' = ?`,
-      [d.id],
-    )).rows;
+    const [queued] = (
+      await ctx.db.raw(
+        `select j.run_at, j.payload from graphile_worker._private_jobs j join graphile_worker._private_tasks t on t.id = j.task_id where t.identifier = 'webhook_deliver' and j.payload->>'deliveryId' = ?`,
+        [d.id],
+      )
+    ).rows;
     expect(queued.payload).to.deep.equal({ deliveryId: d.id, step: 2 });
     expect(new Date(queued.run_at).getTime()).to.equal(d.next_attempt_at.getTime());
 
     clock.advance(RETRY_DELAYS_MS[0]);
     expect(await runDueDeliveries(clock.deps, ids)).to.deep.equal(['retrying']);
-    d = await ctx.db('webhook_deliveries').whereIn('id', [...ids]).first();
+    d = await ctx
+      .db('webhook_deliveries')
+      .whereIn('id', [...ids])
+      .first();
     expect(d.next_attempt_at.getTime()).to.equal(clock.now().getTime() + RETRY_DELAYS_MS[1]);
     clock.advance(RETRY_DELAYS_MS[1]);
     expect(await runDueDeliveries(clock.deps, ids)).to.deep.equal(['succeeded']);
@@ -104,7 +148,10 @@ describe('webhook delivery', () => {
     const ts = rx.received.map((r) => Number(r.headers['webhook-timestamp']));
     expect(ts[1] - ts[0]).to.equal(RETRY_DELAYS_MS[0] / 1000);
     for (const r of rx.received) expect(r.body).to.equal(rx.received[0].body);
-    d = await ctx.db('webhook_deliveries').whereIn('id', [...ids]).first();
+    d = await ctx
+      .db('webhook_deliveries')
+      .whereIn('id', [...ids])
+      .first();
     expect(d).to.include({ status: 'succeeded', attempts: 3, response_code: 200, next_attempt_at: null });
     const attempts = await ctx.db('webhook_delivery_attempts').where({ delivery_id: d.id }).orderBy('attempt');
     expect(attempts.map((a) => [a.attempt, a.ok, a.response_code])).to.deep.equal([
@@ -141,13 +188,26 @@ describe('webhook delivery', () => {
     expect(list.body.data[0].enabled).to.equal(false);
     const n = await api('GET', '/notifications', { session: s.owner.session });
     expect(n.body.data.unreadCount).to.equal(1);
-    expect(n.body.data.items[0]).to.include({ type: 'webhook_disabled', href: `/dashboard/agents/${s.agent.agent.id}`, readAt: null });
-    expect(n.body.data.items[0].data).to.include({ handle: '@' + s.agent.handle, webhookId: s.webhook.id, category: null, week: null, rank: null });
+    expect(n.body.data.items[0]).to.include({
+      type: 'webhook_disabled',
+      href: `/dashboard/agents/${s.agent.agent.id}`,
+      readAt: null,
+    });
+    expect(n.body.data.items[0].data).to.include({
+      handle: '@' + s.agent.handle,
+      webhookId: s.webhook.id,
+      category: null,
+      week: null,
+      rank: null,
+    });
     // A disabled webhook receives no new events.
     const ev = await emitAndFanout(s.agent.agent.id, 'post.commented');
     expect(await ctx.db('webhook_deliveries').where({ event_id: ev })).to.have.length(0);
     // Re-enabling resets the failure count.
-    const re = await api('PATCH', `/owner/agents/${s.agent.agent.id}/webhooks/${s.webhook.id}`, { session: s.owner.session, body: { enabled: true } });
+    const re = await api('PATCH', `/owner/agents/${s.agent.agent.id}/webhooks/${s.webhook.id}`, {
+      session: s.owner.session,
+      body: { enabled: true },
+    });
     expect(re.body.data.enabled).to.equal(true);
     expect((await ctx.db('webhooks').where({ id: s.webhook.id }).first()).consecutive_failures).to.equal(0);
   });
@@ -157,10 +217,16 @@ describe('webhook delivery', () => {
     const s = await ownerAgentWebhook(rx.url());
     const clock = await clockDeps();
     const ctx = await getContext();
-    await ctx.db('webhooks').where({ id: s.webhook.id }).update({ consecutive_failures: 4, last_success_at: new Date(clock.now().getTime() - 3600_000) });
+    await ctx
+      .db('webhooks')
+      .where({ id: s.webhook.id })
+      .update({ consecutive_failures: 4, last_success_at: new Date(clock.now().getTime() - 3600_000) });
     await emitAndFanout(s.agent.agent.id);
     const ids = await deliveryIdsOf(s.webhook.id);
-    await ctx.db('webhook_deliveries').whereIn('id', [...ids]).update({ step: MAX_ATTEMPTS - 1 });
+    await ctx
+      .db('webhook_deliveries')
+      .whereIn('id', [...ids])
+      .update({ step: MAX_ATTEMPTS - 1 });
     await takeJobs('webhook_deliver', (p) => ids.has(p.deliveryId));
     expect(await deliverOnce(clock.deps, { deliveryId: [...ids][0], step: MAX_ATTEMPTS })).to.equal('failed');
     let w = await ctx.db('webhooks').where({ id: s.webhook.id }).first();
@@ -184,7 +250,9 @@ describe('webhook delivery', () => {
     await emitAndFanout(s.agent.agent.id);
     expect(await runDueDeliveries(clock.deps, await deliveryIdsOf(s.webhook.id))).to.deep.equal(['retrying']);
     expect(targetHits).to.equal(0);
-    const d = await api('GET', `/owner/agents/${s.agent.agent.id}/webhooks/${s.webhook.id}/deliveries`, { session: s.owner.session });
+    const d = await api('GET', `/owner/agents/${s.agent.agent.id}/webhooks/${s.webhook.id}/deliveries`, {
+      session: s.owner.session,
+    });
     expect(d.body.data[0]).to.include({ status: 'pending', attempt: 1, responseCode: 302 });
     expect(d.body.data[0].nextAttemptAt).to.equal(new Date(clock.now().getTime() + RETRY_DELAYS_MS[0]).toISOString());
   });
@@ -193,7 +261,13 @@ describe('webhook delivery', () => {
     const rx = await receiver(() => {
       /* never answers */
     });
-    const r = await postWebhook({ url: rx.url(), headers: {}, body: '{}', guard: { allowPrivate: true }, timeoutMs: 150 });
+    const r = await postWebhook({
+      url: rx.url(),
+      headers: {},
+      body: '{}',
+      guard: { allowPrivate: true },
+      timeoutMs: 150,
+    });
     expect(r.ok).to.equal(false);
     expect(r.responseCode).to.equal(null);
     expect(r.error).to.match(/timeout/);
@@ -209,7 +283,11 @@ describe('webhook delivery', () => {
     await emitAndFanout(s.agent.agent.id);
     expect(await runDueDeliveries(clock.deps, await deliveryIdsOf(s.webhook.id))).to.deep.equal(['retrying']);
     const ctx = await getContext();
-    const a = await ctx.db('webhook_delivery_attempts as a').join('webhook_deliveries as d', 'd.id', 'a.delivery_id').where('d.webhook_id', s.webhook.id).first('a.*');
+    const a = await ctx
+      .db('webhook_delivery_attempts as a')
+      .join('webhook_deliveries as d', 'd.id', 'a.delivery_id')
+      .where('d.webhook_id', s.webhook.id)
+      .first('a.*');
     expect(a).to.include({ ok: false, response_code: null });
     expect(a.error).to.match(/ECONNREFUSED/);
   });
@@ -225,7 +303,9 @@ describe('webhook delivery', () => {
     expect(until - before).to.be.within(ROTATION_OVERLAP_MS - 1000, ROTATION_OVERLAP_MS + 5000);
     const { db } = await getContext();
     const row = await db('webhooks').where({ id: s.webhook.id }).first('secret_enc', 'previous_secret_enc');
-    expect(JSON.stringify(row)).to.not.include(s.webhook.secret.slice(6, 20)).and.not.include(rot.body.data.secret.slice(6, 20));
+    expect(JSON.stringify(row))
+      .to.not.include(s.webhook.secret.slice(6, 20))
+      .and.not.include(rot.body.data.secret.slice(6, 20));
 
     const clock = await clockDeps();
     await emitAndFanout(s.agent.agent.id, 'agent.followed');
@@ -234,7 +314,10 @@ describe('webhook delivery', () => {
     expect(String(during.headers['webhook-signature']).split(' ')).to.have.length(2);
     // A receiver still on the old secret and one already on the new secret both verify.
     for (const secret of [s.webhook.secret, rot.body.data.secret]) {
-      expect(() => new Webhook(secret).verify(during.body, during.headers as Record<string, string>), secret).to.not.throw();
+      expect(
+        () => new Webhook(secret).verify(during.body, during.headers as Record<string, string>),
+        secret,
+      ).to.not.throw();
     }
 
     clock.advance(until - clock.now().getTime() + 1);
@@ -245,7 +328,11 @@ describe('webhook delivery', () => {
     const after = rx.received[1];
     const ts = after.headers['webhook-timestamp'];
     const sign = (secret: string) =>
-      'v1,' + crypto.createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64')).update(`${after.headers['webhook-id']}.${ts}.${after.body}`).digest('base64');
+      'v1,' +
+      crypto
+        .createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64'))
+        .update(`${after.headers['webhook-id']}.${ts}.${after.body}`)
+        .digest('base64');
     expect(after.headers['webhook-signature']).to.equal(sign(rot.body.data.secret));
   });
 
@@ -256,13 +343,19 @@ describe('webhook delivery', () => {
     const rot = await api('POST', `${base}/rotate-secret`, { session: s.owner.session });
     expect(rot.status).to.equal(200);
     const { db } = await getContext();
-    await db('webhooks').where({ id: s.webhook.id }).update({ previous_secret_enc: encryptSecret('a former session secret, 32+ chars long', s.webhook.id, s.webhook.secret) });
+    await db('webhooks')
+      .where({ id: s.webhook.id })
+      .update({
+        previous_secret_enc: encryptSecret('a former session secret, 32+ chars long', s.webhook.id, s.webhook.secret),
+      });
     const clock = await clockDeps();
     await emitAndFanout(s.agent.agent.id, 'agent.followed');
     expect(await runDueDeliveries(clock.deps, await deliveryIdsOf(s.webhook.id))).to.deep.equal(['succeeded']);
     const got = rx.received[0];
     expect(String(got.headers['webhook-signature']).split(' ')).to.have.length(1);
-    expect(() => new Webhook(rot.body.data.secret).verify(got.body, got.headers as Record<string, string>)).to.not.throw();
+    expect(() =>
+      new Webhook(rot.body.data.secret).verify(got.body, got.headers as Record<string, string>),
+    ).to.not.throw();
   });
 
   it('redeliver replays a past delivery with the same webhook-id and a fresh signature', async () => {
@@ -291,14 +384,22 @@ describe('webhook delivery', () => {
     expect(replay.headers['webhook-id']).to.equal(eventId);
     expect(Number(replay.headers['webhook-timestamp']) - Number(first.headers['webhook-timestamp'])).to.equal(60);
     expect(replay.headers['webhook-signature']).to.not.equal(first.headers['webhook-signature']);
-    expect(() => new Webhook(rot.body.data.secret).verify(replay.body, replay.headers as Record<string, string>)).to.not.throw();
+    expect(() =>
+      new Webhook(rot.body.data.secret).verify(replay.body, replay.headers as Record<string, string>),
+    ).to.not.throw();
     const list = await api('GET', `${base}/deliveries`, { session: s.owner.session });
     expect(list.body.data[0]).to.include({ attempt: 2, status: 'succeeded' });
     // Unknown delivery, another owner's delivery: 404.
-    const unknown = await api('POST', `${base}/deliveries/00000000-0000-4000-8000-000000000000/redeliver`, { session: s.owner.session });
+    const unknown = await api('POST', `${base}/deliveries/00000000-0000-4000-8000-000000000000/redeliver`, {
+      session: s.owner.session,
+    });
     expect(unknown.status).to.equal(404);
     const stranger = await ownerAgentWebhook(rx.url());
-    const cross = await api('POST', `/owner/agents/${stranger.agent.agent.id}/webhooks/${stranger.webhook.id}/deliveries/${deliveryId}/redeliver`, { session: stranger.owner.session });
+    const cross = await api(
+      'POST',
+      `/owner/agents/${stranger.agent.agent.id}/webhooks/${stranger.webhook.id}/deliveries/${deliveryId}/redeliver`,
+      { session: stranger.owner.session },
+    );
     expect(cross.status).to.equal(404);
     expect(cross.body.error.code).to.equal('NOT_FOUND');
   });
@@ -324,12 +425,22 @@ describe('webhook delivery', () => {
     await emitAndFanout(s.agent.agent.id);
     const ids = await deliveryIdsOf(s.webhook.id);
     await runDueDeliveries(clock.deps, ids);
-    await api('PATCH', `/owner/agents/${s.agent.agent.id}/webhooks/${s.webhook.id}`, { session: s.owner.session, body: { enabled: false } });
+    await api('PATCH', `/owner/agents/${s.agent.agent.id}/webhooks/${s.webhook.id}`, {
+      session: s.owner.session,
+      body: { enabled: false },
+    });
     clock.advance(RETRY_DELAYS_MS[0]);
     expect(await runDueDeliveries(clock.deps, ids)).to.deep.equal(['webhook_disabled']);
     expect(rx.received).to.have.length(1);
     const ctx = await getContext();
-    expect((await ctx.db('webhook_deliveries').whereIn('id', [...ids]).first()).status).to.equal('failed');
+    expect(
+      (
+        await ctx
+          .db('webhook_deliveries')
+          .whereIn('id', [...ids])
+          .first()
+      ).status,
+    ).to.equal('failed');
   });
 
   it('retention drops finished deliveries past 30 days with their events, never pending ones', async () => {

@@ -9,7 +9,7 @@ import { compile } from '../../src/http/validate';
 import { deliveryIdsOf, ownerAgentWebhook, Receiver, runDueDeliveries, takeJobs } from './helpers';
 
 describe('events from real writes', () => {
-  it('a comment with a mention on the agent\'s post and a follow reach its webhook, signed, one delivery each', async () => {
+  it("a comment with a mention on the agent's post and a follow reach its webhook, signed, one delivery each", async () => {
     const rx = await new Receiver().start();
     try {
       const ctx = await getContext();
@@ -17,16 +17,26 @@ describe('events from real writes', () => {
       const target = s.agent;
       const actor = await newAgent();
       const slug = await newCommunity();
-      const post = await api('POST', '/posts', { key: target.key, body: { communitySlug: slug, title: 'Hello', body: 'first post' } });
+      const post = await api('POST', '/posts', {
+        key: target.key,
+        body: { communitySlug: slug, title: 'Hello', body: 'first post' },
+      });
       expect(post.status).to.equal(201);
-      const comment = await api('POST', `/posts/${post.body.data.id}/comments`, { key: actor.key, body: { body: `nice one @${target.handle}` } });
+      const comment = await api('POST', `/posts/${post.body.data.id}/comments`, {
+        key: actor.key,
+        body: { body: `nice one @${target.handle}` },
+      });
       expect(comment.status).to.equal(201);
       const follow = await api('POST', `/agents/${target.handle}/follow`, { key: actor.key });
       expect(follow.status).to.equal(200);
 
       // Each write queued its event in its own transaction.
       const events = await takeJobs('event_fanout', (p) => p.agentId === target.agent.id);
-      expect(events.map((e) => e.payload.type).sort()).to.deep.equal(['agent.followed', 'agent.mentioned', 'post.commented']);
+      expect(events.map((e) => e.payload.type).sort()).to.deep.equal([
+        'agent.followed',
+        'agent.mentioned',
+        'post.commented',
+      ]);
       for (const e of events) await fanoutEvent(ctx.db, e.payload);
       const out = await runDueDeliveries(ctx.deps, await deliveryIdsOf(s.webhook.id));
       expect(out).to.deep.equal(['succeeded', 'succeeded', 'succeeded']);
@@ -39,7 +49,8 @@ describe('events from real writes', () => {
       expect(byType['post.commented']).to.include({ postId: post.body.data.id, commentId: comment.body.data.id });
       expect(byType['agent.followed']).to.include({ followerHandle: '@' + actor.handle });
       // Every event names the acting agent the same way.
-      for (const d of Object.values<any>(byType)) expect(d).to.include({ by: '@' + actor.handle, byAgentId: actor.agent.id });
+      for (const d of Object.values<any>(byType))
+        expect(d).to.include({ by: '@' + actor.handle, byAgentId: actor.agent.id });
       expect(new Set(rx.received.map((r) => r.headers['webhook-id'])).size).to.equal(3);
       // Each body is what the served OpenAPI document's webhooks section says it is.
       const doc = (await api('GET', '/openapi.json')).body;
@@ -49,7 +60,8 @@ describe('events from real writes', () => {
         expect(check(b), `${b.type}: ${JSON.stringify(check.errors)}`).to.equal(true);
       }
       for (const r of rx.received) {
-        for (const p of doc.webhooks['agent.followed'].post.parameters) expect(r.headers[p.name]).to.match(new RegExp(p.schema.pattern ?? '.'));
+        for (const p of doc.webhooks['agent.followed'].post.parameters)
+          expect(r.headers[p.name]).to.match(new RegExp(p.schema.pattern ?? '.'));
       }
     } finally {
       await rx.stop();

@@ -53,13 +53,20 @@ export interface Setup {
 export async function ownerAgentWebhook(url: string, events?: string[]): Promise<Setup> {
   const owner = await newOwner();
   const agent = await newAgent({ owner });
-  const r = await api('POST', `/owner/agents/${agent.agent.id}/webhooks`, { session: owner.session, body: events ? { url, events } : { url } });
+  const r = await api('POST', `/owner/agents/${agent.agent.id}/webhooks`, {
+    session: owner.session,
+    body: events ? { url, events } : { url },
+  });
   if (r.status !== 201) throw new Error(`webhook creation failed: ${r.status} ${r.text}`);
   return { owner, agent, webhook: r.body.data };
 }
 
 /** Emits an event the way a write does (job in a transaction), then runs the fan-out task body. */
-export async function emitAndFanout(agentId: string, type: EventType = 'agent.followed', data: Record<string, unknown> = { followerHandle: '@someone' }): Promise<string> {
+export async function emitAndFanout(
+  agentId: string,
+  type: EventType = 'agent.followed',
+  data: Record<string, unknown> = { followerHandle: '@someone' },
+): Promise<string> {
   const { db } = await getContext();
   const eventId = await db.transaction((trx) => emitEvent(trx, { type, agentId, data }));
   const job = await takeJobs('event_fanout', (p) => p.eventId === eventId);
@@ -76,15 +83,24 @@ export interface QueuedJob {
 /** Removes and returns queued jobs of a task matching `filter` (tests run task bodies directly). */
 export async function takeJobs(task: string, filter: (payload: any) => boolean): Promise<QueuedJob[]> {
   const { db } = await getContext();
-  const rows: QueuedJob[] = (await db.raw(`select j.id, j.payload, j.run_at from graphile_worker._private_jobs j join graphile_worker._private_tasks t on t.id = j.task_id
-       where t.identifier = ? and j.locked_at is null order by j.run_at, j.id`, [task])).rows;
+  const rows: QueuedJob[] = (
+    await db.raw(
+      `select j.id, j.payload, j.run_at from graphile_worker._private_jobs j join graphile_worker._private_tasks t on t.id = j.task_id
+       where t.identifier = ? and j.locked_at is null order by j.run_at, j.id`,
+      [task],
+    )
+  ).rows;
   const mine = rows.filter((r) => filter(r.payload));
   if (mine.length) await db.raw('select graphile_worker.complete_jobs(?::bigint[])', [mine.map((m) => m.id)]);
   return mine;
 }
 
 /** Runs every queued delivery job of these deliveries whose runAt is due by the test clock. */
-export async function runDueDeliveries(deps: Deps, deliveryIds: Set<string>, opts: { timeoutMs?: number } = {}): Promise<DeliverOutcome[]> {
+export async function runDueDeliveries(
+  deps: Deps,
+  deliveryIds: Set<string>,
+  opts: { timeoutMs?: number } = {},
+): Promise<DeliverOutcome[]> {
   const jobs = await takeJobs('webhook_deliver', (p) => deliveryIds.has(p.deliveryId));
   const out: DeliverOutcome[] = [];
   for (const j of jobs) out.push(await deliverOnce(deps, j.payload as DeliverJob, opts));

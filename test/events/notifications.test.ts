@@ -33,7 +33,9 @@ describe('notifications', () => {
     expect(await notifyFromLeaderboard(ctx.db, snap)).to.equal(3);
     // Recomputation, sequential and concurrent, repeats nothing.
     expect(await notifyFromLeaderboard(ctx.db, snap)).to.equal(0);
-    const again = await Promise.all(Array.from({ length: 5 }, () => ctx.db.transaction((trx) => notifyFromLeaderboard(trx, snap))));
+    const again = await Promise.all(
+      Array.from({ length: 5 }, () => ctx.db.transaction((trx) => notifyFromLeaderboard(trx, snap))),
+    );
     expect(again.reduce((a, b) => a + b, 0)).to.equal(0);
     const r = await list(owner.session);
     expect(r.body.data.unreadCount).to.equal(3);
@@ -52,8 +54,20 @@ describe('notifications', () => {
     expect(new Date(item.createdAt).toISOString()).to.equal(item.createdAt);
     expect(item.id).to.be.a('string');
     // Another week or category is a new notification.
-    expect(await notifyFromLeaderboard(ctx.db, { ...snap, week: '2026-W48', entries: [{ rank: 3, agentId: fifth.agent.id }] })).to.equal(1);
-    expect(await notifyFromLeaderboard(ctx.db, { ...snap, category: 'overall', entries: [{ rank: 3, agentId: fifth.agent.id }] })).to.equal(1);
+    expect(
+      await notifyFromLeaderboard(ctx.db, {
+        ...snap,
+        week: '2026-W48',
+        entries: [{ rank: 3, agentId: fifth.agent.id }],
+      }),
+    ).to.equal(1);
+    expect(
+      await notifyFromLeaderboard(ctx.db, {
+        ...snap,
+        category: 'overall',
+        entries: [{ rank: 3, agentId: fifth.agent.id }],
+      }),
+    ).to.equal(1);
   });
 
   it('final weeks: leaderboard_weekly_result for the Top 10, once; pending snapshots notify nobody', async () => {
@@ -61,13 +75,27 @@ describe('notifications', () => {
     const owner = await newOwner();
     const a = await newAgent({ owner });
     const entries = [{ rank: 4, agentId: a.agent.id }];
-    expect(await notifyFromLeaderboard(ctx.db, { category: 'overall', week: '2026-W40', status: 'pending', entries })).to.equal(0);
-    expect(await notifyFromLeaderboard(ctx.db, { category: 'overall', week: '2026-W40', status: 'final', entries })).to.equal(1);
-    expect(await notifyFromLeaderboard(ctx.db, { category: 'overall', week: '2026-W40', status: 'final', entries })).to.equal(0);
+    expect(
+      await notifyFromLeaderboard(ctx.db, { category: 'overall', week: '2026-W40', status: 'pending', entries }),
+    ).to.equal(0);
+    expect(
+      await notifyFromLeaderboard(ctx.db, { category: 'overall', week: '2026-W40', status: 'final', entries }),
+    ).to.equal(1);
+    expect(
+      await notifyFromLeaderboard(ctx.db, { category: 'overall', week: '2026-W40', status: 'final', entries }),
+    ).to.equal(0);
     const r = await list(owner.session);
     expect(r.body.data.items).to.have.length(1);
-    expect(r.body.data.items[0]).to.include({ type: 'leaderboard_weekly_result', href: '/leaderboards?category=overall&week=2026-W40' });
-    expect(r.body.data.items[0].data).to.deep.equal({ category: 'overall', week: '2026-W40', rank: 4, handle: '@' + a.handle });
+    expect(r.body.data.items[0]).to.include({
+      type: 'leaderboard_weekly_result',
+      href: '/leaderboards?category=overall&week=2026-W40',
+    });
+    expect(r.body.data.items[0].data).to.deep.equal({
+      category: 'overall',
+      week: '2026-W40',
+      rank: 4,
+      handle: '@' + a.handle,
+    });
   });
 
   it('reputation milestones 100, 250, 500, 750: crossed upward once each, never again on recomputation', async () => {
@@ -79,7 +107,9 @@ describe('notifications', () => {
     const ctx = await getContext();
     const owner = await newOwner();
     const a = await newAgent({ owner });
-    expect(await notifyReputationMilestones(ctx.db, { agentId: a.agent.id, oldScore: null, newScore: 260 })).to.equal(2);
+    expect(await notifyReputationMilestones(ctx.db, { agentId: a.agent.id, oldScore: null, newScore: 260 })).to.equal(
+      2,
+    );
     // Falls below and climbs back: no repeat.
     expect(await notifyReputationMilestones(ctx.db, { agentId: a.agent.id, oldScore: 260, newScore: 90 })).to.equal(0);
     expect(await notifyReputationMilestones(ctx.db, { agentId: a.agent.id, oldScore: 90, newScore: 300 })).to.equal(0);
@@ -92,7 +122,9 @@ describe('notifications', () => {
     expect(r.body.data.items[0].data).to.include({ handle: '@' + a.handle, category: null, week: null, rank: null });
     // Unowned agents have no one to notify.
     const lone = await newAgent();
-    expect(await notifyReputationMilestones(ctx.db, { agentId: lone.agent.id, oldScore: 0, newScore: 900 })).to.equal(0);
+    expect(await notifyReputationMilestones(ctx.db, { agentId: lone.agent.id, oldScore: 0, newScore: 900 })).to.equal(
+      0,
+    );
   });
 
   it('notifyOnce inside a rolled-back transaction leaves nothing', async () => {
@@ -101,7 +133,14 @@ describe('notifications', () => {
     const a = await newAgent({ owner });
     await ctx.db
       .transaction(async (trx) => {
-        await notifyOnce(trx, { ownerId: owner.owner.id, type: 'leaderboard_top10', agentId: a.agent.id, category: 'savage', week: '2026-W30', href: '/x' });
+        await notifyOnce(trx, {
+          ownerId: owner.owner.id,
+          type: 'leaderboard_top10',
+          agentId: a.agent.id,
+          category: 'savage',
+          week: '2026-W30',
+          href: '/x',
+        });
         throw new Error('rollback');
       })
       .catch(() => undefined);
@@ -114,13 +153,24 @@ describe('notifications', () => {
     const bob = await newOwner();
     const aa = await newAgent({ owner: alice });
     const ba = await newAgent({ owner: bob });
-    await notifyFromLeaderboard(ctx.db, { category: 'overall', week: '2026-W45', status: 'live', entries: [{ rank: 2, agentId: aa.agent.id }, { rank: 3, agentId: ba.agent.id }] });
+    await notifyFromLeaderboard(ctx.db, {
+      category: 'overall',
+      week: '2026-W45',
+      status: 'live',
+      entries: [
+        { rank: 2, agentId: aa.agent.id },
+        { rank: 3, agentId: ba.agent.id },
+      ],
+    });
     const ra = await list(alice.session);
     const rb = await list(bob.session);
     expect(ra.body.data.items.map((i: any) => i.data.handle)).to.deep.equal(['@' + aa.handle]);
     expect(rb.body.data.items.map((i: any) => i.data.handle)).to.deep.equal(['@' + ba.handle]);
     const bobsId = rb.body.data.items[0].id;
-    const m = await api('POST', '/notifications/read', { session: alice.session, body: { ids: [bobsId, 'not-an-id', '00000000-0000-4000-8000-000000000000'] } });
+    const m = await api('POST', '/notifications/read', {
+      session: alice.session,
+      body: { ids: [bobsId, 'not-an-id', '00000000-0000-4000-8000-000000000000'] },
+    });
     expect(m.status).to.equal(200);
     expect(m.body.data).to.deep.equal({ marked: 0, unreadCount: 1 });
     const all = await api('POST', '/notifications/read', { session: alice.session, body: { all: true } });
@@ -133,10 +183,18 @@ describe('notifications', () => {
     const ctx = await getContext();
     const owner = await newOwner();
     const agents = await Promise.all([1, 2, 3].map(() => newAgent({ owner })));
-    await notifyFromLeaderboard(ctx.db, { category: 'helpful', week: '2026-W44', status: 'final', entries: agents.map((a, i) => ({ rank: i + 2, agentId: a.agent.id })) });
+    await notifyFromLeaderboard(ctx.db, {
+      category: 'helpful',
+      week: '2026-W44',
+      status: 'final',
+      entries: agents.map((a, i) => ({ rank: i + 2, agentId: a.agent.id })),
+    });
     const items = (await list(owner.session)).body.data.items;
     expect(items).to.have.length(3);
-    const r = await api('POST', '/notifications/read', { session: owner.session, body: { ids: [items[0].id, items[1].id, items[0].id] } });
+    const r = await api('POST', '/notifications/read', {
+      session: owner.session,
+      body: { ids: [items[0].id, items[1].id, items[0].id] },
+    });
     expect(r.body.data).to.deep.equal({ marked: 2, unreadCount: 1 });
     const again = await api('POST', '/notifications/read', { session: owner.session, body: { ids: [items[0].id] } });
     expect(again.body.data).to.deep.equal({ marked: 0, unreadCount: 1 });
@@ -172,7 +230,16 @@ describe('notifications', () => {
     const owner = await newOwner();
     const a = await newAgent({ owner });
     await ctx.db('notifications').insert(
-      Array.from({ length: 55 }, (_, i) => ({ owner_id: owner.owner.id, type: 'leaderboard_top10', agent_id: a.agent.id, category: 'overall', week: `2027-W${String(i + 1).padStart(2, '0')}`, href: '/x', data: {}, created_at: new Date(Date.UTC(2027, 0, 1) + i * 1000) })),
+      Array.from({ length: 55 }, (_, i) => ({
+        owner_id: owner.owner.id,
+        type: 'leaderboard_top10',
+        agent_id: a.agent.id,
+        category: 'overall',
+        week: `2027-W${String(i + 1).padStart(2, '0')}`,
+        href: '/x',
+        data: {},
+        created_at: new Date(Date.UTC(2027, 0, 1) + i * 1000),
+      })),
     );
     const first = await list(owner.session);
     expect(first.body.data.items).to.have.length(50);
@@ -189,10 +256,27 @@ describe('notifications', () => {
     const a = await newAgent({ owner });
     const base = Date.UTC(2026, 0, 1);
     for (let i = 0; i < 7; i++) {
-      await notifyOnce(ctx.db, { ownerId: owner.owner.id, type: 'leaderboard_top10', agentId: a.agent.id, category: 'overall', week: `2026-W0${i + 1}`, href: '/x', data: { rank: i + 1 }, now: new Date(base + i * 1000) });
+      await notifyOnce(ctx.db, {
+        ownerId: owner.owner.id,
+        type: 'leaderboard_top10',
+        agentId: a.agent.id,
+        category: 'overall',
+        week: `2026-W0${i + 1}`,
+        href: '/x',
+        data: { rank: i + 1 },
+        now: new Date(base + i * 1000),
+      });
     }
     // Two in the same instant: the id breaks the tie.
-    await notifyOnce(ctx.db, { ownerId: owner.owner.id, type: 'leaderboard_top10', agentId: a.agent.id, category: 'funny', week: '2026-W07', href: '/x', now: new Date(base + 6000) });
+    await notifyOnce(ctx.db, {
+      ownerId: owner.owner.id,
+      type: 'leaderboard_top10',
+      agentId: a.agent.id,
+      category: 'funny',
+      week: '2026-W07',
+      href: '/x',
+      now: new Date(base + 6000),
+    });
     const seen: string[] = [];
     let cursor: string | null = null;
     let pages = 0;
@@ -203,7 +287,15 @@ describe('notifications', () => {
       cursor = r.body.meta.nextCursor;
       if (pages === 0) {
         // A newer notification arriving mid-pagination does not shift later pages.
-        await notifyOnce(ctx.db, { ownerId: owner.owner.id, type: 'leaderboard_rank1', agentId: a.agent.id, category: 'overall', week: '2026-W09', href: '/x', now: new Date(base + 99_000) });
+        await notifyOnce(ctx.db, {
+          ownerId: owner.owner.id,
+          type: 'leaderboard_rank1',
+          agentId: a.agent.id,
+          category: 'overall',
+          week: '2026-W09',
+          href: '/x',
+          now: new Date(base + 99_000),
+        });
       }
       pages++;
     } while (cursor);

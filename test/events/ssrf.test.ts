@@ -52,7 +52,19 @@ const FORBIDDEN_HOSTS: [string, string][] = [
   ['192.88.99.1', 'former 6to4 relay anycast'],
 ];
 
-const PUBLIC_HOSTS = ['93.184.216.34', '8.8.8.8', '1.1.1.1', '172.32.0.1', '100.128.0.1', '192.88.100.1', '[2606:4700:4700::1111]', '[::ffff:8.8.8.8]', '[::ffff:0:8.8.8.8]', '[2001:4860:4860::8888]', '[64:ff9b:2::1]'];
+const PUBLIC_HOSTS = [
+  '93.184.216.34',
+  '8.8.8.8',
+  '1.1.1.1',
+  '172.32.0.1',
+  '100.128.0.1',
+  '192.88.100.1',
+  '[2606:4700:4700::1111]',
+  '[::ffff:8.8.8.8]',
+  '[::ffff:0:8.8.8.8]',
+  '[2001:4860:4860::8888]',
+  '[64:ff9b:2::1]',
+];
 
 describe('webhook SSRF guard', () => {
   describe('pure address rules (switch off)', () => {
@@ -73,7 +85,8 @@ describe('webhook SSRF guard', () => {
       expect(parseIPv4Loose('127.1')).to.equal(0x7f000001);
       expect(parseIPv4Loose('256.1.1.1')).to.equal(null);
       expect(parseIPv4Loose('example.com')).to.equal(null);
-      for (const h of ['2130706433', '0x7f000001', '0177.0.0.1', '127.1', '::ffff:127.0.0.1', '::', '::1']) expect(isForbiddenAddress(h), h).to.equal(true);
+      for (const h of ['2130706433', '0x7f000001', '0177.0.0.1', '127.1', '::ffff:127.0.0.1', '::', '::1'])
+        expect(isForbiddenAddress(h), h).to.equal(true);
       expect(isForbiddenAddress('example.com')).to.equal(false);
     });
     it('refuses http:// without the switch, accepts it with the switch', () => {
@@ -94,7 +107,12 @@ describe('webhook SSRF guard', () => {
       };
 
     it('refuses names that resolve to a forbidden address (any of them), accepts public ones', async () => {
-      const r = resolver({ 'evil.example': ['93.184.216.34', '10.0.0.5'], 'meta.example': ['169.254.169.254'], 'v6.example': ['::1'], 'ok.example': ['93.184.216.34'] });
+      const r = resolver({
+        'evil.example': ['93.184.216.34', '10.0.0.5'],
+        'meta.example': ['169.254.169.254'],
+        'v6.example': ['::1'],
+        'ok.example': ['93.184.216.34'],
+      });
       for (const host of ['evil.example', 'meta.example', 'v6.example']) {
         const c = await checkWebhookUrl(`https://${host}/x`, OFF, r);
         expect(c.ok, host).to.equal(false);
@@ -114,14 +132,32 @@ describe('webhook SSRF guard', () => {
         const rebinding: Resolver = async () => answer;
         expect((await checkWebhookUrl(`https://rebind.example:${rx.port}/x`, OFF, rebinding)).ok).to.equal(true);
         answer = ['127.0.0.1'];
-        const r = await postWebhook({ url: `http://rebind.example:${rx.port}/x`, headers: {}, body: '{}', guard: OFF, resolve: rebinding });
+        const r = await postWebhook({
+          url: `http://rebind.example:${rx.port}/x`,
+          headers: {},
+          body: '{}',
+          guard: OFF,
+          resolve: rebinding,
+        });
         expect(r.ok).to.equal(false);
         expect(r.error).to.match(/WEBHOOK_URL_FORBIDDEN/);
-        const r2 = await postWebhook({ url: `https://rebind.example:${rx.port}/x`, headers: {}, body: '{}', guard: OFF, resolve: rebinding });
+        const r2 = await postWebhook({
+          url: `https://rebind.example:${rx.port}/x`,
+          headers: {},
+          body: '{}',
+          guard: OFF,
+          resolve: rebinding,
+        });
         expect(r2.error).to.match(/WEBHOOK_URL_FORBIDDEN/);
         expect(rx.received).to.have.length(0);
         // With the switch on, the same lookup connects to the checked address.
-        const on = await postWebhook({ url: `http://rebind.example:${rx.port}/x`, headers: {}, body: '{}', guard: { allowPrivate: true }, resolve: rebinding });
+        const on = await postWebhook({
+          url: `http://rebind.example:${rx.port}/x`,
+          headers: {},
+          body: '{}',
+          guard: { allowPrivate: true },
+          resolve: rebinding,
+        });
         expect(on.ok).to.equal(true);
         expect(rx.received).to.have.length(1);
         expect(rx.received[0].headers.host).to.equal(`rebind.example:${rx.port}`);
@@ -142,7 +178,10 @@ describe('webhook SSRF guard', () => {
         expect(await deliverOnce(strict, { deliveryId: [...ids][0], step: 1 })).to.equal('retrying');
         expect(rx.received).to.have.length(0);
         const ctx = await getContext();
-        const a = await ctx.db('webhook_delivery_attempts').where({ delivery_id: [...ids][0] }).first();
+        const a = await ctx
+          .db('webhook_delivery_attempts')
+          .where({ delivery_id: [...ids][0] })
+          .first();
         expect(a.error).to.match(/WEBHOOK_URL_FORBIDDEN/);
       } finally {
         await rx.stop();
@@ -168,7 +207,11 @@ describe('webhook SSRF guard', () => {
     it('refuses ≥ 12 forbidden destinations with 400 WEBHOOK_URL_FORBIDDEN and stores nothing', async () => {
       const owner = await newOwner();
       const a = await newAgent({ owner });
-      const headers = { 'content-type': 'application/json', cookie: `svc_session=${owner.session.cookie}`, 'x-csrf-token': owner.session.csrfToken };
+      const headers = {
+        'content-type': 'application/json',
+        cookie: `svc_session=${owner.session.cookie}`,
+        'x-csrf-token': owner.session.csrfToken,
+      };
       const urls = [
         'http://93.184.216.34/hook',
         'https://localhost/hook',
@@ -176,12 +219,20 @@ describe('webhook SSRF guard', () => {
       ];
       expect(urls.length).to.be.greaterThanOrEqual(12);
       for (const url of urls) {
-        const res = await fetch(`${base}/owner/agents/${a.agent.id}/webhooks`, { method: 'POST', headers, body: JSON.stringify({ url }) });
+        const res = await fetch(`${base}/owner/agents/${a.agent.id}/webhooks`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ url }),
+        });
         const body: any = await res.json();
         expect(res.status, url).to.equal(400);
         expect(body.error.code, url).to.equal('WEBHOOK_URL_FORBIDDEN');
       }
-      const ok = await fetch(`${base}/owner/agents/${a.agent.id}/webhooks`, { method: 'POST', headers, body: JSON.stringify({ url: 'https://93.184.216.34/hook' }) });
+      const ok = await fetch(`${base}/owner/agents/${a.agent.id}/webhooks`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ url: 'https://93.184.216.34/hook' }),
+      });
       expect(ok.status).to.equal(201);
       const ctx = await getContext();
       expect(await ctx.db('webhooks').where({ agent_id: a.agent.id })).to.have.length(1);

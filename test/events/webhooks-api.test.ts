@@ -11,7 +11,10 @@ describe('webhook management API', () => {
   it('POST creates: 201 with id, url, events, enabled true and a whsec_ secret shown once', async () => {
     const owner = await newOwner();
     const a = await newAgent({ owner });
-    const r = await api('POST', `/owner/agents/${a.agent.id}/webhooks`, { session: owner.session, body: { url: RX, events: ['agent.mentioned', 'post.commented'] } });
+    const r = await api('POST', `/owner/agents/${a.agent.id}/webhooks`, {
+      session: owner.session,
+      body: { url: RX, events: ['agent.mentioned', 'post.commented'] },
+    });
     expect(r.status).to.equal(201);
     expect(Object.keys(r.body.data).sort()).to.deep.equal(['enabled', 'events', 'id', 'secret', 'url']);
     expect(r.body.data).to.include({ url: RX, enabled: true });
@@ -29,7 +32,9 @@ describe('webhook management API', () => {
 
     const list = await api('GET', `/owner/agents/${a.agent.id}/webhooks`, { session: owner.session });
     expect(list.status).to.equal(200);
-    expect(list.body.data).to.deep.equal([{ id: r.body.data.id, url: RX, events: ['agent.mentioned', 'post.commented'], enabled: true }]);
+    expect(list.body.data).to.deep.equal([
+      { id: r.body.data.id, url: RX, events: ['agent.mentioned', 'post.commented'], enabled: true },
+    ]);
     expect(list.text).to.not.include('whsec_');
   });
 
@@ -42,7 +47,11 @@ describe('webhook management API', () => {
       expect(r.body.data.url).to.equal(url);
     }
     const list = await api('GET', `/owner/agents/${a.agent.id}/webhooks`, { session: owner.session });
-    expect(list.body.data.map((w: { url: string }) => w.url).sort()).to.deep.equal(['HTTP://127.0.0.1:80/Hook', 'http://127.0.0.1:9', 'http://127.0.0.1:9/a b?x=1']);
+    expect(list.body.data.map((w: { url: string }) => w.url).sort()).to.deep.equal([
+      'HTTP://127.0.0.1:80/Hook',
+      'http://127.0.0.1:9',
+      'http://127.0.0.1:9/a b?x=1',
+    ]);
   });
 
   it('events default to every event type and duplicates collapse', async () => {
@@ -50,7 +59,10 @@ describe('webhook management API', () => {
     const a = await newAgent({ owner });
     const r = await api('POST', `/owner/agents/${a.agent.id}/webhooks`, { session: owner.session, body: { url: RX } });
     expect(r.body.data.events).to.deep.equal(['agent.mentioned', 'post.commented', 'agent.followed']);
-    const d = await api('POST', `/owner/agents/${a.agent.id}/webhooks`, { session: owner.session, body: { url: RX, events: ['agent.followed', 'agent.followed'] } });
+    const d = await api('POST', `/owner/agents/${a.agent.id}/webhooks`, {
+      session: owner.session,
+      body: { url: RX, events: ['agent.followed', 'agent.followed'] },
+    });
     expect(d.status).to.equal(201);
     expect(d.body.data.events).to.deep.equal(['agent.followed']);
   });
@@ -59,7 +71,15 @@ describe('webhook management API', () => {
     const owner = await newOwner();
     const a = await newAgent({ owner });
     const path = `/owner/agents/${a.agent.id}/webhooks`;
-    for (const body of [{}, { url: 5 }, { url: RX, events: [] }, { url: RX, events: ['agent.deleted'] }, { url: RX, extra: 1 }, { url: 'not a url' }, { url: 'x'.repeat(3000) }]) {
+    for (const body of [
+      {},
+      { url: 5 },
+      { url: RX, events: [] },
+      { url: RX, events: ['agent.deleted'] },
+      { url: RX, extra: 1 },
+      { url: 'not a url' },
+      { url: 'x'.repeat(3000) },
+    ]) {
       const r = await api('POST', path, { session: owner.session, body });
       expect(r.status, JSON.stringify(body)).to.equal(400);
       expect(r.body.error.code).to.equal('VALIDATION_FAILED');
@@ -72,7 +92,12 @@ describe('webhook management API', () => {
   it('non-http(s) schemes and URLs with credentials are 400 WEBHOOK_URL_FORBIDDEN', async () => {
     const owner = await newOwner();
     const a = await newAgent({ owner });
-    for (const url of ['ftp://example.com/x', 'file:///etc/passwd', 'gopher://127.0.0.1/', 'https://user:pw@example.com/hook']) {
+    for (const url of [
+      'ftp://example.com/x',
+      'file:///etc/passwd',
+      'gopher://127.0.0.1/',
+      'https://user:pw@example.com/hook',
+    ]) {
       const r = await api('POST', `/owner/agents/${a.agent.id}/webhooks`, { session: owner.session, body: { url } });
       expect(r.status, url).to.equal(400);
       expect(r.body.error.code).to.equal('WEBHOOK_URL_FORBIDDEN');
@@ -82,7 +107,10 @@ describe('webhook management API', () => {
   it("another owner's agent and an unowned one are 403 NOT_AGENT_OWNER, an unknown or malformed id 404 NOT_FOUND, on every webhook route", async () => {
     const owner = await newOwner();
     const a = await newAgent({ owner });
-    const created = await api('POST', `/owner/agents/${a.agent.id}/webhooks`, { session: owner.session, body: { url: RX } });
+    const created = await api('POST', `/owner/agents/${a.agent.id}/webhooks`, {
+      session: owner.session,
+      body: { url: RX },
+    });
     const wid = created.body.data.id;
     const intruder = await newOwner();
     const unowned = await newAgent();
@@ -112,7 +140,10 @@ describe('webhook management API', () => {
     expect(malformed.status).to.equal(404);
     // A webhook id of another agent of the same owner is 404 too.
     const b = await newAgent({ owner });
-    const cross = await api('PATCH', `/owner/agents/${b.agent.id}/webhooks/${wid}`, { session: owner.session, body: { enabled: false } });
+    const cross = await api('PATCH', `/owner/agents/${b.agent.id}/webhooks/${wid}`, {
+      session: owner.session,
+      body: { enabled: false },
+    });
     expect(cross.status).to.equal(404);
     // Nothing changed.
     const list = await api('GET', `/owner/agents/${a.agent.id}/webhooks`, { session: owner.session });
@@ -136,7 +167,11 @@ describe('webhook management API', () => {
       ['DELETE', `${base}/${created.body.data.id}`],
       ['POST', `${base}/${created.body.data.id}/rotate-secret`],
     ]) {
-      const r = await api(m, p, { session: owner.session, noCsrf: true, body: m === 'PATCH' ? { enabled: false } : undefined });
+      const r = await api(m, p, {
+        session: owner.session,
+        noCsrf: true,
+        body: m === 'PATCH' ? { enabled: false } : undefined,
+      });
       expect(r.status, `${m} ${p}`).to.equal(403);
     }
     expect((await api('GET', base, { session: owner.session })).body.data).to.have.length(1);
@@ -166,12 +201,22 @@ describe('webhook management API', () => {
     const base = `/owner/agents/${a.agent.id}/webhooks`;
     const c = await api('POST', base, { session: owner.session, body: { url: RX } });
     const p = `${base}/${c.body.data.id}`;
-    const u = await api('PATCH', p, { session: owner.session, body: { url: 'http://127.0.0.1:10/other', events: ['agent.followed'], enabled: false } });
+    const u = await api('PATCH', p, {
+      session: owner.session,
+      body: { url: 'http://127.0.0.1:10/other', events: ['agent.followed'], enabled: false },
+    });
     expect(u.status).to.equal(200);
-    expect(u.body.data).to.deep.equal({ id: c.body.data.id, url: 'http://127.0.0.1:10/other', events: ['agent.followed'], enabled: false });
+    expect(u.body.data).to.deep.equal({
+      id: c.body.data.id,
+      url: 'http://127.0.0.1:10/other',
+      events: ['agent.followed'],
+      enabled: false,
+    });
     expect((await api('PATCH', p, { session: owner.session, body: {} })).body.error.code).to.equal('VALIDATION_FAILED');
     expect((await api('PATCH', p, { session: owner.session, body: { events: [] } })).status).to.equal(400);
-    expect((await api('PATCH', p, { session: owner.session, body: { url: 'ftp://x.example' } })).body.error.code).to.equal('WEBHOOK_URL_FORBIDDEN');
+    expect(
+      (await api('PATCH', p, { session: owner.session, body: { url: 'ftp://x.example' } })).body.error.code,
+    ).to.equal('WEBHOOK_URL_FORBIDDEN');
     const d = await api('DELETE', p, { session: owner.session });
     expect(d.status).to.equal(200);
     expect(d.body.data).to.deep.equal({ id: c.body.data.id, deleted: true });
@@ -184,7 +229,11 @@ describe('webhook management API', () => {
     const owner = await newOwner();
     const a = await newAgent({ owner });
     const base = `/owner/agents/${a.agent.id}/webhooks`;
-    const rs = await Promise.all(Array.from({ length: MAX_WEBHOOKS_PER_AGENT + 3 }, () => api('POST', base, { session: owner.session, body: { url: RX } })));
+    const rs = await Promise.all(
+      Array.from({ length: MAX_WEBHOOKS_PER_AGENT + 3 }, () =>
+        api('POST', base, { session: owner.session, body: { url: RX } }),
+      ),
+    );
     expect(rs.filter((r) => r.status === 201)).to.have.length(MAX_WEBHOOKS_PER_AGENT);
     const refused = rs.filter((r) => r.status !== 201);
     expect(refused).to.have.length(3);
@@ -195,7 +244,9 @@ describe('webhook management API', () => {
     const owner = await newOwner();
     const a = await newAgent({ owner });
     const c = await api('POST', `/owner/agents/${a.agent.id}/webhooks`, { session: owner.session, body: { url: RX } });
-    const r = await api('GET', `/owner/agents/${a.agent.id}/webhooks/${c.body.data.id}/deliveries`, { session: owner.session });
+    const r = await api('GET', `/owner/agents/${a.agent.id}/webhooks/${c.body.data.id}/deliveries`, {
+      session: owner.session,
+    });
     expect(r.status).to.equal(200);
     expect(r.body).to.deep.equal({ data: [] });
   });

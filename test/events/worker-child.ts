@@ -15,7 +15,10 @@ import { runWithLiveness } from '../../src/worker-runner';
 async function main(): Promise<void> {
   const url = process.env.DATABASE_URL!;
   // The crash test shortens the stale bound so the next worker releases a killed one's jobs quickly.
-  const config = testConfig(url, process.env.WORKER_STALE_SECONDS ? { WORKER_STALE_SECONDS: process.env.WORKER_STALE_SECONDS } : {});
+  const config = testConfig(
+    url,
+    process.env.WORKER_STALE_SECONDS ? { WORKER_STALE_SECONDS: process.env.WORKER_STALE_SECONDS } : {},
+  );
   const log = createLogger(config.logLevel);
   const deps: Deps = { config, log, db: createDb(url, 6), limiter: createLimiter(config, log), now: () => new Date() };
   await runWithLiveness(deps, {

@@ -25,7 +25,8 @@ export async function freePort(): Promise<number> {
 }
 
 // Asynchronous, so the load generators of the test keep running while the server restarts.
-const asPostgres = (cmd: string, args: string[]) => promisify(execFile)('runuser', ['-u', 'postgres', '--', path.join(PG_BIN, cmd), ...args], { timeout: 60_000 });
+const asPostgres = (cmd: string, args: string[]) =>
+  promisify(execFile)('runuser', ['-u', 'postgres', '--', path.join(PG_BIN, cmd), ...args], { timeout: 60_000 });
 
 export class PrivatePostgres {
   readonly dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-fault-pg-'));
@@ -42,7 +43,18 @@ export class PrivatePostgres {
   }
 
   async start(): Promise<void> {
-    await asPostgres('pg_ctl', ['-D', path.join(this.dir, 'data'), '-l', path.join(this.dir, 'log'), '-w', '-t', '30', '-o', `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=100`, 'start']);
+    await asPostgres('pg_ctl', [
+      '-D',
+      path.join(this.dir, 'data'),
+      '-l',
+      path.join(this.dir, 'log'),
+      '-w',
+      '-t',
+      '30',
+      '-o',
+      `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=100`,
+      'start',
+    ]);
   }
 
   async stop(): Promise<void> {
@@ -50,11 +62,28 @@ export class PrivatePostgres {
   }
 
   async restart(): Promise<void> {
-    await asPostgres('pg_ctl', ['-D', path.join(this.dir, 'data'), '-l', path.join(this.dir, 'log'), '-m', 'fast', '-w', '-t', '30', '-o', `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c fsync=off`, 'restart']);
+    await asPostgres('pg_ctl', [
+      '-D',
+      path.join(this.dir, 'data'),
+      '-l',
+      path.join(this.dir, 'log'),
+      '-m',
+      'fast',
+      '-w',
+      '-t',
+      '30',
+      '-o',
+      `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c fsync=off`,
+      'restart',
+    ]);
   }
 
   async createDatabase(): Promise<void> {
-    const admin = knexFactory({ client: 'pg', connection: `postgres://postgres@127.0.0.1:${this.port}/postgres`, pool: { min: 0, max: 1 } });
+    const admin = knexFactory({
+      client: 'pg',
+      connection: `postgres://postgres@127.0.0.1:${this.port}/postgres`,
+      pool: { min: 0, max: 1 },
+    });
     await admin.raw('create database svc');
     await admin.destroy();
   }
@@ -74,7 +103,11 @@ export class PrivateRedis {
   }
 
   async start(): Promise<void> {
-    this.child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    this.child = spawn(
+      'redis-server',
+      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      { stdio: 'ignore' },
+    );
     for (let i = 0; i < 100; i++) {
       if (await canConnect(this.port)) return;
       await sleep(50);
@@ -134,7 +167,11 @@ export function faultEnv(pg: PrivatePostgres, redis: PrivateRedis, port: number)
 
 /** Runs an entry point of src/ through tsx, as its own process (the real server, worker or release). */
 export function spawnEntry(entry: 'server' | 'worker' | 'release', env: NodeJS.ProcessEnv): ChildProcess {
-  const child = spawn(process.execPath, ['-r', 'tsx/cjs', path.join(REPO, 'src', `${entry}.ts`)], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['-r', 'tsx/cjs', path.join(REPO, 'src', `${entry}.ts`)], {
+    cwd: REPO,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const tail: string[] = [];
   const keep = (b: Buffer) => {
     tail.push(b.toString());
@@ -152,7 +189,10 @@ export function outputOf(child: ChildProcess): string {
 
 export async function runToEnd(child: ChildProcess, timeoutMs = 60_000): Promise<number> {
   return new Promise((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`process did not exit in ${timeoutMs} ms: ${outputOf(child)}`)), timeoutMs);
+    const t = setTimeout(
+      () => reject(new Error(`process did not exit in ${timeoutMs} ms: ${outputOf(child)}`)),
+      timeoutMs,
+    );
     child.once('exit', (code) => {
       clearTimeout(t);
       resolve(code ?? -1);
@@ -174,7 +214,10 @@ export async function waitHttp(url: string, timeoutMs = 30_000): Promise<void> {
   throw new Error(`${url} not up in ${timeoutMs} ms`);
 }
 
-export async function stopChild(child: ChildProcess | null | undefined, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+export async function stopChild(
+  child: ChildProcess | null | undefined,
+  signal: NodeJS.Signals = 'SIGTERM',
+): Promise<void> {
   if (!child || child.exitCode !== null || child.signalCode !== null) return;
   const done = new Promise((r) => child.once('exit', r));
   child.kill(signal);
@@ -192,12 +235,19 @@ export interface Timed {
 }
 
 /** A request that never hangs the test: a client-side cap far above the 5 s promise. */
-export async function timed(method: string, url: string, opts: { key?: string; body?: unknown; capMs?: number } = {}): Promise<Timed> {
+export async function timed(
+  method: string,
+  url: string,
+  opts: { key?: string; body?: unknown; capMs?: number } = {},
+): Promise<Timed> {
   const startedAt = Date.now();
   try {
     const r = await fetch(url, {
       method,
-      headers: { ...(opts.body !== undefined ? { 'content-type': 'application/json' } : {}), ...(opts.key ? { authorization: `Bearer ${opts.key}` } : {}) },
+      headers: {
+        ...(opts.body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...(opts.key ? { authorization: `Bearer ${opts.key}` } : {}),
+      },
       body: opts.body !== undefined ? JSON.stringify(opts.body) : undefined,
       signal: AbortSignal.timeout(opts.capMs ?? 15_000),
     });

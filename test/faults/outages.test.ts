@@ -4,7 +4,22 @@ import type { Knex } from 'knex';
 import { createAgent, issueApiKey } from '../../src/identity/service';
 import { SCOPES } from '../../src/identity/scopes';
 import { createCommunity } from '../../src/communities/service';
-import { faultEnv, freePort, startPrivateServices, openDb, outputOf, PrivatePostgres, PrivateRedis, runToEnd, sleep, spawnEntry, stopChild, timed, Timed, waitHttp } from './harness';
+import {
+  faultEnv,
+  freePort,
+  startPrivateServices,
+  openDb,
+  outputOf,
+  PrivatePostgres,
+  PrivateRedis,
+  runToEnd,
+  sleep,
+  spawnEntry,
+  stopChild,
+  timed,
+  Timed,
+  waitHttp,
+} from './harness';
 
 /**
  * The real server process against private PostgreSQL and Redis instances that the test stops and
@@ -25,7 +40,11 @@ describe('faults: database and cache outages under load (real server process)', 
   async function agents(n: number, tag: string) {
     const out: { id: string; key: string }[] = [];
     for (let i = 0; i < n; i++) {
-      const a = await createAgent(db, { handle: `f${tag}_${i}_${Date.now().toString(36)}`.slice(0, 30), displayName: 'Fault', ownerId: null });
+      const a = await createAgent(db, {
+        handle: `f${tag}_${i}_${Date.now().toString(36)}`.slice(0, 30),
+        displayName: 'Fault',
+        ownerId: null,
+      });
       out.push({ id: a.id, key: (await issueApiKey(db, a.id, [...SCOPES])).key });
     }
     return out;
@@ -35,7 +54,10 @@ describe('faults: database and cache outages under load (real server process)', 
   async function seedPosts(as: { key: string }[]) {
     const ids: string[] = [];
     for (const a of as) {
-      const r = await timed('POST', `${base}/api/v1/posts`, { key: a.key, body: { communitySlug: slug, body: 'seed' } });
+      const r = await timed('POST', `${base}/api/v1/posts`, {
+        key: a.key,
+        body: { communitySlug: slug, body: 'seed' },
+      });
       expect(r.status, JSON.stringify(r.body)).to.equal(201);
       ids.push(r.body.data.id);
     }
@@ -78,7 +100,10 @@ describe('faults: database and cache outages under load (real server process)', 
       let nextPost = Date.now();
       while (!stopLoad) {
         if (Date.now() >= nextPost) {
-          const r = await timed('POST', `${base}/api/v1/posts`, { key: a.key, body: { communitySlug: slug, body: `load ${i} ${Date.now()}` } });
+          const r = await timed('POST', `${base}/api/v1/posts`, {
+            key: a.key,
+            body: { communitySlug: slug, body: `load ${i} ${Date.now()}` },
+          });
           results.push({ ...r, kind: 'post', agent: i });
           nextPost = Date.now() + 3200;
         }
@@ -114,7 +139,11 @@ describe('faults: database and cache outages under load (real server process)', 
     let recoveredAt = 0;
     while (!recoveredAt && Date.now() - upAt < 15_000) {
       await sleep(100);
-      if (results.some((r) => r.startedAt >= upAt && r.status >= 200 && r.status < 300) && health.some((h) => h.startedAt >= upAt && h.status === 200)) recoveredAt = Date.now();
+      if (
+        results.some((r) => r.startedAt >= upAt && r.status >= 200 && r.status < 300) &&
+        health.some((h) => h.startedAt >= upAt && h.status === 200)
+      )
+        recoveredAt = Date.now();
     }
     await sleep(1500);
     stopLoad = true;
@@ -124,21 +153,34 @@ describe('faults: database and cache outages under load (real server process)', 
     const statuses = new Map<number, number>();
     for (const r of all) statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
     const slowest = Math.max(...all.map((r) => r.ms));
-    report.push(`postgres outage: ${results.length} writes + ${health.length} health probes, statuses ${[...statuses].map(([s, n]) => `${s}:${n}`).join(' ')}, slowest ${slowest} ms, outage ${upAt - downAt} ms, recovered ${recoveredAt ? recoveredAt - upAt : 'never'} ms after start`);
+    report.push(
+      `postgres outage: ${results.length} writes + ${health.length} health probes, statuses ${[...statuses].map(([s, n]) => `${s}:${n}`).join(' ')}, slowest ${slowest} ms, outage ${upAt - downAt} ms, recovered ${recoveredAt ? recoveredAt - upAt : 'never'} ms after start`,
+    );
 
     for (const r of all) {
       expect(r.status, `no answer / 5xx: ${r.error ?? JSON.stringify(r.body)}`).to.be.oneOf([200, 201, 429, 503]);
       expect(r.ms, 'no request may hang over 5 s').to.be.below(5000);
-      if (r.status === 503) expect(r.body?.error?.code ?? r.body?.data?.status).to.be.oneOf(['SERVICE_UNAVAILABLE', 'degraded', 'ok']);
+      if (r.status === 503)
+        expect(r.body?.error?.code ?? r.body?.data?.status).to.be.oneOf(['SERVICE_UNAVAILABLE', 'degraded', 'ok']);
     }
     // Writes sent and answered while the database was stopped: 503 (or a limit's 429, answered
     // before the database is asked), never a success and never anything else. (A write waits up to
     // the pool's 4 s acquire timeout, so how many fall wholly inside the 5 s depends on timing.)
     const during = results.filter((r) => r.startedAt >= stoppedAt && r.startedAt + r.ms < startingAt);
-    expect(during.filter((r) => r.status !== 503 && r.status !== 429).map((r) => r.status), 'writes during the outage fail with 503').to.deep.equal([]);
-    expect(results.filter((r) => r.status === 503).length, 'writes during the outage fail with 503').to.be.greaterThan(0);
-    report.push(`postgres outage: ${during.length} writes sent and answered while it was stopped (${during.filter((r) => r.status === 503).length}× 503), no success among them`);
-    expect(health.some((h) => h.status === 503), '/health reports the outage').to.equal(true);
+    expect(
+      during.filter((r) => r.status !== 503 && r.status !== 429).map((r) => r.status),
+      'writes during the outage fail with 503',
+    ).to.deep.equal([]);
+    expect(results.filter((r) => r.status === 503).length, 'writes during the outage fail with 503').to.be.greaterThan(
+      0,
+    );
+    report.push(
+      `postgres outage: ${during.length} writes sent and answered while it was stopped (${during.filter((r) => r.status === 503).length}× 503), no success among them`,
+    );
+    expect(
+      health.some((h) => h.status === 503),
+      '/health reports the outage',
+    ).to.equal(true);
     expect(recoveredAt, 'healthy again without a server restart').to.be.greaterThan(0);
     expect(recoveredAt - upAt).to.be.below(10_000);
     expect(server.exitCode, 'the server process kept running').to.equal(null);
@@ -146,13 +188,18 @@ describe('faults: database and cache outages under load (real server process)', 
     // Every acknowledged write is in the database.
     const posted = results.filter((r) => r.kind === 'post' && r.status === 201).map((r) => r.body.data.id as string);
     const stored = new Set((await db('posts').whereIn('id', posted).select('id')).map((r: any) => r.id));
-    expect(posted.filter((id) => !stored.has(id)), 'acknowledged posts missing').to.deep.equal([]);
+    expect(
+      posted.filter((id) => !stored.has(id)),
+      'acknowledged posts missing',
+    ).to.deep.equal([]);
     const voted = results.filter((r) => r.kind === 'vote' && r.status === 200);
     for (const v of voted) {
       const row = await db('votes').where({ voter_id: as[v.agent].id, post_id: v.target }).first();
       expect(row?.value, `acknowledged vote of agent ${v.agent} on ${v.target}`).to.equal(1);
     }
-    report.push(`postgres outage: ${posted.length} acknowledged posts and ${voted.length} acknowledged votes all found in the database`);
+    report.push(
+      `postgres outage: ${posted.length} acknowledged posts and ${voted.length} acknowledged votes all found in the database`,
+    );
   });
 
   it('Redis killed during load: writes 429 RATE_LIMITER_UNAVAILABLE at once, reads served, recovery without a restart', async () => {
@@ -164,7 +211,10 @@ describe('faults: database and cache outages under load (real server process)', 
       let t = 0;
       while (!stopLoad) {
         const target = targets[(i + 1 + (t++ % (targets.length - 1))) % targets.length];
-        const w = await timed('POST', `${base}/api/v1/posts/${target}/vote`, { key: a.key, body: { value: t % 2 ? 1 : -1 } });
+        const w = await timed('POST', `${base}/api/v1/posts/${target}/vote`, {
+          key: a.key,
+          body: { value: t % 2 ? 1 : -1 },
+        });
         results.push({ ...w, kind: 'write' });
         const r1 = await timed('GET', `${base}/api/v1/posts/${target}`, { key: a.key });
         const r2 = await timed('GET', `${base}/api/v1/feed?sort=new`);
@@ -191,7 +241,9 @@ describe('faults: database and cache outages under load (real server process)', 
     const dw = during.filter((r) => r.kind === 'write');
     const dr = during.filter((r) => r.kind === 'read');
     const slowestWrite = Math.max(0, ...dw.map((r) => r.ms));
-    report.push(`redis outage: ${results.length} requests; during the outage ${dw.length} writes (${dw.filter((r) => r.status === 429).length}× 429, slowest ${slowestWrite} ms) and ${dr.length} reads (${dr.filter((r) => r.status === 200).length}× 200); recovered ${recoveredAt ? recoveredAt - upAt : 'never'} ms after restart`);
+    report.push(
+      `redis outage: ${results.length} requests; during the outage ${dw.length} writes (${dw.filter((r) => r.status === 429).length}× 429, slowest ${slowestWrite} ms) and ${dr.length} reads (${dr.filter((r) => r.status === 200).length}× 200); recovered ${recoveredAt ? recoveredAt - upAt : 'never'} ms after restart`,
+    );
 
     for (const r of results) expect(r.status, JSON.stringify(r.body)).to.be.oneOf([200, 429]);
     expect(dw.length).to.be.greaterThan(3);

@@ -15,8 +15,27 @@ import { createAgent } from '../../src/identity/service';
 import { createWebhook, DELIVER_TASK } from '../../src/webhooks/service';
 import { emitEvent } from '../../src/events/emit';
 import { generateNetwork, addFreshVotes } from '../../bench/gen/network';
-import { faultEnv, freePort, startPrivateServices, openDb, PrivatePostgres, PrivateRedis, sleep, stopChild } from './harness';
-import { cleanRecompute, Observer, queuedJobs, ScoringState, sigkill, startWorkerProc, storedState, waitFor, WorkerProc } from './workers';
+import {
+  faultEnv,
+  freePort,
+  startPrivateServices,
+  openDb,
+  PrivatePostgres,
+  PrivateRedis,
+  sleep,
+  stopChild,
+} from './harness';
+import {
+  cleanRecompute,
+  Observer,
+  queuedJobs,
+  ScoringState,
+  sigkill,
+  startWorkerProc,
+  storedState,
+  waitFor,
+  WorkerProc,
+} from './workers';
 
 /**
  * Real worker processes (`src/worker.ts`) against a private PostgreSQL, SIGKILLed in the middle
@@ -48,22 +67,40 @@ describe('faults: worker processes killed mid-job (real worker processes)', func
   function expectSameState(got: ScoringState, want: ScoringState, weeks?: string[]) {
     expect(got.edges, 'scoring_edges').to.deep.equal(want.edges);
     expect(got.reputations, 'reputation_scores').to.deep.equal(want.reputations);
-    const keys = weeks ? [...want.snapshots.keys()].filter((k) => weeks.includes(k.split('/')[0])) : [...want.snapshots.keys()];
+    const keys = weeks
+      ? [...want.snapshots.keys()].filter((k) => weeks.includes(k.split('/')[0]))
+      : [...want.snapshots.keys()];
     expect(keys.length).to.be.greaterThan(0);
-    for (const k of keys) expect(got.snapshots.get(k)?.entries, `snapshot ${k}`).to.deep.equal(want.snapshots.get(k)!.entries);
+    for (const k of keys)
+      expect(got.snapshots.get(k)?.entries, `snapshot ${k}`).to.deep.equal(want.snapshots.get(k)!.entries);
   }
 
   before(async function () {
     this.timeout(180_000);
     ({ pg, redis } = await startPrivateServices());
-    env = { ...faultEnv(pg, redis, await freePort()), WORKER_STALE_SECONDS: String(STALE_SECONDS), SCORING_POOL_SIZE: '1', WORKER_CONCURRENCY: '2' };
+    env = {
+      ...faultEnv(pg, redis, await freePort()),
+      WORKER_STALE_SECONDS: String(STALE_SECONDS),
+      SCORING_POOL_SIZE: '1',
+      WORKER_CONCURRENCY: '2',
+    };
     db = openDb(pg.url);
     await migrateAll(db, pg.url);
     const config = loadConfig(env);
     const log = createLogger('silent');
-    deps = { config, log, db, limiter: createLimiter(loadConfig({ ...env, REDIS_URL: '' }), log), now: () => new Date() };
+    deps = {
+      config,
+      log,
+      db,
+      limiter: createLimiter(loadConfig({ ...env, REDIS_URL: '' }), log),
+      now: () => new Date(),
+    };
     const t0 = Date.now();
-    const net = await generateNetwork(db, { interactions: Number(process.env.FAULT_SCORING_INTERACTIONS || 30_000) }, new Date());
+    const net = await generateNetwork(
+      db,
+      { interactions: Number(process.env.FAULT_SCORING_INTERACTIONS || 30_000) },
+      new Date(),
+    );
     agents = Number((await db.raw('select count(*)::int n from agents')).rows[0].n);
     report.push(`seeded ${net.interactions} interactions, ${agents} agents in ${Date.now() - t0} ms`);
   });
@@ -94,7 +131,10 @@ describe('faults: worker processes killed mid-job (real worker processes)', func
     await waitFor(
       async () => {
         const jobs = await queuedJobs(db, [JOBS.reputation]);
-        const lock = await db.raw(`select count(*)::int n from pg_locks where locktype = 'advisory' and objid = ? and granted`, [SCORING_LOCK]);
+        const lock = await db.raw(
+          `select count(*)::int n from pg_locks where locktype = 'advisory' and objid = ? and granted`,
+          [SCORING_LOCK],
+        );
         return jobs.some((j) => j.locked_by === w1.poolId) && lock.rows[0].n > 0;
       },
       30_000,
@@ -106,23 +146,36 @@ describe('faults: worker processes killed mid-job (real worker processes)', func
 
     // The dead worker's row and lock stay behind; nothing of its run is visible.
     const held = await queuedJobs(db, [JOBS.reputation]);
-    expect(held.map((j) => j.locked_by), 'the job was still running when w1 died').to.include(w1.poolId);
+    expect(
+      held.map((j) => j.locked_by),
+      'the job was still running when w1 died',
+    ).to.include(w1.poolId);
     expect(await db('worker_heartbeats').where({ worker_id: w1.poolId }).first()).to.not.equal(undefined);
     expect(Number((await db.raw('select count(*)::int n from reputation_scores')).rows[0].n)).to.equal(0);
 
     const w2 = await worker();
     const startedAt = Date.now();
-    await waitFor(async () => (await queuedJobs(db, SCORING_TASKS)).length === 0, 60_000, 'every scoring job to finish');
+    await waitFor(
+      async () => (await queuedJobs(db, SCORING_TASKS)).length === 0,
+      60_000,
+      'every scoring job to finish',
+    );
     const doneMs = Date.now() - killedAt;
     await obs.stop();
 
-    expect(await db('worker_heartbeats').where({ worker_id: w1.poolId }).first(), 'w1 presumed dead and removed').to.equal(undefined);
+    expect(
+      await db('worker_heartbeats').where({ worker_id: w1.poolId }).first(),
+      'w1 presumed dead and removed',
+    ).to.equal(undefined);
     expect(await db('worker_heartbeats').where({ worker_id: w2.poolId }).first()).to.not.equal(undefined);
     expect(obs.samples, 'the observer sampled the run').to.be.greaterThan(10);
     expect(obs.violations, obs.violations.join('\n')).to.deep.equal([]);
     expect([...obs.errors], 'failed attempts').to.deep.equal([]);
     // Reputation rows: none until the recovered run committed, then all agents at once.
-    expect([...obs.repCounts].every((n) => n === 0 || n === agents), [...obs.repCounts].join(',')).to.equal(true);
+    expect(
+      [...obs.repCounts].every((n) => n === 0 || n === agents),
+      [...obs.repCounts].join(','),
+    ).to.equal(true);
     expect([...obs.lockHolders()]).to.include.members([w1.poolId, w2.poolId]);
 
     const got = await storedState(db);
@@ -158,13 +211,21 @@ describe('faults: worker processes killed mid-job (real worker processes)', func
         await addJob(db, JOBS.reputation, {});
         await addJob(db, JOBS.leaderboards, {});
       }
-      await waitFor(async () => new Set((await queuedJobs(db, SCORING_TASKS)).map((j) => j.locked_by).filter(Boolean)).size === 2, 20_000, 'both workers to take jobs');
+      await waitFor(
+        async () => new Set((await queuedJobs(db, SCORING_TASKS)).map((j) => j.locked_by).filter(Boolean)).size === 2,
+        20_000,
+        'both workers to take jobs',
+      );
       await sleep((STALE_SECONDS + 1.5) * 1000);
     } finally {
       await hold.commit();
     }
     const t0 = Date.now();
-    await waitFor(async () => (await queuedJobs(db, SCORING_TASKS)).length === 0, 90_000, 'every scoring job to finish');
+    await waitFor(
+      async () => (await queuedJobs(db, SCORING_TASKS)).length === 0,
+      90_000,
+      'every scoring job to finish',
+    );
     const ms = Date.now() - t0;
     await obs.stop();
 
@@ -175,10 +236,15 @@ describe('faults: worker processes killed mid-job (real worker processes)', func
     expect(obs.longestHoldMs()).to.be.greaterThan((STALE_SECONDS + 1) * 1000);
     expect([...obs.lockHolders()]).to.include.members([wa.poolId, wb.poolId]);
     expect([...obs.repCounts]).to.deep.equal([agents]);
-    for (const w of [wa, wb]) expect(await db('worker_heartbeats').where({ worker_id: w.poolId }).first(), 'both alive').to.not.equal(undefined);
+    for (const w of [wa, wb])
+      expect(await db('worker_heartbeats').where({ worker_id: w.poolId }).first(), 'both alive').to.not.equal(
+        undefined,
+      );
 
     const got = await storedState(db);
-    const active = await db.raw(`select count(*)::int n from interactions where active and occurred_at > now() - interval '90 days'`);
+    const active = await db.raw(
+      `select count(*)::int n from interactions where active and occurred_at > now() - interval '90 days'`,
+    );
     expect(got.edges.n, 'one weight per interaction').to.equal(active.rows[0].n);
     expect(got.reputations.n, 'one reputation per agent').to.equal(agents);
     for (const [k, s] of got.snapshots) {
@@ -211,37 +277,61 @@ describe('faults: worker processes killed mid-job (real worker processes)', func
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
     try {
-      const [owner] = await db('owners').insert({ email: `crash${Date.now()}@example.test`, password_hash: 'x' }).returning('id');
-      const agent = await createAgent(db, { handle: `crash_${Date.now().toString(36)}`, displayName: 'Crash', ownerId: owner.id });
+      const [owner] = await db('owners')
+        .insert({ email: `crash${Date.now()}@example.test`, password_hash: 'x' })
+        .returning('id');
+      const agent = await createAgent(db, {
+        handle: `crash_${Date.now().toString(36)}`,
+        displayName: 'Crash',
+        ownerId: owner.id,
+      });
       const hook = await createWebhook(deps, owner.id, agent.id, { url, events: ['agent.mentioned'] });
       const N = 16;
       const eventIds: string[] = [];
-      for (let i = 0; i < N; i++) eventIds.push(await db.transaction((trx) => emitEvent(trx, { type: 'agent.mentioned', agentId: agent.id, data: { n: i } })));
+      for (let i = 0; i < N; i++)
+        eventIds.push(
+          await db.transaction((trx) => emitEvent(trx, { type: 'agent.mentioned', agentId: agent.id, data: { n: i } })),
+        );
 
       const w1 = await worker();
       await waitFor(async () => received.length >= 2, 30_000, 'deliveries in flight');
       await sigkill(w1.child);
       const killedAt = Date.now();
       const inFlight = received.length;
-      const locked = (await db.raw(`select count(*)::int n from graphile_worker._private_jobs where locked_by = ?`, [w1.poolId])).rows[0].n;
+      const locked = (
+        await db.raw(`select count(*)::int n from graphile_worker._private_jobs where locked_by = ?`, [w1.poolId])
+      ).rows[0].n;
       expect(locked, 'w1 died holding jobs').to.be.greaterThan(0);
 
       hang = false;
       await worker();
       await waitFor(
-        async () => Number((await db('webhook_deliveries').where({ webhook_id: hook.id, status: 'succeeded' }).count<{ n: number }[]>('* as n'))[0].n) === N,
+        async () =>
+          Number(
+            (
+              await db('webhook_deliveries')
+                .where({ webhook_id: hook.id, status: 'succeeded' })
+                .count<{ n: number }[]>('* as n')
+            )[0].n,
+          ) === N,
         40_000,
         'every delivery to succeed',
       );
       const ms = Date.now() - killedAt;
       // Every job finishes: no fan-out or delivery job is left in the queue (retrying or locked).
-      await waitFor(async () => (await queuedJobs(db, ['event_fanout', DELIVER_TASK])).length === 0, 10_000, 'the delivery jobs to leave the queue');
+      await waitFor(
+        async () => (await queuedJobs(db, ['event_fanout', DELIVER_TASK])).length === 0,
+        10_000,
+        'the delivery jobs to leave the queue',
+      );
       const delivered = new Set(received.map((r) => r.id));
       for (const id of eventIds) expect(delivered.has(id), id).to.equal(true);
       const rows = await db('webhook_deliveries').where({ webhook_id: hook.id });
       expect(new Set(rows.map((r) => r.event_id))).to.deep.equal(new Set(eventIds));
       expect(await db('worker_heartbeats').where({ worker_id: w1.poolId }).first()).to.equal(undefined);
-      report.push(`delivery crash: w1 killed with ${inFlight} requests in flight and ${locked} jobs locked; all ${N} events delivered ${ms} ms after the kill (${received.length} requests, at-least-once)`);
+      report.push(
+        `delivery crash: w1 killed with ${inFlight} requests in flight and ${locked} jobs locked; all ${N} events delivered ${ms} ms after the kill (${received.length} requests, at-least-once)`,
+      );
     } finally {
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));

@@ -15,15 +15,29 @@ import { Logger, WorkerEventMap, WorkerEvents } from 'graphile-worker';
  */
 const uid = () => crypto.randomBytes(6).toString('hex');
 
-async function lockedJob(holder: string | null, lockedSecondsAgo: number, opts: { queue?: string } = {}): Promise<{ id: string; task: string }> {
+async function lockedJob(
+  holder: string | null,
+  lockedSecondsAgo: number,
+  opts: { queue?: string } = {},
+): Promise<{ id: string; task: string }> {
   const { db } = await getContext();
   const task = `liveness_${uid()}`;
   await addJob(db, task, {}, { queueName: opts.queue });
-  const r = await db.raw(`select j.id from graphile_worker._private_jobs j join graphile_worker._private_tasks t on t.id = j.task_id where t.identifier = ?`, [task]);
+  const r = await db.raw(
+    `select j.id from graphile_worker._private_jobs j join graphile_worker._private_tasks t on t.id = j.task_id where t.identifier = ?`,
+    [task],
+  );
   const id = String(r.rows[0].id);
   if (holder) {
-    await db.raw(`update graphile_worker._private_jobs set locked_by = ?, locked_at = now() - make_interval(secs => ?), attempts = 1 where id = ?`, [holder, lockedSecondsAgo, id]);
-    if (opts.queue) await db.raw(`update graphile_worker._private_job_queues set locked_by = ?, locked_at = now() - make_interval(secs => ?) where queue_name = ?`, [holder, lockedSecondsAgo, opts.queue]);
+    await db.raw(
+      `update graphile_worker._private_jobs set locked_by = ?, locked_at = now() - make_interval(secs => ?), attempts = 1 where id = ?`,
+      [holder, lockedSecondsAgo, id],
+    );
+    if (opts.queue)
+      await db.raw(
+        `update graphile_worker._private_job_queues set locked_by = ?, locked_at = now() - make_interval(secs => ?) where queue_name = ?`,
+        [holder, lockedSecondsAgo, opts.queue],
+      );
   }
   return { id, task };
 }
@@ -36,10 +50,16 @@ async function holderOf(jobId: string): Promise<string | null> {
 
 async function heartbeat(workerId: string, secondsAgo: number, workerIds: string[] = []): Promise<void> {
   const { db } = await getContext();
-  await db('worker_heartbeats').insert({ worker_id: workerId, worker_ids: workerIds, hostname: 'test', pid: 1, last_seen: db.raw('now() - make_interval(secs => ?)', [secondsAgo]) });
+  await db('worker_heartbeats').insert({
+    worker_id: workerId,
+    worker_ids: workerIds,
+    hostname: 'test',
+    pid: 1,
+    last_seen: db.raw('now() - make_interval(secs => ?)', [secondsAgo]),
+  });
 }
 
-describe('worker liveness: automatic release of dead workers\' job locks', function () {
+describe("worker liveness: automatic release of dead workers' job locks", function () {
   this.timeout(20000);
 
   it('releases the job and queue locks of a worker whose heartbeat is older than the bound, and removes its row', async () => {
@@ -114,7 +134,7 @@ describe('worker liveness: automatic release of dead workers\' job locks', funct
     for (const j of jobs) expect(await holderOf(j.id)).to.equal(null);
   });
 
-  it('a running worker registers its pool and worker ids, runs a dead worker\'s job within the bound, and removes its row on stop', async () => {
+  it("a running worker registers its pool and worker ids, runs a dead worker's job within the bound, and removes its row on stop", async () => {
     const ctx = await getContext();
     const deps = { ...ctx.deps, config: { ...ctx.deps.config, workerStaleSeconds: 2 } };
     const dead = `pool-killed-${uid()}`;
@@ -137,7 +157,7 @@ describe('worker liveness: automatic release of dead workers\' job locks', funct
       expect(row.worker_ids).to.have.length(2);
       const t0 = Date.now();
       while (ran.length === 0 && Date.now() - t0 < 8000) await new Promise((r) => setTimeout(r, 50));
-      expect(ran, 'the dead worker\'s job ran').to.deep.equal([job.task]);
+      expect(ran, "the dead worker's job ran").to.deep.equal([job.task]);
       const waited = Date.now() - t0;
       // The dead row was fresh at start: the job stays locked until the bound passes.
       expect(waited).to.be.greaterThan(1500);
@@ -181,7 +201,10 @@ describe('worker liveness: automatic release of dead workers\' job locks', funct
     expect(beatIntervalMs(30)).to.equal(5000);
     expect(beatIntervalMs(2)).to.equal(333);
     for (const bad of ['abc', '1', '3601', '-5', '2.5']) {
-      expect(() => loadConfig({ NODE_ENV: 'test', WORKER_STALE_SECONDS: bad }), bad).to.throw(ConfigError, /WORKER_STALE_SECONDS/);
+      expect(() => loadConfig({ NODE_ENV: 'test', WORKER_STALE_SECONDS: bad }), bad).to.throw(
+        ConfigError,
+        /WORKER_STALE_SECONDS/,
+      );
     }
   });
 });

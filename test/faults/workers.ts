@@ -46,7 +46,10 @@ export async function waitFor(cond: () => Promise<boolean>, timeoutMs: number, w
 }
 
 /** Queued (not yet completed) jobs of these tasks, with their lock holder. */
-export async function queuedJobs(db: Knex, tasks: string[]): Promise<{ id: string; task: string; locked_by: string | null; attempts: number; last_error: string | null }[]> {
+export async function queuedJobs(
+  db: Knex,
+  tasks: string[],
+): Promise<{ id: string; task: string; locked_by: string | null; attempts: number; last_error: string | null }[]> {
   const r = await db.raw(
     `select j.id, t.identifier task, j.locked_by, j.attempts, j.last_error from graphile_worker._private_jobs j
      join graphile_worker._private_tasks t on t.id = j.task_id where t.identifier = any(?) order by j.id`,
@@ -84,7 +87,8 @@ export class Observer {
             (select coalesce(json_agg(distinct last_error), '[]') from graphile_worker._private_jobs where last_error is not null) errors`);
           const s = r.rows[0];
           for (const w of s.weeks) {
-            if (w.n !== CATEGORIES.length || w.statuses !== 1) this.violations.push(`week ${w.week}: ${w.n} snapshots, ${w.statuses} statuses`);
+            if (w.n !== CATEGORIES.length || w.statuses !== 1)
+              this.violations.push(`week ${w.week}: ${w.n} snapshots, ${w.statuses} statuses`);
           }
           this.repCounts.add(s.reps);
           for (const e of s.errors) this.errors.add(e);
@@ -134,8 +138,12 @@ export interface ScoringState {
 }
 
 async function readState(db: Knex | Knex.Transaction): Promise<ScoringState> {
-  const e = await db.raw(`select count(*)::int n, md5(coalesce(string_agg(interaction_id || ':' || weight || ':' || array_to_string(reasons, ','), ';' order by interaction_id), '')) md5 from scoring_edges`);
-  const r = await db.raw(`select count(*)::int n, md5(coalesce(string_agg(agent_id || ':' || score || ':' || components::text, ';' order by agent_id), '')) md5 from reputation_scores`);
+  const e = await db.raw(
+    `select count(*)::int n, md5(coalesce(string_agg(interaction_id || ':' || weight || ':' || array_to_string(reasons, ','), ';' order by interaction_id), '')) md5 from scoring_edges`,
+  );
+  const r = await db.raw(
+    `select count(*)::int n, md5(coalesce(string_agg(agent_id || ':' || score || ':' || components::text, ';' order by agent_id), '')) md5 from reputation_scores`,
+  );
   const s = await db.raw(`select week, category, status, entries from leaderboard_snapshots`);
   const snapshots = new Map<string, { status: string; entries: unknown }>();
   for (const row of s.rows) snapshots.set(`${row.week}/${row.category}`, { status: row.status, entries: row.entries });
@@ -156,8 +164,12 @@ export async function cleanRecompute(db: Knex): Promise<ScoringState> {
   try {
     await db.transaction(async (trx) => {
       await lockScoring(trx);
-      const times = (await trx.raw(`select computed_at t, array_agg(agent_id) ids from reputation_scores group by 1 order by 1`)).rows as { t: Date; ids: string[] }[];
-      const weeks = (await trx.raw(`select distinct week from leaderboard_snapshots`)).rows.map((r: { week: string }) => r.week);
+      const times = (
+        await trx.raw(`select computed_at t, array_agg(agent_id) ids from reputation_scores group by 1 order by 1`)
+      ).rows as { t: Date; ids: string[] }[];
+      const weeks = (await trx.raw(`select distinct week from leaderboard_snapshots`)).rows.map(
+        (r: { week: string }) => r.week,
+      );
       const edgesAt = (await trx.raw(`select min(computed_at) t from scoring_edges`)).rows[0].t ?? new Date();
       await trx.raw('delete from reputation_scores');
       await recomputeWeights(trx, new Date(edgesAt), null);
@@ -167,7 +179,11 @@ export async function cleanRecompute(db: Knex): Promise<ScoringState> {
       for (const wk of weeks) {
         const w = parseWeek(wk)!;
         const totals = await weekTotals(trx, w);
-        for (const c of CATEGORIES) snapshots.set(`${wk}/${c}`, { status: '', entries: JSON.parse(JSON.stringify(rankCategory(c, totals, weekStart(w)))) });
+        for (const c of CATEGORIES)
+          snapshots.set(`${wk}/${c}`, {
+            status: '',
+            entries: JSON.parse(JSON.stringify(rankCategory(c, totals, weekStart(w)))),
+          });
       }
       out = { ...base, snapshots };
       throw ROLLBACK;

@@ -8,10 +8,18 @@ describe('fuzz regressions', () => {
     const ctx = await getContext();
     for (const path of ['/api/v1/communities', '/api/v1/posts']) {
       for (const body of ['{"__proto__":null}', '{"__proto__":{"polluted":"yes"}}']) {
-        const r = await rawRequest(ctx.baseUrl, { method: path.endsWith('posts') ? 'POST' : 'GET', path, headers: { 'content-type': 'application/json' }, body });
+        const r = await rawRequest(ctx.baseUrl, {
+          method: path.endsWith('posts') ? 'POST' : 'GET',
+          path,
+          headers: { 'content-type': 'application/json' },
+          body,
+        });
         expect(r.status, `${path} ${body}`).to.be.oneOf([400, 401]);
         expect(r.body.error.code).to.match(/^(VALIDATION_FAILED|UNAUTHORIZED)$/);
-        if (r.status === 400) expect(r.body.error.details).to.deep.equal([{ path: 'body', message: 'must not have a __proto__ or constructor.prototype property' }]);
+        if (r.status === 400)
+          expect(r.body.error.details).to.deep.equal([
+            { path: 'body', message: 'must not have a __proto__ or constructor.prototype property' },
+          ]);
       }
     }
     expect(({} as any).polluted).to.equal(undefined);
@@ -21,7 +29,11 @@ describe('fuzz regressions', () => {
     const ctx = await getContext();
     const before = await rowState();
     for (const q of ['%00%5C%00%EF%BF%BD', 'ab%00cd', '%00%00', '%00a']) {
-      const r = await rawRequest(ctx.baseUrl, { method: 'GET', path: `/api/v1/discovery/search?q=${q}`, localAddress: '127.0.0.77' });
+      const r = await rawRequest(ctx.baseUrl, {
+        method: 'GET',
+        path: `/api/v1/discovery/search?q=${q}`,
+        localAddress: '127.0.0.77',
+      });
       expect(r.status, q).to.be.oneOf([200, 400]);
       if (r.status === 400) expect(r.body.error.code).to.equal('VALIDATION_FAILED');
     }
@@ -31,18 +43,36 @@ describe('fuzz regressions', () => {
   it('NUL characters in any body string (connect key installationId) are 400 VALIDATION_FAILED, never 500', async () => {
     const ctx = await getContext();
     const before = await rowState();
-    const body = JSON.stringify({ maxUses: 3, runtimeLabel: 'w9', installationId: '\u0000%\ud83d\ud83d\u0000/\u0000 \u0000' });
-    const r = await rawRequest(ctx.baseUrl, { method: 'POST', path: '/api/v1/connect/keys', headers: { 'content-type': 'application/json' }, body, localAddress: '127.0.0.78' });
+    const body = JSON.stringify({
+      maxUses: 3,
+      runtimeLabel: 'w9',
+      installationId: '\u0000%\ud83d\ud83d\u0000/\u0000 \u0000',
+    });
+    const r = await rawRequest(ctx.baseUrl, {
+      method: 'POST',
+      path: '/api/v1/connect/keys',
+      headers: { 'content-type': 'application/json' },
+      body,
+      localAddress: '127.0.0.78',
+    });
     expect(r.status).to.equal(400);
     expect(r.body.error.code).to.equal('VALIDATION_FAILED');
-    expect(r.body.error.details).to.deep.equal([{ path: 'body/installationId', message: 'must not contain NUL characters' }]);
+    expect(r.body.error.details).to.deep.equal([
+      { path: 'body/installationId', message: 'must not contain NUL characters' },
+    ]);
     expect(stateDiff(before, await rowState())).to.equal('');
   });
 
   it('a deeply nested body (30,000 levels) on a route accepting extra keys is never 500', async () => {
     const ctx = await getContext();
     const deep = '{"a":'.repeat(30000) + '1' + '}'.repeat(30000);
-    const r = await rawRequest(ctx.baseUrl, { method: 'POST', path: '/api/v1/connect/keys', headers: { 'content-type': 'application/json' }, body: deep, localAddress: '127.0.0.79' });
+    const r = await rawRequest(ctx.baseUrl, {
+      method: 'POST',
+      path: '/api/v1/connect/keys',
+      headers: { 'content-type': 'application/json' },
+      body: deep,
+      localAddress: '127.0.0.79',
+    });
     expect(r.status).to.be.within(200, 499);
   });
 });

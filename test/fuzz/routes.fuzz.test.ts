@@ -5,7 +5,20 @@ import { apiRoutes } from '../../src/routes';
 import { fullPath } from '../../src/http/openapi';
 import type { RouteDef } from '../../src/http/route';
 import { fromSchema, mutateObject, paramArb, queryArb, rawHostileBody, wrongValue } from './arbitraries';
-import { buildWorld, CODE_RE, ensureCommunity, pathFor, rawRequest, RawResponse, realField, realParam, rowState, stateDiff, STACK_RE, World } from './world';
+import {
+  buildWorld,
+  CODE_RE,
+  ensureCommunity,
+  pathFor,
+  rawRequest,
+  RawResponse,
+  realField,
+  realParam,
+  rowState,
+  stateDiff,
+  STACK_RE,
+  World,
+} from './world';
 
 /**
  * Route-generic fuzzing: for every route of apiRoutes() (the OpenAPI document's routes), requests
@@ -29,8 +42,12 @@ interface Case {
 function caseArb(route: RouteDef, w: World): fc.Arbitrary<Case> {
   const hints = (n: string) => realField(n, w);
   const paramNames = [...fullPath(route).matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]);
-  const params = fc.record(Object.fromEntries(paramNames.map((n) => [n, paramArb(realParam(route, n, w))]))) as fc.Arbitrary<Record<string, string>>;
-  const query = route.query ? queryArb(route.query, hints) : fc.oneof({ weight: 5, arbitrary: fc.constant('') }, { weight: 1, arbitrary: queryArb(null, hints) });
+  const params = fc.record(
+    Object.fromEntries(paramNames.map((n) => [n, paramArb(realParam(route, n, w))])),
+  ) as fc.Arbitrary<Record<string, string>>;
+  const query = route.query
+    ? queryArb(route.query, hints)
+    : fc.oneof({ weight: 5, arbitrary: fc.constant('') }, { weight: 1, arbitrary: queryArb(null, hints) });
   const json = (v: unknown) => ({ text: JSON.stringify(v) ?? 'null', contentType: 'application/json' });
   let body: fc.Arbitrary<Case['body']>;
   if (route.body) {
@@ -39,21 +56,53 @@ function caseArb(route: RouteDef, w: World): fc.Arbitrary<Case> {
       { weight: 3, arbitrary: valid.map(json) },
       { weight: 4, arbitrary: mutateObject(valid, route.body).map(json) },
       { weight: 1, arbitrary: wrongValue.map(json) },
-      { weight: 1, arbitrary: rawHostileBody.map((r) => ({ text: r.body, contentType: r.contentType, contentEncoding: r.contentEncoding })) },
+      {
+        weight: 1,
+        arbitrary: rawHostileBody.map((r) => ({
+          text: r.body,
+          contentType: r.contentType,
+          contentEncoding: r.contentEncoding,
+        })),
+      },
     );
   } else {
-    body = fc.oneof({ weight: 4, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: wrongValue.map(json) }, { weight: 1, arbitrary: rawHostileBody.map((r) => ({ text: r.body, contentType: r.contentType, contentEncoding: r.contentEncoding })) });
+    body = fc.oneof(
+      { weight: 4, arbitrary: fc.constant(undefined) },
+      { weight: 1, arbitrary: wrongValue.map(json) },
+      {
+        weight: 1,
+        arbitrary: rawHostileBody.map((r) => ({
+          text: r.body,
+          contentType: r.contentType,
+          contentEncoding: r.contentEncoding,
+        })),
+      },
+    );
   }
   const cred: fc.Arbitrary<Case['cred']> =
-    route.auth === 'key' ? fc.constant('key') : route.auth === 'session' ? fc.constant('session') : route.auth === 'keyOrSession' ? fc.constantFrom('key', 'session') : fc.constantFrom('none', 'none', 'none', 'key-public');
-  return fc.record({ params, query, body, cred, agent: fc.nat({ max: w.mine.length - 1 }), ip: fc.integer({ min: 2, max: 254 }) });
+    route.auth === 'key'
+      ? fc.constant('key')
+      : route.auth === 'session'
+        ? fc.constant('session')
+        : route.auth === 'keyOrSession'
+          ? fc.constantFrom('key', 'session')
+          : fc.constantFrom('none', 'none', 'none', 'key-public');
+  return fc.record({
+    params,
+    query,
+    body,
+    cred,
+    agent: fc.nat({ max: w.mine.length - 1 }),
+    ip: fc.integer({ min: 2, max: 254 }),
+  });
 }
 
 function headersFor(c: Case, route: RouteDef, w: World): Record<string, string> {
   const h: Record<string, string> = {};
   if (c.body) h['content-type'] = c.body.contentType;
   if (c.body?.contentEncoding) h['content-encoding'] = c.body.contentEncoding;
-  if (c.cred === 'key' || c.cred === 'key-public') h.authorization = `Bearer ${route.path.includes('claim-token') ? w.unowned.key : w.mine[c.agent].key}`;
+  if (c.cred === 'key' || c.cred === 'key-public')
+    h.authorization = `Bearer ${route.path.includes('claim-token') ? w.unowned.key : w.mine[c.agent].key}`;
   if (c.cred === 'session') {
     h.cookie = `svc_session=${w.owner.session.cookie}`;
     h['x-csrf-token'] = w.owner.session.csrfToken;
@@ -64,7 +113,16 @@ function headersFor(c: Case, route: RouteDef, w: World): Record<string, string> 
 describe('fuzz: every API route under generated, boundary and hostile input', function () {
   this.timeout(120_000);
   let community: string;
-  const stats = { requests: 0, byStatus: new Map<number, number>(), rejectedBatchesChecked: 0, rejectedWrites: 0, rejectedWritesChecked: 0, sentAgain: 0, readRoutesChecked: 0, maxMs: 0 };
+  const stats = {
+    requests: 0,
+    byStatus: new Map<number, number>(),
+    rejectedBatchesChecked: 0,
+    rejectedWrites: 0,
+    rejectedWritesChecked: 0,
+    sentAgain: 0,
+    readRoutesChecked: 0,
+    maxMs: 0,
+  };
 
   before(async () => {
     await getContext();
@@ -72,7 +130,10 @@ describe('fuzz: every API route under generated, boundary and hostile input', fu
   });
 
   after(() => {
-    const statuses = [...stats.byStatus.entries()].sort((a, b) => a[0] - b[0]).map(([s, n]) => `${s}:${n}`).join(' ');
+    const statuses = [...stats.byStatus.entries()]
+      .sort((a, b) => a[0] - b[0])
+      .map(([s, n]) => `${s}:${n}`)
+      .join(' ');
     console.log(
       `      fuzz seed ${SEED}: ${stats.requests} requests, statuses ${statuses}, slowest ${stats.maxMs} ms; ${stats.rejectedWritesChecked} of ${stats.rejectedWrites} rejected write requests ` +
         `shown to write nothing (${stats.rejectedBatchesChecked} all-rejected batches, the rest sent again without their batch's successes: ${stats.sentAgain} requests), ${stats.readRoutesChecked} read routes wrote nothing`,
@@ -88,7 +149,9 @@ describe('fuzz: every API route under generated, boundary and hostile input', fu
         .filter((m) => ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'].includes(m))
         .map((m) => `${m.toUpperCase()} ${p}`),
     );
-    const fuzzed = apiRoutes().map((r) => `${r.method.toUpperCase()} ${fullPath(r).replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`);
+    const fuzzed = apiRoutes().map(
+      (r) => `${r.method.toUpperCase()} ${fullPath(r).replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`,
+    );
     expect(served.length).to.be.greaterThan(40);
     expect([...fuzzed].sort()).to.deep.equal([...served].sort());
     // FUZZ_CASES may lower the count for a local run, never in CI.
@@ -107,7 +170,13 @@ describe('fuzz: every API route under generated, boundary and hostile input', fu
         Promise.all(
           batch.map((c) => {
             const qs = c.query ? `?${c.query}` : '';
-            return rawRequest(ctx.baseUrl, { method: route.method.toUpperCase(), path: pathFor(route, c.params) + qs, headers: headersFor(c, route, w), body: c.body?.text, localAddress: `127.0.0.${c.ip}` }).then((res) => ({ c, res }));
+            return rawRequest(ctx.baseUrl, {
+              method: route.method.toUpperCase(),
+              path: pathFor(route, c.params) + qs,
+              headers: headersFor(c, route, w),
+              body: c.body?.text,
+              localAddress: `127.0.0.${c.ip}`,
+            }).then((res) => ({ c, res }));
           }),
         );
       const check = ({ c, res }: { c: Case; res: RawResponse }) => {
@@ -120,7 +189,12 @@ describe('fuzz: every API route under generated, boundary and hostile input', fu
           expect(res.body.error.code, where).to.match(CODE_RE);
           expect(res.body.error.message, where).to.be.a('string');
           if (res.status === 429) expect(Number(res.headers['retry-after']), where).to.be.at.least(1);
-        } else if (res.status !== 204 && !route.root && route.path !== '/openapi.json' && res.headers['content-type']?.includes('json')) {
+        } else if (
+          res.status !== 204 &&
+          !route.root &&
+          route.path !== '/openapi.json' &&
+          res.headers['content-type']?.includes('json')
+        ) {
           // Success bodies are the { data } envelope (the manifest and OpenAPI document are documents of their own).
           expect(res.body, where).to.have.property('data');
         }
@@ -148,7 +222,10 @@ describe('fuzz: every API route under generated, boundary and hostile input', fu
           const rejected = round.filter(({ res }) => res.status >= 400).map(({ c }) => c);
           if (!rejected.length) break;
           if (rejected.length === round.length) {
-            expect(stateDiff(state, await rowState()), `${name}: rows written by rejected requests (seed ${SEED}, batch ${i / BATCH}${round === results ? '' : ', sent again'})`).to.equal('');
+            expect(
+              stateDiff(state, await rowState()),
+              `${name}: rows written by rejected requests (seed ${SEED}, batch ${i / BATCH}${round === results ? '' : ', sent again'})`,
+            ).to.equal('');
             if (round === results) stats.rejectedBatchesChecked++;
             stats.rejectedWritesChecked += rejected.length;
             break;

@@ -51,7 +51,10 @@ export async function buildWorld(community: string, agents = 4): Promise<World> 
   const other = await newAgent({ owner: otherOwner });
   const unowned = await newAgent({ owner: null });
   const mk = async (a: TestAgent) => {
-    const p = await api('POST', '/posts', { key: a.key, body: { communitySlug: community, title: 'fixture', body: 'fixture post @' + a.handle, tags: ['fuzz'] } });
+    const p = await api('POST', '/posts', {
+      key: a.key,
+      body: { communitySlug: community, title: 'fixture', body: 'fixture post @' + a.handle, tags: ['fuzz'] },
+    });
     if (p.status !== 201) throw new Error(`fixture post failed: ${p.status} ${p.text}`);
     const c = await api('POST', `/posts/${p.body.data.id}/comments`, { key: a.key, body: { body: 'fixture comment' } });
     if (c.status !== 201) throw new Error(`fixture comment failed: ${c.status} ${c.text}`);
@@ -59,12 +62,19 @@ export async function buildWorld(community: string, agents = 4): Promise<World> 
   };
   const theirs = await mk(other);
   const ours = await mk(mine[0]);
-  const wh = await api('POST', `/owner/agents/${mine[0].agent.id}/webhooks`, { session: owner.session, body: { url: 'http://127.0.0.1:9/hook' } });
+  const wh = await api('POST', `/owner/agents/${mine[0].agent.id}/webhooks`, {
+    session: owner.session,
+    body: { url: 'http://127.0.0.1:9/hook' },
+  });
   // Connect keys are limited per client address: each world asks from its own loopback address.
   const ck = await rawRequest((await getContext()).baseUrl, {
     method: 'POST',
     path: '/api/v1/connect/keys',
-    headers: { 'content-type': 'application/json', cookie: `svc_session=${owner.session.cookie}`, 'x-csrf-token': owner.session.csrfToken },
+    headers: {
+      'content-type': 'application/json',
+      cookie: `svc_session=${owner.session.cookie}`,
+      'x-csrf-token': owner.session.csrfToken,
+    },
     body: JSON.stringify({ maxUses: 10, runtimeLabel: 'fuzz' }),
     localAddress: `127.0.${1 + crypto.randomInt(250)}.${1 + crypto.randomInt(250)}`,
   });
@@ -163,7 +173,16 @@ export async function rawRequest(baseUrl: string, req: RawRequest, timeoutMs = 1
     const headers: Record<string, string | number> = { ...(req.headers ?? {}) };
     if (req.body !== undefined) headers['content-length'] = Buffer.byteLength(req.body);
     const r = http.request(
-      { host: u.hostname, port: Number(u.port), method: req.method, path: req.path, headers, localAddress: req.localAddress, agent: false, timeout: timeoutMs },
+      {
+        host: u.hostname,
+        port: Number(u.port),
+        method: req.method,
+        path: req.path,
+        headers,
+        localAddress: req.localAddress,
+        agent: false,
+        timeout: timeoutMs,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -180,7 +199,9 @@ export async function rawRequest(baseUrl: string, req: RawRequest, timeoutMs = 1
         res.on('error', reject);
       },
     );
-    r.on('timeout', () => r.destroy(new Error(`request timed out after ${timeoutMs} ms: ${req.method} ${req.path.slice(0, 120)}`)));
+    r.on('timeout', () =>
+      r.destroy(new Error(`request timed out after ${timeoutMs} ms: ${req.method} ${req.path.slice(0, 120)}`)),
+    );
     r.on('error', reject);
     if (req.body !== undefined) r.write(req.body);
     r.end();
@@ -195,10 +216,15 @@ export async function rawRequest(baseUrl: string, req: RawRequest, timeoutMs = 1
 export async function rowState(): Promise<Record<string, string>> {
   const { db } = await getContext();
   const tables: { table_name: string }[] = (
-    await db.raw(`select table_name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE' and table_name not like 'knex_%' order by 1`)
+    await db.raw(
+      `select table_name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE' and table_name not like 'knex_%' order by 1`,
+    )
   ).rows;
   const row = (x: string) => `(to_jsonb(${x}) - 'last_used_at')::text`;
-  const parts = tables.map((t) => `(select count(*) || ' rows ' || coalesce(md5(string_agg(${row('x')}, ',' order by ${row('x')})), '') from public."${t.table_name}" x) as "${t.table_name}"`);
+  const parts = tables.map(
+    (t) =>
+      `(select count(*) || ' rows ' || coalesce(md5(string_agg(${row('x')}, ',' order by ${row('x')})), '') from public."${t.table_name}" x) as "${t.table_name}"`,
+  );
   parts.push(`(select count(*) || ' rows' from graphile_worker._private_jobs) as "graphile_worker.jobs"`);
   return (await db.raw(`select ${parts.join(', ')}`)).rows[0];
 }
@@ -213,5 +239,6 @@ export function stateDiff(a: Record<string, string>, b: Record<string, string>):
 }
 
 /** A stack frame, a source path or an internal module name in a response body. */
-export const STACK_RE = /\n\s*at [^\n]+|\bat [\w.<>$]+ \([^)]*:\d+:\d+\)|\/work\/|node_modules|\.ts:\d+|\.js:\d+:\d+|Error: [^"]*\n/;
+export const STACK_RE =
+  /\n\s*at [^\n]+|\bat [\w.<>$]+ \([^)]*:\d+:\d+\)|\/work\/|node_modules|\.ts:\d+|\.js:\d+:\d+|Error: [^"]*\n/;
 export const CODE_RE = /^[A-Z][A-Z0-9_]*$/;

@@ -21,7 +21,11 @@ export interface ApiOptions {
 /** Real HTTP against the in-process server; paths are relative to /api/v1 unless they start with /api/ or /.well-known. */
 export async function api(method: string, path: string, opts: ApiOptions = {}): Promise<ApiResponse> {
   const ctx = await getContext();
-  return request(method, ctx.baseUrl + (path.startsWith('/api/') || path.startsWith('/.well-known') ? path : '/api/v1' + path), opts);
+  return request(
+    method,
+    ctx.baseUrl + (path.startsWith('/api/') || path.startsWith('/.well-known') ? path : '/api/v1' + path),
+    opts,
+  );
 }
 
 /** One HTTP request with the test options (JSON or raw body, API key, session + CSRF). */

@@ -66,7 +66,13 @@ async function create(): Promise<TestContext> {
   const config = testConfig(databaseUrl, { PUBLIC_URL: `http://127.0.0.1:${port}` });
   void config0;
   const log = createLogger(config.logLevel);
-  const deps: Deps = { config, log, db, limiter: createLimiter(config, log, { clock: () => (fixedNow ?? new Date()).getTime() }), now: () => fixedNow ?? new Date() };
+  const deps: Deps = {
+    config,
+    log,
+    db,
+    limiter: createLimiter(config, log, { clock: () => (fixedNow ?? new Date()).getTime() }),
+    now: () => fixedNow ?? new Date(),
+  };
   const app = createApp(deps, { extraRouters: webRouters(deps) });
   server.on('request', app.callback());
   return {

@@ -30,9 +30,15 @@ export interface TestAgent {
   handle: string;
 }
 
-export async function newAgent(opts: { owner?: TestOwner | null; scopes?: Scope[]; handle?: string; createdAt?: Date } = {}): Promise<TestAgent> {
+export async function newAgent(
+  opts: { owner?: TestOwner | null; scopes?: Scope[]; handle?: string; createdAt?: Date } = {},
+): Promise<TestAgent> {
   const { db } = await getContext();
-  const agent = await createAgent(db, { handle: opts.handle ?? uniq('ag'), displayName: 'Agent', ownerId: opts.owner?.owner.id ?? null });
+  const agent = await createAgent(db, {
+    handle: opts.handle ?? uniq('ag'),
+    displayName: 'Agent',
+    ownerId: opts.owner?.owner.id ?? null,
+  });
   if (opts.createdAt) await db('agents').where({ id: agent.id }).update({ created_at: opts.createdAt });
   const k = await issueApiKey(db, agent.id, opts.scopes ?? [...SCOPES]);
   return { agent, key: k.key, handle: agent.handle };

@@ -34,7 +34,7 @@ describe('claim: tokens and redemption', () => {
     expect(r.status).to.equal(201);
   });
 
-  it('claim-token: 403 FORBIDDEN with another agent\'s key, 409 AGENT_ALREADY_OWNED, 401 without a key', async () => {
+  it("claim-token: 403 FORBIDDEN with another agent's key, 409 AGENT_ALREADY_OWNED, 401 without a key", async () => {
     const a = await newAgent();
     const b = await newAgent();
     const r = await api('POST', `/agents/${a.handle}/claim-token`, { key: b.key });
@@ -65,29 +65,42 @@ describe('claim: tokens and redemption', () => {
     expect(job).not.to.equal(undefined);
   });
 
-  it('a claim keeps the agent\'s rate-limit history: a post right after the claim still meets the 3 s gap', async () => {
+  it("a claim keeps the agent's rate-limit history: a post right after the claim still meets the 3 s gap", async () => {
     const a = await newAgent();
     const o = await newOwner();
     const community = await newCommunity();
     const t = await claimToken(a);
-    const first = await api('POST', '/posts', { key: a.key, body: { communitySlug: community, body: 'before the claim' } });
+    const first = await api('POST', '/posts', {
+      key: a.key,
+      body: { communitySlug: community, body: 'before the claim' },
+    });
     expect(first.status, first.text).to.equal(201);
-    expect((await api('POST', '/owner/claim', { session: o.session, body: { token: t.claimToken } })).status).to.equal(200);
-    const second = await api('POST', '/posts', { key: a.key, body: { communitySlug: community, body: 'right after the claim' } });
+    expect((await api('POST', '/owner/claim', { session: o.session, body: { token: t.claimToken } })).status).to.equal(
+      200,
+    );
+    const second = await api('POST', '/posts', {
+      key: a.key,
+      body: { communitySlug: community, body: 'right after the claim' },
+    });
     expect(second.status, second.text).to.equal(429);
     expect(second.body.error.code).to.equal('POST_COOLDOWN_ACTIVE');
   });
 
   it('POST /owner/claim: 404 CLAIM_TOKEN_NOT_FOUND, 409 CLAIM_TOKEN_USED, 410 CLAIM_TOKEN_EXPIRED, 409 AGENT_ALREADY_OWNED', async () => {
     const o = await newOwner();
-    const unknown = await api('POST', '/owner/claim', { session: o.session, body: { token: 'svc_claim_' + 'x'.repeat(43) } });
+    const unknown = await api('POST', '/owner/claim', {
+      session: o.session,
+      body: { token: 'svc_claim_' + 'x'.repeat(43) },
+    });
     expect(unknown.status).to.equal(404);
     expect(unknown.body.error.code).to.equal('CLAIM_TOKEN_NOT_FOUND');
 
     const a = await newAgent();
     const first = await claimToken(a);
     const second = await claimToken(a);
-    expect((await api('POST', '/owner/claim', { session: o.session, body: { token: first.claimToken } })).status).to.equal(200);
+    expect(
+      (await api('POST', '/owner/claim', { session: o.session, body: { token: first.claimToken } })).status,
+    ).to.equal(200);
     const used = await api('POST', '/owner/claim', { session: o.session, body: { token: first.claimToken } });
     expect(used.status).to.equal(409);
     expect(used.body.error.code).to.equal('CLAIM_TOKEN_USED');
@@ -113,7 +126,11 @@ describe('claim: tokens and redemption', () => {
     const noSession = await api('POST', '/owner/claim', { body: { token: t.claimToken } });
     expect(noSession.status).to.equal(401);
     expect(noSession.body.error.code).to.equal('INVALID_SESSION');
-    const noCsrf = await api('POST', '/owner/claim', { session: o.session, noCsrf: true, body: { token: t.claimToken } });
+    const noCsrf = await api('POST', '/owner/claim', {
+      session: o.session,
+      noCsrf: true,
+      body: { token: t.claimToken },
+    });
     expect(noCsrf.status).to.equal(403);
     expect(noCsrf.body.error.code).to.equal('CSRF_TOKEN_INVALID');
     const empty = await api('POST', '/owner/claim', { session: o.session, body: {} });
@@ -127,7 +144,9 @@ describe('claim: tokens and redemption', () => {
     const a = await newAgent();
     const t = await claimToken(a);
     const owners = await Promise.all(Array.from({ length: 10 }, () => newOwner()));
-    const results = await Promise.all(owners.map((o) => api('POST', '/owner/claim', { session: o.session, body: { token: t.claimToken } })));
+    const results = await Promise.all(
+      owners.map((o) => api('POST', '/owner/claim', { session: o.session, body: { token: t.claimToken } })),
+    );
     const ok = results.map((r, i) => ({ r, o: owners[i] })).filter((x) => x.r.status === 200);
     expect(ok).to.have.length(1);
     expect(results.filter((r) => r.status === 409 && r.body.error.code === 'CLAIM_TOKEN_USED')).to.have.length(9);
@@ -143,11 +162,19 @@ describe('claim: tokens and redemption', () => {
     await upvote(x, y, await post(y));
     await runIncremental(deps);
     const edge = async () =>
-      db('interactions as i').join('scoring_edges as e', 'e.interaction_id', 'i.id').where({ 'i.actor_agent_id': x.agent.id, 'i.kind': 'vote' }).first('e.weight', 'e.reasons');
+      db('interactions as i')
+        .join('scoring_edges as e', 'e.interaction_id', 'i.id')
+        .where({ 'i.actor_agent_id': x.agent.id, 'i.kind': 'vote' })
+        .first('e.weight', 'e.reasons');
     expect((await edge()).reasons).to.not.include('SAME_OWNER');
-    const r = await api('POST', '/owner/claim', { session: o.session, body: { token: (await claimToken(x)).claimToken } });
+    const r = await api('POST', '/owner/claim', {
+      session: o.session,
+      body: { token: (await claimToken(x)).claimToken },
+    });
     expect(r.status, r.text).to.equal(200);
-    const queued = await db.raw(`select count(*)::int n from graphile_worker.jobs where key = ?`, [`reputation_recompute:{"agentId":"${x.agent.id}"}`]);
+    const queued = await db.raw(`select count(*)::int n from graphile_worker.jobs where key = ?`, [
+      `reputation_recompute:{"agentId":"${x.agent.id}"}`,
+    ]);
     expect(queued.rows[0].n).to.equal(1);
     await runIncremental(deps);
     expect((await edge()).reasons).to.include('SAME_OWNER');

@@ -35,7 +35,9 @@ describe('identity admin CLI', () => {
   it('registers verify-owner-email, suspend-agent and unsuspend-agent; help lists them', async () => {
     const names = allCommands().map((c) => c.name);
     expect(names).to.include.members(['verify-owner-email', 'suspend-agent', 'unsuspend-agent']);
-    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'help'], { cwd: process.cwd() });
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'help'], {
+      cwd: process.cwd(),
+    });
     for (const n of ['verify-owner-email', 'suspend-agent', 'unsuspend-agent']) expect(stdout).to.contain(n);
   });
 
@@ -74,10 +76,17 @@ describe('identity admin CLI', () => {
     await upvote(a, b, await post(b));
     await runIncremental(deps);
     const edge = async () =>
-      (await db('interactions as i').join('scoring_edges as e', 'e.interaction_id', 'i.id')
-        .where({ 'i.actor_agent_id': a.agent.id, 'i.target_agent_id': b.agent.id, 'i.kind': 'vote' }).first('e.weight', 'e.reasons'));
+      await db('interactions as i')
+        .join('scoring_edges as e', 'e.interaction_id', 'i.id')
+        .where({ 'i.actor_agent_id': a.agent.id, 'i.target_agent_id': b.agent.id, 'i.kind': 'vote' })
+        .first('e.weight', 'e.reasons');
     const queued = async (agentId: string) =>
-      (await db.raw(`select count(*)::int n from graphile_worker.jobs where task_identifier = 'reputation_recompute' and key = ?`, [`reputation_recompute:{"agentId":"${agentId}"}`])).rows[0].n;
+      (
+        await db.raw(
+          `select count(*)::int n from graphile_worker.jobs where task_identifier = 'reputation_recompute' and key = ?`,
+          [`reputation_recompute:{"agentId":"${agentId}"}`],
+        )
+      ).rows[0].n;
     const before = await edge();
     expect(before.reasons).to.not.include('SUSPENDED');
     expect(Number(before.weight)).to.be.greaterThan(0);

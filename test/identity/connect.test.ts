@@ -48,17 +48,32 @@ describe('connect: keys and exchange', () => {
   }
   /** Through the service: the HTTP endpoint allows POLICIES.connect_ip.perMinute keys a minute per address. */
   async function quickKey(input: { ownerId?: string; maxUses?: number; installationId?: string } = {}) {
-    return createConnectKey((await getContext()).deps, { ownerId: input.ownerId ?? null, maxUses: input.maxUses, installationId: input.installationId ?? null });
+    return createConnectKey((await getContext()).deps, {
+      ownerId: input.ownerId ?? null,
+      maxUses: input.maxUses,
+      installationId: input.installationId ?? null,
+    });
   }
   const exchange = (connectKey: string, extra: object = {}) =>
-    s.call('POST', '/connect/exchange', { body: { connectKey, framework: 'mcp', localAgentId: uniq('local'), ...extra } });
+    s.call('POST', '/connect/exchange', {
+      body: { connectKey, framework: 'mcp', localAgentId: uniq('local'), ...extra },
+    });
 
   it('POST /connect/keys (anonymous) → 201 with the decided fields, 10 minutes, 5 uses by default', async () => {
     const before = Date.now();
     const r = await s.call('POST', '/connect/keys');
     expect(r.status).to.equal(201);
     const k = r.body.data;
-    expect(k).to.include.all.keys('id', 'connectKey', 'keyPrefix', 'maxUses', 'usesRemaining', 'expiresAt', 'runtimeLabel', 'installationId');
+    expect(k).to.include.all.keys(
+      'id',
+      'connectKey',
+      'keyPrefix',
+      'maxUses',
+      'usesRemaining',
+      'expiresAt',
+      'runtimeLabel',
+      'installationId',
+    );
     expect(k.connectKey).to.match(/^svc_connect_[A-Za-z0-9_-]{43}$/);
     expect(k.connectKey.startsWith(k.keyPrefix)).to.equal(true);
     expect(k).to.include({ maxUses: 5, usesRemaining: 5, runtimeLabel: null, installationId: null, ownerBound: false });
@@ -132,7 +147,9 @@ describe('connect: keys and exchange', () => {
     const b = await exchange(k.connectKey, { localAgentId: local, localDisplayName: 'Twin' + local });
     expect(b.body.data.agent.id).to.equal(a.body.data.agent.id);
     expect(b.body.data.apiKey).not.to.equal(a.body.data.apiKey);
-    expect((await s.call('GET', '/me', { key: a.body.data.apiKey })).status, 'the earlier key stays valid').to.equal(200);
+    expect((await s.call('GET', '/me', { key: a.body.data.apiKey })).status, 'the earlier key stays valid').to.equal(
+      200,
+    );
     // Another installation with the same local id and name: another agent, suffixed handle.
     const k2 = await quickKey({ installationId: uniq('inst') });
     const c = await exchange(k2.connectKey, { localAgentId: local, localDisplayName: 'Twin' + local });
@@ -148,7 +165,7 @@ describe('connect: keys and exchange', () => {
     expect(e1.body.data.agent.id).not.to.equal(e2.body.data.agent.id);
   });
 
-  it('a key made with a session binds its agents to that owner, stable across the owner\'s keys', async () => {
+  it("a key made with a session binds its agents to that owner, stable across the owner's keys", async () => {
     const o = await newOwner();
     const k1 = await newKey({}, o.session);
     expect(k1.ownerBound).to.equal(true);
@@ -170,8 +187,13 @@ describe('connect: keys and exchange', () => {
     expect(first.status, first.text).to.equal(200);
     const agentId = first.body.data.agent.id;
     const o = await newOwner();
-    const token = await s.call('POST', `/agents/${first.body.data.agent.handle}/claim-token`, { key: first.body.data.apiKey });
-    const claimed = await s.call('POST', '/owner/claim', { session: o.session, body: { token: token.body.data.claimToken } });
+    const token = await s.call('POST', `/agents/${first.body.data.agent.handle}/claim-token`, {
+      key: first.body.data.apiKey,
+    });
+    const claimed = await s.call('POST', '/owner/claim', {
+      session: o.session,
+      body: { token: token.body.data.claimToken },
+    });
     expect(claimed.status, claimed.text).to.equal(200);
     const keysBefore = Number((await db('api_keys').where({ agent_id: agentId }).count({ n: '*' }))[0].n);
     // A stranger's anonymous key naming the same installation, framework and local id.
@@ -212,7 +234,10 @@ describe('connect: keys and exchange', () => {
       expect(noCsrf.status).to.equal(403);
       expect(noCsrf.body.error.code).to.equal('CSRF_TOKEN_INVALID');
     }
-    const stale = await s.call('POST', '/connect/keys', { session: { cookie: o.session.cookie.slice(0, -2) + 'zz' }, key: a.key });
+    const stale = await s.call('POST', '/connect/keys', {
+      session: { cookie: o.session.cookie.slice(0, -2) + 'zz' },
+      key: a.key,
+    });
     expect(stale.status).to.equal(401);
     expect(stale.body.error.code).to.equal('INVALID_SESSION');
   });
@@ -258,7 +283,13 @@ describe('connect: keys and exchange', () => {
     const list = await s.call('GET', '/owner/connect-keys', { session: o.session });
     expect(list.status).to.equal(200);
     expect(list.body.data).to.have.length(1);
-    expect(list.body.data[0]).to.include({ id: k.id, keyPrefix: k.keyPrefix, status: 'active', runtimeLabel: 'box', usesRemaining: 5 });
+    expect(list.body.data[0]).to.include({
+      id: k.id,
+      keyPrefix: k.keyPrefix,
+      status: 'active',
+      runtimeLabel: 'box',
+      usesRemaining: 5,
+    });
     expect(list.text).not.to.contain(k.connectKey.slice(12));
     const theirs = await s.call('DELETE', `/owner/connect-keys/${k.id}`, { session: other.session });
     expect(theirs.status).to.equal(404);
@@ -277,7 +308,9 @@ describe('connect: keys and exchange', () => {
 
   it('20 parallel exchanges of a 5-use key succeed exactly 5 times', async () => {
     const k = await quickKey({ maxUses: 5 });
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => exchange(k.connectKey, { localAgentId: `par-${i}` })));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => exchange(k.connectKey, { localAgentId: `par-${i}` })),
+    );
     const ok = results.filter((r) => r.status === 200);
     expect(ok).to.have.length(5);
     expect(results.filter((r) => r.status === 409 && r.body.error.code === 'CONNECT_KEY_EXHAUSTED')).to.have.length(15);
@@ -289,7 +322,9 @@ describe('connect: keys and exchange', () => {
   it('parallel exchanges of one identity through different keys create one agent', async () => {
     const o = await newOwner();
     const keys = await Promise.all(Array.from({ length: 6 }, () => quickKey({ ownerId: o.owner.id })));
-    const results = await Promise.all(keys.map((k) => exchange(k.connectKey, { localAgentId: 'same', localDisplayName: uniq('Same') })));
+    const results = await Promise.all(
+      keys.map((k) => exchange(k.connectKey, { localAgentId: 'same', localDisplayName: uniq('Same') })),
+    );
     expect(results.map((r) => r.status)).to.deep.equal(Array(6).fill(200));
     expect(new Set(results.map((r) => r.body.data.agent.id)).size).to.equal(1);
   });
@@ -297,10 +332,14 @@ describe('connect: keys and exchange', () => {
   it('POST /connect/keys is rate-limited per client address; refused requests never count', async () => {
     const limited = await ownServer(new MemoryLimiter());
     try {
-      for (let i = 0; i < 10; i++) expect((await limited.call('POST', '/connect/keys', { body: { maxUses: 11 } })).status).to.equal(400);
-      const forged = await limited.call('POST', '/connect/keys', { session: { cookie: `${'0'.repeat(8)}-0000-4000-8000-${'0'.repeat(12)}.x`, csrfToken: 'x' } });
+      for (let i = 0; i < 10; i++)
+        expect((await limited.call('POST', '/connect/keys', { body: { maxUses: 11 } })).status).to.equal(400);
+      const forged = await limited.call('POST', '/connect/keys', {
+        session: { cookie: `${'0'.repeat(8)}-0000-4000-8000-${'0'.repeat(12)}.x`, csrfToken: 'x' },
+      });
       expect(forged.status, forged.text).to.equal(401);
-      for (let i = 0; i < POLICIES.connect_ip.perMinute; i++) expect((await limited.call('POST', '/connect/keys')).status).to.equal(201);
+      for (let i = 0; i < POLICIES.connect_ip.perMinute; i++)
+        expect((await limited.call('POST', '/connect/keys')).status).to.equal(201);
       const r = await limited.call('POST', '/connect/keys');
       expect(r.status).to.equal(429);
       expect(r.body.error.code).to.equal('RATE_LIMITED');
@@ -318,7 +357,8 @@ describe('connect: keys and exchange', () => {
     try {
       // As many exchanges as the keys of a minute can give, so a runtime using its own keys never meets it.
       expect(POLICIES.exchange_ip.perMinute).to.equal(POLICIES.connect_ip.perMinute * 10);
-      for (let i = 0; i < POLICIES.exchange_ip.perMinute - 1; i++) await memory.consume('exchange_ip', { ip: '127.0.0.1' });
+      for (let i = 0; i < POLICIES.exchange_ip.perMinute - 1; i++)
+        await memory.consume('exchange_ip', { ip: '127.0.0.1' });
       const k = await quickKey({ maxUses: 3 });
       for (let i = 0; i < 3; i++) expect((await call(limited, 'svc_connect_' + 'x'.repeat(43))).status).to.equal(401);
       const ok = await call(limited, k.connectKey);

@@ -20,7 +20,10 @@ async function signupVia(s: OwnServer, email = `${uniq('o')}@example.test`) {
 
 async function tokenFromOutbox(email: string): Promise<string> {
   const { db } = await getContext();
-  const row = await db('email_outbox').where({ to_address: email, kind: 'verify_email' }).orderBy('created_at', 'desc').first();
+  const row = await db('email_outbox')
+    .where({ to_address: email, kind: 'verify_email' })
+    .orderBy('created_at', 'desc')
+    .first();
   return /svc_verify_[A-Za-z0-9_-]+/.exec(openBody((await getContext()).config.sessionSecret, row))![0];
 }
 
@@ -81,7 +84,9 @@ describe('owners: signup, login, logout, session', () => {
     const dup = await s.call('POST', '/owner/signup', { body: { email: email.toUpperCase(), password: PASSWORD } });
     expect(dup.status).to.equal(409);
     expect(dup.body.error.code).to.equal('EMAIL_TAKEN');
-    const short = await s.call('POST', '/owner/signup', { body: { email: `${uniq()}@example.test`, password: 'short' } });
+    const short = await s.call('POST', '/owner/signup', {
+      body: { email: `${uniq()}@example.test`, password: 'short' },
+    });
     expect(short.status).to.equal(400);
     expect(short.body.error.code).to.equal('VALIDATION_FAILED');
     expect(short.body.error.details[0].path).to.equal('body/password');
@@ -90,7 +95,9 @@ describe('owners: signup, login, logout, session', () => {
     expect(sessionCookieOf(bad)).to.equal(null);
     // A display name is optional, but never blank (as an agent's).
     const blankEmail = `${uniq()}@example.test`;
-    const blank = await s.call('POST', '/owner/signup', { body: { email: blankEmail, password: PASSWORD, displayName: ' \t ' } });
+    const blank = await s.call('POST', '/owner/signup', {
+      body: { email: blankEmail, password: PASSWORD, displayName: ' \t ' },
+    });
     expect(blank.status).to.equal(400);
     expect(blank.body.error.code).to.equal('VALIDATION_FAILED');
     expect(blank.body.error.details[0].path).to.equal('body/displayName');
@@ -116,7 +123,9 @@ describe('owners: signup, login, logout, session', () => {
   it('login: 401 INVALID_CREDENTIALS, the same answer for a wrong password and an unknown email', async () => {
     const { email } = await signupVia(s);
     const wrong = await s.call('POST', '/owner/login', { body: { email, password: 'wrong password!!' } });
-    const unknown = await s.call('POST', '/owner/login', { body: { email: `${uniq()}@example.test`, password: PASSWORD } });
+    const unknown = await s.call('POST', '/owner/login', {
+      body: { email: `${uniq()}@example.test`, password: PASSWORD },
+    });
     expect(wrong.status).to.equal(401);
     expect(unknown.status).to.equal(401);
     expect(wrong.body).to.deep.equal(unknown.body);
@@ -129,20 +138,35 @@ describe('owners: signup, login, logout, session', () => {
     const limited = await ownServer(new MemoryLimiter());
     try {
       const taken = `${uniq()}@example.test`;
-      expect((await limited.call('POST', '/owner/signup', { body: { email: taken, password: PASSWORD } })).status).to.equal(201);
-      for (let i = 0; i < 5; i++) expect((await limited.call('POST', '/owner/login', { body: {} })).status).to.equal(400);
+      expect(
+        (await limited.call('POST', '/owner/signup', { body: { email: taken, password: PASSWORD } })).status,
+      ).to.equal(201);
+      for (let i = 0; i < 5; i++)
+        expect((await limited.call('POST', '/owner/login', { body: {} })).status).to.equal(400);
       // 30 failed logins (over three accounts: under the failed-login lock, tested below).
       for (let i = 0; i < 30; i++) {
-        const r = await limited.call('POST', '/owner/login', { body: { email: `nobody${i % 3}@example.test`, password: 'whatever-it-is' } });
+        const r = await limited.call('POST', '/owner/login', {
+          body: { email: `nobody${i % 3}@example.test`, password: 'whatever-it-is' },
+        });
         expect(r.status).to.equal(401);
       }
-      for (let i = 0; i < 5; i++) expect((await limited.call('POST', '/owner/signup', { body: { email: taken, password: PASSWORD } })).status).to.equal(409);
+      for (let i = 0; i < 5; i++)
+        expect(
+          (await limited.call('POST', '/owner/signup', { body: { email: taken, password: PASSWORD } })).status,
+        ).to.equal(409);
       // Only the first signup counted: the rest of the budget is whole.
       for (let i = 1; i < POLICIES.auth_ip.perMinute; i++) {
-        const r = i % 2 ? await limited.call('POST', '/owner/login', { body: { email: taken, password: PASSWORD } }) : await limited.call('POST', '/owner/signup', { body: { email: `${uniq()}@example.test`, password: PASSWORD } });
+        const r =
+          i % 2
+            ? await limited.call('POST', '/owner/login', { body: { email: taken, password: PASSWORD } })
+            : await limited.call('POST', '/owner/signup', {
+                body: { email: `${uniq()}@example.test`, password: PASSWORD },
+              });
         expect(r.status, `success ${i + 1}`).to.be.oneOf([200, 201]);
       }
-      const r = await limited.call('POST', '/owner/signup', { body: { email: `${uniq()}@example.test`, password: PASSWORD } });
+      const r = await limited.call('POST', '/owner/signup', {
+        body: { email: `${uniq()}@example.test`, password: PASSWORD },
+      });
       expect(r.status).to.equal(429);
       expect(r.body.error.code).to.equal('RATE_LIMITED');
       expect(r.body.error.retryAfterSeconds).to.be.within(1, 60);
@@ -158,7 +182,8 @@ describe('owners: signup, login, logout, session', () => {
     const limited = await ownServer(new MemoryLimiter({ clock: () => now }));
     try {
       const { email } = await signupVia(limited);
-      const guess = (e: string, password = 'wrong password!!') => limited.call('POST', '/owner/login', { body: { email: e, password } });
+      const guess = (e: string, password = 'wrong password!!') =>
+        limited.call('POST', '/owner/login', { body: { email: e, password } });
       // Parallel guesses: exactly 10 are checked, the rest wait.
       const burst = await Promise.all(Array.from({ length: 14 }, () => guess(email)));
       expect(burst.filter((r) => r.status === 401)).to.have.length(10);
@@ -173,18 +198,28 @@ describe('owners: signup, login, logout, session', () => {
       // A differently written email is the same account; another account is not locked.
       expect((await guess(email.toUpperCase(), PASSWORD)).status).to.equal(429);
       const other = await signupVia(limited);
-      expect((await limited.call('POST', '/owner/login', { body: { email: other.email, password: PASSWORD } })).status).to.equal(200);
+      expect(
+        (await limited.call('POST', '/owner/login', { body: { email: other.email, password: PASSWORD } })).status,
+      ).to.equal(200);
       // Logins that succeed never count.
-      for (let i = 0; i < 12; i++) expect((await limited.call('POST', '/owner/login', { body: { email: other.email, password: PASSWORD } })).status).to.equal(200);
+      for (let i = 0; i < 12; i++)
+        expect(
+          (await limited.call('POST', '/owner/login', { body: { email: other.email, password: PASSWORD } })).status,
+        ).to.equal(200);
       // Once the oldest failure is 15 minutes old, the account opens again.
       now += 900_001;
       expect((await guess(email, PASSWORD)).status).to.equal(200);
       // Across accounts, and with signups refused for a taken email: 50 failures per address.
       for (let i = 0; i < 45; i++) expect((await guess(`nobody${i % 9}@example.test`)).status).to.equal(401);
-      for (let i = 0; i < 5; i++) expect((await limited.call('POST', '/owner/signup', { body: { email, password: PASSWORD } })).status).to.equal(409);
+      for (let i = 0; i < 5; i++)
+        expect((await limited.call('POST', '/owner/signup', { body: { email, password: PASSWORD } })).status).to.equal(
+          409,
+        );
       const full = await guess(`someone-else@example.test`);
       expect(full.status).to.equal(429);
-      expect((await limited.call('POST', '/owner/signup', { body: { email, password: PASSWORD } })).status).to.equal(429);
+      expect((await limited.call('POST', '/owner/signup', { body: { email, password: PASSWORD } })).status).to.equal(
+        429,
+      );
     } finally {
       await limited.close();
     }
@@ -206,7 +241,10 @@ describe('owners: signup, login, logout, session', () => {
     expect(sessionCookieOf(login)).to.equal(null);
     // Clients outside a browser send no Origin; the site's own pages send PUBLIC_URL's.
     expect((await s.call('POST', '/owner/login', { body: { email, password: PASSWORD } })).status).to.equal(200);
-    const own = await s.call('POST', '/owner/login', { body: { email, password: PASSWORD }, headers: { origin: new URL((await getContext()).deps.config.publicUrl).origin } });
+    const own = await s.call('POST', '/owner/login', {
+      body: { email, password: PASSWORD },
+      headers: { origin: new URL((await getContext()).deps.config.publicUrl).origin },
+    });
     expect(own.status, own.text).to.equal(200);
   });
 
@@ -231,7 +269,10 @@ describe('owners: signup, login, logout, session', () => {
     const r = await s.call('POST', '/owner/logout', { session, noCsrf: true });
     expect(r.status).to.equal(403);
     expect(r.body.error.code).to.equal('CSRF_TOKEN_INVALID');
-    const wrong = await s.call('POST', '/owner/agents', { session: { cookie: session.cookie, csrfToken: 'x'.repeat(43) }, body: { handle: uniq('h'), displayName: 'X' } });
+    const wrong = await s.call('POST', '/owner/agents', {
+      session: { cookie: session.cookie, csrfToken: 'x'.repeat(43) },
+      body: { handle: uniq('h'), displayName: 'X' },
+    });
     expect(wrong.status).to.equal(403);
     expect(wrong.body.error.code).to.equal('CSRF_TOKEN_INVALID');
     // Reads need none.
@@ -257,15 +298,21 @@ describe('owners: email verification', () => {
   });
   after(async () => s.close());
 
-  it('a verification queues a reputation recompute for each of the owner\'s agents (TRUST counts a verified owner)', async () => {
+  it("a verification queues a reputation recompute for each of the owner's agents (TRUST counts a verified owner)", async () => {
     const { email, res } = await signupVia(s);
     const { db } = await getContext();
     const a = await newAgent();
     await db('agents').where({ id: a.agent.id }).update({ owner_id: res.body.data.owner.id });
     const queued = async () =>
-      (await db.raw(`select count(*)::int n from graphile_worker.jobs where key = ?`, [`reputation_recompute:{"agentId":"${a.agent.id}"}`])).rows[0].n;
+      (
+        await db.raw(`select count(*)::int n from graphile_worker.jobs where key = ?`, [
+          `reputation_recompute:{"agentId":"${a.agent.id}"}`,
+        ])
+      ).rows[0].n;
     expect(await queued()).to.equal(0);
-    expect((await s.call('POST', '/owner/email/verify', { body: { token: await tokenFromOutbox(email) } })).status).to.equal(200);
+    expect(
+      (await s.call('POST', '/owner/email/verify', { body: { token: await tokenFromOutbox(email) } })).status,
+    ).to.equal(200);
     expect(await queued()).to.equal(1);
   });
 
@@ -311,7 +358,11 @@ describe('owners: email verification', () => {
         cb();
       },
     });
-    const deps = { ...ctx.deps, config: { ...ctx.deps.config, nodeEnv: 'development' as const }, log: pino({ level: 'info' }, sink) };
+    const deps = {
+      ...ctx.deps,
+      config: { ...ctx.deps.config, nodeEnv: 'development' as const },
+      log: pino({ level: 'info' }, sink),
+    };
     const task = buildTaskList(deps).email_outbox_send!;
     await task({ id: mail.id }, {} as any);
     const logged = lines.join('');
@@ -341,7 +392,11 @@ describe('owners: email verification', () => {
         cb();
       },
     });
-    const deps = { ...ctx.deps, config: { ...ctx.deps.config, nodeEnv: 'production' as const }, log: pino({ level: 'info' }, sink) };
+    const deps = {
+      ...ctx.deps,
+      config: { ...ctx.deps.config, nodeEnv: 'production' as const },
+      log: pino({ level: 'info' }, sink),
+    };
     await buildTaskList(deps).email_outbox_send!({ id: mail.id }, {} as any);
     expect(lines.join('')).not.to.contain('svc_verify_');
     expect((await ctx.db('email_outbox').where({ id: mail.id }).first()).sent_at).to.equal(null);
@@ -358,9 +413,20 @@ describe('owners: agents and API keys', () => {
   it('POST /owner/agents → 201 owned agent; GET /owner/me lists it', async () => {
     const o = await newOwner();
     const handle = uniq('Bot');
-    const r = await s.call('POST', '/owner/agents', { session: o.session, body: { handle: '@' + handle, displayName: 'My Bot', model: 'gpt-x', platform: 'mcp' } });
+    const r = await s.call('POST', '/owner/agents', {
+      session: o.session,
+      body: { handle: '@' + handle, displayName: 'My Bot', model: 'gpt-x', platform: 'mcp' },
+    });
     expect(r.status, r.text).to.equal(201);
-    expect(r.body.data).to.include({ handle: '@' + handle.toLowerCase(), displayName: 'My Bot', status: 'active', model: 'gpt-x', platform: 'mcp', ownerBound: true, officialConnector: false });
+    expect(r.body.data).to.include({
+      handle: '@' + handle.toLowerCase(),
+      displayName: 'My Bot',
+      status: 'active',
+      model: 'gpt-x',
+      platform: 'mcp',
+      ownerBound: true,
+      officialConnector: false,
+    });
     const me = await s.call('GET', '/owner/me', { session: o.session });
     expect(me.body.data.agents.map((a: any) => a.id)).to.deep.equal([r.body.data.id]);
   });
@@ -368,19 +434,35 @@ describe('owners: agents and API keys', () => {
   it('POST /owner/agents: 409 HANDLE_TAKEN (case-insensitive), 400 for a bad handle or missing displayName, 401/403 without session/CSRF', async () => {
     const o = await newOwner();
     const a = await newAgent();
-    const dup = await s.call('POST', '/owner/agents', { session: o.session, body: { handle: a.handle.toUpperCase(), displayName: 'X' } });
+    const dup = await s.call('POST', '/owner/agents', {
+      session: o.session,
+      body: { handle: a.handle.toUpperCase(), displayName: 'X' },
+    });
     expect(dup.status).to.equal(409);
     expect(dup.body.error.code).to.equal('HANDLE_TAKEN');
     const blankName = uniq('h');
-    for (const body of [{ handle: 'a-b-c', displayName: 'X' }, { handle: 'ab', displayName: 'X' }, { handle: uniq('h') }, { handle: blankName, displayName: ' \t ' }]) {
+    for (const body of [
+      { handle: 'a-b-c', displayName: 'X' },
+      { handle: 'ab', displayName: 'X' },
+      { handle: uniq('h') },
+      { handle: blankName, displayName: ' \t ' },
+    ]) {
       const r = await s.call('POST', '/owner/agents', { session: o.session, body });
       expect(r.status, JSON.stringify(body)).to.equal(400);
       expect(r.body.error.code).to.equal('VALIDATION_FAILED');
     }
     const { db } = await getContext();
-    expect(await db('agents').where({ handle: blankName.toLowerCase() }).first(), 'nothing written').to.equal(undefined);
-    expect((await s.call('POST', '/owner/agents', { body: { handle: uniq('h'), displayName: 'X' } })).body.error.code).to.equal('INVALID_SESSION');
-    const noCsrf = await s.call('POST', '/owner/agents', { session: o.session, noCsrf: true, body: { handle: uniq('h'), displayName: 'X' } });
+    expect(await db('agents').where({ handle: blankName.toLowerCase() }).first(), 'nothing written').to.equal(
+      undefined,
+    );
+    expect(
+      (await s.call('POST', '/owner/agents', { body: { handle: uniq('h'), displayName: 'X' } })).body.error.code,
+    ).to.equal('INVALID_SESSION');
+    const noCsrf = await s.call('POST', '/owner/agents', {
+      session: o.session,
+      noCsrf: true,
+      body: { handle: uniq('h'), displayName: 'X' },
+    });
     expect(noCsrf.status).to.equal(403);
     expect(noCsrf.body.error.code).to.equal('CSRF_TOKEN_INVALID');
   });
@@ -388,7 +470,10 @@ describe('owners: agents and API keys', () => {
   it('issue, list, revoke API keys: the key is shown once, list has no secrets, a revoked key gets 401 on /me', async () => {
     const o = await newOwner();
     const a = await newAgent({ owner: o });
-    const issued = await s.call('POST', `/owner/agents/${a.agent.id}/keys`, { session: o.session, body: { scopes: ['read', 'post', 'read'], label: 'ci' } });
+    const issued = await s.call('POST', `/owner/agents/${a.agent.id}/keys`, {
+      session: o.session,
+      body: { scopes: ['read', 'post', 'read'], label: 'ci' },
+    });
     expect(issued.status).to.equal(201);
     const k = issued.body.data;
     expect(k.key).to.match(/^svc_live_[A-Za-z0-9_-]{43}$/);
@@ -422,8 +507,11 @@ describe('owners: agents and API keys', () => {
     const o = await newOwner();
     const other = await newOwner();
     const theirs = await newAgent({ owner: other });
-    const theirKeyId = (await getContext().then((c) => c.db('api_keys').where({ agent_id: theirs.agent.id }).first())).id;
-    const before = await getContext().then((c) => c.db('api_keys').where({ agent_id: theirs.agent.id }).select('id', 'revoked_at'));
+    const theirKeyId = (await getContext().then((c) => c.db('api_keys').where({ agent_id: theirs.agent.id }).first()))
+      .id;
+    const before = await getContext().then((c) =>
+      c.db('api_keys').where({ agent_id: theirs.agent.id }).select('id', 'revoked_at'),
+    );
     const cases: [string, string, number, string, unknown?][] = [
       ['POST', `/owner/agents/${theirs.agent.id}/keys`, 403, 'NOT_AGENT_OWNER', { scopes: ['read'] }],
       ['GET', `/owner/agents/${theirs.agent.id}/keys`, 403, 'NOT_AGENT_OWNER'],
@@ -437,11 +525,14 @@ describe('owners: agents and API keys', () => {
       expect(r.body.error.code).to.equal(code);
       expect(r.text.includes(theirKeyId), 'no key id in the answer').to.equal(false);
     }
-    expect(await getContext().then((c) => c.db('api_keys').where({ agent_id: theirs.agent.id }).select('id', 'revoked_at')), 'no key issued or revoked').to.deep.equal(before);
+    expect(
+      await getContext().then((c) => c.db('api_keys').where({ agent_id: theirs.agent.id }).select('id', 'revoked_at')),
+      'no key issued or revoked',
+    ).to.deep.equal(before);
     const mine = await newAgent({ owner: o });
     const r = await s.call('DELETE', `/owner/agents/${mine.agent.id}/keys/${theirKeyId}`, { session: o.session });
     expect(r.status).to.equal(404);
-    expect((await s.call('GET', '/me', { key: theirs.key })).status, "their key is untouched").to.equal(200);
+    expect((await s.call('GET', '/me', { key: theirs.key })).status, 'their key is untouched').to.equal(200);
   });
 
   it('issue key: 400 for unknown or empty scopes', async () => {

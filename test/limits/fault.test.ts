@@ -16,10 +16,20 @@ import { freePort } from '../faults/harness';
  */
 
 async function startRedis(port: number): Promise<ChildProcess> {
-  const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const proc = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    { stdio: 'ignore' },
+  );
   const until = Date.now() + 5000;
   for (;;) {
-    const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
+    const probe = new Redis({
+      port,
+      host: '127.0.0.1',
+      lazyConnect: true,
+      retryStrategy: () => null,
+      maxRetriesPerRequest: 0,
+    });
     probe.on('error', () => {});
     try {
       await probe.connect();
@@ -58,20 +68,34 @@ describe('limits: fail closed when Redis is down or stalled', function () {
     const t0 = performance.now();
     const res = await fetch(base + '/api/v1' + path, {
       method,
-      headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}) },
+      headers: {
+        ...(key ? { authorization: `Bearer ${key}` } : {}),
+        ...(body ? { 'content-type': 'application/json' } : {}),
+      },
       body: body ? JSON.stringify(body) : undefined,
     });
     const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : undefined, headers: res.headers, ms: performance.now() - t0 };
+    return {
+      status: res.status,
+      body: text ? JSON.parse(text) : undefined,
+      headers: res.headers,
+      ms: performance.now() - t0,
+    };
   };
-  const post = (i: number) => call('POST', '/posts', agent.key, { communitySlug: 'general', title: `fault ${i}`, body: `body ${i}` });
-  const postsByAgent = async () => Number((await (await getContext()).db('posts').where({ author_id: agent.agent.id }).count({ n: '*' }))[0].n);
+  const post = (i: number) =>
+    call('POST', '/posts', agent.key, { communitySlug: 'general', title: `fault ${i}`, body: `body ${i}` });
+  const postsByAgent = async () =>
+    Number((await (await getContext()).db('posts').where({ author_id: agent.agent.id }).count({ n: '*' }))[0].n);
 
   before(async () => {
     const ctx = await getContext();
     port = await freePort();
     proc = await startRedis(port);
-    limiter = new RedisLimiter({ url: `redis://127.0.0.1:${port}`, keyPrefix: `svc:test:fault:${crypto.randomBytes(4).toString('hex')}:`, commandTimeoutMs: ctx.config.redisCommandTimeoutMs });
+    limiter = new RedisLimiter({
+      url: `redis://127.0.0.1:${port}`,
+      keyPrefix: `svc:test:fault:${crypto.randomBytes(4).toString('hex')}:`,
+      commandTimeoutMs: ctx.config.redisCommandTimeoutMs,
+    });
     const app = createApp({ ...ctx.deps, limiter });
     server = http.createServer(app.callback());
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -120,7 +144,11 @@ describe('limits: fail closed when Redis is down or stalled', function () {
     const admin = new Redis({ port, host: '127.0.0.1' });
     await admin.call('CLIENT', 'PAUSE', '3000', 'ALL');
     try {
-      const results = await Promise.all(Array.from({ length: 10 }, (_, i) => call('POST', '/posts', writer.key, { communitySlug: 'general', body: `stalled ${i}` })));
+      const results = await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          call('POST', '/posts', writer.key, { communitySlug: 'general', body: `stalled ${i}` }),
+        ),
+      );
       results.forEach(expectUnavailable);
       await expectFastUnavailable(writer.key, 3);
       const me = await call('GET', '/me', agent.key);
@@ -136,13 +164,19 @@ describe('limits: fail closed when Redis is down or stalled', function () {
       admin.disconnect();
     }
     expect(await postsByAgent()).to.equal(before);
-    expect(Number((await (await getContext()).db('posts').where({ author_id: writer.agent.id }).count({ n: '*' }))[0].n)).to.equal(0);
+    expect(
+      Number((await (await getContext()).db('posts').where({ author_id: writer.agent.id }).count({ n: '*' }))[0].n),
+    ).to.equal(0);
   });
 
   it('Redis stopped: writes 429 at once, zero accepted; reads 200; then recovery without a restart', async () => {
     const writer = await newAgent({ owner: await newOwner() });
     await stopRedis(proc);
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => call('POST', '/posts', writer.key, { communitySlug: 'general', body: `down ${i}` })));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        call('POST', '/posts', writer.key, { communitySlug: 'general', body: `down ${i}` }),
+      ),
+    );
     results.forEach(expectUnavailable);
     await expectFastUnavailable(writer.key, 5);
     // Other write kinds fail closed too (the limiter, not the route, decides).

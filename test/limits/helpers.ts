@@ -20,10 +20,14 @@ export const id = () => crypto.randomUUID();
 /** Limiter under test against the real Redis (own random prefix) or in memory, on `clock`. */
 export function makeLimiter(kind: 'redis' | 'memory', clock: Clock): Limiter {
   const keyPrefix = `svc:test:limits:${crypto.randomBytes(5).toString('hex')}:`;
-  return kind === 'redis' ? new RedisLimiter({ url: TEST_REDIS_URL, keyPrefix, clock: clock.now, commandTimeoutMs: 250 }) : new MemoryLimiter({ keyPrefix, clock: clock.now });
+  return kind === 'redis'
+    ? new RedisLimiter({ url: TEST_REDIS_URL, keyPrefix, clock: clock.now, commandTimeoutMs: 250 })
+    : new MemoryLimiter({ keyPrefix, clock: clock.now });
 }
 
-export type Outcome = { ok: true; headers: Record<string, string> } | { ok: false; code: string; retryAfterSeconds: number; headers: Record<string, string> };
+export type Outcome =
+  | { ok: true; headers: Record<string, string> }
+  | { ok: false; code: string; retryAfterSeconds: number; headers: Record<string, string> };
 
 /** consume() as a value: accepted with headers, or the 429's code and Retry-After. */
 export async function attempt(l: Limiter, ...args: Parameters<Limiter['consume']>): Promise<Outcome> {

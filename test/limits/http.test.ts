@@ -9,7 +9,8 @@ import { getContext, TEST_REDIS_URL } from '../helpers/context';
 import { newAgent, newOwner } from '../helpers/factories';
 
 const postBody = (i: number | string) => ({ communitySlug: 'general', title: `limits ${i}`, body: `limits body ${i}` });
-const countPosts = async (agentIds: string[]) => Number((await (await getContext()).db('posts').whereIn('author_id', agentIds).count({ n: '*' }))[0].n);
+const countPosts = async (agentIds: string[]) =>
+  Number((await (await getContext()).db('posts').whereIn('author_id', agentIds).count({ n: '*' }))[0].n);
 
 function expect429(r: { status: number; body: any; headers: Headers }, code: string, seconds?: number) {
   expect(r.status, JSON.stringify(r.body)).to.equal(429);
@@ -25,7 +26,9 @@ describe('limits: through the HTTP API', function () {
 
   it('200 parallel post attempts by one agent: exactly one accepted (3 s gap), the rest 429, one row', async () => {
     const a = await newAgent({ owner: await newOwner() });
-    const rs = await Promise.all(Array.from({ length: 200 }, (_, i) => api('POST', '/posts', { key: a.key, body: postBody(i) })));
+    const rs = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => api('POST', '/posts', { key: a.key, body: postBody(i) })),
+    );
     const ok = rs.filter((r) => r.status === 201);
     expect(ok).to.have.length(1);
     for (const r of rs.filter((x) => x.status !== 201)) expect429(r, 'POST_COOLDOWN_ACTIVE');
@@ -36,7 +39,9 @@ describe('limits: through the HTTP API', function () {
     const ctx = await getContext();
     const a = await newAgent({ owner: await newOwner() });
     const targets = await Promise.all(Array.from({ length: 200 }, () => newAgent()));
-    const rs = await Promise.all(targets.map((t) => api('POST', `/agents/${t.handle}/follow`, { key: a.key, body: {} })));
+    const rs = await Promise.all(
+      targets.map((t) => api('POST', `/agents/${t.handle}/follow`, { key: a.key, body: {} })),
+    );
     expect(rs.filter((r) => r.status === 200)).to.have.length(30);
     for (const r of rs.filter((x) => x.status !== 200)) expect429(r, 'RATE_LIMITED');
     expect(Number((await ctx.db('follows').where({ follower_id: a.agent.id }).count({ n: '*' }))[0].n)).to.equal(30);
@@ -61,8 +66,12 @@ describe('limits: through the HTTP API', function () {
     const a = await newAgent({ owner: await newOwner() });
     const first = await api('POST', '/posts', { key: a.key, body: postBody(1) });
     expect(first.status).to.equal(201);
-    expect(first.headers.get('ratelimit-policy')).to.equal('"post-agent";q=10;w=60, "post-gap";q=1;w=3, "post-owner";q=25;w=60');
-    expect(first.headers.get('ratelimit')).to.equal('"post-agent";r=9;t=61, "post-gap";r=0;t=3, "post-owner";r=24;t=61');
+    expect(first.headers.get('ratelimit-policy')).to.equal(
+      '"post-agent";q=10;w=60, "post-gap";q=1;w=3, "post-owner";q=25;w=60',
+    );
+    expect(first.headers.get('ratelimit')).to.equal(
+      '"post-agent";r=9;t=61, "post-gap";r=0;t=3, "post-owner";r=24;t=61',
+    );
     ctx.setNow(new Date(t0.getTime() + 1200));
     const second = await api('POST', '/posts', { key: a.key, body: postBody(2) });
     expect429(second, 'POST_COOLDOWN_ACTIVE', 2);
@@ -74,7 +83,9 @@ describe('limits: through the HTTP API', function () {
 
   it('refused requests never count: a 404 community does not start the cooldown', async () => {
     const a = await newAgent({ owner: await newOwner() });
-    expect((await api('POST', '/posts', { key: a.key, body: { communitySlug: 'no-such-community', body: 'x' } })).status).to.equal(404);
+    expect(
+      (await api('POST', '/posts', { key: a.key, body: { communitySlug: 'no-such-community', body: 'x' } })).status,
+    ).to.equal(404);
     expect((await api('POST', '/posts', { key: a.key, body: postBody('after 404') })).status).to.equal(201);
   });
 
@@ -90,13 +101,25 @@ describe('limits: through the HTTP API', function () {
     ctx.setNow(new Date(t0.getTime() + 10_000));
     expect((await api('POST', `/posts/${p1}/comments`, { key: c.key, body: { body: 'one' } })).status).to.equal(201);
     ctx.setNow(new Date(t0.getTime() + 11_000));
-    expect429(await api('POST', `/posts/${p2}/comments`, { key: c.key, body: { body: 'too soon' } }), 'COMMENT_COOLDOWN_ACTIVE', 1);
+    expect429(
+      await api('POST', `/posts/${p2}/comments`, { key: c.key, body: { body: 'too soon' } }),
+      'COMMENT_COOLDOWN_ACTIVE',
+      1,
+    );
     // Same thread 1 s later: the thread gap (14 s) outlasts the comment gap (1 s).
-    expect429(await api('POST', `/posts/${p1}/comments`, { key: c.key, body: { body: 'same thread' } }), 'THREAD_COOLDOWN_ACTIVE', 14);
+    expect429(
+      await api('POST', `/posts/${p1}/comments`, { key: c.key, body: { body: 'same thread' } }),
+      'THREAD_COOLDOWN_ACTIVE',
+      14,
+    );
     ctx.setNow(new Date(t0.getTime() + 12_000));
-    expect((await api('POST', `/posts/${p2}/comments`, { key: c.key, body: { body: 'other thread' } })).status).to.equal(201);
+    expect(
+      (await api('POST', `/posts/${p2}/comments`, { key: c.key, body: { body: 'other thread' } })).status,
+    ).to.equal(201);
     ctx.setNow(new Date(t0.getTime() + 25_000));
-    expect((await api('POST', `/posts/${p1}/comments`, { key: c.key, body: { body: 'same thread, later' } })).status).to.equal(201);
+    expect(
+      (await api('POST', `/posts/${p1}/comments`, { key: c.key, body: { body: 'same thread, later' } })).status,
+    ).to.equal(201);
   });
 
   it('per-agent reads: GET /me carries the read quota headers; 121st read in a minute is 429 RATE_LIMITED', async () => {
@@ -109,7 +132,11 @@ describe('limits: through the HTTP API', function () {
     expect(first.headers.get('ratelimit')).to.equal('"read-agent";r=119;t=61');
     const rest = await Promise.all(Array.from({ length: 120 }, () => api('GET', '/me', { key: a.key })));
     expect(rest.filter((r) => r.status === 200)).to.have.length(119);
-    expect429(rest.find((r) => r.status === 429)!, 'RATE_LIMITED', 61);
+    expect429(
+      rest.find((r) => r.status === 429)!,
+      'RATE_LIMITED',
+      61,
+    );
     // Anonymous public reads are not per-agent limited.
     expect((await api('GET', '/feed')).status).to.equal(200);
   });
@@ -126,10 +153,26 @@ describe('limits: through the HTTP API', function () {
       ...Array.from({ length: 70 }, () => api('GET', '/feed?cursor=not-a-cursor', { key: a.key })),
     ]);
     expect(refused.map((r) => r.status).filter((s) => s !== 400)).to.deep.equal([]);
-    expect(refused.every((r) => r.headers.get('ratelimit') === null), 'a refused read shows no quota').to.equal(true);
+    expect(
+      refused.every((r) => r.headers.get('ratelimit') === null),
+      'a refused read shows no quota',
+    ).to.equal(true);
     // Other public reads with a key: not limited.
     const others = await Promise.all(
-      Array.from({ length: 130 }, (_, i) => api('GET', [`/posts/${post}`, `/posts/${post}/comments`, `/agents/${b.agent.handle}`, '/leaderboards', `/agents/${b.agent.handle}/reputation`, '/communities'][i % 6], { key: a.key })),
+      Array.from({ length: 130 }, (_, i) =>
+        api(
+          'GET',
+          [
+            `/posts/${post}`,
+            `/posts/${post}/comments`,
+            `/agents/${b.agent.handle}`,
+            '/leaderboards',
+            `/agents/${b.agent.handle}/reputation`,
+            '/communities',
+          ][i % 6],
+          { key: a.key },
+        ),
+      ),
     );
     expect(others.map((r) => r.status).filter((s) => s !== 200)).to.deep.equal([]);
     expect(others.every((r) => r.headers.get('ratelimit') === null)).to.equal(true);
@@ -138,12 +181,19 @@ describe('limits: through the HTTP API', function () {
     expect(first.headers.get('ratelimit')).to.equal('"read-agent";r=119;t=61');
     const rest = await Promise.all(Array.from({ length: 120 }, () => api('GET', '/feed', { key: a.key })));
     expect(rest.filter((r) => r.status === 200)).to.have.length(119);
-    expect429(rest.find((r) => r.status === 429)!, 'RATE_LIMITED', 61);
+    expect429(
+      rest.find((r) => r.status === 429)!,
+      'RATE_LIMITED',
+      61,
+    );
   });
 
   it('search per IP: 60 per minute, then 429 RATE_LIMITED (own limiter instance so the shared IP quota is untouched)', async () => {
     const ctx = await getContext();
-    const limiter = new RedisLimiter({ url: TEST_REDIS_URL, keyPrefix: `svc:test:ip:${crypto.randomBytes(4).toString('hex')}:` });
+    const limiter = new RedisLimiter({
+      url: TEST_REDIS_URL,
+      keyPrefix: `svc:test:ip:${crypto.randomBytes(4).toString('hex')}:`,
+    });
     const server = http.createServer(createApp({ ...ctx.deps, limiter }).callback());
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     try {
@@ -154,9 +204,16 @@ describe('limits: through the HTTP API', function () {
       expect(keyed.status).to.equal(200);
       expect(keyed.headers.get('ratelimit-policy')).to.equal('"read-agent";q=120;w=60, "search_ip";q=60;w=60');
       expect(keyed.headers.get('ratelimit')).to.match(/^"read-agent";r=119;t=\d+, "search_ip";r=59;t=\d+$/);
-      const rs = await Promise.all(Array.from({ length: 60 }, () => fetch(url).then(async (r) => ({ status: r.status, headers: r.headers, body: await r.json() }))));
+      const rs = await Promise.all(
+        Array.from({ length: 60 }, () =>
+          fetch(url).then(async (r) => ({ status: r.status, headers: r.headers, body: await r.json() })),
+        ),
+      );
       expect(rs.filter((r) => r.status === 200)).to.have.length(59);
-      expect429(rs.find((r) => r.status === 429)!, 'RATE_LIMITED');
+      expect429(
+        rs.find((r) => r.status === 429)!,
+        'RATE_LIMITED',
+      );
       expect(rs.find((r) => r.status === 200)!.headers.get('ratelimit-policy')).to.equal('"search_ip";q=60;w=60');
     } finally {
       const closed = new Promise<void>((r) => server.close(() => r()));
@@ -169,8 +226,13 @@ describe('limits: through the HTTP API', function () {
   it('per-IP limits count the socket address unless TRUST_PROXY_HOPS says proxies append X-Forwarded-For; then the Nth address from the right', async () => {
     const ctx = await getContext();
     for (const hops of [0, 1]) {
-      const limiter = new RedisLimiter({ url: TEST_REDIS_URL, keyPrefix: `svc:test:xff:${crypto.randomBytes(4).toString('hex')}:` });
-      const server = http.createServer(createApp({ ...ctx.deps, limiter, config: { ...ctx.deps.config, trustProxyHops: hops } }).callback());
+      const limiter = new RedisLimiter({
+        url: TEST_REDIS_URL,
+        keyPrefix: `svc:test:xff:${crypto.randomBytes(4).toString('hex')}:`,
+      });
+      const server = http.createServer(
+        createApp({ ...ctx.deps, limiter, config: { ...ctx.deps.config, trustProxyHops: hops } }).callback(),
+      );
       await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
       try {
         const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1/discovery/search?q=proxies`;

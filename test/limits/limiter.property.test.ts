@@ -6,7 +6,11 @@ import { attempt, Clock, id, makeLimiter, maxInSpan, minGap, type Outcome } from
 
 const SPAN = 60_000;
 /** Delays between attempts: mostly short (bursts), sometimes long (windows roll over). */
-const delay = fc.oneof({ weight: 4, arbitrary: fc.integer({ min: 0, max: 1500 }) }, { weight: 2, arbitrary: fc.integer({ min: 1500, max: 8000 }) }, { weight: 1, arbitrary: fc.integer({ min: 8000, max: 70_000 }) });
+const delay = fc.oneof(
+  { weight: 4, arbitrary: fc.integer({ min: 0, max: 1500 }) },
+  { weight: 2, arbitrary: fc.integer({ min: 1500, max: 8000 }) },
+  { weight: 1, arbitrary: fc.integer({ min: 8000, max: 70_000 }) },
+);
 
 for (const kind of ['redis', 'memory'] as const) {
   describe(`limits: properties (${kind}, controllable clock)`, function () {
@@ -47,26 +51,29 @@ for (const kind of ['redis', 'memory'] as const) {
 
     it('comments: per-agent cap and gap, and ≥ 15 s between comments of one agent in one thread', async () => {
       await fc.assert(
-        fc.asyncProperty(fc.array(fc.tuple(fc.integer({ min: 0, max: 2 }), delay), { minLength: 1, maxLength: 80, size: 'max' }), async (steps) => {
-          const agentId = id();
-          const ownerId = id();
-          const threads = [id(), id(), id()];
-          const all: number[] = [];
-          const perThread = new Map<string, number[]>();
-          for (const [ti, d] of steps) {
-            clock.advance(d);
-            const o = await attempt(limiter, 'comment', { agentId, ownerId, threadId: threads[ti] });
-            if (!o.ok) {
-              expect(o.code).to.be.oneOf(['RATE_LIMITED', 'COMMENT_COOLDOWN_ACTIVE', 'THREAD_COOLDOWN_ACTIVE']);
-              continue;
+        fc.asyncProperty(
+          fc.array(fc.tuple(fc.integer({ min: 0, max: 2 }), delay), { minLength: 1, maxLength: 80, size: 'max' }),
+          async (steps) => {
+            const agentId = id();
+            const ownerId = id();
+            const threads = [id(), id(), id()];
+            const all: number[] = [];
+            const perThread = new Map<string, number[]>();
+            for (const [ti, d] of steps) {
+              clock.advance(d);
+              const o = await attempt(limiter, 'comment', { agentId, ownerId, threadId: threads[ti] });
+              if (!o.ok) {
+                expect(o.code).to.be.oneOf(['RATE_LIMITED', 'COMMENT_COOLDOWN_ACTIVE', 'THREAD_COOLDOWN_ACTIVE']);
+                continue;
+              }
+              all.push(clock.t);
+              perThread.set(threads[ti], [...(perThread.get(threads[ti]) ?? []), clock.t]);
             }
-            all.push(clock.t);
-            perThread.set(threads[ti], [...(perThread.get(threads[ti]) ?? []), clock.t]);
-          }
-          expect(maxInSpan(all, SPAN)).to.be.at.most(POLICIES.comment.perMinute);
-          expect(minGap(all)).to.be.at.least(2000);
-          for (const times of perThread.values()) expect(minGap(times)).to.be.at.least(15_000);
-        }),
+            expect(maxInSpan(all, SPAN)).to.be.at.most(POLICIES.comment.perMinute);
+            expect(minGap(all)).to.be.at.least(2000);
+            for (const times of perThread.values()) expect(minGap(times)).to.be.at.least(15_000);
+          },
+        ),
         { numRuns: 30 },
       );
     });
@@ -80,7 +87,16 @@ for (const kind of ['redis', 'memory'] as const) {
       await fc.assert(
         fc.asyncProperty(
           fc.integer({ min: 2, max: 6 }),
-          fc.array(fc.tuple(fc.nat(), fc.oneof({ arbitrary: fc.integer({ min: 0, max: 300 }), weight: 3 }, { arbitrary: fc.integer({ min: 0, max: 1200 }), weight: 1 })), { minLength: 150, maxLength: 400, size: 'max' }),
+          fc.array(
+            fc.tuple(
+              fc.nat(),
+              fc.oneof(
+                { arbitrary: fc.integer({ min: 0, max: 300 }), weight: 3 },
+                { arbitrary: fc.integer({ min: 0, max: 1200 }), weight: 1 },
+              ),
+            ),
+            { minLength: 150, maxLength: 400, size: 'max' },
+          ),
           async (nAgents, steps) => {
             const ownerId = id();
             const agents = Array.from({ length: nAgents }, id);
@@ -109,17 +125,21 @@ for (const kind of ['redis', 'memory'] as const) {
 
     it('the honest retry succeeds: waiting exactly Retry-After and retrying is accepted', async () => {
       await fc.assert(
-        fc.asyncProperty(fc.constantFrom('post', 'comment', 'vote', 'follow') as fc.Arbitrary<'post' | 'comment' | 'vote' | 'follow'>, fc.array(delay, { minLength: 1, maxLength: 60, size: 'max' }), async (action, delays) => {
-          const subject = { agentId: id(), ownerId: id(), threadId: id() };
-          for (const d of delays) {
-            clock.advance(d % 2500);
-            const o = await attempt(limiter, action, subject);
-            if (o.ok) continue;
-            clock.advance(o.retryAfterSeconds * 1000);
-            const retry = await attempt(limiter, action, subject);
-            expect(retry.ok, `retry after ${o.retryAfterSeconds}s of ${o.code}`).to.equal(true);
-          }
-        }),
+        fc.asyncProperty(
+          fc.constantFrom('post', 'comment', 'vote', 'follow') as fc.Arbitrary<'post' | 'comment' | 'vote' | 'follow'>,
+          fc.array(delay, { minLength: 1, maxLength: 60, size: 'max' }),
+          async (action, delays) => {
+            const subject = { agentId: id(), ownerId: id(), threadId: id() };
+            for (const d of delays) {
+              clock.advance(d % 2500);
+              const o = await attempt(limiter, action, subject);
+              if (o.ok) continue;
+              clock.advance(o.retryAfterSeconds * 1000);
+              const retry = await attempt(limiter, action, subject);
+              expect(retry.ok, `retry after ${o.retryAfterSeconds}s of ${o.code}`).to.equal(true);
+            }
+          },
+        ),
         { numRuns: 40 },
       );
     });
@@ -144,7 +164,11 @@ for (const kind of ['redis', 'memory'] as const) {
       const t0 = clock.t;
       expect((await attempt(limiter, 'post', subject)).ok).to.equal(true);
       clock.advance(2999);
-      expect(await attempt(limiter, 'post', subject)).to.deep.include({ ok: false, code: 'POST_COOLDOWN_ACTIVE', retryAfterSeconds: 1 });
+      expect(await attempt(limiter, 'post', subject)).to.deep.include({
+        ok: false,
+        code: 'POST_COOLDOWN_ACTIVE',
+        retryAfterSeconds: 1,
+      });
       clock.advance(1);
       expect((await attempt(limiter, 'post', subject)).ok).to.equal(true);
       for (let i = 2; i < 10; i++) {
@@ -155,7 +179,9 @@ for (const kind of ['redis', 'memory'] as const) {
       // 10 posts in [t0, t0+27 s]: the next is possible at t0 + 60.001 s → 31 s from now.
       const r = await attempt(limiter, 'post', subject);
       expect(r).to.deep.include({ ok: false, code: 'RATE_LIMITED', retryAfterSeconds: 31 });
-      expect(r.headers['RateLimit-Policy']).to.equal('"post-agent";q=10;w=60, "post-gap";q=1;w=3, "post-owner";q=25;w=60');
+      expect(r.headers['RateLimit-Policy']).to.equal(
+        '"post-agent";q=10;w=60, "post-gap";q=1;w=3, "post-owner";q=25;w=60',
+      );
       expect(r.headers.RateLimit).to.match(/^"post-agent";r=0;t=31, /);
       clock.t = t0 + 60_000;
       expect((await attempt(limiter, 'post', subject)).ok, 'still inside the closed span').to.equal(false);
@@ -180,28 +206,37 @@ for (const kind of ['redis', 'memory'] as const) {
 describe('limits: Redis and memory limiters decide identically', function () {
   this.timeout(60_000);
   it('same attempts and clock → same outcomes, codes and Retry-After', async () => {
-    const action = fc.constantFrom('post', 'comment', 'vote', 'react', 'follow') as fc.Arbitrary<'post' | 'comment' | 'vote' | 'react' | 'follow'>;
+    const action = fc.constantFrom('post', 'comment', 'vote', 'react', 'follow') as fc.Arbitrary<
+      'post' | 'comment' | 'vote' | 'react' | 'follow'
+    >;
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.tuple(action, fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 2 }), delay), { minLength: 1, maxLength: 120, size: 'max' }), async (steps) => {
-        const clock = new Clock();
-        const redis = makeLimiter('redis', clock);
-        const memory = makeLimiter('memory', clock);
-        try {
-          const owner = id();
-          const agents = [id(), id(), id(), id()];
-          const threads = [id(), id(), id()];
-          for (const [act, ai, ti, d] of steps) {
-            clock.advance(d % 4000);
-            // Agent 3 is unowned: its own owner.
-            const subject = { agentId: agents[ai], ownerId: ai === 3 ? null : owner, threadId: threads[ti] };
-            const [a, b]: Outcome[] = [await attempt(redis, act, subject), await attempt(memory, act, subject)];
-            expect(a).to.deep.equal(b);
+      fc.asyncProperty(
+        fc.array(fc.tuple(action, fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 2 }), delay), {
+          minLength: 1,
+          maxLength: 120,
+          size: 'max',
+        }),
+        async (steps) => {
+          const clock = new Clock();
+          const redis = makeLimiter('redis', clock);
+          const memory = makeLimiter('memory', clock);
+          try {
+            const owner = id();
+            const agents = [id(), id(), id(), id()];
+            const threads = [id(), id(), id()];
+            for (const [act, ai, ti, d] of steps) {
+              clock.advance(d % 4000);
+              // Agent 3 is unowned: its own owner.
+              const subject = { agentId: agents[ai], ownerId: ai === 3 ? null : owner, threadId: threads[ti] };
+              const [a, b]: Outcome[] = [await attempt(redis, act, subject), await attempt(memory, act, subject)];
+              expect(a).to.deep.equal(b);
+            }
+          } finally {
+            await redis.close();
+            await memory.close();
           }
-        } finally {
-          await redis.close();
-          await memory.close();
-        }
-      }),
+        },
+      ),
       { numRuns: 30 },
     );
   });
@@ -211,32 +246,52 @@ describe('limits: Redis and memory limiters decide identically', function () {
     const windowMs = windowSeconds * 1000;
     const refused = { ip: 0, account: 0 };
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.tuple(fc.integer({ min: 0, max: 1 }), fc.integer({ min: 0, max: 7 }), fc.oneof({ weight: 30, arbitrary: fc.integer({ min: 0, max: 2000 }) }, { weight: 1, arbitrary: fc.integer({ min: 60_000, max: 600_000 }) })), { minLength: 1, maxLength: 250, size: 'max' }), async (steps) => {
-        const clock = new Clock();
-        const redis = makeLimiter('redis', clock);
-        const memory = makeLimiter('memory', clock);
-        try {
-          const ips = [id(), id()];
-          const accepted: { t: number; ip: number; account: number }[] = [];
-          for (const [ip, account, d] of steps) {
-            clock.advance(d);
-            const subject = { ip: ips[ip], account: `acct${account}` };
-            const [a, b]: Outcome[] = [await attempt(redis, 'login_failure', subject), await attempt(memory, 'login_failure', subject)];
-            expect(a).to.deep.equal(b);
-            if (a.ok) accepted.push({ t: clock.now(), ip, account });
-            else if (a.retryAfterSeconds && accepted.filter((x) => x.ip === ip && x.t > clock.now() - windowMs).length >= perIp) refused.ip++;
-            else refused.account++;
+      fc.asyncProperty(
+        fc.array(
+          fc.tuple(
+            fc.integer({ min: 0, max: 1 }),
+            fc.integer({ min: 0, max: 7 }),
+            fc.oneof(
+              { weight: 30, arbitrary: fc.integer({ min: 0, max: 2000 }) },
+              { weight: 1, arbitrary: fc.integer({ min: 60_000, max: 600_000 }) },
+            ),
+          ),
+          { minLength: 1, maxLength: 250, size: 'max' },
+        ),
+        async (steps) => {
+          const clock = new Clock();
+          const redis = makeLimiter('redis', clock);
+          const memory = makeLimiter('memory', clock);
+          try {
+            const ips = [id(), id()];
+            const accepted: { t: number; ip: number; account: number }[] = [];
+            for (const [ip, account, d] of steps) {
+              clock.advance(d);
+              const subject = { ip: ips[ip], account: `acct${account}` };
+              const [a, b]: Outcome[] = [
+                await attempt(redis, 'login_failure', subject),
+                await attempt(memory, 'login_failure', subject),
+              ];
+              expect(a).to.deep.equal(b);
+              if (a.ok) accepted.push({ t: clock.now(), ip, account });
+              else if (
+                a.retryAfterSeconds &&
+                accepted.filter((x) => x.ip === ip && x.t > clock.now() - windowMs).length >= perIp
+              )
+                refused.ip++;
+              else refused.account++;
+            }
+            for (const e of accepted) {
+              const span = accepted.filter((x) => x.ip === e.ip && x.t >= e.t && x.t <= e.t + windowMs);
+              expect(span.length).to.be.at.most(perIp);
+              expect(span.filter((x) => x.account === e.account).length).to.be.at.most(perAccount);
+            }
+          } finally {
+            await redis.close();
+            await memory.close();
           }
-          for (const e of accepted) {
-            const span = accepted.filter((x) => x.ip === e.ip && x.t >= e.t && x.t <= e.t + windowMs);
-            expect(span.length).to.be.at.most(perIp);
-            expect(span.filter((x) => x.account === e.account).length).to.be.at.most(perAccount);
-          }
-        } finally {
-          await redis.close();
-          await memory.close();
-        }
-      }),
+        },
+      ),
       { numRuns: 20 },
     );
     // The runs reached both caps (else the property above says nothing).

@@ -18,12 +18,17 @@ describe('limits: Redis limiter', function () {
   it('4 processes sharing Redis, 200 parallel votes of one agent: exactly 60 accepted', async () => {
     const p = prefix();
     const clock = new Clock();
-    const fleet = Array.from({ length: 4 }, () => new RedisLimiter({ url: TEST_REDIS_URL, keyPrefix: p, clock: clock.now }));
+    const fleet = Array.from(
+      { length: 4 },
+      () => new RedisLimiter({ url: TEST_REDIS_URL, keyPrefix: p, clock: clock.now }),
+    );
     try {
       const subject = { agentId: id(), ownerId: id() };
       const rs = await Promise.all(Array.from({ length: 200 }, (_, i) => attempt(fleet[i % 4], 'vote', subject)));
       expect(rs.filter((r) => r.ok)).to.have.length(60);
-      expect(new Set(rs.filter((r) => !r.ok).map((r) => (r.ok ? '' : r.code)))).to.deep.equal(new Set(['RATE_LIMITED']));
+      expect(new Set(rs.filter((r) => !r.ok).map((r) => (r.ok ? '' : r.code)))).to.deep.equal(
+        new Set(['RATE_LIMITED']),
+      );
     } finally {
       await Promise.all(fleet.map((l) => l.close()));
     }
@@ -32,11 +37,16 @@ describe('limits: Redis limiter', function () {
   it('5 agents of one owner, 300 parallel votes over 4 processes: exactly 120 accepted (owner cap)', async () => {
     const p = prefix();
     const clock = new Clock();
-    const fleet = Array.from({ length: 4 }, () => new RedisLimiter({ url: TEST_REDIS_URL, keyPrefix: p, clock: clock.now }));
+    const fleet = Array.from(
+      { length: 4 },
+      () => new RedisLimiter({ url: TEST_REDIS_URL, keyPrefix: p, clock: clock.now }),
+    );
     try {
       const ownerId = id();
       const agents = Array.from({ length: 5 }, id);
-      const rs = await Promise.all(Array.from({ length: 300 }, (_, i) => attempt(fleet[i % 4], 'vote', { agentId: agents[i % 5], ownerId })));
+      const rs = await Promise.all(
+        Array.from({ length: 300 }, (_, i) => attempt(fleet[i % 4], 'vote', { agentId: agents[i % 5], ownerId })),
+      );
       expect(rs.filter((r) => r.ok)).to.have.length(120);
     } finally {
       await Promise.all(fleet.map((l) => l.close()));
@@ -50,7 +60,11 @@ describe('limits: Redis limiter', function () {
       const first = await attempt(l, 'post', subject);
       expect(first.ok).to.equal(true);
       expect(first.headers.RateLimit).to.match(/^"post-agent";r=9;t=6[01], "post-gap";r=0;t=3, /);
-      expect(await attempt(l, 'post', subject)).to.deep.include({ ok: false, code: 'POST_COOLDOWN_ACTIVE', retryAfterSeconds: 3 });
+      expect(await attempt(l, 'post', subject)).to.deep.include({
+        ok: false,
+        code: 'POST_COOLDOWN_ACTIVE',
+        retryAfterSeconds: 3,
+      });
     } finally {
       await l.close();
     }
@@ -104,7 +118,10 @@ describe('limits: createLimiter', () => {
   it('test runs get their own key prefix: two limiters do not share quotas', async () => {
     const log = createLogger('silent');
     const clock = new Clock();
-    const [a, b] = [createLimiter(config(TEST_REDIS_URL), log, { clock: clock.now }), createLimiter(config(TEST_REDIS_URL), log, { clock: clock.now })];
+    const [a, b] = [
+      createLimiter(config(TEST_REDIS_URL), log, { clock: clock.now }),
+      createLimiter(config(TEST_REDIS_URL), log, { clock: clock.now }),
+    ];
     try {
       const subject = { agentId: id(), ownerId: id() };
       expect((await attempt(a, 'post', subject)).ok).to.equal(true);
@@ -169,7 +186,9 @@ for (const kind of ['redis', 'memory'] as const) {
         const comment = await attempt(l, 'comment', { ...owned, threadId: thread });
         expect(comment.ok === false && comment.code).to.equal('THREAD_COOLDOWN_ACTIVE');
         const byOther = await attempt(l, 'vote', { agentId: id(), ownerId });
-        expect(byOther.ok === false && byOther.code, "the agent's votes count toward its owner's cap").to.equal('OWNER_RATE_LIMITED');
+        expect(byOther.ok === false && byOther.code, "the agent's votes count toward its owner's cap").to.equal(
+          'OWNER_RATE_LIMITED',
+        );
         // The history still runs out when its window does.
         clock.advance(60_000);
         expect((await attempt(l, 'vote', owned)).ok).to.equal(true);

@@ -37,7 +37,10 @@ describe('limits: ping-pong rule (pure)', () => {
 
   it('a third agent among the last 7 ends the chain; older history does not matter', () => {
     expect(pingPongWaitMs(path(['B', 'A', 'B', 'C', 'B', 'A', 'B']), 'A', at(60_000))).to.equal(0);
-    expect(pingPongWaitMs(path(['C', 'A', 'B', 'A', 'B', 'A', 'B']), 'A', at(60_000)), 'the first of the 6 answered C').to.equal(0);
+    expect(
+      pingPongWaitMs(path(['C', 'A', 'B', 'A', 'B', 'A', 'B']), 'A', at(60_000)),
+      'the first of the 6 answered C',
+    ).to.equal(0);
     expect(pingPongWaitMs(path(['C', 'B', 'A', 'B', 'A', 'B', 'A', 'B']), 'A', at(60_000))).to.be.greaterThan(0);
   });
 
@@ -62,7 +65,8 @@ describe('limits: ping-pong with real comment chains', function () {
   let chain: string[];
 
   const at = async (ms: number) => (await getContext()).setNow(new Date(t0 + ms));
-  const reply = (who: TestAgent, parentId: string | null, body = 'reply') => api('POST', `/posts/${postId}/comments`, { key: who.key, body: { body, parentId } });
+  const reply = (who: TestAgent, parentId: string | null, body = 'reply') =>
+    api('POST', `/posts/${postId}/comments`, { key: who.key, body: { body, parentId } });
 
   beforeEach(async () => {
     // Unowned agents: each is its own owner (and no password hashing slows the setup).
@@ -70,7 +74,10 @@ describe('limits: ping-pong with real comment chains', function () {
     const author = await newAgent();
     t0 = Date.now();
     await at(0);
-    const p = await api('POST', '/posts', { key: author.key, body: { communitySlug: 'general', body: 'ping-pong arena' } });
+    const p = await api('POST', '/posts', {
+      key: author.key,
+      body: { communitySlug: 'general', body: 'ping-pong arena' },
+    });
     expect(p.status).to.equal(201);
     postId = p.body.data.id;
     // A writes a comment, then B and A answer each other 6 times (B, A, B, A, B, A): all accepted.
@@ -122,14 +129,21 @@ describe('limits: ping-pong with real comment chains', function () {
   it('assertNoPingPong reads the ancestor path from the database (also inside a transaction)', async () => {
     const ctx = await getContext();
     const now = new Date(t0 + 60_000);
-    const err = await ctx.db.transaction((trx) => assertNoPingPong(trx, { postId, parentId: chain[6], agentId: b.agent.id, now })).then(
-      () => null,
-      (e) => e,
-    );
+    const err = await ctx.db
+      .transaction((trx) => assertNoPingPong(trx, { postId, parentId: chain[6], agentId: b.agent.id, now }))
+      .then(
+        () => null,
+        (e) => e,
+      );
     expect(err).to.be.instanceOf(AppError);
     expect([err.status, err.code, err.extra.retryAfterSeconds]).to.deep.equal([429, 'PING_PONG_DETECTED', 242]);
     await assertNoPingPong(ctx.db, { postId, parentId: chain[6], agentId: a.agent.id, now });
     await assertNoPingPong(ctx.db, { postId, parentId: null, agentId: b.agent.id, now });
-    await assertNoPingPong(ctx.db, { postId, parentId: chain[6], agentId: b.agent.id, now: new Date(t0 + 2000 + PING_PONG_WINDOW_MS) });
+    await assertNoPingPong(ctx.db, {
+      postId,
+      parentId: chain[6],
+      agentId: b.agent.id,
+      now: new Date(t0 + 2000 + PING_PONG_WINDOW_MS),
+    });
   });
 });

@@ -25,7 +25,9 @@ describe('limits: rules (pure)', () => {
   });
 
   it('per-IP actions key on the address; anonymous reads have no subject; writes need an agent', () => {
-    expect(rulesFor('search_ip', { ip: '10.1.2.3' }, 'p:')!.map((r) => [r.key, r.cap])).to.deep.equal([['p:{ip:10.1.2.3}:search_ip', 60]]);
+    expect(rulesFor('search_ip', { ip: '10.1.2.3' }, 'p:')!.map((r) => [r.key, r.cap])).to.deep.equal([
+      ['p:{ip:10.1.2.3}:search_ip', 60],
+    ]);
     expect(rulesFor('read', { ip: '10.1.2.3' }, 'p:')).to.equal(null);
     expect(() => rulesFor('vote', { ip: '10.1.2.3' }, 'p:')).to.throw(/agentId/);
   });
@@ -35,13 +37,30 @@ describe('limits: rules (pure)', () => {
     const post = rulesFor('post', { agentId: 'A', ownerId: 'O' }, '')!;
     expect([post[0].cap, post[0].gapMs / 1000]).to.deep.equal([me.postLimitPerMinute, me.postMinIntervalSeconds]);
     const c = rulesFor('comment', { agentId: 'A', ownerId: 'O', threadId: 'T' }, '')!;
-    expect([c[0].cap, c[0].gapMs / 1000, c[1].gapMs / 1000]).to.deep.equal([me.commentLimitPerMinute, me.commentMinIntervalSeconds, me.threadCommentMinIntervalSeconds]);
-    for (const [action, field] of [['vote', 'voteLimitPerMinute'], ['react', 'reactLimitPerMinute'], ['follow', 'followLimitPerMinute']] as const) {
+    expect([c[0].cap, c[0].gapMs / 1000, c[1].gapMs / 1000]).to.deep.equal([
+      me.commentLimitPerMinute,
+      me.commentMinIntervalSeconds,
+      me.threadCommentMinIntervalSeconds,
+    ]);
+    for (const [action, field] of [
+      ['vote', 'voteLimitPerMinute'],
+      ['react', 'reactLimitPerMinute'],
+      ['follow', 'followLimitPerMinute'],
+    ] as const) {
       expect(rulesFor(action, { agentId: 'A', ownerId: 'O' }, '')![0].cap).to.equal(me[field]);
     }
   });
 
-  const capRule: Rule = { key: 'k', cap: 3, windowMs: WINDOW_MS, gapMs: 0, capCode: 'RATE_LIMITED', gapCode: 'X', capName: 'c', gapName: '' };
+  const capRule: Rule = {
+    key: 'k',
+    cap: 3,
+    windowMs: WINDOW_MS,
+    gapMs: 0,
+    capCode: 'RATE_LIMITED',
+    gapCode: 'X',
+    capName: 'c',
+    gapName: '',
+  };
   it('cap: an entry counts for a closed 60 s span and stops counting 1 ms later', () => {
     const log = [0, 10, 20];
     expect(evaluateRule(capRule, log, WINDOW_MS).capWaitMs).to.equal(1);
@@ -58,7 +77,9 @@ describe('limits: rules (pure)', () => {
     const log = Array.from({ length: 10 }, (_, i) => i * 1000);
     expect(evaluateRule(rules[1], log, 899_999).capWaitMs).to.equal(2);
     expect(evaluateRule(rules[1], log, 900_001).capWaitMs).to.equal(0);
-    expect(rateLimitHeaders([rules[1]], [evaluateRule(rules[1], log, 60_000)], 60_000)['RateLimit-Policy']).to.equal('"login_failure-account";q=10;w=900');
+    expect(rateLimitHeaders([rules[1]], [evaluateRule(rules[1], log, 60_000)], 60_000)['RateLimit-Policy']).to.equal(
+      '"login_failure-account";q=10;w=900',
+    );
   });
 
   it('gap: passes exactly gapMs after the last entry', () => {
@@ -71,7 +92,11 @@ describe('limits: rules (pure)', () => {
     const rules = rulesFor('comment', { agentId: 'A', ownerId: 'O', threadId: 'T' }, '')!;
     const st = (capWaitMs: number, gapWaitMs: number) => ({ count: 1, oldest: 0, last: 0, capWaitMs, gapWaitMs });
     const e1 = rejection(rules, [st(0, 1500), st(0, 14001), st(0, 0)], 1000);
-    expect([e1.code, e1.extra.retryAfterSeconds, e1.headers['Retry-After']]).to.deep.equal(['THREAD_COOLDOWN_ACTIVE', 15, '15']);
+    expect([e1.code, e1.extra.retryAfterSeconds, e1.headers['Retry-After']]).to.deep.equal([
+      'THREAD_COOLDOWN_ACTIVE',
+      15,
+      '15',
+    ]);
     const e2 = rejection(rules, [st(0, 1500), st(0, 14001), st(20000, 0)], 1000);
     expect([e2.code, e2.extra.retryAfterSeconds]).to.deep.equal(['OWNER_RATE_LIMITED', 20]);
     const e3 = rejection(rules, [st(0, 1), st(0, 0), st(0, 0)], 1000);
@@ -81,7 +106,14 @@ describe('limits: rules (pure)', () => {
   it('IETF RateLimit-Policy and RateLimit fields list every quota of the action', () => {
     const rules = rulesFor('post', { agentId: 'A', ownerId: 'O' }, '')!;
     const now = 100_000;
-    const h = rateLimitHeaders(rules, [{ count: 2, oldest: 90_000, last: now, capWaitMs: 0, gapWaitMs: 0 }, { count: 5, oldest: 70_000, last: now, capWaitMs: 0, gapWaitMs: 0 }], now);
+    const h = rateLimitHeaders(
+      rules,
+      [
+        { count: 2, oldest: 90_000, last: now, capWaitMs: 0, gapWaitMs: 0 },
+        { count: 5, oldest: 70_000, last: now, capWaitMs: 0, gapWaitMs: 0 },
+      ],
+      now,
+    );
     expect(h['RateLimit-Policy']).to.equal('"post-agent";q=10;w=60, "post-gap";q=1;w=3, "post-owner";q=25;w=60');
     expect(h.RateLimit).to.equal('"post-agent";r=8;t=51, "post-gap";r=0;t=3, "post-owner";r=20;t=31');
   });

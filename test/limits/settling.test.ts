@@ -7,7 +7,10 @@ import { Clock, id, makeLimiter } from './helpers';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** take() as a value: the Taken, or the 429's code. */
-async function tryTake(l: Limiter, subject: { agentId: string; ownerId: string }): Promise<{ taken?: Taken; code?: string; retryAfter?: number; ms: number }> {
+async function tryTake(
+  l: Limiter,
+  subject: { agentId: string; ownerId: string },
+): Promise<{ taken?: Taken; code?: string; retryAfter?: number; ms: number }> {
   const t0 = performance.now();
   try {
     const taken = await l.take('vote', subject);
@@ -57,7 +60,7 @@ for (const kind of ['redis', 'memory'] as const) {
       expect(r.ms).to.be.within(40, SETTLE_WAIT_MS / 2);
     });
 
-    it('nothing in flight: a 429 at once with the window\'s wait; a holder still in flight after SETTLE_WAIT_MS: a 429 with Retry-After 1 (its slot may come back)', async () => {
+    it("nothing in flight: a 429 at once with the window's wait; a holder still in flight after SETTLE_WAIT_MS: a 429 with Retry-After 1 (its slot may come back)", async () => {
       const s = subject();
       for (let i = 0; i < 60; i++) (await limiter.take('vote', s)).settle();
       const now = await tryTake(limiter, s);
@@ -75,7 +78,7 @@ for (const kind of ['redis', 'memory'] as const) {
       expect((await tryTake(limiter, s2)).retryAfter).to.be.within(59, 61);
     });
 
-    it('another agent\'s attempts in flight are not waited for', async () => {
+    it("another agent's attempts in flight are not waited for", async () => {
       const s = subject();
       for (let i = 0; i < 60; i++) (await limiter.take('vote', s)).settle();
       await fullWithOneHeld(subject());

@@ -115,7 +115,10 @@ describe('scoring: abusive patterns earn far less than honest activity (API)', f
     // 0.25 x (1 + 1 + 1 + 1/2 + 1/3 + 1/4 + 1/5 + 1/6) x influence (0.2 + 0.3 + 0.3 + 0.2/3)
     expect(r.components.quality.upvotesWeighted).to.be.closeTo(0.25 * 4.45 * (0.8 + 0.2 / 3), 1e-3);
     expect(r.components.quality.score).to.be.lessThan(honest.components.quality.score / 4);
-    expect(r.explanation.quality.reductions.map((x: any) => x.code)).to.include.members(['RECIPROCAL_PATTERN', 'PAIR_REPEAT']);
+    expect(r.explanation.quality.reductions.map((x: any) => x.code)).to.include.members([
+      'RECIPROCAL_PATTERN',
+      'PAIR_REPEAT',
+    ]);
   });
 
   it('explanations name no other agent', async () => {
@@ -137,7 +140,10 @@ describe('scoring: abusive patterns earn far less than honest activity (API)', f
     await upvote(other, author, gone);
     const inc = await runIncremental((await getContext()).deps);
     expect(inc.targets).to.be.greaterThan(0);
-    const rows = await db('interactions as i').join('scoring_edges as e', 'e.interaction_id', 'i.id').where('i.target_agent_id', author.agent.id).select('i.kind', 'e.weight', 'e.reasons');
+    const rows = await db('interactions as i')
+      .join('scoring_edges as e', 'e.interaction_id', 'i.id')
+      .where('i.target_agent_id', author.agent.id)
+      .select('i.kind', 'e.weight', 'e.reasons');
     const by = (k: string) => rows.find((x: any) => x.kind === k);
     expect(by('reply')).to.deep.include({ weight: 0, reasons: ['LOW_SCORE_REPLY'] });
     expect(by('reaction')).to.deep.include({ weight: 0, reasons: ['SELF'] });
@@ -172,7 +178,15 @@ describe('scoring: GET /agents/{handle}/reputation', () => {
     const a = await agent();
     const r = await api('GET', `/agents/@${a.handle}/reputation`);
     expect(r.status).to.equal(200);
-    expect(r.body.data).to.deep.equal({ handle: '@' + a.handle, model: 'reputation_v1', score: null, suspended: false, computedAt: null, components: null, achievements: { final: [], live: [] } });
+    expect(r.body.data).to.deep.equal({
+      handle: '@' + a.handle,
+      model: 'reputation_v1',
+      score: null,
+      suspended: false,
+      computedAt: null,
+      components: null,
+      achievements: { final: [], live: [] },
+    });
   });
   it('a bad explain value is 400 VALIDATION_FAILED; unknown query parameters are ignored', async () => {
     const a = await agent();
@@ -188,12 +202,21 @@ describe('scoring: GET /agents/{handle}/reputation', () => {
     const a = await agent();
     await runFull(deps, { agentId: a.agent.id });
     const before = (await api('GET', `/agents/${a.handle}/reputation`)).body.data;
-    await db('moderation_actions').insert({ agent_id: a.agent.id, kind: 'strike', reason: 'spam', created_at: deps.now() });
+    await db('moderation_actions').insert({
+      agent_id: a.agent.id,
+      kind: 'strike',
+      reason: 'spam',
+      created_at: deps.now(),
+    });
     await runFull(deps, { agentId: a.agent.id });
     const after = (await api('GET', `/agents/${a.handle}/reputation?explain=true`)).body.data;
     expect(before.components.trust.score).to.equal(60 + 40 + 50);
     expect(after.components.trust).to.include({ score: 50, goodStanding: false });
     expect(after.score).to.equal(before.score - 100);
-    expect(after.explanation.trust.reductions[0]).to.deep.equal({ code: 'MODERATION_STRIKE', moderationActions: 1, trustLost: 50 });
+    expect(after.explanation.trust.reductions[0]).to.deep.equal({
+      code: 'MODERATION_STRIKE',
+      moderationActions: 1,
+      trustLost: 50,
+    });
   });
 });

@@ -73,8 +73,21 @@ describe('scoring: batch machinery', function () {
     const rows = await db('notifications').where({ agent_id: a.agent.id, type: 'reputation_milestone' });
     expect(rows).to.have.length(1);
     const score = (await db('reputation_scores').where({ agent_id: a.agent.id }).first('score')).score;
-    expect(rows[0]).to.include({ owner_id: owner.owner.id, category: null, week: null, scope_key: '100', href: `/a/${a.handle}` });
-    expect(rows[0].data).to.deep.equal({ category: null, week: null, rank: null, handle: '@' + a.handle, milestone: 100, score });
+    expect(rows[0]).to.include({
+      owner_id: owner.owner.id,
+      category: null,
+      week: null,
+      scope_key: '100',
+      href: `/a/${a.handle}`,
+    });
+    expect(rows[0].data).to.deep.equal({
+      category: null,
+      week: null,
+      rank: null,
+      handle: '@' + a.handle,
+      milestone: 100,
+      score,
+    });
     // Recomputing never repeats it.
     await runFull(deps, { agentId: a.agent.id });
     expect(await db('notifications').where({ agent_id: a.agent.id, type: 'reputation_milestone' })).to.have.length(1);
@@ -90,10 +103,16 @@ describe('scoring: batch machinery', function () {
     const inc = await runIncremental(deps);
     // Other suites may write into the shared database meanwhile: at least these two agents.
     expect(inc.targets).to.be.at.least(2);
-    const edge = await db('interactions as i').join('scoring_edges as e', 'e.interaction_id', 'i.id').where({ 'i.actor_agent_id': a.agent.id }).first('e.weight', 'e.reasons');
+    const edge = await db('interactions as i')
+      .join('scoring_edges as e', 'e.interaction_id', 'i.id')
+      .where({ 'i.actor_agent_id': a.agent.id })
+      .first('e.weight', 'e.reasons');
     expect(edge).to.deep.include({ reasons: ['NEW_AGENT_DISCOUNT'] });
-    for (const x of [a, b]) expect(await db('reputation_scores').where({ agent_id: x.agent.id }).first('score')).to.not.equal(undefined);
-    const facts = await db('scoring_agent_facts').whereIn('agent_id', [a.agent.id, b.agent.id]).orderBy('out_votes', 'desc');
+    for (const x of [a, b])
+      expect(await db('reputation_scores').where({ agent_id: x.agent.id }).first('score')).to.not.equal(undefined);
+    const facts = await db('scoring_agent_facts')
+      .whereIn('agent_id', [a.agent.id, b.agent.id])
+      .orderBy('out_votes', 'desc');
     expect(facts.map((f) => [f.agent_id, f.out_votes])).to.deep.equal([
       [a.agent.id, 1],
       [b.agent.id, 0],

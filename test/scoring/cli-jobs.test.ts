@@ -42,7 +42,9 @@ describe('scoring: admin CLI, jobs and crontab', function () {
     expect(await queued('reputation_recompute')).to.be.greaterThan(0);
     expect(await cli('recompute-leaderboards')).to.match(/queued leaderboards_refresh/);
     expect(await queued('leaderboards_refresh')).to.be.greaterThan(0);
-    expect(await cli(`recompute-reputation --handle ${b.handle} --now`)).to.match(/scored \d+ interactions .* reputations/);
+    expect(await cli(`recompute-reputation --handle ${b.handle} --now`)).to.match(
+      /scored \d+ interactions .* reputations/,
+    );
     expect(await cli('recompute-leaderboards --now')).to.match(/^live \d{4}-W\d{2}: overall \d+/);
     const ex = JSON.parse(await cli(`explain --handle ${b.handle}`));
     expect(ex.explanation.quality.interactions).to.equal(1);
@@ -70,7 +72,8 @@ describe('scoring: admin CLI, jobs and crontab', function () {
   it('registers the scoring tasks and the crontab schedules them with ids', async () => {
     const { deps } = await getContext();
     const tasks = buildTaskList(deps);
-    for (const t of ['scoring_incremental', 'reputation_recompute', 'leaderboards_refresh', 'leaderboards_freeze']) expect(tasks[t], t).to.be.a('function');
+    for (const t of ['scoring_incremental', 'reputation_recompute', 'leaderboards_refresh', 'leaderboards_freeze'])
+      expect(tasks[t], t).to.be.a('function');
     const items = parseCrontab(fs.readFileSync(path.join(__dirname, '../../jobs/crontab'), 'utf8'));
     const ids = items.map((i) => i.identifier);
     expect(ids).to.include.members(['leaderboards_refresh', 'reputation_recompute', 'leaderboards_freeze']);
@@ -108,11 +111,19 @@ describe('scoring: admin CLI, jobs and crontab', function () {
     await upvote(c, b, await post(b));
     await follow(a, b);
     await follow(c, b);
-    const own = (await db('interactions').whereIn('actor_agent_id', [a.agent.id, c.agent.id]).select('id')).map((r) => r.id);
+    const own = (await db('interactions').whereIn('actor_agent_id', [a.agent.id, c.agent.id]).select('id')).map(
+      (r) => r.id,
+    );
     expect(own).to.have.length(4);
     const edges = async () =>
-      (await db('scoring_edges').whereIn('interaction_id', own).orderBy('interaction_id').select('interaction_id', 'weight', 'reasons')).map((r) => ({ ...r }));
-    const rep = async () => (await db('reputation_scores').where({ agent_id: b.agent.id }).first('score', 'components')) ?? null;
+      (
+        await db('scoring_edges')
+          .whereIn('interaction_id', own)
+          .orderBy('interaction_id')
+          .select('interaction_id', 'weight', 'reasons')
+      ).map((r) => ({ ...r }));
+    const rep = async () =>
+      (await db('reputation_scores').where({ agent_id: b.agent.id }).first('score', 'components')) ?? null;
 
     const [x, y] = await Promise.all([runFull(deps), runFull(deps)]);
     for (const r of [x, y]) expect(r.weights.interactions).to.be.at.least(own.length);

@@ -24,9 +24,16 @@ describe('scoring: a final snapshot is frozen from weights of the whole window, 
       await upvote(b, a, await post(a), at(`2032-03-07T10:1${i}:00Z`));
     }
     // (written a while before the run: the incremental run's overlap does not re-read them)
-    await ctx.db('interactions').whereIn('actor_agent_id', [a.agent.id, b.agent.id]).update({ updated_at: ctx.db.raw("now() - interval '10 minutes'") });
+    await ctx
+      .db('interactions')
+      .whereIn('actor_agent_id', [a.agent.id, b.agent.id])
+      .update({ updated_at: ctx.db.raw("now() - interval '10 minutes'") });
     await runFull(ctx.deps);
-    const recip = await ctx.db('interactions as i').join('scoring_edges as se', 'se.interaction_id', 'i.id').where('i.actor_agent_id', a.agent.id).select('se.reasons');
+    const recip = await ctx
+      .db('interactions as i')
+      .join('scoring_edges as se', 'se.interaction_id', 'i.id')
+      .where('i.actor_agent_id', a.agent.id)
+      .select('se.reasons');
     expect(recip.every((r: any) => r.reasons.includes('RECIPROCAL_PATTERN'))).to.equal(true);
 
     // Later on Sunday A upvotes 4 posts of C: A -> B is 3 of 7 votes, under 50 %: no pattern any more.
@@ -48,8 +55,15 @@ describe('scoring: a final snapshot is frozen from weights of the whole window, 
     const totals = await weekTotals(ctx.db, { year: 2032, week: 10 });
     const tb = totals.find((t) => t.agentId === b.agent.id)!;
     const ta = totals.find((t) => t.agentId === a.agent.id)!;
-    const edges = await ctx.db('interactions as i').join('scoring_edges as se', 'se.interaction_id', 'i.id').whereIn('i.actor_agent_id', [a.agent.id, b.agent.id]).select('se.reasons');
-    expect(edges.some((r: any) => r.reasons.includes('RECIPROCAL_PATTERN')), 'no pattern in the data').to.equal(false);
+    const edges = await ctx
+      .db('interactions as i')
+      .join('scoring_edges as se', 'se.interaction_id', 'i.id')
+      .whereIn('i.actor_agent_id', [a.agent.id, b.agent.id])
+      .select('se.reasons');
+    expect(
+      edges.some((r: any) => r.reasons.includes('RECIPROCAL_PATTERN')),
+      'no pattern in the data',
+    ).to.equal(false);
     expect(entry(b).components.upvotesWeighted).to.equal(Math.round(tb.upvotes * 1000) / 1000);
     expect(entry(a).components.upvotesWeighted).to.equal(Math.round(ta.upvotes * 1000) / 1000);
   });
@@ -67,20 +81,26 @@ describe('scoring: a final snapshot is frozen from weights of the whole window, 
     // 30 s after the end (the 15-minute run at 00:00): not frozen, the week reads as pending.
     ctx.setNow(at('2032-05-17T00:00:30Z'));
     expect(await runFreeze(ctx.deps, w20)).to.deep.equal([]);
-    expect((await ctx.db.transaction((trx) => weeksToFreeze(trx, ctx.deps.now()))).map((w) => `${w.year}-${w.week}`)).not.to.include('2032-20');
+    expect(
+      (await ctx.db.transaction((trx) => weeksToFreeze(trx, ctx.deps.now()))).map((w) => `${w.year}-${w.week}`),
+    ).not.to.include('2032-20');
     expect((await api('GET', '/leaderboards?week=2032-W20')).body.data.status).to.equal('pending');
     // A vote dated just before midnight commits now.
     await upvote(a, b, await post(b), at('2032-05-16T23:59:59.500Z'));
 
     // The Monday freeze at 00:02 writes the final, with both votes.
     ctx.setNow(at('2032-05-17T00:02:00Z'));
-    expect((await ctx.db.transaction((trx) => weeksToFreeze(trx, ctx.deps.now()))).map((w) => `${w.year}-${w.week}`)).to.include('2032-20');
+    expect(
+      (await ctx.db.transaction((trx) => weeksToFreeze(trx, ctx.deps.now()))).map((w) => `${w.year}-${w.week}`),
+    ).to.include('2032-20');
     expect((await runFreeze(ctx.deps, w20)).map((f) => f.week)).to.deep.equal(['2032-W20']);
     const final = await api('GET', '/leaderboards?week=2032-W20');
     expect(final.body.data.status).to.equal('final');
     const eb = final.body.data.entries.find((e: any) => e.agent.handle === '@' + b.handle);
     const totals = await weekTotals(ctx.db, w20);
     expect(totals.find((t) => t.agentId === b.agent.id)!.upvotes).to.be.greaterThan(1.5);
-    expect(eb.components.upvotesWeighted).to.equal(Math.round(totals.find((t) => t.agentId === b.agent.id)!.upvotes * 1000) / 1000);
+    expect(eb.components.upvotesWeighted).to.equal(
+      Math.round(totals.find((t) => t.agentId === b.agent.id)!.upvotes * 1000) / 1000,
+    );
   });
 });

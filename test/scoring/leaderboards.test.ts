@@ -43,7 +43,15 @@ describe('scoring: GET /leaderboards errors and defaults', () => {
     try {
       const last = addWeeks(weekOf(now), -1);
       const key = formatWeek(last);
-      await ctx.db('leaderboard_snapshots').insert({ week: key, category: 'helpful', status: 'live', week_start: weekStart(last), week_end: weekEnd(last), computed_at: now, entries: '[]' });
+      await ctx.db('leaderboard_snapshots').insert({
+        week: key,
+        category: 'helpful',
+        status: 'live',
+        week_start: weekStart(last),
+        week_end: weekEnd(last),
+        computed_at: now,
+        entries: '[]',
+      });
       const r = await api('GET', `/leaderboards?week=${key}&category=helpful`);
       expect(r.status).to.equal(200);
       expect(r.body.data).to.include({ week: key, category: 'helpful', status: 'pending' });
@@ -59,7 +67,12 @@ describe('scoring: GET /leaderboards errors and defaults', () => {
     // Inside a transaction rolled back at the end: no other suite sees this 2001 activity.
     const trx = await db.transaction();
     try {
-      await trx('interactions').insert({ kind: 'follow', actor_agent_id: a.agent.id, target_agent_id: b.agent.id, occurred_at: new Date('2001-05-16T12:00:00Z') });
+      await trx('interactions').insert({
+        kind: 'follow',
+        actor_agent_id: a.agent.id,
+        target_agent_id: b.agent.id,
+        occurred_at: new Date('2001-05-16T12:00:00Z'),
+      });
       const now = new Date('2001-07-02T12:00:00Z');
       const active = await getLeaderboard(trx, { week: '2001-W21' }, now);
       expect(active.data).to.deep.include({ week: '2001-W21', status: 'pending', entries: [], computedAt: null });
@@ -113,7 +126,12 @@ describe('scoring: weekly leaderboards across a week boundary (controllable cloc
 
     const w10 = await api('GET', '/leaderboards?week=2031-W10');
     expect(w10.status).to.equal(200);
-    expect(w10.body.data).to.include({ week: '2031-W10', status: 'final', weekStart: '2031-03-03T00:00:00.000Z', weekEnd: '2031-03-09T23:59:59.999Z' });
+    expect(w10.body.data).to.include({
+      week: '2031-W10',
+      status: 'final',
+      weekStart: '2031-03-03T00:00:00.000Z',
+      weekEnd: '2031-03-09T23:59:59.999Z',
+    });
     const handles10 = w10.body.data.entries.map((e: any) => e.agent.handle);
     expect(handles10).to.include('@' + sun.handle);
     expect(handles10).to.not.include('@' + mon.handle);
@@ -156,8 +174,13 @@ describe('scoring: weekly leaderboards across a week boundary (controllable cloc
     expect(rep.body.data.achievements.live).to.deep.include({ category: 'overall', rank: 1, week: '2031-W11' });
     const repSun = await api('GET', `/agents/${sun.handle}/reputation`);
     expect(repSun.body.data.achievements.final).to.deep.include({ category: 'overall', rank: 1, week: '2031-W10' });
-    const notes = await ctx.db('notifications').whereIn('agent_id', [sun.agent.id, mon.agent.id]).select('type', 'agent_id', 'category', 'week');
-    const has = (type: string, id: string, week: string) => notes.filter((n: any) => n.type === type && n.agent_id === id && n.category === 'overall' && n.week === week).length;
+    const notes = await ctx
+      .db('notifications')
+      .whereIn('agent_id', [sun.agent.id, mon.agent.id])
+      .select('type', 'agent_id', 'category', 'week');
+    const has = (type: string, id: string, week: string) =>
+      notes.filter((n: any) => n.type === type && n.agent_id === id && n.category === 'overall' && n.week === week)
+        .length;
     expect(has('leaderboard_weekly_result', sun.agent.id, '2031-W10')).to.equal(1);
     expect(has('leaderboard_rank1', mon.agent.id, '2031-W11')).to.equal(1);
     expect(has('leaderboard_top10', mon.agent.id, '2031-W11')).to.equal(1);

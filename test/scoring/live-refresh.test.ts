@@ -7,7 +7,9 @@ import { agent, post, upvote } from './seed';
 describe('scoring: live leaderboards follow activity within a minute', () => {
   async function overall() {
     const { db } = await getContext();
-    return db('leaderboard_snapshots').where({ week: formatWeek(weekOf(new Date())), category: 'overall' }).first();
+    return db('leaderboard_snapshots')
+      .where({ week: formatWeek(weekOf(new Date())), category: 'overall' })
+      .first();
   }
   async function ageSnapshot(seconds: number) {
     const { db } = await getContext();
@@ -38,7 +40,12 @@ describe('scoring: live leaderboards follow activity within a minute', () => {
     expect(second.incremental.changed).to.be.greaterThan(0);
     expect([second.refreshed, second.deferred]).to.deep.equal([false, true]);
     const queued = async () =>
-      (await deps.db.raw(`select task_identifier, extract(epoch from run_at - now())::float8 as in_seconds from graphile_worker.jobs where key = ?`, [DEFERRED_REFRESH_KEY])).rows;
+      (
+        await deps.db.raw(
+          `select task_identifier, extract(epoch from run_at - now())::float8 as in_seconds from graphile_worker.jobs where key = ?`,
+          [DEFERRED_REFRESH_KEY],
+        )
+      ).rows;
     const [job] = await queued();
     expect(job.task_identifier).to.equal('leaderboards_refresh');
     expect(job.in_seconds).to.be.within(30, 41);

@@ -67,7 +67,13 @@ describe('scoring: full recompute vs scoped paths on a generated network', funct
     const before = await db('scoring_edges').count<{ n: number }[]>({ n: '*' });
     const reasons = await db('scoring_edges').select(db.raw('unnest(reasons) code')).distinct();
     // The network exercises the group rules, not only the per-row ones.
-    expect(reasons.map((r) => r.code)).to.include.members(['SAME_OWNER', 'FOLLOW_RING', 'BRIGADE_PATTERN', 'RECIPROCAL_PATTERN', 'NEW_AGENT_DISCOUNT']);
+    expect(reasons.map((r) => r.code)).to.include.members([
+      'SAME_OWNER',
+      'FOLLOW_RING',
+      'BRIGADE_PATTERN',
+      'RECIPROCAL_PATTERN',
+      'NEW_AGENT_DISCOUNT',
+    ]);
     const ids = (await db('agents').select('id')).map((r) => r.id);
     const run = await db.transaction(async (trx) => {
       await lockScoring(trx);
@@ -79,18 +85,28 @@ describe('scoring: full recompute vs scoped paths on a generated network', funct
 
   it('copyOut parses a stream of many chunks, rows split across chunk boundaries', async () => {
     const got = await db.transaction((trx) =>
-      copyOut(trx, `select g::int8 * 3000000000, (g % 30000)::int2, g::int4, g::float8 / 7, g % 3 = 0 from generate_series(1, 150000) g`, {
-        a: 'int8',
-        b: 'int2',
-        c: 'int4',
-        d: 'float8',
-        e: 'bool',
-      }),
+      copyOut(
+        trx,
+        `select g::int8 * 3000000000, (g % 30000)::int2, g::int4, g::float8 / 7, g % 3 = 0 from generate_series(1, 150000) g`,
+        {
+          a: 'int8',
+          b: 'int2',
+          c: 'int4',
+          d: 'float8',
+          e: 'bool',
+        },
+      ),
     );
     expect(got.n).to.equal(150_000);
     for (const i of [0, 1, 8191, 65535, 99_999, 149_999]) {
       const g = i + 1;
-      expect([got.cols.a[i], got.cols.b[i], got.cols.c[i], got.cols.d[i], got.cols.e[i]]).to.deep.equal([g * 3_000_000_000, g % 30000, g, g / 7, g % 3 === 0 ? 1 : 0]);
+      expect([got.cols.a[i], got.cols.b[i], got.cols.c[i], got.cols.d[i], got.cols.e[i]]).to.deep.equal([
+        g * 3_000_000_000,
+        g % 30000,
+        g,
+        g / 7,
+        g % 3 === 0 ? 1 : 0,
+      ]);
     }
     let sum = 0;
     for (let i = 0; i < got.n; i++) sum += got.cols.c[i];

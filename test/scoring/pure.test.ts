@@ -1,12 +1,49 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { BIT, KIND, computeBatch, detectBrigade, influence, maskToCodes, pairRepeatFactor, weighEdge, EdgeBatch } from '../../src/scoring/weights';
+import {
+  BIT,
+  KIND,
+  computeBatch,
+  detectBrigade,
+  influence,
+  maskToCodes,
+  pairRepeatFactor,
+  weighEdge,
+  EdgeBatch,
+} from '../../src/scoring/weights';
 import { REASON_CODES } from '../../src/scoring/policy';
-import { clamp, computeReputation, crossedMilestones, engagement, quality, reach, sat, trust, ReputationInputs } from '../../src/scoring/reputation';
+import {
+  clamp,
+  computeReputation,
+  crossedMilestones,
+  engagement,
+  quality,
+  reach,
+  sat,
+  trust,
+  ReputationInputs,
+} from '../../src/scoring/reputation';
 import { categoryScore, compareEntries, rankCategory, WeekTotals } from '../../src/scoring/leaderboard';
-import { addWeeks, checkWeek, formatWeek, parseWeek, weekEnd, weekKey, weekOf, weekStart, weeksInYear } from '../../src/scoring/week';
+import {
+  addWeeks,
+  checkWeek,
+  formatWeek,
+  parseWeek,
+  weekEnd,
+  weekKey,
+  weekOf,
+  weekStart,
+  weeksInYear,
+} from '../../src/scoring/week';
 
-const facts = (o: Partial<Parameters<typeof weighEdge>[0]> = {}) => ({ kind: KIND.vote, flags: 0, pairK: 1, influence: 1, brigade: false, ...o });
+const facts = (o: Partial<Parameters<typeof weighEdge>[0]> = {}) => ({
+  kind: KIND.vote,
+  flags: 0,
+  pairK: 1,
+  influence: 1,
+  brigade: false,
+  ...o,
+});
 
 describe('scoring: weights (pure)', () => {
   it('lists exactly the thirteen reason codes of the interface', () => {
@@ -16,7 +53,14 @@ describe('scoring: weights (pure)', () => {
   it('NORMAL: a plain interaction weighs 1', () => {
     expect(weighEdge(facts())).to.deep.equal({ weight: 1, mask: 0 });
   });
-  for (const code of ['SUSPENDED', 'DELETED_TARGET', 'SELF', 'SAME_OWNER', 'OWNER_DUPLICATE', 'LOW_SCORE_REPLY'] as const) {
+  for (const code of [
+    'SUSPENDED',
+    'DELETED_TARGET',
+    'SELF',
+    'SAME_OWNER',
+    'OWNER_DUPLICATE',
+    'LOW_SCORE_REPLY',
+  ] as const) {
     it(`${code}: weight 0 and the code is recorded`, () => {
       const r = weighEdge(facts({ flags: BIT[code], kind: code === 'LOW_SCORE_REPLY' ? KIND.reply : KIND.vote }));
       expect(r.weight).to.equal(0);
@@ -66,7 +110,14 @@ describe('scoring: weights (pure)', () => {
     expect(detectBrigade([0, 60, 120, 180, 240], [1, 1, 0, 0, 0])).to.deep.equal([false, false, false, false, false]);
     expect(detectBrigade([0, 700, 1400, 2100, 2800], [1, 1, 1, 1, 1]).some(Boolean)).to.equal(false);
     // a sixth vote 11 minutes later stays outside
-    expect(detectBrigade([0, 10, 20, 30, 40, 700], [1, 1, 1, 1, 1, 1])).to.deep.equal([true, true, true, true, true, false]);
+    expect(detectBrigade([0, 10, 20, 30, 40, 700], [1, 1, 1, 1, 1, 1])).to.deep.equal([
+      true,
+      true,
+      true,
+      true,
+      true,
+      false,
+    ]);
   });
   it('computeBatch flags a low-influence brigade and leaves an honest group alone', () => {
     const n = 10;
@@ -92,10 +143,19 @@ describe('scoring: weights (pure)', () => {
   });
   it('property: every weight is in [0,1]', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 0xfff }), fc.integer({ min: 0, max: 1000 }), fc.boolean(), fc.double({ min: 0, max: 1000, noNaN: true }), fc.integer({ min: 0, max: 50 }), fc.boolean(), (kind, flags, pairK, verified, age, ext, brigade) => {
-        const r = weighEdge({ kind, flags, pairK, influence: influence(verified, age, ext), brigade });
-        return r.weight >= 0 && r.weight <= 1 && (r.weight === 1) === (r.mask === 0);
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 3 }),
+        fc.integer({ min: 0, max: 0xfff }),
+        fc.integer({ min: 0, max: 1000 }),
+        fc.boolean(),
+        fc.double({ min: 0, max: 1000, noNaN: true }),
+        fc.integer({ min: 0, max: 50 }),
+        fc.boolean(),
+        (kind, flags, pairK, verified, age, ext, brigade) => {
+          const r = weighEdge({ kind, flags, pairK, influence: influence(verified, age, ext), brigade });
+          return r.weight >= 0 && r.weight <= 1 && (r.weight === 1) === (r.mask === 0);
+        },
+      ),
     );
   });
 });
@@ -126,29 +186,60 @@ describe('scoring: reputation_v1 (pure)', () => {
     expect(quality({ upvotesWeighted: 25, uniqueExternalOwners: 10, downvotesWeighted: 25 })).to.equal(150 + 50 - 50);
   });
   it('ENGAGEMENT = sat(rr,20,100) + sat(ra,20,75) + sat(owners,8,75)', () => {
-    expect(engagement({ repliesReceivedWeighted: 20, repliesAuthoredWeighted: 20, distinctCounterparts: 8 })).to.equal(50 + 37.5 + 37.5);
+    expect(engagement({ repliesReceivedWeighted: 20, repliesAuthoredWeighted: 20, distinctCounterparts: 8 })).to.equal(
+      50 + 37.5 + 37.5,
+    );
   });
   it('REACH = sat(followers,20,150)', () => {
     expect(reach({ followersWeighted: 20 })).to.equal(75);
     expect(reach({ followersWeighted: 60 })).to.equal(112.5);
   });
   it('TRUST = 60 verified + 60 min(1,age/90) + 30 official + 50 goodStanding, halved per strike', () => {
-    expect(trust({ ...base, verifiedOwnerEmail: true, agentAgeDays: 45, officialConnector: true }).score).to.equal(60 + 30 + 30 + 50);
+    expect(trust({ ...base, verifiedOwnerEmail: true, agentAgeDays: 45, officialConnector: true }).score).to.equal(
+      60 + 30 + 30 + 50,
+    );
     expect(trust({ ...base, agentAgeDays: 900 }).score).to.equal(110);
     // a strike removes good standing (50) and halves the rest: (60+60)/2
     expect(trust({ ...base, verifiedOwnerEmail: true, agentAgeDays: 90, strikes: 1 }).score).to.equal(60);
     expect(trust({ ...base, verifiedOwnerEmail: true, agentAgeDays: 90, strikes: 2 }).score).to.equal(30);
   });
   it('REPUTATION = clamp(round(sum), 0, 1000) with every component field', () => {
-    const r = computeReputation({ ...base, upvotesWeighted: 25, uniqueExternalOwners: 10, repliesReceivedWeighted: 20, followersWeighted: 20, verifiedOwnerEmail: true, agentAgeDays: 90 });
+    const r = computeReputation({
+      ...base,
+      upvotesWeighted: 25,
+      uniqueExternalOwners: 10,
+      repliesReceivedWeighted: 20,
+      followersWeighted: 20,
+      verifiedOwnerEmail: true,
+      agentAgeDays: 90,
+    });
     expect(r.score).to.equal(Math.round(200 + 50 + 75 + 170));
     expect(r.components.total).to.equal(r.score);
     expect(r.components.version).to.equal(1);
     expect(r.components.window).to.deep.equal({ days: 90 });
-    expect(r.components.quality).to.include({ score: 200, max: 400, upvotesWeighted: 25, downvotesWeighted: 0, uniqueExternalOwners: 10 });
-    expect(r.components.engagement).to.include({ score: 50, max: 250, repliesReceivedWeighted: 20, repliesAuthoredWeighted: 0, distinctCounterparts: 0 });
+    expect(r.components.quality).to.include({
+      score: 200,
+      max: 400,
+      upvotesWeighted: 25,
+      downvotesWeighted: 0,
+      uniqueExternalOwners: 10,
+    });
+    expect(r.components.engagement).to.include({
+      score: 50,
+      max: 250,
+      repliesReceivedWeighted: 20,
+      repliesAuthoredWeighted: 0,
+      distinctCounterparts: 0,
+    });
     expect(r.components.reach).to.include({ score: 75, max: 150, followersWeighted: 20 });
-    expect(r.components.trust).to.include({ score: 170, max: 200, verifiedOwnerEmail: true, agentAgeDays: 90, officialConnector: false, goodStanding: true });
+    expect(r.components.trust).to.include({
+      score: 170,
+      max: 200,
+      verifiedOwnerEmail: true,
+      agentAgeDays: 90,
+      officialConnector: false,
+      goodStanding: true,
+    });
     expect(clamp(-5, 0, 1000)).to.equal(0);
     expect(computeReputation({ ...base, downvotesWeighted: 1000 }).score).to.equal(0);
   });
@@ -176,13 +267,22 @@ describe('scoring: reputation_v1 (pure)', () => {
     strikes: fc.nat(5),
   });
   it('property: reputation is an integer in [0,1000]', () => {
-    fc.assert(fc.property(inputs, (i) => {
-      const s = computeReputation(i).score;
-      return Number.isInteger(s) && s >= 0 && s <= 1000;
-    }));
+    fc.assert(
+      fc.property(inputs, (i) => {
+        const s = computeReputation(i).score;
+        return Number.isInteger(s) && s >= 0 && s <= 1000;
+      }),
+    );
   });
   it('property: monotonic in weighted upvotes', () => {
-    fc.assert(fc.property(inputs, fc.double({ min: 0, max: 1e4, noNaN: true }), (i, more) => computeReputation({ ...i, upvotesWeighted: i.upvotesWeighted + more }).score >= computeReputation(i).score));
+    fc.assert(
+      fc.property(
+        inputs,
+        fc.double({ min: 0, max: 1e4, noNaN: true }),
+        (i, more) =>
+          computeReputation({ ...i, upvotesWeighted: i.upvotesWeighted + more }).score >= computeReputation(i).score,
+      ),
+    );
   });
 });
 
@@ -208,9 +308,23 @@ const totals = (o: Partial<WeekTotals>): WeekTotals => ({
 
 describe('scoring: leaderboard categories (pure)', () => {
   const ws = new Date('2026-03-02T00:00:00Z');
-  const t = totals({ upvotes: 10, downvotes: 2, repliesReceived: 4, commentUpvotes: 3, smart: 2, funny: 5, fire: 4, savage: 1, commentRepliesReceived: 3, debaterCounterparts: 2 });
+  const t = totals({
+    upvotes: 10,
+    downvotes: 2,
+    repliesReceived: 4,
+    commentUpvotes: 3,
+    smart: 2,
+    funny: 5,
+    fire: 4,
+    savage: 1,
+    commentRepliesReceived: 3,
+    debaterCounterparts: 2,
+  });
   it('overall = up - down + 0.5 replies', () => {
-    expect(categoryScore('overall', t, ws)).to.deep.equal({ score: 10, components: { upvotesWeighted: 10, downvotesWeighted: 2, repliesReceivedWeighted: 4 } });
+    expect(categoryScore('overall', t, ws)).to.deep.equal({
+      score: 10,
+      components: { upvotesWeighted: 10, downvotesWeighted: 2, repliesReceivedWeighted: 4 },
+    });
   });
   it('helpful = smart + comment upvotes', () => {
     expect(categoryScore('helpful', t, ws)!.score).to.equal(5);
@@ -220,13 +334,18 @@ describe('scoring: leaderboard categories (pure)', () => {
     expect(categoryScore('savage', t, ws)!.score).to.equal(2);
   });
   it('debater = comment replies received + 2 counterparts', () => {
-    expect(categoryScore('debater', t, ws)).to.deep.equal({ score: 7, components: { commentRepliesReceivedWeighted: 3, distinctCounterparts: 2 } });
+    expect(categoryScore('debater', t, ws)).to.deep.equal({
+      score: 7,
+      components: { commentRepliesReceivedWeighted: 3, distinctCounterparts: 2 },
+    });
   });
   it('rising = overall for agents created < 30 days before weekStart, with agentAgeDays', () => {
     expect(categoryScore('rising', t, ws)).to.equal(null);
     const young = totals({ ...t, createdAt: new Date('2026-02-20T00:00:00Z') });
     expect(categoryScore('rising', young, ws)!.components.agentAgeDays).to.equal(10);
-    expect(categoryScore('rising', totals({ ...t, createdAt: new Date('2026-01-31T00:00:01Z') }), ws)).to.not.equal(null);
+    expect(categoryScore('rising', totals({ ...t, createdAt: new Date('2026-01-31T00:00:01Z') }), ws)).to.not.equal(
+      null,
+    );
     expect(categoryScore('rising', totals({ ...t, createdAt: new Date('2026-01-31T00:00:00Z') }), ws)).to.equal(null);
   });
   it('ranks score > 0 only, excludes flagged agents, and breaks ties by owners, age, handle', () => {
@@ -247,7 +366,12 @@ describe('scoring: leaderboard categories (pure)', () => {
       [4, 'cat'],
       [5, 'zed'],
     ]);
-    expect(compareEntries({ score: 1, supportingOwners: 1, createdAt: ws, handle: 'a' }, { score: 1, supportingOwners: 1, createdAt: ws, handle: 'a' })).to.equal(0);
+    expect(
+      compareEntries(
+        { score: 1, supportingOwners: 1, createdAt: ws, handle: 'a' },
+        { score: 1, supportingOwners: 1, createdAt: ws, handle: 'a' },
+      ),
+    ).to.equal(0);
   });
 });
 
@@ -282,10 +406,17 @@ describe('scoring: ISO weeks (pure)', () => {
     expect(checkWeek('2026-W09', now)).to.deep.include({ ok: true, current: false });
   });
   it('property: every instant lies inside its week and addWeeks round-trips', () => {
-    fc.assert(fc.property(fc.integer({ min: Date.UTC(1990, 0, 1), max: Date.UTC(2100, 0, 1) }), (ms) => {
-      const d = new Date(ms);
-      const w = weekOf(d);
-      return weekStart(w).getTime() <= ms && ms <= weekEnd(w).getTime() && parseWeek(formatWeek(w)) !== null && formatWeek(addWeeks(addWeeks(w, 3), -3)) === formatWeek(w);
-    }));
+    fc.assert(
+      fc.property(fc.integer({ min: Date.UTC(1990, 0, 1), max: Date.UTC(2100, 0, 1) }), (ms) => {
+        const d = new Date(ms);
+        const w = weekOf(d);
+        return (
+          weekStart(w).getTime() <= ms &&
+          ms <= weekEnd(w).getTime() &&
+          parseWeek(formatWeek(w)) !== null &&
+          formatWeek(addWeeks(addWeeks(w, 3), -3)) === formatWeek(w)
+        );
+      }),
+    );
   });
 });

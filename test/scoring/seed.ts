@@ -5,7 +5,9 @@ import { newAgent, newOwner, TestAgent, TestOwner } from '../helpers/factories';
 
 export const DAY = 86_400_000;
 
-export async function agent(opts: { owner?: TestOwner | null; verified?: boolean; createdAt?: Date; service?: boolean } = {}): Promise<TestAgent> {
+export async function agent(
+  opts: { owner?: TestOwner | null; verified?: boolean; createdAt?: Date; service?: boolean } = {},
+): Promise<TestAgent> {
   const owner = opts.owner === undefined ? await newOwner({ verified: opts.verified ?? true }) : opts.owner;
   const { deps, db } = await getContext();
   const a = await newAgent({ owner, createdAt: opts.createdAt ?? new Date(deps.now().getTime() - 60 * DAY) });
@@ -17,14 +19,28 @@ export async function post(author: TestAgent, at?: Date): Promise<string> {
   const { db, deps } = await getContext();
   const c = await db('communities').where({ slug: 'general' }).first('id');
   const [row] = await db('posts')
-    .insert({ community_id: c.id, author_id: author.agent.id, title: 't', body: 'b', hot: 0, created_at: at ?? deps.now() })
+    .insert({
+      community_id: c.id,
+      author_id: author.agent.id,
+      title: 't',
+      body: 'b',
+      hot: 0,
+      created_at: at ?? deps.now(),
+    })
     .returning('id');
   return row.id;
 }
 
-export async function comment(postId: string, author: TestAgent, parentId: string | null = null, score = 0): Promise<string> {
+export async function comment(
+  postId: string,
+  author: TestAgent,
+  parentId: string | null = null,
+  score = 0,
+): Promise<string> {
   const { db } = await getContext();
-  const [row] = await db('comments').insert({ post_id: postId, parent_id: parentId, author_id: author.agent.id, body: 'c', score }).returning('id');
+  const [row] = await db('comments')
+    .insert({ post_id: postId, parent_id: parentId, author_id: author.agent.id, body: 'c', score })
+    .returning('id');
   return row.id;
 }
 
@@ -55,5 +71,7 @@ export async function act(a: Act): Promise<void> {
   });
 }
 
-export const upvote = async (actor: TestAgent, target: TestAgent, postId: string, at?: Date) => act({ kind: 'vote', actor, target, postId, value: 1, at });
-export const follow = async (actor: TestAgent, target: TestAgent, at?: Date) => act({ kind: 'follow', actor, target, at });
+export const upvote = async (actor: TestAgent, target: TestAgent, postId: string, at?: Date) =>
+  act({ kind: 'vote', actor, target, postId, value: 1, at });
+export const follow = async (actor: TestAgent, target: TestAgent, at?: Date) =>
+  act({ kind: 'follow', actor, target, at });

@@ -29,7 +29,9 @@ describe('web: claim page and connect keys', () => {
     const anonymous = await new WebClient().get(path);
     expect(anonymous.status).to.equal(200);
     expect(anonymous.headers.get('cache-control')).to.equal('private, no-store');
-    expect((await new WebClient().get('/login')).headers.get('cache-control'), 'a page without a token').to.equal('no-cache');
+    expect((await new WebClient().get('/login')).headers.get('cache-control'), 'a page without a token').to.equal(
+      'no-cache',
+    );
     const c = new WebClient();
     await c.signup();
     const page = await c.get(path);
@@ -102,7 +104,9 @@ describe('web: claim page and connect keys', () => {
     expect(created.status).to.equal(201);
     const connectKey = /data-testid="new-connect-key">([^<]+)</.exec(created.text)![1];
     expect(connectKey).to.match(/^svc_connect_/);
-    const ex = await api('POST', '/connect/exchange', { body: { connectKey, framework: 'mcp', localAgentId: 'local-1', localDisplayName: 'Web Connected' } });
+    const ex = await api('POST', '/connect/exchange', {
+      body: { connectKey, framework: 'mcp', localAgentId: 'local-1', localDisplayName: 'Web Connected' },
+    });
     expect(ex.status).to.equal(200);
     expect(ex.body.data.ownerBound).to.equal(true);
     const dash = await c.get('/dashboard');
@@ -112,7 +116,9 @@ describe('web: claim page and connect keys', () => {
     const id = /action="\/dashboard\/connect-keys\/([0-9a-f-]{36})\/revoke"/.exec(dash.text)![1];
     const rev = await c.post(`/dashboard/connect-keys/${id}/revoke`, { _csrf: csrf });
     expect(rev.location).to.equal('/dashboard?done=connect_key_revoked');
-    const after = await api('POST', '/connect/exchange', { body: { connectKey, framework: 'mcp', localAgentId: 'local-2' } });
+    const after = await api('POST', '/connect/exchange', {
+      body: { connectKey, framework: 'mcp', localAgentId: 'local-2' },
+    });
     expect(after.status).to.equal(403);
   });
 });

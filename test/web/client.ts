@@ -21,7 +21,7 @@ export class WebClient {
 
   constructor(address?: string) {
     const n = ++nextAddress + (process.pid % 200) * 250;
-    this.address = address ?? `127.${20 + Math.floor(n / 62500) % 200}.${Math.floor(n / 250) % 250}.${(n % 250) + 1}`;
+    this.address = address ?? `127.${20 + (Math.floor(n / 62500) % 200)}.${Math.floor(n / 250) % 250}.${(n % 250) + 1}`;
   }
 
   private cookieHeader(): string {
@@ -39,7 +39,12 @@ export class WebClient {
     }
   }
 
-  async request(method: string, path: string, form?: Record<string, string | string[]>, headers: Record<string, string> = {}): Promise<PageResponse> {
+  async request(
+    method: string,
+    path: string,
+    form?: Record<string, string | string[]>,
+    headers: Record<string, string> = {},
+  ): Promise<PageResponse> {
     const ctx = await getContext();
     const h: Record<string, string> = { ...headers };
     if (this.cookies.size) h.cookie = this.cookieHeader();
@@ -52,19 +57,35 @@ export class WebClient {
     }
     if (body !== undefined) h['content-length'] = String(Buffer.byteLength(body));
     const url = new URL(ctx.baseUrl + path);
-    const res = await new Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }>((resolve, reject) => {
-      const req = http.request({ host: url.hostname, port: url.port, path: url.pathname + url.search, method, headers: h, localAddress: this.address, agent: false }, (r) => {
-        const chunks: Buffer[] = [];
-        r.on('data', (c: Buffer) => chunks.push(c));
-        r.on('end', () => resolve({ status: r.statusCode ?? 0, headers: r.headers, text: Buffer.concat(chunks).toString('utf8') }));
-        r.on('error', reject);
-      });
-      req.on('error', reject);
-      req.end(body);
-    });
+    const res = await new Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }>(
+      (resolve, reject) => {
+        const req = http.request(
+          {
+            host: url.hostname,
+            port: url.port,
+            path: url.pathname + url.search,
+            method,
+            headers: h,
+            localAddress: this.address,
+            agent: false,
+          },
+          (r) => {
+            const chunks: Buffer[] = [];
+            r.on('data', (c: Buffer) => chunks.push(c));
+            r.on('end', () =>
+              resolve({ status: r.statusCode ?? 0, headers: r.headers, text: Buffer.concat(chunks).toString('utf8') }),
+            );
+            r.on('error', reject);
+          },
+        );
+        req.on('error', reject);
+        req.end(body);
+      },
+    );
     this.keep(res.headers['set-cookie'] ?? []);
     const out = new Headers();
-    for (const [k, v] of Object.entries(res.headers)) if (v !== undefined && k !== 'set-cookie') out.set(k, Array.isArray(v) ? v.join(', ') : v);
+    for (const [k, v] of Object.entries(res.headers))
+      if (v !== undefined && k !== 'set-cookie') out.set(k, Array.isArray(v) ? v.join(', ') : v);
     return { status: res.status, headers: out, text: res.text, location: res.headers.location ?? null };
   }
 
@@ -85,7 +106,10 @@ export class WebClient {
   }
 
   /** Signs up a fresh owner through the form; returns its email and password. */
-  async signup(email = `w_${Math.random().toString(36).slice(2, 10)}@example.test`, password = 'correct horse battery'): Promise<{ email: string; password: string }> {
+  async signup(
+    email = `w_${Math.random().toString(36).slice(2, 10)}@example.test`,
+    password = 'correct horse battery',
+  ): Promise<{ email: string; password: string }> {
     const res = await this.post('/signup', { email, password, displayName: 'Web Owner', next: '/dashboard' });
     if (res.status !== 302) throw new Error(`signup failed: ${res.status} ${res.text.slice(0, 300)}`);
     return { email, password };

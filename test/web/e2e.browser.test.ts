@@ -33,10 +33,12 @@ describe('web e2e in headless Chromium', function () {
     // Error statuses of pages are asserted where they are expected (a used claim link is 409);
     // here only server failures and resources that did not load at all count.
     p.on('console', (m) => {
-      if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) problems.push('console: ' + m.text());
+      if (m.type() === 'error' && !m.text().startsWith('Failed to load resource'))
+        problems.push('console: ' + m.text());
     });
     p.on('response', (r) => {
-      if (r.status() >= 500 || (r.status() >= 400 && r.request().resourceType() !== 'document')) problems.push(`${r.status()} ${r.url()}`);
+      if (r.status() >= 500 || (r.status() >= 400 && r.request().resourceType() !== 'document'))
+        problems.push(`${r.status()} ${r.url()}`);
     });
     // Requests cut short by the next navigation (ERR_ABORTED, e.g. the favicon) are normal.
     p.on('requestfailed', (r) => {
@@ -53,7 +55,15 @@ describe('web e2e in headless Chromium', function () {
     base = (await getContext()).baseUrl;
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+      ],
     });
     context = await browser.newContext({ baseURL: base, viewport: { width: 1000, height: 720 } });
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
@@ -103,14 +113,28 @@ describe('web e2e in headless Chromium', function () {
 
   it('posts through the API with that key and sees the post on the home feed and its page', async () => {
     community = await newCommunity();
-    const res = await api('POST', '/posts', { key: apiKey, body: { communitySlug: community, title: 'Hello from the e2e agent', body: 'First post, written through the API.', tags: ['e2e'] } });
+    const res = await api('POST', '/posts', {
+      key: apiKey,
+      body: {
+        communitySlug: community,
+        title: 'Hello from the e2e agent',
+        body: 'First post, written through the API.',
+        tags: ['e2e'],
+      },
+    });
     expect(res.status).to.equal(201);
     const other = await newAgent();
-    await api('POST', `/posts/${res.body.data.id}/comments`, { key: other.key, body: { body: 'Welcome! A comment in the thread.' } });
+    await api('POST', `/posts/${res.body.data.id}/comments`, {
+      key: other.key,
+      body: { body: 'Welcome! A comment in the thread.' },
+    });
     // Other suites share the database (some post into future weeks), so the feed is narrowed to
     // this test's community through the page's own filter menu (it submits on change).
     await page.goto('/?sort=new');
-    await Promise.all([page.waitForURL(new RegExp(`[?&]community=${community}(&|$)`)), page.selectOption('select[name=community]', community)]);
+    await Promise.all([
+      page.waitForURL(new RegExp(`[?&]community=${community}(&|$)`)),
+      page.selectOption('select[name=community]', community),
+    ]);
     expect(await page.textContent(`[data-post-id="${res.body.data.id}"]`)).to.include('Hello from the e2e agent');
     await shot('home');
     await page.click(`[data-post-id="${res.body.data.id}"] h3 a`);
@@ -124,7 +148,14 @@ describe('web e2e in headless Chromium', function () {
     const { db } = await getContext();
     const evil = await createAgent(db, { handle: uniq('evil'), displayName: '<img src=x onerror=alert(1)>Evil' });
     const { key } = await issueApiKey(db, evil.id, ['post']);
-    const res = await api('POST', '/posts', { key, body: { communitySlug: community, title: '<script>alert(2)</script>', body: '<b>bold?</b><script>alert(3)</script><svg onload=alert(4)>' } });
+    const res = await api('POST', '/posts', {
+      key,
+      body: {
+        communitySlug: community,
+        title: '<script>alert(2)</script>',
+        body: '<b>bold?</b><script>alert(3)</script><svg onload=alert(4)>',
+      },
+    });
     await page.goto(`/p/${res.body.data.id}`);
     expect(await page.textContent('[data-testid=post-title]')).to.equal('<script>alert(2)</script>');
     expect(await page.textContent('[data-testid=post-author]')).to.equal('<img src=x onerror=alert(1)>Evil');
@@ -181,7 +212,10 @@ describe('web e2e in headless Chromium', function () {
 
   it('revokes the key from the dashboard after a confirm dialog', async () => {
     await page.goto('/dashboard');
-    await Promise.all([page.waitForURL(/\/dashboard\/agents\//), page.click(`tr:has-text("@${handle}") a:has-text("Keys")`)]);
+    await Promise.all([
+      page.waitForURL(/\/dashboard\/agents\//),
+      page.click(`tr:has-text("@${handle}") a:has-text("Keys")`),
+    ]);
     await Promise.all([page.waitForURL(/done=key_revoked/), page.click('button:has-text("Revoke")')]);
     expect((await api('GET', '/me', { key: apiKey })).status).to.equal(401);
   });

@@ -75,9 +75,13 @@ describe('web: owner pages (signup, login, dashboard, keys)', () => {
     this.timeout(60_000);
     const c = new WebClient();
     // 25 failures over five accounts: under the failed-login lock (tested next).
-    for (let i = 0; i < 25; i++) expect((await c.post('/login', { email: `nobody${i % 5}@example.test`, password: 'wrong password' })).status).to.equal(401);
+    for (let i = 0; i < 25; i++)
+      expect(
+        (await c.post('/login', { email: `nobody${i % 5}@example.test`, password: 'wrong password' })).status,
+      ).to.equal(401);
     const { email, password } = await c.signup();
-    for (let i = 1; i < POLICIES.auth_ip.perMinute; i++) expect((await c.post('/login', { email, password, next: '/dashboard' })).status, `login ${i}`).to.equal(302);
+    for (let i = 1; i < POLICIES.auth_ip.perMinute; i++)
+      expect((await c.post('/login', { email, password, next: '/dashboard' })).status, `login ${i}`).to.equal(302);
     const limited = await c.post('/login', { email, password });
     expect(limited.status).to.equal(429);
     expect(Number(limited.headers.get('retry-after'))).to.be.greaterThan(0);
@@ -88,7 +92,8 @@ describe('web: owner pages (signup, login, dashboard, keys)', () => {
   it('the login form shares the failed-login lock: after 10 failures for an account, the right password waits too', async () => {
     const { email, password } = await new WebClient().signup();
     const c = new WebClient();
-    for (let i = 0; i < 10; i++) expect((await c.post('/login', { email, password: 'wrong password!!' })).status).to.equal(401);
+    for (let i = 0; i < 10; i++)
+      expect((await c.post('/login', { email, password: 'wrong password!!' })).status).to.equal(401);
     const locked = await c.post('/login', { email, password, next: '/dashboard' });
     expect(locked.status).to.equal(429);
     expect(Number(locked.headers.get('retry-after'))).to.be.within(890, 901);
@@ -121,7 +126,11 @@ describe('web: owner pages (signup, login, dashboard, keys)', () => {
     const dash = await c.get('/dashboard');
     expect(dash.text).to.include('@' + handle);
 
-    const taken = await c.post('/dashboard/agents', { handle: handle.toUpperCase(), displayName: 'Again', _csrf: csrf });
+    const taken = await c.post('/dashboard/agents', {
+      handle: handle.toUpperCase(),
+      displayName: 'Again',
+      _csrf: csrf,
+    });
     expect(taken.status).to.equal(409);
     expect(taken.text).to.include(`The handle @${handle} is taken`);
 
@@ -162,14 +171,22 @@ describe('web: owner pages (signup, login, dashboard, keys)', () => {
   it("shows 403 for another owner's agent and 404 for malformed ids", async () => {
     const a = new WebClient();
     await a.signup();
-    const created = await a.post('/dashboard/agents', { handle: uniq('mine'), displayName: 'Mine', _csrf: await a.csrf() });
+    const created = await a.post('/dashboard/agents', {
+      handle: uniq('mine'),
+      displayName: 'Mine',
+      _csrf: await a.csrf(),
+    });
     const b = new WebClient();
     await b.signup();
     expect((await b.get(created.location!.split('?')[0])).status).to.equal(403);
     expect((await b.get('/dashboard/agents/not-a-uuid')).status).to.equal(404);
     expect((await b.get('/dashboard/agents/00000000-0000-4000-8000-000000000000')).status).to.equal(404);
     const { db } = await getContext();
-    const keys = () => db('api_keys').where('agent_id', created.location!.split('?')[0].split('/').pop()!).count({ n: '*' }).then((r) => Number(r[0].n));
+    const keys = () =>
+      db('api_keys')
+        .where('agent_id', created.location!.split('?')[0].split('/').pop()!)
+        .count({ n: '*' })
+        .then((r) => Number(r[0].n));
     const before = await keys();
     const issue = await b.post(created.location!.split('?')[0] + '/keys', { _csrf: await b.csrf(), scopes: 'read' });
     expect(issue.status).to.equal(403);
@@ -192,7 +209,11 @@ describe('web: owner pages (signup, login, dashboard, keys)', () => {
   it('refuses form posts from another origin', async () => {
     const c = new WebClient();
     await c.signup();
-    const res = await c.post('/dashboard/agents', { handle: uniq('x'), displayName: 'X', _csrf: await c.csrf() }, { origin: 'https://evil.example' });
+    const res = await c.post(
+      '/dashboard/agents',
+      { handle: uniq('x'), displayName: 'X', _csrf: await c.csrf() },
+      { origin: 'https://evil.example' },
+    );
     expect(res.status).to.equal(403);
     expect(res.text).to.include('CROSS_ORIGIN_FORM');
   });

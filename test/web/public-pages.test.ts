@@ -13,16 +13,56 @@ const XSS = `<script>alert("x")</script><img src=x onerror=alert(1)>"'&`;
 describe('web: public pages (feed, community, post, agent, search)', () => {
   it('hostile path segments and query values on every page: never a 500, always an HTML answer', async function () {
     this.timeout(60_000);
-    const segments = ['%00', 'a%00b', '%ED%A0%80', '%E0%A4%A', '..', '%2e%2e', 'x'.repeat(2000), '%25', '%C0%AF', 'NULL', '00000000-0000-0000-0000-000000000000'];
-    const values = ['%00', '%ED%A0%80', '%E0%A4%A', 'x'.repeat(3000), '-1', '1e309', '%7B%7D', '__proto__', '2026-W99', '%22%3E%3Cscript%3E'];
+    const segments = [
+      '%00',
+      'a%00b',
+      '%ED%A0%80',
+      '%E0%A4%A',
+      '..',
+      '%2e%2e',
+      'x'.repeat(2000),
+      '%25',
+      '%C0%AF',
+      'NULL',
+      '00000000-0000-0000-0000-000000000000',
+    ];
+    const values = [
+      '%00',
+      '%ED%A0%80',
+      '%E0%A4%A',
+      'x'.repeat(3000),
+      '-1',
+      '1e309',
+      '%7B%7D',
+      '__proto__',
+      '2026-W99',
+      '%22%3E%3Cscript%3E',
+    ];
     const pages = ['/c/:x', '/a/:x', '/agents/:x', '/p/:x', '/dashboard/agents/:x', '/dashboard/agents/:x/webhooks/:x'];
-    const queries = ['/?cursor=', '/?sort=', '/?tag=', '/search?q=', '/leaderboards?category=', '/leaderboards?week=', '/communities?cursor=', '/claim?token=', '/verify-email?token=', '/login?next=', '/notifications?cursor=', '/c/general?tag='];
+    const queries = [
+      '/?cursor=',
+      '/?sort=',
+      '/?tag=',
+      '/search?q=',
+      '/leaderboards?category=',
+      '/leaderboards?week=',
+      '/communities?cursor=',
+      '/claim?token=',
+      '/verify-email?token=',
+      '/login?next=',
+      '/notifications?cursor=',
+      '/c/general?tag=',
+    ];
     const owner = new WebClient();
     await owner.signup();
     for (const c of [new WebClient(), owner]) {
       // Each query parameter also sent twice (a list, not a string).
       const twice = queries.map((q) => `${q}a&${q.slice(q.indexOf('?') + 1)}b`).concat('/signup?next=a&next=b');
-      const paths = [...pages.flatMap((p) => segments.map((seg) => p.replaceAll(':x', seg))), ...queries.flatMap((q) => values.map((v) => q + v)), ...twice];
+      const paths = [
+        ...pages.flatMap((p) => segments.map((seg) => p.replaceAll(':x', seg))),
+        ...queries.flatMap((q) => values.map((v) => q + v)),
+        ...twice,
+      ];
       for (const path of paths) {
         const res = await c.get(path);
         expect(res.status, `${path.slice(0, 80)} → ${res.text.slice(0, 200)}`).to.be.below(500);
@@ -34,15 +74,30 @@ describe('web: public pages (feed, community, post, agent, search)', () => {
   it('renders post body, title, tags and display name with script/HTML payloads as text', async () => {
     const { db } = await getContext();
     const community = await newCommunity();
-    const agent = await createAgent(db, { handle: uniq('xss'), displayName: `<b onmouseover=alert(1)>Evil</b><script>alert(2)</script>` });
+    const agent = await createAgent(db, {
+      handle: uniq('xss'),
+      displayName: `<b onmouseover=alert(1)>Evil</b><script>alert(2)</script>`,
+    });
     const { key } = await issueApiKey(db, agent.id, ['read', 'post', 'comment']);
-    const post = await api('POST', '/posts', { key, body: { communitySlug: community, title: `T ${XSS}`, body: `Body ${XSS}\n</div></main><iframe src="//evil">` } });
+    const post = await api('POST', '/posts', {
+      key,
+      body: { communitySlug: community, title: `T ${XSS}`, body: `Body ${XSS}\n</div></main><iframe src="//evil">` },
+    });
     expect(post.status).to.equal(201);
     const commenter = await newAgent();
-    const comment = await api('POST', `/posts/${post.body.data.id}/comments`, { key: commenter.key, body: { body: `reply ${XSS}` } });
+    const comment = await api('POST', `/posts/${post.body.data.id}/comments`, {
+      key: commenter.key,
+      body: { body: `reply ${XSS}` },
+    });
     expect(comment.status).to.equal(201);
 
-    for (const path of [`/p/${post.body.data.id}`, `/c/${community}`, `/a/${agent.handle}`, '/?sort=new', `/search?q=${encodeURIComponent('Evil')}`]) {
+    for (const path of [
+      `/p/${post.body.data.id}`,
+      `/c/${community}`,
+      `/a/${agent.handle}`,
+      '/?sort=new',
+      `/search?q=${encodeURIComponent('Evil')}`,
+    ]) {
       const res = await new WebClient().get(path);
       expect(res.status, path).to.equal(200);
       expect(res.text, path).not.to.include('<script>alert');
@@ -52,7 +107,9 @@ describe('web: public pages (feed, community, post, agent, search)', () => {
       expect(res.text.match(/<script/g)!.length, path).to.equal(1); // the one static script tag
     }
     const page = await new WebClient().get(`/p/${post.body.data.id}`);
-    expect(page.text).to.include('&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;&quot;&#39;&amp;');
+    expect(page.text).to.include(
+      '&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;&quot;&#39;&amp;',
+    );
     expect(page.text).to.include('&lt;b onmouseover=alert(1)&gt;Evil&lt;/b&gt;');
     expect(page.text).to.include('&lt;/div&gt;&lt;/main&gt;&lt;iframe src=&quot;//evil&quot;&gt;');
   });
@@ -65,7 +122,16 @@ describe('web: public pages (feed, community, post, agent, search)', () => {
     const base = Date.now() - 3600_000;
     const ids: string[] = [];
     for (let i = 0; i < 23; i++) {
-      ids.push(await seedPost({ authorId: agent.id, community, title: `paged ${tag} ${i}`, tags: [tag], score: i === 5 ? 100 : 0, createdAt: new Date(base + i * 1000) }));
+      ids.push(
+        await seedPost({
+          authorId: agent.id,
+          community,
+          title: `paged ${tag} ${i}`,
+          tags: [tag],
+          score: i === 5 ? 100 : 0,
+          createdAt: new Date(base + i * 1000),
+        }),
+      );
     }
     const elsewhere = await seedPost({ authorId: agent.id, community: other, title: `elsewhere ${tag}`, tags: [tag] });
 
@@ -107,10 +173,16 @@ describe('web: public pages (feed, community, post, agent, search)', () => {
     const author = await newAgent();
     const a = await newAgent();
     const b = await newAgent();
-    const post = await api('POST', '/posts', { key: author.key, body: { communitySlug: community, title: 'Thread', body: 'root body' } });
+    const post = await api('POST', '/posts', {
+      key: author.key,
+      body: { communitySlug: community, title: 'Thread', body: 'root body' },
+    });
     const postId = post.body.data.id;
     const c1 = await api('POST', `/posts/${postId}/comments`, { key: a.key, body: { body: 'first level' } });
-    const c2 = await api('POST', `/posts/${postId}/comments`, { key: b.key, body: { body: 'second level', parentId: c1.body.data.id } });
+    const c2 = await api('POST', `/posts/${postId}/comments`, {
+      key: b.key,
+      body: { body: 'second level', parentId: c1.body.data.id },
+    });
     expect(c2.status).to.equal(201);
     const page = await new WebClient().get(`/p/${postId}`);
     expect(page.status).to.equal(200);
@@ -174,7 +246,14 @@ describe('web: public pages (feed, community, post, agent, search)', () => {
     const busy = await seedPost({ authorId: authors[0].agent.id, community: big });
     let parent: string | null = null;
     for (let i = 0; i < 30; i++) {
-      const [row]: { id: string }[] = await db('comments').insert({ post_id: busy, parent_id: i % 3 === 0 ? null : parent, author_id: authors[i % 3].agent.id, body: 'c' + i }).returning('id');
+      const [row]: { id: string }[] = await db('comments')
+        .insert({
+          post_id: busy,
+          parent_id: i % 3 === 0 ? null : parent,
+          author_id: authors[i % 3].agent.id,
+          body: 'c' + i,
+        })
+        .returning('id');
       parent = row.id;
     }
     const counted = async (path: string) => {

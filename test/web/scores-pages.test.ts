@@ -16,7 +16,10 @@ describe('web: agent reputation and leaderboards', function () {
     const community = await newCommunity();
     const author = await newAgent({ owner: await newOwner({ verified: true }) });
     handle = author.handle;
-    const post = await api('POST', '/posts', { key: author.key, body: { communitySlug: community, title: 'Worth upvoting', body: 'good content' } });
+    const post = await api('POST', '/posts', {
+      key: author.key,
+      body: { communitySlug: community, title: 'Worth upvoting', body: 'good content' },
+    });
     expect(post.status).to.equal(201);
     for (let i = 0; i < 3; i++) {
       const voter = await newAgent({ owner: await newOwner({ verified: true }) });
@@ -54,7 +57,8 @@ describe('web: agent reputation and leaderboards', function () {
     const week = formatWeek(weekOf(new Date()));
     const page = await new WebClient().get('/leaderboards');
     expect(page.status).to.equal(200);
-    for (const c of ['overall', 'helpful', 'funny', 'debater', 'rising', 'savage']) expect(page.text).to.include(`>${c}</a>`);
+    for (const c of ['overall', 'helpful', 'funny', 'debater', 'rising', 'savage'])
+      expect(page.text).to.include(`>${c}</a>`);
     expect(page.text).to.include('data-testid="lb-status">live<');
     expect(page.text).to.include(`href="/a/${handle}"`);
     expect(page.text).to.include(`<option value="${week}" selected>`);

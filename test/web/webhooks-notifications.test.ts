@@ -13,7 +13,9 @@ async function ownerWithAgent() {
   const created = await c.post('/dashboard/agents', { handle: uniq('hook'), displayName: 'Hooked', _csrf: csrf });
   const agentPath = created.location!.split('?')[0];
   const { db } = await getContext();
-  const agent = await db('agents').where({ id: agentPath.split('/').pop() }).first();
+  const agent = await db('agents')
+    .where({ id: agentPath.split('/').pop() })
+    .first();
   return { c, csrf, agentPath, agent };
 }
 
@@ -36,7 +38,11 @@ describe('web: webhooks and notifications on the dashboard', () => {
     expect(bad.status).to.equal(400);
     expect(bad.text).to.include('value="not a url"');
 
-    const res = await c.post(agentPath + '/webhooks', { _csrf: csrf, url: 'http://127.0.0.1:9/hook', events: ['post.commented', 'agent.followed'] });
+    const res = await c.post(agentPath + '/webhooks', {
+      _csrf: csrf,
+      url: 'http://127.0.0.1:9/hook',
+      events: ['post.commented', 'agent.followed'],
+    });
     expect(res.status).to.equal(201);
     const secret = /id="webhook-secret">([^<]+)</.exec(res.text)![1];
     expect(secret).to.match(/^whsec_/);
@@ -79,7 +85,15 @@ describe('web: webhooks and notifications on the dashboard', () => {
     const { db } = await getContext();
     const hook = await db('webhooks').where({ agent_id: agent.id }).first();
     const eventId = 'evt_' + crypto.randomUUID().replace(/-/g, '');
-    expect(await fanoutEvent(db, { eventId, type: 'post.commented', agentId: agent.id, data: { postId: 'p' }, occurredAt: new Date().toISOString() })).to.equal(1);
+    expect(
+      await fanoutEvent(db, {
+        eventId,
+        type: 'post.commented',
+        agentId: agent.id,
+        data: { postId: 'p' },
+        occurredAt: new Date().toISOString(),
+      }),
+    ).to.equal(1);
     const page = await c.get(`${agentPath}/webhooks/${hook.id}`);
     expect(page.status).to.equal(200);
     expect(page.text).to.include(eventId);
@@ -96,7 +110,11 @@ describe('web: webhooks and notifications on the dashboard', () => {
 
   it("hides another owner's webhooks and deliveries", async () => {
     const a = await ownerWithAgent();
-    await a.c.post(a.agentPath + '/webhooks', { _csrf: a.csrf, url: 'http://127.0.0.1:9/hook', events: 'post.commented' });
+    await a.c.post(a.agentPath + '/webhooks', {
+      _csrf: a.csrf,
+      url: 'http://127.0.0.1:9/hook',
+      events: 'post.commented',
+    });
     const { db } = await getContext();
     const hook = await db('webhooks').where({ agent_id: a.agent.id }).first();
     const b = new WebClient();
@@ -112,7 +130,10 @@ describe('web: webhooks and notifications on the dashboard', () => {
     const empty = await c.get('/notifications');
     expect(empty.text).to.include('data-testid="no-notifications"');
     expect(empty.text).not.to.include('data-testid="unread-badge"');
-    for (const [type, rank] of [['leaderboard_top10', 3], ['leaderboard_rank1', 1]] as const) {
+    for (const [type, rank] of [
+      ['leaderboard_top10', 3],
+      ['leaderboard_rank1', 1],
+    ] as const) {
       await notifyOnce(db, {
         ownerId: agent.owner_id,
         type,

@@ -15,11 +15,18 @@ import { loadConfig } from '../../../src/config';
 
 export const REPO_ROOT = path.resolve(__dirname, '../../..');
 export const SCHEMA_FILE = path.resolve(__dirname, '../src/schema.d.ts');
-export const REGENERATE_COMMAND = 'npx tsx clients/typescript/scripts/generate-types.ts  (or: cd clients/typescript && npm run generate)';
+export const REGENERATE_COMMAND =
+  'npx tsx clients/typescript/scripts/generate-types.ts  (or: cd clients/typescript && npm run generate)';
 
 /** The OpenAPI document exactly as GET /api/v1/openapi.json serves it for PUBLIC_URL http://localhost:3000. */
 export function openApiDocument(): object {
-  const config = loadConfig({ NODE_ENV: 'test', PUBLIC_URL: 'http://localhost:3000', LOG_LEVEL: 'silent', DATABASE_URL: '', REDIS_URL: '' });
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    PUBLIC_URL: 'http://localhost:3000',
+    LOG_LEVEL: 'silent',
+    DATABASE_URL: '',
+    REDIS_URL: '',
+  });
   return buildOpenApi(apiRoutes(), config);
 }
 

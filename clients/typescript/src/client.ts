@@ -34,7 +34,11 @@ export class SvcClient {
   }
 
   /** Any endpoint, for routes added after this client version. Resolves with the whole envelope. */
-  async request<D = unknown, M = Record<string, unknown>>(method: string, path: string, opts: RequestOptions = {}): Promise<T.Envelope<D, M>> {
+  async request<D = unknown, M = Record<string, unknown>>(
+    method: string,
+    path: string,
+    opts: RequestOptions = {},
+  ): Promise<T.Envelope<D, M>> {
     return (await this.http.request<T.Envelope<D, M>>(method, path, opts)).body;
   }
 
@@ -59,7 +63,11 @@ export class SvcClient {
   }
   /** POST /connect/keys: with an owner session the exchanged agents belong to that owner, otherwise they are unowned. */
   createConnectKey(input: T.ConnectKeyInput = {}, w: WriteOptions = {}): Promise<T.ConnectKey> {
-    return this.data('POST', '/connect/keys', { body: input, idempotencyKey: w.idempotencyKey, anonymous: !this.http.session });
+    return this.data('POST', '/connect/keys', {
+      body: input,
+      idempotencyKey: w.idempotencyKey,
+      anonymous: !this.http.session,
+    });
   }
   /** POST /connect/exchange; does not change this client's credential (see connect()). */
   exchangeConnectKey(input: T.ExchangeInput, w: WriteOptions = {}): Promise<T.ExchangeResult> {
@@ -114,23 +122,45 @@ export class SvcClient {
 
   // --- interactions -----------------------------------------------------------------------
   votePost(postId: string, value: T.VoteValue, o: ActingOptions = {}): Promise<T.PostVoteResult> {
-    return this.data('POST', `/posts/${enc(postId)}/vote`, { body: { value, ...(o.actingAgentId ? { voterAgentId: o.actingAgentId } : {}) }, idempotencyKey: o.idempotencyKey });
+    return this.data('POST', `/posts/${enc(postId)}/vote`, {
+      body: { value, ...(o.actingAgentId ? { voterAgentId: o.actingAgentId } : {}) },
+      idempotencyKey: o.idempotencyKey,
+    });
   }
   voteComment(commentId: string, value: T.VoteValue, o: ActingOptions = {}): Promise<T.CommentVoteResult> {
-    return this.data('POST', `/comments/${enc(commentId)}/vote`, { body: { value, ...(o.actingAgentId ? { voterAgentId: o.actingAgentId } : {}) }, idempotencyKey: o.idempotencyKey });
+    return this.data('POST', `/comments/${enc(commentId)}/vote`, {
+      body: { value, ...(o.actingAgentId ? { voterAgentId: o.actingAgentId } : {}) },
+      idempotencyKey: o.idempotencyKey,
+    });
   }
   /** type null removes the reaction. */
   reactPost(postId: string, type: T.ReactionType | null, o: ActingOptions = {}): Promise<T.PostReactionResult> {
-    return this.data('POST', `/posts/${enc(postId)}/react`, { body: { type, ...(o.actingAgentId ? { reactorAgentId: o.actingAgentId } : {}) }, idempotencyKey: o.idempotencyKey });
+    return this.data('POST', `/posts/${enc(postId)}/react`, {
+      body: { type, ...(o.actingAgentId ? { reactorAgentId: o.actingAgentId } : {}) },
+      idempotencyKey: o.idempotencyKey,
+    });
   }
-  reactComment(commentId: string, type: T.ReactionType | null, o: ActingOptions = {}): Promise<T.CommentReactionResult> {
-    return this.data('POST', `/comments/${enc(commentId)}/react`, { body: { type, ...(o.actingAgentId ? { reactorAgentId: o.actingAgentId } : {}) }, idempotencyKey: o.idempotencyKey });
+  reactComment(
+    commentId: string,
+    type: T.ReactionType | null,
+    o: ActingOptions = {},
+  ): Promise<T.CommentReactionResult> {
+    return this.data('POST', `/comments/${enc(commentId)}/react`, {
+      body: { type, ...(o.actingAgentId ? { reactorAgentId: o.actingAgentId } : {}) },
+      idempotencyKey: o.idempotencyKey,
+    });
   }
   follow(handle: string, o: ActingOptions = {}): Promise<T.FollowResult> {
-    return this.data('POST', `/agents/${bareHandle(handle)}/follow`, { body: o.actingAgentId ? { followerAgentId: o.actingAgentId } : {}, idempotencyKey: o.idempotencyKey });
+    return this.data('POST', `/agents/${bareHandle(handle)}/follow`, {
+      body: o.actingAgentId ? { followerAgentId: o.actingAgentId } : {},
+      idempotencyKey: o.idempotencyKey,
+    });
   }
   unfollow(handle: string, o: ActingOptions = {}): Promise<T.FollowResult> {
-    return this.data('DELETE', `/agents/${bareHandle(handle)}/follow`, { body: o.actingAgentId ? { followerAgentId: o.actingAgentId } : {}, idempotencyKey: o.idempotencyKey });
+    return this.data('DELETE', `/agents/${bareHandle(handle)}/follow`, {
+      body: o.actingAgentId ? { followerAgentId: o.actingAgentId } : {},
+      idempotencyKey: o.idempotencyKey,
+    });
   }
 
   // --- discovery, communities, agents ------------------------------------------------------
@@ -152,15 +182,26 @@ export class SvcClient {
 
   // --- scoring ----------------------------------------------------------------------------
   async leaderboard(q: T.LeaderboardQuery = {}): Promise<T.Leaderboard> {
-    const env = await this.request<T.LeaderboardSnapshot, T.Leaderboard['meta']>('GET', '/leaderboards', { query: { ...q } });
-    return { data: env.data, meta: { categories: env.meta?.categories ?? [...(['overall', 'helpful', 'funny', 'debater', 'rising', 'savage'] as const)] } };
+    const env = await this.request<T.LeaderboardSnapshot, T.Leaderboard['meta']>('GET', '/leaderboards', {
+      query: { ...q },
+    });
+    return {
+      data: env.data,
+      meta: {
+        categories: env.meta?.categories ?? [
+          ...(['overall', 'helpful', 'funny', 'debater', 'rising', 'savage'] as const),
+        ],
+      },
+    };
   }
   leaderboardWeeks(): Promise<T.LeaderboardWeeks> {
     return this.data('GET', '/leaderboards/weeks');
   }
   /** `explain: true` adds the per-component explanation (README, Scoring). */
   reputation(handle: string, opts: { explain?: boolean } = {}): Promise<T.Reputation> {
-    return this.data('GET', `/agents/${bareHandle(handle)}/reputation`, { query: { explain: opts.explain ? 'true' : undefined } });
+    return this.data('GET', `/agents/${bareHandle(handle)}/reputation`, {
+      query: { explain: opts.explain ? 'true' : undefined },
+    });
   }
 
   // --- owner session (decisions.md §3) -----------------------------------------------------
@@ -173,9 +214,19 @@ export class SvcClient {
   }
   private async startSession(path: string, body: unknown): Promise<T.OwnerSession> {
     const res = await this.http.request<T.Envelope<T.OwnerSession>>('POST', path, { body, anonymous: true });
-    const cookies = typeof res.headers.getSetCookie === 'function' ? res.headers.getSetCookie() : [res.headers.get('set-cookie') ?? ''];
+    const cookies =
+      typeof res.headers.getSetCookie === 'function'
+        ? res.headers.getSetCookie()
+        : [res.headers.get('set-cookie') ?? ''];
     const cookie = cookies.map((c) => /^svc_session=([^;]*)/.exec(c)?.[1]).find((v) => v);
-    if (!cookie) throw new SvcError({ status: res.status, code: 'INVALID_RESPONSE', message: 'No svc_session cookie in the answer', method: 'POST', path });
+    if (!cookie)
+      throw new SvcError({
+        status: res.status,
+        code: 'INVALID_RESPONSE',
+        message: 'No svc_session cookie in the answer',
+        method: 'POST',
+        path,
+      });
     this.http.setSession({ cookie, csrfToken: res.body.data.csrfToken });
     this.http.setApiKey(undefined);
     return res.body.data;
@@ -187,7 +238,10 @@ export class SvcClient {
   ownerMe(): Promise<Record<string, unknown>> {
     return this.data('GET', '/owner/me');
   }
-  createAgent(input: { handle: string; displayName: string; model?: string; platform?: string }, w: WriteOptions = {}): Promise<T.OwnedAgent> {
+  createAgent(
+    input: { handle: string; displayName: string; model?: string; platform?: string },
+    w: WriteOptions = {},
+  ): Promise<T.OwnedAgent> {
     return this.data('POST', '/owner/agents', { body: input, idempotencyKey: w.idempotencyKey });
   }
   issueKey(agentId: string, input: { scopes: T.Scope[]; label?: string }, w: WriteOptions = {}): Promise<T.IssuedKey> {
@@ -212,34 +266,51 @@ export class SvcClient {
     return this.data('POST', '/owner/claim', { body: { token } });
   }
   /** Newest first, `limit` 1..50 (default 50); `nextCursor` (null on the last page) fetches the next. */
-  async notifications(q: { limit?: number; cursor?: string } = {}): Promise<T.Notifications & { nextCursor: string | null }> {
-    const env = await this.request<T.Notifications, { nextCursor?: string | null }>('GET', '/notifications', { query: { ...q } });
+  async notifications(
+    q: { limit?: number; cursor?: string } = {},
+  ): Promise<T.Notifications & { nextCursor: string | null }> {
+    const env = await this.request<T.Notifications, { nextCursor?: string | null }>('GET', '/notifications', {
+      query: { ...q },
+    });
     return { ...env.data, nextCursor: env.meta?.nextCursor ?? null };
   }
   markNotificationsRead(which: { ids: string[] } | { all: true }): Promise<{ marked: number; unreadCount: number }> {
     return this.data('POST', '/notifications/read', { body: which });
   }
   createWebhook(agentId: string, input: T.WebhookInput, w: WriteOptions = {}): Promise<T.WebhookWithSecret> {
-    return this.data('POST', `/owner/agents/${enc(agentId)}/webhooks`, { body: input, idempotencyKey: w.idempotencyKey });
+    return this.data('POST', `/owner/agents/${enc(agentId)}/webhooks`, {
+      body: input,
+      idempotencyKey: w.idempotencyKey,
+    });
   }
   listWebhooks(agentId: string): Promise<T.Webhook[]> {
     return this.data('GET', `/owner/agents/${enc(agentId)}/webhooks`);
   }
-  updateWebhook(agentId: string, webhookId: string, patch: Partial<T.WebhookInput> & { enabled?: boolean }): Promise<T.Webhook> {
+  updateWebhook(
+    agentId: string,
+    webhookId: string,
+    patch: Partial<T.WebhookInput> & { enabled?: boolean },
+  ): Promise<T.Webhook> {
     return this.data('PATCH', `/owner/agents/${enc(agentId)}/webhooks/${enc(webhookId)}`, { body: patch });
   }
   deleteWebhook(agentId: string, webhookId: string): Promise<unknown> {
     return this.data('DELETE', `/owner/agents/${enc(agentId)}/webhooks/${enc(webhookId)}`);
   }
   /** The new secret, shown once; deliveries carry a second signature with the replaced one until previousSecretValidUntil. */
-  rotateWebhookSecret(agentId: string, webhookId: string): Promise<{ id: string; secret: string; previousSecretValidUntil: string }> {
+  rotateWebhookSecret(
+    agentId: string,
+    webhookId: string,
+  ): Promise<{ id: string; secret: string; previousSecretValidUntil: string }> {
     return this.data('POST', `/owner/agents/${enc(agentId)}/webhooks/${enc(webhookId)}/rotate-secret`);
   }
   webhookDeliveries(agentId: string, webhookId: string): Promise<T.WebhookDelivery[]> {
     return this.data('GET', `/owner/agents/${enc(agentId)}/webhooks/${enc(webhookId)}/deliveries`);
   }
   redeliverWebhook(agentId: string, webhookId: string, deliveryId: string): Promise<unknown> {
-    return this.data('POST', `/owner/agents/${enc(agentId)}/webhooks/${enc(webhookId)}/deliveries/${enc(deliveryId)}/redeliver`);
+    return this.data(
+      'POST',
+      `/owner/agents/${enc(agentId)}/webhooks/${enc(webhookId)}/deliveries/${enc(deliveryId)}/redeliver`,
+    );
   }
 }
 

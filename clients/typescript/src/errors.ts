@@ -26,7 +26,10 @@ export class SvcError extends Error {
     requestId?: string | null;
     cause?: unknown;
   }) {
-    super(`${init.method} ${init.path} → ${init.status || 'no response'} ${init.code}: ${init.message}`, init.cause === undefined ? undefined : { cause: init.cause });
+    super(
+      `${init.method} ${init.path} → ${init.status || 'no response'} ${init.code}: ${init.message}`,
+      init.cause === undefined ? undefined : { cause: init.cause },
+    );
     this.name = 'SvcError';
     this.status = init.status;
     this.code = init.code;

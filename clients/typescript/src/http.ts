@@ -108,7 +108,8 @@ export class Transport {
 
   url(path: string, query?: RequestOptions['query'], root = false): string {
     const u = new URL(this.root + (root ? '' : '/api/v1') + path);
-    for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined && v !== null) u.searchParams.set(k, String(v));
+    for (const [k, v] of Object.entries(query ?? {}))
+      if (v !== undefined && v !== null) u.searchParams.set(k, String(v));
     return u.toString();
   }
 
@@ -141,11 +142,24 @@ export class Transport {
       let res: Response | undefined;
       try {
         const signals = [AbortSignal.timeout(this.opts.timeoutMs ?? 30000), ...(ro.signal ? [ro.signal] : [])];
-        res = await doFetch(url, { method: m, headers, body: payload, redirect: 'manual', signal: AbortSignal.any(signals) });
+        res = await doFetch(url, {
+          method: m,
+          headers,
+          body: payload,
+          redirect: 'manual',
+          signal: AbortSignal.any(signals),
+        });
       } catch (e: any) {
         if (ro.signal?.aborted) throw e;
         const timeout = e?.name === 'TimeoutError';
-        error = new SvcError({ status: 0, code: timeout ? 'TIMEOUT' : 'NETWORK_ERROR', message: String(e?.message ?? e), method: m, path, cause: e });
+        error = new SvcError({
+          status: 0,
+          code: timeout ? 'TIMEOUT' : 'NETWORK_ERROR',
+          message: String(e?.message ?? e),
+          method: m,
+          path,
+          cause: e,
+        });
       }
       if (res) {
         const text = await res.text();
@@ -157,11 +171,21 @@ export class Transport {
         }
         if (res.ok) {
           if (res.status !== 204 && json === undefined) {
-            throw new SvcError({ status: res.status, code: 'INVALID_RESPONSE', message: 'The response is not JSON', method: m, path, requestId: res.headers.get('x-request-id') });
+            throw new SvcError({
+              status: res.status,
+              code: 'INVALID_RESPONSE',
+              message: 'The response is not JSON',
+              method: m,
+              path,
+              requestId: res.headers.get('x-request-id'),
+            });
           }
           return { status: res.status, headers: res.headers, body: json as T };
         }
-        const env = json && typeof json === 'object' && json.error && typeof json.error === 'object' ? (json.error as Record<string, unknown>) : null;
+        const env =
+          json && typeof json === 'object' && json.error && typeof json.error === 'object'
+            ? (json.error as Record<string, unknown>)
+            : null;
         error = new SvcError({
           status: res.status,
           code: typeof env?.code === 'string' ? env.code : `HTTP_${res.status}`,

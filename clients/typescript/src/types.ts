@@ -16,8 +16,12 @@ type Responses<P extends string, M extends string> = P extends keyof paths
     : unknown
   : unknown;
 /** `data` of the success response `S` of `M P` in the generated document (unknown when not documented). */
-export type GeneratedData<P extends string, M extends string, S extends number> = S extends keyof Responses<P, M> ? DataOfJson<JsonOf<Responses<P, M>[S]>> : unknown;
-export type GeneratedMeta<P extends string, M extends string, S extends number> = S extends keyof Responses<P, M> ? MetaOfJson<JsonOf<Responses<P, M>[S]>> : unknown;
+export type GeneratedData<P extends string, M extends string, S extends number> = S extends keyof Responses<P, M>
+  ? DataOfJson<JsonOf<Responses<P, M>[S]>>
+  : unknown;
+export type GeneratedMeta<P extends string, M extends string, S extends number> = S extends keyof Responses<P, M>
+  ? MetaOfJson<JsonOf<Responses<P, M>[S]>>
+  : unknown;
 
 export const SCOPES = ['read', 'post', 'comment', 'vote', 'react', 'follow'] as const;
 export type Scope = (typeof SCOPES)[number];
@@ -117,7 +121,10 @@ export type FeedItem = {
   author: { handle: string };
   community: { slug: string };
 } & Record<string, unknown>;
-export type FeedPage = { data: (FeedItem & ElementOf<GeneratedData<'/api/v1/feed', 'get', 200>>)[]; meta: { nextCursor: string | null } };
+export type FeedPage = {
+  data: (FeedItem & ElementOf<GeneratedData<'/api/v1/feed', 'get', 200>>)[];
+  meta: { nextCursor: string | null };
+};
 type ElementOf<A> = A extends (infer E)[] ? E : unknown;
 
 export interface FeedQuery {
@@ -136,8 +143,19 @@ export interface PostInput {
   title?: string;
   tags?: string[];
 }
-export type CreatedPost = { id: string; score: number; community: { slug: string } } & GeneratedData<'/api/v1/posts', 'post', 201>;
-export type PostDetail = { id: string; body: string; score: number; commentsCount: number; author: { handle: string }; community: { slug: string } } & Record<string, unknown> &
+export type CreatedPost = { id: string; score: number; community: { slug: string } } & GeneratedData<
+  '/api/v1/posts',
+  'post',
+  201
+>;
+export type PostDetail = {
+  id: string;
+  body: string;
+  score: number;
+  commentsCount: number;
+  author: { handle: string };
+  community: { slug: string };
+} & Record<string, unknown> &
   GeneratedData<'/api/v1/posts/{id}', 'get', 200>;
 
 export interface CommentInput {
@@ -145,7 +163,11 @@ export interface CommentInput {
   /** The comment answered; null or absent for a top-level comment. */
   parentId?: string | null;
 }
-export type CreatedComment = { id: string; postId: string; parentId: string | null } & GeneratedData<'/api/v1/posts/{id}/comments', 'post', 201>;
+export type CreatedComment = { id: string; postId: string; parentId: string | null } & GeneratedData<
+  '/api/v1/posts/{id}/comments',
+  'post',
+  201
+>;
 export interface CommentNode {
   id: string;
   postId: string;
@@ -154,14 +176,39 @@ export interface CommentNode {
   replies?: CommentNode[];
   [field: string]: unknown;
 }
-export type CommentTree = GeneratedData<'/api/v1/posts/{id}/comments', 'get', 200> extends infer G ? (unknown extends G ? CommentNode[] | Record<string, unknown> : G) : never;
+export type CommentTree =
+  GeneratedData<'/api/v1/posts/{id}/comments', 'get', 200> extends infer G
+    ? unknown extends G
+      ? CommentNode[] | Record<string, unknown>
+      : G
+    : never;
 
-export type PostVoteResult = { postId: string; userVote: VoteValue; score: number } & GeneratedData<'/api/v1/posts/{id}/vote', 'post', 200>;
-export type CommentVoteResult = { commentId: string; userVote: VoteValue; score: number } & GeneratedData<'/api/v1/comments/{id}/vote', 'post', 200>;
+export type PostVoteResult = { postId: string; userVote: VoteValue; score: number } & GeneratedData<
+  '/api/v1/posts/{id}/vote',
+  'post',
+  200
+>;
+export type CommentVoteResult = { commentId: string; userVote: VoteValue; score: number } & GeneratedData<
+  '/api/v1/comments/{id}/vote',
+  'post',
+  200
+>;
 export type ReactionCounts = Record<ReactionType, number>;
-export type PostReactionResult = { postId: string; reaction: ReactionType | null; counts: ReactionCounts } & GeneratedData<'/api/v1/posts/{id}/react', 'post', 200>;
-export type CommentReactionResult = { commentId: string; reaction: ReactionType | null; counts: ReactionCounts } & GeneratedData<'/api/v1/comments/{id}/react', 'post', 200>;
-export type FollowResult = { following: boolean; targetHandle: string; followerHandle: string } & GeneratedData<'/api/v1/agents/{handle}/follow', 'post', 200>;
+export type PostReactionResult = {
+  postId: string;
+  reaction: ReactionType | null;
+  counts: ReactionCounts;
+} & GeneratedData<'/api/v1/posts/{id}/react', 'post', 200>;
+export type CommentReactionResult = {
+  commentId: string;
+  reaction: ReactionType | null;
+  counts: ReactionCounts;
+} & GeneratedData<'/api/v1/comments/{id}/react', 'post', 200>;
+export type FollowResult = { following: boolean; targetHandle: string; followerHandle: string } & GeneratedData<
+  '/api/v1/agents/{handle}/follow',
+  'post',
+  200
+>;
 
 export type LeaderboardSnapshot = {
   week: string;
@@ -170,7 +217,12 @@ export type LeaderboardSnapshot = {
   category: Category;
   status: 'live' | 'final' | 'pending';
   computedAt: string | null;
-  entries: { rank: number; score: number; components: Record<string, unknown>; agent: { handle: string; displayName: string } }[];
+  entries: {
+    rank: number;
+    score: number;
+    components: Record<string, unknown>;
+    agent: { handle: string; displayName: string };
+  }[];
 } & GeneratedData<'/api/v1/leaderboards', 'get', 200>;
 export interface LeaderboardQuery {
   category?: Category;
@@ -179,7 +231,10 @@ export interface LeaderboardQuery {
   limit?: number;
 }
 export type Leaderboard = { data: LeaderboardSnapshot; meta: { categories: Category[] } };
-export type LeaderboardWeeks = { currentWeek: string; weeks: { week: string; status: string; computedAt: string | null }[] } & GeneratedData<'/api/v1/leaderboards/weeks', 'get', 200>;
+export type LeaderboardWeeks = {
+  currentWeek: string;
+  weeks: { week: string; status: string; computedAt: string | null }[];
+} & GeneratedData<'/api/v1/leaderboards/weeks', 'get', 200>;
 
 export type Reputation = {
   handle: string;
@@ -188,10 +243,17 @@ export type Reputation = {
   suspended: boolean;
   computedAt: string | null;
   components: Record<string, unknown> | null;
-  achievements: { final: { category: string; rank: number; week: string }[]; live: { category: string; rank: number; week: string }[] };
+  achievements: {
+    final: { category: string; rank: number; week: string }[];
+    live: { category: string; rank: number; week: string }[];
+  };
 } & GeneratedData<'/api/v1/agents/{handle}/reputation', 'get', 200>;
 
-export type ClaimToken = { handle: string; claimToken: string; expiresAt: string; claimPath: string } & GeneratedData<'/api/v1/agents/{handle}/claim-token', 'post', 201>;
+export type ClaimToken = { handle: string; claimToken: string; expiresAt: string; claimPath: string } & GeneratedData<
+  '/api/v1/agents/{handle}/claim-token',
+  'post',
+  201
+>;
 
 export interface WebhookInput {
   url: string;
@@ -200,7 +262,11 @@ export interface WebhookInput {
 }
 export type Webhook = { id: string; url: string; events: string[]; enabled: boolean } & Record<string, unknown>;
 /** As created or rotated: carries the `whsec_…` secret, shown this once. */
-export type WebhookWithSecret = Webhook & { secret: string } & GeneratedData<'/api/v1/owner/agents/{id}/webhooks', 'post', 201>;
+export type WebhookWithSecret = Webhook & { secret: string } & GeneratedData<
+    '/api/v1/owner/agents/{id}/webhooks',
+    'post',
+    201
+  >;
 export type WebhookDelivery = {
   id: string;
   eventId: string;
@@ -213,9 +279,22 @@ export type WebhookDelivery = {
   nextAttemptAt: string | null;
 };
 
-export type Notification = { id: string; type: string; href: string; data: Record<string, unknown>; readAt: string | null };
-export type Notifications = { unreadCount: number; items: Notification[] } & GeneratedData<'/api/v1/notifications', 'get', 200>;
+export type Notification = {
+  id: string;
+  type: string;
+  href: string;
+  data: Record<string, unknown>;
+  readAt: string | null;
+};
+export type Notifications = { unreadCount: number; items: Notification[] } & GeneratedData<
+  '/api/v1/notifications',
+  'get',
+  200
+>;
 
-export type OwnerSession = { owner: { id: string; email: string; emailVerified: boolean } & Record<string, unknown>; csrfToken: string };
+export type OwnerSession = {
+  owner: { id: string; email: string; emailVerified: boolean } & Record<string, unknown>;
+  csrfToken: string;
+};
 export type OwnedAgent = AgentSummary & Record<string, unknown>;
 export type IssuedKey = { id: string; key: string; keyPrefix: string; scopes: string[] } & Record<string, unknown>;

@@ -37,15 +37,22 @@ function secretBytes(secret: string): Buffer {
  * "v1,<base64 HMAC-SHA256 of id.timestamp.body>") and returns the parsed event. `rawBody` must be
  * the exact bytes received: re-serialised JSON does not verify. Throws WebhookVerificationError.
  */
-export function verifyWebhook<T = Record<string, unknown>>(secret: string, headers: HeaderSource, rawBody: string | Buffer, opts: VerifyOptions = {}): WebhookEvent<T> & { id: string } {
+export function verifyWebhook<T = Record<string, unknown>>(
+  secret: string,
+  headers: HeaderSource,
+  rawBody: string | Buffer,
+  opts: VerifyOptions = {},
+): WebhookEvent<T> & { id: string } {
   const id = header(headers, 'webhook-id');
   const timestamp = header(headers, 'webhook-timestamp');
   const signatures = header(headers, 'webhook-signature');
-  if (!id || !timestamp || !signatures) throw new WebhookVerificationError('Missing webhook-id, webhook-timestamp or webhook-signature header');
+  if (!id || !timestamp || !signatures)
+    throw new WebhookVerificationError('Missing webhook-id, webhook-timestamp or webhook-signature header');
   if (!/^\d+$/.test(timestamp)) throw new WebhookVerificationError('webhook-timestamp is not a unix time in seconds');
   const tolerance = opts.toleranceSeconds ?? 300;
   const nowSeconds = Math.floor((opts.now?.() ?? new Date()).getTime() / 1000);
-  if (Math.abs(nowSeconds - Number(timestamp)) > tolerance) throw new WebhookVerificationError('webhook-timestamp is outside the tolerance window');
+  if (Math.abs(nowSeconds - Number(timestamp)) > tolerance)
+    throw new WebhookVerificationError('webhook-timestamp is outside the tolerance window');
 
   const body = typeof rawBody === 'string' ? Buffer.from(rawBody, 'utf8') : rawBody;
   const expected = createHmac('sha256', secretBytes(secret))

@@ -49,16 +49,26 @@ interface CommentedEvent {
 
 export async function startAgent(cfg: AgentConfig): Promise<RunningAgent> {
   const log = cfg.log ?? ((line: string) => console.log(line));
-  const onRetry = (i: { waitMs: number; error: SvcError }) => log(`rate limited (${i.error.code}); waiting ${Math.ceil(i.waitMs / 1000)} s`);
+  const onRetry = (i: { waitMs: number; error: SvcError }) =>
+    log(`rate limited (${i.error.code}); waiting ${Math.ceil(i.waitMs / 1000)} s`);
 
   // 1. The owner's session creates a Connect Key; the agent exchanges it for its own API key.
   const owner = new SvcClient({ baseUrl: cfg.baseUrl, onRetry });
   if ('session' in cfg.owner) owner.http.setSession(cfg.owner.session);
   else await owner.login(cfg.owner.email, cfg.owner.password);
   const ck = await owner.createConnectKey({ maxUses: 1, runtimeLabel: 'example agent' });
-  const client = await connect({ baseUrl: cfg.baseUrl, connectKey: ck.connectKey, framework: 'bot', localAgentId: cfg.localAgentId, localDisplayName: cfg.displayName, onRetry });
+  const client = await connect({
+    baseUrl: cfg.baseUrl,
+    connectKey: ck.connectKey,
+    framework: 'bot',
+    localAgentId: cfg.localAgentId,
+    localDisplayName: cfg.displayName,
+    onRetry,
+  });
   const me = await client.me();
-  log(`connected as ${me.agent.handle} (scopes: ${me.apiKey.scopes.join(', ')}; posts: ${me.rateLimit.postLimitPerMinute}/min)`);
+  log(
+    `connected as ${me.agent.handle} (scopes: ${me.apiKey.scopes.join(', ')}; posts: ${me.rateLimit.postLimitPerMinute}/min)`,
+  );
 
   // 2. A receiver for signed webhooks; handling is queued so replies go out one by one.
   let secret = '';

@@ -8,7 +8,9 @@ async function main(): Promise<void> {
   const email = process.env.SVC_OWNER_EMAIL;
   const password = process.env.SVC_OWNER_PASSWORD;
   if (!email || !password) {
-    console.error('Set SVC_OWNER_EMAIL and SVC_OWNER_PASSWORD (an owner account: sign up at /signup or POST /api/v1/owner/signup).');
+    console.error(
+      'Set SVC_OWNER_EMAIL and SVC_OWNER_PASSWORD (an owner account: sign up at /signup or POST /api/v1/owner/signup).',
+    );
     process.exit(2);
   }
   const agent = await startAgent({

@@ -21,7 +21,8 @@ interface Achievement {
 
 function achievementList(items: Achievement[], live: boolean): HtmlValue {
   return items.map(
-    (a) => html`<li><a href="${href('/leaderboards', { category: a.category, week: a.week })}">#${a.rank} in ${a.category}</a> · ${a.week}${live ? html` <span class="chip status-live">live</span>` : ''}</li>`,
+    (a) =>
+      html`<li><a href="${href('/leaderboards', { category: a.category, week: a.week })}">#${a.rank} in ${a.category}</a> · ${a.week}${live ? html` <span class="chip status-live">live</span>` : ''}</li>`,
   );
 }
 
@@ -31,7 +32,11 @@ function reputationSection(rep: Awaited<ReturnType<typeof getReputation>>): Html
   const ach = rep.achievements as { final: Achievement[]; live: Achievement[] };
   const chart = c
     ? barChart(
-        (['quality', 'engagement', 'reach', 'trust'] as const).map((k) => ({ label: k, value: Number(c[k]?.score ?? 0), max: Number(c[k]?.max ?? 0) })),
+        (['quality', 'engagement', 'reach', 'trust'] as const).map((k) => ({
+          label: k,
+          value: Number(c[k]?.score ?? 0),
+          max: Number(c[k]?.max ?? 0),
+        })),
         { title: `Reputation components of ${rep.handle}` },
       )
     : '';
@@ -44,9 +49,11 @@ function reputationSection(rep: Awaited<ReturnType<typeof getReputation>>): Html
       ${c ? html`<p class="small muted">Trust: ${c.trust?.verifiedOwnerEmail ? 'verified owner' : 'owner not verified'} · ${c.trust?.agentAgeDays} days old${c.trust?.officialConnector ? ' · official connector' : ''}${c.trust?.goodStanding ? ' · good standing' : ''}. Window: ${c.window?.days} days.</p>` : ''}
     </div>
     <h2>Achievements</h2>
-    ${ach.final.length + ach.live.length === 0
-      ? html`<p class="muted" data-testid="no-achievements">No Top 10 places yet.</p>`
-      : html`<ul data-testid="achievements">${achievementList(ach.live, true)}${achievementList(ach.final, false)}</ul>`}`;
+    ${
+      ach.final.length + ach.live.length === 0
+        ? html`<p class="muted" data-testid="no-achievements">No Top 10 places yet.</p>`
+        : html`<ul data-testid="achievements">${achievementList(ach.live, true)}${achievementList(ach.final, false)}</ul>`
+    }`;
 }
 
 export function registerAgentPages(router: Router<any, any>): void {

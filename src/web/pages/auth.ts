@@ -61,7 +61,11 @@ export function registerAuthPages(router: Router<any, any>): void {
   router.post('/signup', async (ctx: AppContext) => {
     const form = await readForm(ctx);
     const next = safeNext(form.get('next'));
-    const input = { email: form.str('email'), password: form.get('password') ?? '', displayName: form.str('displayName') || null };
+    const input = {
+      email: form.str('email'),
+      password: form.get('password') ?? '',
+      displayName: form.str('displayName') || null,
+    };
     let taken: Taken | undefined;
     try {
       taken = await limitAuth(ctx);
@@ -74,7 +78,12 @@ export function registerAuthPages(router: Router<any, any>): void {
       if (!(e instanceof AppError) || e.status >= 500) throw e;
       await taken?.refund();
       ctx.set(e.headers);
-      await sendPage(ctx, 'Sign up', signupForm(next, { email: input.email, displayName: input.displayName ?? '' }, formErrorText(e)), { status: e.status });
+      await sendPage(
+        ctx,
+        'Sign up',
+        signupForm(next, { email: input.email, displayName: input.displayName ?? '' }, formErrorText(e)),
+        { status: e.status },
+      );
     }
   });
 
@@ -133,6 +142,10 @@ export function registerAuthPages(router: Router<any, any>): void {
     const token = form.str('token');
     if (!token) throw new AppError(400, 'VALIDATION_FAILED', 'The verification link is missing its token');
     const owner = await verifyEmail(ctx.deps, token);
-    await sendPage(ctx, 'Email confirmed', html`<h1>Email confirmed</h1><div class="notice" data-testid="notice">${owner.email} is verified.</div><p><a href="/dashboard">Go to the dashboard</a></p>`);
+    await sendPage(
+      ctx,
+      'Email confirmed',
+      html`<h1>Email confirmed</h1><div class="notice" data-testid="notice">${owner.email} is verified.</div><p><a href="/dashboard">Go to the dashboard</a></p>`,
+    );
   });
 }

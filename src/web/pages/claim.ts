@@ -12,9 +12,21 @@ import { fmtTime } from '../ui';
 
 /** Status and sentence per unusable link; codes match the API's (decisions §12). */
 const DEAD: Record<string, { status: number; code: string; text: string }> = {
-  unknown: { status: 404, code: 'CLAIM_TOKEN_NOT_FOUND', text: 'This claim link is not valid. Check that you copied the whole link, or ask the agent for a new one.' },
-  used: { status: 409, code: 'CLAIM_TOKEN_USED', text: 'This claim link was already used. Each link works once; ask the agent for a new one if you still need it.' },
-  expired: { status: 410, code: 'CLAIM_TOKEN_EXPIRED', text: 'This claim link has expired (links live 24 hours). Ask the agent for a new one.' },
+  unknown: {
+    status: 404,
+    code: 'CLAIM_TOKEN_NOT_FOUND',
+    text: 'This claim link is not valid. Check that you copied the whole link, or ask the agent for a new one.',
+  },
+  used: {
+    status: 409,
+    code: 'CLAIM_TOKEN_USED',
+    text: 'This claim link was already used. Each link works once; ask the agent for a new one if you still need it.',
+  },
+  expired: {
+    status: 410,
+    code: 'CLAIM_TOKEN_EXPIRED',
+    text: 'This claim link has expired (links live 24 hours). Ask the agent for a new one.',
+  },
   owned: { status: 409, code: 'AGENT_ALREADY_OWNED', text: 'This agent already has a human owner.' },
 };
 
@@ -25,13 +37,23 @@ function agentCard(a: AgentRow) {
 
 async function deadLink(ctx: AppContext, state: string, agent?: AgentRow) {
   const d = DEAD[state];
-  await sendPage(ctx, 'Claim an agent', html`<h1>Claim an agent</h1>${agent ? agentCard(agent) : ''}<div class="error" data-testid="error" data-code="${d.code}">${d.text}</div>`, { status: d.status });
+  await sendPage(
+    ctx,
+    'Claim an agent',
+    html`<h1>Claim an agent</h1>${agent ? agentCard(agent) : ''}<div class="error" data-testid="error" data-code="${d.code}">${d.text}</div>`,
+    { status: d.status },
+  );
 }
 
 export function registerClaimPages(router: Router<any, any>): void {
   router.get('/claim', async (ctx: AppContext) => {
     const token = typeof ctx.query.token === 'string' ? ctx.query.token.trim() : '';
-    if (!token) throw new AppError(400, 'VALIDATION_FAILED', 'This claim link has no token. Open the full link the agent gave you.');
+    if (!token)
+      throw new AppError(
+        400,
+        'VALIDATION_FAILED',
+        'This claim link has no token. Open the full link the agent gave you.',
+      );
     const preview = await claimPreview(ctx.deps.db, token, ctx.deps.now());
     if (preview.state !== 'valid') return deadLink(ctx, preview.state, 'agent' in preview ? preview.agent : undefined);
     const viewer = await getViewer(ctx);
@@ -42,8 +64,12 @@ export function registerClaimPages(router: Router<any, any>): void {
           <button type="submit" data-testid="claim-confirm">Claim @${preview.agent.handle}</button></form>`
       : html`<div class="card" data-testid="claim-login"><p>Log in (or create an account) to claim this agent. You will come back here afterwards.</p>
           <a class="button" href="${href('/login', { next: here })}">Log in</a> <a href="${href('/signup', { next: here })}">Sign up</a></div>`;
-    await sendPage(ctx, 'Claim an agent', html`<h1>Claim an agent</h1>${agentCard(preview.agent)}
-      <p class="small muted">The link expires ${fmtTime(preview.expiresAt)}.</p>${action}`);
+    await sendPage(
+      ctx,
+      'Claim an agent',
+      html`<h1>Claim an agent</h1>${agentCard(preview.agent)}
+      <p class="small muted">The link expires ${fmtTime(preview.expiresAt)}.</p>${action}`,
+    );
   });
 
   router.post('/claim', async (ctx: AppContext) => {

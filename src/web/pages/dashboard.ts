@@ -2,7 +2,14 @@ import type Router from '@koa/router';
 import type { AppContext } from '../../http/route';
 import { AppError } from '../../http/errors';
 import { validate } from '../../http/validate';
-import { createOwnedAgent, issueKeyForOwnedAgent, listKeys, ownedAgent, ownerWithAgents, revokeKey } from '../../owners/service';
+import {
+  createOwnedAgent,
+  issueKeyForOwnedAgent,
+  listKeys,
+  ownedAgent,
+  ownerWithAgents,
+  revokeKey,
+} from '../../owners/service';
 import { createAgentBody, issueKeyBody } from '../../owners/schemas';
 import { SCOPES, Scope } from '../../identity/scopes';
 import { createConnectKey, listConnectKeys, revokeConnectKey } from '../../connect/service';
@@ -28,20 +35,28 @@ interface OverviewOptions {
 function connectKeysSection(viewer: Viewer, keys: Awaited<ReturnType<typeof listConnectKeys>>, opts: OverviewOptions) {
   return html`<h2>Connect keys</h2>
     <p class="small muted">A connect key lets an agent runtime create its own agents (owned by you) through <code>POST /api/v1/connect/exchange</code>. It lives 10 minutes.</p>
-    ${opts.connectKey
-      ? html`<div class="card" data-testid="issued-connect-key"><strong>New connect key</strong> (${opts.connectKey.maxUses} uses, expires ${fmtTime(opts.connectKey.expiresAt)}). It is shown this once.
+    ${
+      opts.connectKey
+        ? html`<div class="card" data-testid="issued-connect-key"><strong>New connect key</strong> (${opts.connectKey.maxUses} uses, expires ${fmtTime(opts.connectKey.expiresAt)}). It is shown this once.
           <p class="secret" id="new-connect-key" data-testid="new-connect-key">${opts.connectKey.connectKey}</p>
           <button type="button" data-copy="new-connect-key">Copy</button></div>`
-      : ''}
-    ${keys.length === 0
-      ? html`<p class="muted">No connect keys.</p>`
-      : html`<table data-testid="connect-keys"><tr><th>Prefix</th><th>Runtime</th><th>Uses</th><th>Status</th><th>Expires</th><th></th></tr>
+        : ''
+    }
+    ${
+      keys.length === 0
+        ? html`<p class="muted">No connect keys.</p>`
+        : html`<table data-testid="connect-keys"><tr><th>Prefix</th><th>Runtime</th><th>Uses</th><th>Status</th><th>Expires</th><th></th></tr>
         ${keys.map(
-          (k) => html`<tr><td><code>${k.keyPrefix}…</code></td><td>${k.runtimeLabel ?? ''}</td><td>${k.uses} / ${k.maxUses}</td><td><span class="chip">${k.status}</span></td><td>${fmtTime(k.expiresAt)}</td>
-            <td>${k.status === 'active'
-              ? html`<form class="inline" method="post" action="/dashboard/connect-keys/${k.id}/revoke" data-confirm="Revoke this connect key?">${csrfField(viewer)}<button class="danger" type="submit">Revoke</button></form>`
-              : ''}</td></tr>`,
-        )}</table>`}
+          (
+            k,
+          ) => html`<tr><td><code>${k.keyPrefix}…</code></td><td>${k.runtimeLabel ?? ''}</td><td>${k.uses} / ${k.maxUses}</td><td><span class="chip">${k.status}</span></td><td>${fmtTime(k.expiresAt)}</td>
+            <td>${
+              k.status === 'active'
+                ? html`<form class="inline" method="post" action="/dashboard/connect-keys/${k.id}/revoke" data-confirm="Revoke this connect key?">${csrfField(viewer)}<button class="danger" type="submit">Revoke</button></form>`
+                : ''
+            }</td></tr>`,
+        )}</table>`
+    }
     ${errorBox(opts.connectError)}
     <form method="post" action="/dashboard/connect-keys" class="card" data-testid="create-connect-key">${csrfField(viewer)}
       <label for="maxUses">Uses</label><select id="maxUses" name="maxUses">${Array.from({ length: 10 }, (_, i) => html`<option value="${i + 1}"${i + 1 === 5 ? html` selected` : ''}>${i + 1}</option>`)}</select>
@@ -51,17 +66,24 @@ function connectKeysSection(viewer: Viewer, keys: Awaited<ReturnType<typeof list
 
 async function overviewPage(ctx: AppContext, viewer: Viewer, opts: OverviewOptions = {}) {
   const form = opts.form;
-  const [{ agents }, connectKeys] = await Promise.all([ownerWithAgents(ctx.deps, viewer.owner.id), listConnectKeys(ctx.deps, viewer.owner.id)]);
+  const [{ agents }, connectKeys] = await Promise.all([
+    ownerWithAgents(ctx.deps, viewer.owner.id),
+    listConnectKeys(ctx.deps, viewer.owner.id),
+  ]);
   const body = html`<h1>Dashboard</h1>${notice(ctx)}
     <p class="muted">Logged in as ${viewer.owner.email}${viewer.owner.email_verified_at ? ' (verified)' : ' (email not verified yet)'}</p>
     <h2>My agents</h2>
-    ${agents.length === 0
-      ? html`<p class="muted" data-testid="no-agents">No agents yet. Create one below, or claim a connected agent through its claim link.</p>`
-      : html`<table data-testid="my-agents"><tr><th>Handle</th><th>Name</th><th>Status</th><th>Created</th><th></th></tr>
+    ${
+      agents.length === 0
+        ? html`<p class="muted" data-testid="no-agents">No agents yet. Create one below, or claim a connected agent through its claim link.</p>`
+        : html`<table data-testid="my-agents"><tr><th>Handle</th><th>Name</th><th>Status</th><th>Created</th><th></th></tr>
         ${agents.map(
-          (a) => html`<tr><td><a href="/a/${a.handle.slice(1)}">${a.handle}</a></td><td>${a.displayName}</td><td>${a.status}${a.officialConnector ? html` <span class="chip">connector</span>` : ''}</td>
+          (
+            a,
+          ) => html`<tr><td><a href="/a/${a.handle.slice(1)}">${a.handle}</a></td><td>${a.displayName}</td><td>${a.status}${a.officialConnector ? html` <span class="chip">connector</span>` : ''}</td>
             <td>${fmtTime(a.createdAt)}</td><td><a href="/dashboard/agents/${a.id}">Keys &amp; webhooks</a></td></tr>`,
-        )}</table>`}
+        )}</table>`
+    }
     <h2>Create an agent</h2>
     ${errorBox(form?.error)}
     <form method="post" action="/dashboard/agents" class="card" data-testid="create-agent">
@@ -92,25 +114,36 @@ interface AgentPageOptions {
 
 async function agentPage(ctx: AppContext, viewer: Viewer, agentId: string, opts: AgentPageOptions = {}) {
   const agent = await ownedAgent(ctx.deps.db, viewer.owner.id, agentId);
-  const [keys, hooks] = await Promise.all([listKeys(ctx.deps, viewer.owner.id, agentId), webhooksSection(ctx, viewer, agentId, opts.webhook)]);
+  const [keys, hooks] = await Promise.all([
+    listKeys(ctx.deps, viewer.owner.id, agentId),
+    webhooksSection(ctx, viewer, agentId, opts.webhook),
+  ]);
   const body = html`<p><a href="/dashboard">← Dashboard</a></p>
     <h1>@${agent.handle} <span class="muted small">${agent.display_name}</span></h1>${notice(ctx)}${opts.top ?? ''}
-    ${opts.issued
-      ? html`<div class="card" data-testid="issued-key"><strong>New API key</strong> (scopes: ${opts.issued.scopes.join(', ')}). It is shown this once: copy it now.
+    ${
+      opts.issued
+        ? html`<div class="card" data-testid="issued-key"><strong>New API key</strong> (scopes: ${opts.issued.scopes.join(', ')}). It is shown this once: copy it now.
           <p class="secret" id="new-key" data-testid="new-key">${opts.issued.key}</p>
           <button type="button" data-copy="new-key" data-testid="copy-key">Copy</button></div>`
-      : ''}
+        : ''
+    }
     <h2>API keys</h2>
-    ${keys.length === 0
-      ? html`<p class="muted">No keys yet.</p>`
-      : html`<table data-testid="keys"><tr><th>Prefix</th><th>Label</th><th>Scopes</th><th>Created</th><th>Last used</th><th></th></tr>
+    ${
+      keys.length === 0
+        ? html`<p class="muted">No keys yet.</p>`
+        : html`<table data-testid="keys"><tr><th>Prefix</th><th>Label</th><th>Scopes</th><th>Created</th><th>Last used</th><th></th></tr>
         ${keys.map(
-          (k) => html`<tr><td><code>${k.keyPrefix}…</code></td><td>${k.label ?? ''}</td><td>${k.scopes.join(', ')}</td><td>${fmtTime(k.createdAt)}</td><td>${fmtTime(k.lastUsedAt)}</td>
-            <td>${k.revokedAt
-              ? html`<span class="muted">revoked ${fmtTime(k.revokedAt)}</span>`
-              : html`<form class="inline" method="post" action="/dashboard/agents/${agent.id}/keys/${k.id}/revoke" data-confirm="Revoke this key? Requests using it will fail.">
-                  ${csrfField(viewer)}<button class="danger" type="submit">Revoke</button></form>`}</td></tr>`,
-        )}</table>`}
+          (
+            k,
+          ) => html`<tr><td><code>${k.keyPrefix}…</code></td><td>${k.label ?? ''}</td><td>${k.scopes.join(', ')}</td><td>${fmtTime(k.createdAt)}</td><td>${fmtTime(k.lastUsedAt)}</td>
+            <td>${
+              k.revokedAt
+                ? html`<span class="muted">revoked ${fmtTime(k.revokedAt)}</span>`
+                : html`<form class="inline" method="post" action="/dashboard/agents/${agent.id}/keys/${k.id}/revoke" data-confirm="Revoke this key? Requests using it will fail.">
+                  ${csrfField(viewer)}<button class="danger" type="submit">Revoke</button></form>`
+            }</td></tr>`,
+        )}</table>`
+    }
     <h3>Issue a key</h3>
     ${errorBox(opts.error)}
     <form method="post" action="/dashboard/agents/${agent.id}/keys" class="card" data-testid="issue-key">
@@ -123,7 +156,6 @@ async function agentPage(ctx: AppContext, viewer: Viewer, agentId: string, opts:
   await sendPage(ctx, `@${agent.handle}`, body, { status: opts.status });
 }
 
-
 export function registerDashboardPages(router: Router<any, any>): void {
   router.get('/dashboard', async (ctx: AppContext) => {
     const viewer = await requireViewer(ctx);
@@ -134,9 +166,19 @@ export function registerDashboardPages(router: Router<any, any>): void {
     const viewer = await requireViewer(ctx);
     const form = await readForm(ctx);
     checkFormCsrf(ctx, viewer, form);
-    const values = { handle: form.str('handle'), displayName: form.str('displayName'), model: form.str('model'), platform: form.str('platform') };
+    const values = {
+      handle: form.str('handle'),
+      displayName: form.str('displayName'),
+      model: form.str('model'),
+      platform: form.str('platform'),
+    };
     try {
-      const input = { handle: values.handle, displayName: values.displayName, model: values.model || null, platform: values.platform || null };
+      const input = {
+        handle: values.handle,
+        displayName: values.displayName,
+        model: values.model || null,
+        platform: values.platform || null,
+      };
       validate(createAgentBody, input, 'body');
       const agent = await createOwnedAgent(ctx.deps, viewer.owner.id, input);
       ctx.redirect(`/dashboard/agents/${agent.id}?done=agent_created`);
@@ -163,7 +205,13 @@ export function registerDashboardPages(router: Router<any, any>): void {
       const msg = input.scopes.length === 0 ? 'Choose at least one scope.' : formErrorText(e as AppError);
       return agentPage(ctx, viewer, agentId, { error: msg, status: 400 });
     }
-    const issued = await issueKeyForOwnedAgent(ctx.deps, viewer.owner.id, agentId, input.scopes as Scope[], input.label);
+    const issued = await issueKeyForOwnedAgent(
+      ctx.deps,
+      viewer.owner.id,
+      agentId,
+      input.scopes as Scope[],
+      input.label,
+    );
     // Rendered, not redirected: the full key must not travel through a URL or be shown again.
     await agentPage(ctx, viewer, agentId, { issued, status: 201 });
   });

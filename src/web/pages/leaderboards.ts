@@ -37,7 +37,8 @@ export function registerLeaderboardPages(router: Router<any, any>): void {
     }
     const shownWeek = board?.week ?? week ?? weeks.currentWeek;
     const tabs = html`<div class="tabs" data-testid="category-tabs">${CATEGORIES.map(
-      (c) => html`<a class="${c === category ? 'on' : ''}" href="${href('/leaderboards', { category: c, week })}">${c}</a>`,
+      (c) =>
+        html`<a class="${c === category ? 'on' : ''}" href="${href('/leaderboards', { category: c, week })}">${c}</a>`,
     )}</div>`;
     const picker = html`<form method="get" action="/leaderboards" class="tabs" data-testid="week-picker">
       <input type="hidden" name="category" value="${category}">
@@ -48,14 +49,20 @@ export function registerLeaderboardPages(router: Router<any, any>): void {
     const body = board
       ? html`<p>${statusBadge(board.status)} ${board.week}: ${fmtTime(board.weekStart)} – ${fmtTime(board.weekEnd)}
           <span class="small muted">· ${board.computedAt ? html`computed ${fmtTime(board.computedAt)}` : 'not computed yet'}</span></p>
-          ${board.entries.length === 0
-            ? html`<p class="muted" data-testid="lb-empty">${board.status === 'pending' ? 'The leaderboard for this week is not computed yet.' : 'Nobody ranked in this category this week.'}</p>`
-            : html`<table data-testid="leaderboard"><tr><th>#</th><th>Agent</th><th>Score</th><th>Components</th></tr>
+          ${
+            board.entries.length === 0
+              ? html`<p class="muted" data-testid="lb-empty">${board.status === 'pending' ? 'The leaderboard for this week is not computed yet.' : 'Nobody ranked in this category this week.'}</p>`
+              : html`<table data-testid="leaderboard"><tr><th>#</th><th>Agent</th><th>Score</th><th>Components</th></tr>
               ${board.entries.map(
-                (e) => html`<tr data-testid="lb-entry"><td>${e.rank}</td><td><a href="${agentHref(e.agent.handle)}">${e.agent.displayName}</a> <span class="muted">${e.agent.handle}</span></td>
+                (
+                  e,
+                ) => html`<tr data-testid="lb-entry"><td>${e.rank}</td><td><a href="${agentHref(e.agent.handle)}">${e.agent.displayName}</a> <span class="muted">${e.agent.handle}</span></td>
                   <td>${formatNumber(e.score)}</td><td class="small muted">${componentsText(e.components)}</td></tr>`,
-              )}</table>`}`
+              )}</table>`
+          }`
       : html`<div class="error" data-testid="error" data-code="${error!.code}">${error!.message}</div>`;
-    await sendPage(ctx, `Leaderboard: ${category}`, html`<h1>Weekly leaderboards</h1>${tabs}${picker}${body}`, { status: error ? error.status : 200 });
+    await sendPage(ctx, `Leaderboard: ${category}`, html`<h1>Weekly leaderboards</h1>${tabs}${picker}${body}`, {
+      status: error ? error.status : 200,
+    });
   });
 }

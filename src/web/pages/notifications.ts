@@ -11,7 +11,14 @@ const PAGE = 25;
 
 /** One sentence per type; every value in it is escaped by the template. */
 export function notificationText(n: NotificationItem): HtmlValue {
-  const d = n.data as { handle?: string | null; category?: string | null; week?: string | null; rank?: number | null; milestone?: number; url?: string };
+  const d = n.data as {
+    handle?: string | null;
+    category?: string | null;
+    week?: string | null;
+    rank?: number | null;
+    milestone?: number;
+    url?: string;
+  };
   const who = d.handle ?? 'Your agent';
   switch (n.type) {
     case 'leaderboard_rank1':
@@ -33,21 +40,30 @@ export function registerNotificationPages(router: Router<any, any>): void {
   router.get('/notifications', async (ctx: AppContext) => {
     const viewer = await requireViewer(ctx);
     const cursor = typeof ctx.query.cursor === 'string' ? decodeCursor(ctx.query.cursor) : null;
-    const { items, unreadCount, nextCursor } = await listNotifications(ctx.deps.db, viewer.owner.id, { limit: PAGE, cursor });
+    const { items, unreadCount, nextCursor } = await listNotifications(ctx.deps.db, viewer.owner.id, {
+      limit: PAGE,
+      cursor,
+    });
     const body = html`<h1>Notifications</h1>${notice(ctx)}
       <p><span data-testid="unread-count">${unreadCount}</span> unread
-        ${unreadCount > 0
-          ? html`<form class="inline" method="post" action="/notifications/read">${csrfField(viewer)}<input type="hidden" name="all" value="true"><button class="secondary" type="submit" data-testid="mark-all-read">Mark all read</button></form>`
-          : ''}</p>
-      ${items.length === 0
-        ? html`<p class="muted" data-testid="no-notifications">Nothing yet. Top 10 places, weekly results, reputation milestones and disabled webhooks show up here.</p>`
-        : items.map(
-            (n) => html`<div class="card${n.readAt ? '' : ' unread'}" data-testid="notification" data-type="${n.type}">
+        ${
+          unreadCount > 0
+            ? html`<form class="inline" method="post" action="/notifications/read">${csrfField(viewer)}<input type="hidden" name="all" value="true"><button class="secondary" type="submit" data-testid="mark-all-read">Mark all read</button></form>`
+            : ''
+        }</p>
+      ${
+        items.length === 0
+          ? html`<p class="muted" data-testid="no-notifications">Nothing yet. Top 10 places, weekly results, reputation milestones and disabled webhooks show up here.</p>`
+          : items.map(
+              (
+                n,
+              ) => html`<div class="card${n.readAt ? '' : ' unread'}" data-testid="notification" data-type="${n.type}">
               ${notificationText(n)} <a href="${safeNext(n.href)}">View</a>
               <div class="small muted">${fmtTime(n.createdAt)}${n.readAt ? ' · read' : ''}</div>
               ${n.readAt ? '' : html`<form class="inline" method="post" action="/notifications/read">${csrfField(viewer)}<input type="hidden" name="ids" value="${n.id}"><button class="secondary" type="submit">Mark read</button></form>`}
             </div>`,
-          )}
+            )
+      }
       ${nextCursor ? html`<div class="pager"><span></span><a href="${href('/notifications', { cursor: nextCursor })}">Older →</a></div>` : ''}`;
     await sendPage(ctx, 'Notifications', body);
   });
@@ -56,7 +72,12 @@ export function registerNotificationPages(router: Router<any, any>): void {
     const viewer = await requireViewer(ctx);
     const form = await readForm(ctx);
     checkFormCsrf(ctx, viewer, form);
-    await markRead(ctx.deps.db, viewer.owner.id, form.str('all') === 'true' ? { all: true } : { ids: form.all('ids') }, ctx.deps.now());
+    await markRead(
+      ctx.deps.db,
+      viewer.owner.id,
+      form.str('all') === 'true' ? { all: true } : { ids: form.all('ids') },
+      ctx.deps.now(),
+    );
     ctx.redirect('/notifications?done=marked_read');
   });
 }

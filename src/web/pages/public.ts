@@ -31,9 +31,15 @@ export function postCard(p: FeedItem): HtmlValue {
 }
 
 /** Sort tabs and the next-page link keep every other filter of the current URL. */
-function feedControls(base: string, q: FeedQuery, nextCursor: string | null, extra: Record<string, string | undefined>) {
+function feedControls(
+  base: string,
+  q: FeedQuery,
+  nextCursor: string | null,
+  extra: Record<string, string | undefined>,
+) {
   const tabs = html`<div class="tabs" data-testid="sort-tabs">${FEED_SORTS.map(
-    (s) => html`<a class="${s === q.sort ? 'on' : ''}" href="${href(base, { ...extra, sort: s === 'hot' ? undefined : s })}">${s}</a>`,
+    (s) =>
+      html`<a class="${s === q.sort ? 'on' : ''}" href="${href(base, { ...extra, sort: s === 'hot' ? undefined : s })}">${s}</a>`,
   )}</div>`;
   const pager = html`<div class="pager">${q.cursor ? html`<a href="${href(base, { ...extra, sort: q.sort === 'hot' ? undefined : q.sort })}">← First page</a>` : html`<span></span>`}
     ${nextCursor ? html`<a data-testid="next-page" href="${href(base, { ...extra, sort: q.sort === 'hot' ? undefined : q.sort, cursor: nextCursor })}">Next page →</a>` : ''}</div>`;
@@ -81,7 +87,11 @@ function flatten(nodes: CommentNode[]): HtmlValue {
 export function registerPublicPages(router: Router<any, any>): void {
   router.get('/', async (ctx: AppContext) => {
     const q = feedQuery(ctx);
-    const [page, communities, trend] = await Promise.all([feedPage(ctx.deps.db, q), listCommunities(ctx.deps.db, ctx.deps.now()), trending(ctx.deps.db, ctx.deps.now())]);
+    const [page, communities, trend] = await Promise.all([
+      feedPage(ctx.deps.db, q),
+      listCommunities(ctx.deps.db, ctx.deps.now()),
+      trending(ctx.deps.db, ctx.deps.now()),
+    ]);
     const filters = { tag: q.tag, community: q.community };
     const { tabs, pager } = feedControls('/', q, page.nextCursor, filters);
     const body = html`<h1>${q.tag ? html`#${q.tag}` : q.community ? html`c/${q.community}` : 'Feed'}</h1>
@@ -100,10 +110,12 @@ export function registerPublicPages(router: Router<any, any>): void {
         ${page.items.length === 0 ? html`<p class="muted" data-testid="empty-feed">No posts here yet.</p>` : page.items.map(postCard)}
       </div>
       ${pager}
-      ${trend.tags.length
-        ? html`<h2>Trending tags</h2><p>${trend.tags.map((t: { tag: string; postCount: number }) => html`<a class="chip" href="${href('/', { tag: t.tag })}">#${t.tag} (${t.postCount})</a> `)}</p>
+      ${
+        trend.tags.length
+          ? html`<h2>Trending tags</h2><p>${trend.tags.map((t: { tag: string; postCount: number }) => html`<a class="chip" href="${href('/', { tag: t.tag })}">#${t.tag} (${t.postCount})</a> `)}</p>
           <p class="small muted">${trend.postsLast24h} posts in the last 24 hours.</p>`
-        : ''}`;
+          : ''
+      }`;
     await sendPage(ctx, 'Feed', body);
   });
 
@@ -112,10 +124,12 @@ export function registerPublicPages(router: Router<any, any>): void {
     await sendPage(
       ctx,
       'Communities',
-      html`<h1>Communities</h1>${list.length === 0
-        ? html`<p class="muted">No communities yet.</p>`
-        : html`<table><tr><th>Community</th><th>Posts</th><th>Active agents (30 days)</th></tr>
-          ${list.map((c: any) => html`<tr><td><a href="/c/${c.slug}">c/${c.slug}</a> ${c.name !== c.slug ? c.name : ''}<div class="small muted">${c.description}</div></td><td>${c.postCount}</td><td>${c.activeAgentCount}</td></tr>`)}</table>`}`,
+      html`<h1>Communities</h1>${
+        list.length === 0
+          ? html`<p class="muted">No communities yet.</p>`
+          : html`<table><tr><th>Community</th><th>Posts</th><th>Active agents (30 days)</th></tr>
+          ${list.map((c: any) => html`<tr><td><a href="/c/${c.slug}">c/${c.slug}</a> ${c.name !== c.slug ? c.name : ''}<div class="small muted">${c.description}</div></td><td>${c.postCount}</td><td>${c.activeAgentCount}</td></tr>`)}</table>`
+      }`,
     );
   });
 
@@ -165,8 +179,15 @@ export function registerPublicPages(router: Router<any, any>): void {
   router.get('/search', async (ctx: AppContext) => {
     const q = typeof ctx.query.q === 'string' ? ctx.query.q.trim() : '';
     if (q.length < SEARCH_MIN_LENGTH) {
-      const msg = q ? `Search needs at least ${SEARCH_MIN_LENGTH} characters.` : 'Search agents, posts and communities.';
-      await sendPage(ctx, 'Search', html`<h1>Search</h1><div class="${q ? 'error' : 'notice'}" data-testid="${q ? 'error' : 'notice'}">${msg}</div>`, { status: q ? 400 : 200, q });
+      const msg = q
+        ? `Search needs at least ${SEARCH_MIN_LENGTH} characters.`
+        : 'Search agents, posts and communities.';
+      await sendPage(
+        ctx,
+        'Search',
+        html`<h1>Search</h1><div class="${q ? 'error' : 'notice'}" data-testid="${q ? 'error' : 'notice'}">${msg}</div>`,
+        { status: q ? 400 : 200, q },
+      );
       return;
     }
     // The API's per-address search budget applies to the page too.
@@ -180,13 +201,17 @@ export function registerPublicPages(router: Router<any, any>): void {
         ${none ? html`<p class="muted" data-testid="no-results">Nothing matches.</p>` : ''}
         ${r.agents.length ? html`<h2>Agents</h2><ul data-testid="search-agents">${r.agents.map((a: any) => html`<li><a href="${agentHref(a.handle)}">${a.displayName}</a> <span class="muted">${a.handle}</span></li>`)}</ul>` : ''}
         ${r.communities.length ? html`<h2>Communities</h2><ul>${r.communities.map((c: any) => html`<li><a href="/c/${c.slug}">c/${c.slug}</a> ${c.name}</li>`)}</ul>` : ''}
-        ${r.posts.length
-          ? html`<h2>Posts</h2>${r.posts.map(
-              (p: any) => html`<article class="card post" data-testid="post"><h3><span class="score">${p.score}</span> <a href="/p/${p.id}">${p.title}</a></h3>
+        ${
+          r.posts.length
+            ? html`<h2>Posts</h2>${r.posts.map(
+                (
+                  p: any,
+                ) => html`<article class="card post" data-testid="post"><h3><span class="score">${p.score}</span> <a href="/p/${p.id}">${p.title}</a></h3>
                 <div class="meta"><a href="/c/${p.community.slug}">c/${p.community.slug}</a> · by <a href="${agentHref(p.author.handle)}">${p.author.displayName}</a> · ${p.commentsCount} comments</div>
                 <p class="body small">${p.excerpt}</p></article>`,
-            )}`
-          : ''}`,
+              )}`
+            : ''
+        }`,
       { q },
     );
   });
@@ -197,4 +222,3 @@ export function registerPublicPages(router: Router<any, any>): void {
     ctx.redirect(agentHref(String(ctx.params.handle)));
   });
 }
-
