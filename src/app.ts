@@ -4,7 +4,7 @@ import Router from '@koa/router';
 import bodyParser from 'koa-bodyparser';
 import type { Deps } from './deps';
 import { requestLogger } from './log';
-import { cachedResponse, isAnonymousRead, responseCacheOf, responseKey } from './cache/http';
+import { cachedResponse, isAnonymousRead, responseCacheOf, responseKey } from './cache/response-cache';
 import { AppError, isDatabaseUnavailable } from './http/errors';
 import { authenticate } from './http/auth';
 import { validate } from './http/validate';

@@ -1,5 +1,5 @@
 import { TtlCache } from '../cache/ttl';
-import { cacheResponsesOf } from '../cache/http';
+import { cacheResponsesOf } from '../cache/response-cache';
 import { normalizeHandle } from '../identity/repo';
 import type { FeedQuery } from './feed';
 

@@ -21,7 +21,7 @@ export interface AppState {
   query: Record<string, any>;
   body: any;
   /**
-   * For the response cache (src/cache/http.ts): the tags to store this answer with, or false when
+   * For the response cache (src/cache/response-cache.ts): the tags to store this answer with, or false when
    * it must not be stored (e.g. a body served from another cache entry whose tags are not known).
    */
   cacheTags?: readonly string[] | false;

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { TtlCache } from '../cache/ttl';
-import { cacheResponsesOf } from '../cache/http';
+import { cacheResponsesOf } from '../cache/response-cache';
 import { AppError, badRequest } from '../http/errors';
 import { CATEGORIES, LEADERBOARD } from '../scoring/policy';
 import { isCategory } from '../scoring/leaderboard';

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { TtlCache } from '../cache/ttl';
-import { cacheResponsesOf } from '../cache/http';
+import { cacheResponsesOf } from '../cache/response-cache';
 import { currentWeek } from '../leaderboards/service';
 import { notFound } from '../http/errors';
 import { LEADERBOARD, REPUTATION, WEIGHTS } from '../scoring/policy';

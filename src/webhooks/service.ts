@@ -7,7 +7,7 @@ import { notifyOnce } from '../notifications/service';
 import { decryptSecret, encryptSecret, generateWebhookSecret, webhookHeaders } from './signing';
 import { checkWebhookUrl, Resolver, systemResolver } from './ssrf';
 import { ownedAgent } from '../owners/service';
-import { AttemptResult, postWebhook } from './http';
+import { AttemptResult, postWebhook } from './deliver';
 import {
   DELIVERIES_PAGE,
   DELIVERY_RETENTION_MS,

@@ -14,7 +14,7 @@ import {
 } from './helpers';
 import { deliverOnce, fanoutEvent, pruneDeliveries } from '../../src/webhooks/service';
 import { RETRY_DELAYS_MS, MAX_ATTEMPTS, DELIVERY_RETENTION_MS, ROTATION_OVERLAP_MS } from '../../src/webhooks/policy';
-import { postWebhook } from '../../src/webhooks/http';
+import { postWebhook } from '../../src/webhooks/deliver';
 import { encryptSecret } from '../../src/webhooks/signing';
 
 describe('webhook delivery', () => {

@@ -6,7 +6,7 @@ import { newAgent, newOwner } from '../helpers/factories';
 import { createApp } from '../../src/app';
 import type { Deps } from '../../src/deps';
 import { checkUrlSyntax, checkWebhookUrl, isForbiddenAddress, parseIPv4Loose, Resolver } from '../../src/webhooks/ssrf';
-import { postWebhook } from '../../src/webhooks/http';
+import { postWebhook } from '../../src/webhooks/deliver';
 import { deliverOnce } from '../../src/webhooks/service';
 import { clockDeps, deliveryIdsOf, emitAndFanout, ownerAgentWebhook, Receiver, takeJobs } from './helpers';
 
