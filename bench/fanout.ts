@@ -19,6 +19,8 @@ import { createLogger } from '../src/log';
 import { createDb } from '../src/db/knex';
 import { migrateAll } from '../src/db/migrate';
 import { createLimiter } from '../src/limits';
+import { Caches } from '../src/caches';
+import { ScoringPool } from '../src/scoring/pool';
 import type { Deps } from '../src/deps';
 import { createAgent, createOwner } from '../src/identity/service';
 import { createWebhook } from '../src/webhooks/service';
@@ -61,7 +63,15 @@ async function main() {
   });
   const log = createLogger('silent');
   const db = createDb(databaseUrl, 10);
-  const deps: Deps = { config, log, db, limiter: createLimiter(config, log), now: () => new Date() };
+  const deps: Deps = {
+    config,
+    log,
+    db,
+    limiter: createLimiter(config, log),
+    caches: new Caches(config.nodeEnv),
+    scoringPool: new ScoringPool(1),
+    now: () => new Date(),
+  };
   try {
     await migrateAll(db, databaseUrl);
     const owner = await createOwner(db, { email: 'bench@example.test', password: 'bench-password-123' });

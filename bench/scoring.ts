@@ -20,9 +20,12 @@ import knexFactory, { Knex } from 'knex';
 import { createDb } from '../src/db/knex';
 import { migrateAll } from '../src/db/migrate';
 import { FullResult, IncrementalResult, runFull, runIncremental, runLeaderboards } from '../src/scoring/service';
-import { destroyScoringPool, configureScoringPool } from '../src/scoring/pool';
+import { ScoringPool } from '../src/scoring/pool';
+import { Caches } from '../src/caches';
 import { generateNetwork, addFreshVotes } from './gen/network';
 import type { Deps } from '../src/deps';
+
+const scoringPool = new ScoringPool(Number(process.env.SCORING_POOL_SIZE || 2));
 
 const ADMIN = process.env.BENCH_ADMIN_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 
@@ -54,7 +57,7 @@ async function prepare(admin: Knex, size: number, now: Date): Promise<Sized> {
     size,
     name,
     db,
-    deps: { db, now: () => now } as unknown as Deps,
+    deps: { db, now: () => now, caches: new Caches('test'), scoringPool } as unknown as Deps,
     interactions: net.interactions,
     agents: net.agents,
     genMs: Date.now() - g0,
@@ -88,7 +91,6 @@ async function main() {
   const rest = args.filter((a) => !a.startsWith('--rounds='));
   const sizes =
     rest[0] === 'full' ? [100_000, 1_000_000, 2_000_000] : rest.length ? rest.map(Number) : [50_000, 100_000];
-  configureScoringPool(Number(process.env.SCORING_POOL_SIZE || 2));
   const admin = knexFactory({ client: 'pg', connection: ADMIN, pool: { min: 0, max: 1 } });
   const now = new Date();
   const nets: Sized[] = [];
@@ -155,7 +157,7 @@ async function main() {
     for (const n of nets) await n.db.destroy();
     for (const n of nets) await admin.raw(`drop database if exists "${n.name}" with (force)`);
     await admin.destroy();
-    await destroyScoringPool();
+    await scoringPool.destroy();
   }
 }
 

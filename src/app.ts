@@ -4,7 +4,7 @@ import Router from '@koa/router';
 import bodyParser from 'koa-bodyparser';
 import type { Deps } from './deps';
 import { requestLogger } from './log';
-import { cachedResponse, isAnonymousRead, responseCacheOf, responseKey } from './cache/response-cache';
+import { isAnonymousRead, responseKey } from './cache/response-cache';
 import { AppError, isDatabaseUnavailable } from './http/errors';
 import { authenticate } from './http/auth';
 import { validate } from './http/validate';
@@ -85,8 +85,8 @@ async function refund(ctx: AppContext, taken: Taken[]): Promise<void> {
   }
 }
 
-function routeMiddleware(route: RouteDef) {
-  const responses = responseCacheOf(route);
+function routeMiddleware(route: RouteDef, deps: Deps) {
+  const responses = deps.caches.responses.of(route);
   return async (ctx: AppContext) => {
     // Generation before any read: a write committed meanwhile keeps this answer out of the cache.
     const store =
@@ -172,7 +172,7 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
     // Served over HTTPS (PUBLIC_URL says so): browsers keep to HTTPS for a year.
     if (hsts) ctx.set('Strict-Transport-Security', 'max-age=31536000');
     try {
-      const cached = isAnonymousRead(ctx.req) ? cachedResponse(ctx.url, deps.now().getTime()) : undefined;
+      const cached = isAnonymousRead(ctx.req) ? deps.caches.responses.lookup(ctx.url, deps.now().getTime()) : undefined;
       if (cached !== undefined) {
         ctx.status = 200;
         ctx.type = JSON_TYPE;
@@ -236,7 +236,7 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
 
   const router = new Router();
   for (const r of apiRoutes()) {
-    router[r.method](fullPath(r), routeMiddleware(r) as any);
+    router[r.method](fullPath(r), routeMiddleware(r, deps) as any);
   }
   app.use(router.routes());
   app.use(router.allowedMethods());

@@ -6,6 +6,8 @@ import { createDb } from './db/knex';
 import { migrateAll, pendingMigrations } from './db/migrate';
 import { startEmbeddedPostgres, EmbeddedDb } from './db/embedded';
 import { createLimiter } from './limits';
+import { createCaches } from './caches';
+import { ScoringPool } from './scoring/pool';
 import { createApp } from './app';
 import type { Deps } from './deps';
 import { webRouters } from './web';
@@ -106,7 +108,9 @@ export async function boot(opts: BootOptions): Promise<Booted> {
   const db = createDb(connectionString, config.dbPoolMax, log);
   // Only the web process serves limited requests: elsewhere the limiter's notice is noise.
   const limiter = createLimiter(config, opts.web ? log : log.child({}, { level: 'error' }));
-  const deps: Deps = { config, log, db, limiter, now: () => new Date() };
+  const caches = createCaches(config.nodeEnv, connectionString, log);
+  const scoringPool = new ScoringPool(config.scoringPoolSize);
+  const deps: Deps = { config, log, db, limiter, caches, scoringPool, now: () => new Date() };
   let server: http.Server | undefined;
   let runner: Runner | undefined;
 
@@ -131,6 +135,9 @@ export async function boot(opts: BootOptions): Promise<Booted> {
         clearTimeout(force);
       }
       if (runner) await step('worker', () => runner!.stop());
+      await step('scoring pool', () => scoringPool.destroy());
+      // After the worker: its last run's changes are published.
+      await step('cache changes', () => caches.close());
       await step('limiter', () => limiter.close());
       await step('database pool', () => db.destroy());
       if (embedded) await step('embedded PostgreSQL', () => embedded!.stop());
@@ -173,6 +180,8 @@ export async function boot(opts: BootOptions): Promise<Booted> {
       process.exit(1);
     }
     if (opts.web) {
+      // Before the first request: other processes' writes evict this process's caches from now on.
+      await caches.listen();
       const app = createApp(deps, { extraRouters: webRouters(deps) });
       const s = (server = createHttpServer(config.requestTimeoutMs, log));
       s.on('request', app.callback());

@@ -2,6 +2,8 @@ import type { Knex } from 'knex';
 import type { Config } from './config';
 import type { Logger } from './log';
 import type { Limiter } from './limits/types';
+import type { Caches } from './caches';
+import type { ScoringPool } from './scoring/pool';
 
 /** Everything a request handler or a job may use; built by the composition roots and tests. */
 export interface Deps {
@@ -9,6 +11,10 @@ export interface Deps {
   log: Logger;
   db: Knex;
   limiter: Limiter;
+  /** The process's read caches; a committed write calls `caches.changed(...)` (src/caches.ts). */
+  caches: Caches;
+  /** The scoring thread pool (threads start with the first large batch). */
+  scoringPool: ScoringPool;
   /** Clock seam: tests move time without sleeping. */
   now: () => Date;
 }

@@ -4,7 +4,6 @@ import { run, Runner, RunnerOptions, WorkerEvents } from 'graphile-worker';
 import type { Deps } from './deps';
 import { buildTaskList } from '../jobs';
 import { repoRoot } from './db/paths';
-import { configureScoringPool, destroyScoringPool } from './scoring/pool';
 import { WorkerLiveness } from './db/worker-liveness';
 import { createDb } from './db/knex';
 
@@ -56,7 +55,6 @@ export async function runWithLiveness(deps: Deps, options: RunnerOptions): Promi
 
 /** Starts graphile-worker with the project's task list and crontab. */
 export async function startWorker(deps: Deps, connectionString: string): Promise<Runner> {
-  configureScoringPool(deps.config.scoringPoolSize);
   const runner = await runWithLiveness(deps, {
     connectionString,
     concurrency: deps.config.workerConcurrency,
@@ -66,6 +64,7 @@ export async function startWorker(deps: Deps, connectionString: string): Promise
     pollInterval: 1000,
   });
   // The scoring thread pool ends with the runner (graceful shutdown stops the runner).
-  void runner.promise.then(destroyScoringPool, destroyScoringPool);
+  const endPool = () => deps.scoringPool.destroy();
+  void runner.promise.then(endPool, endPool);
   return runner;
 }

@@ -12,7 +12,8 @@ import { createLogger } from '../../src/log';
 import { createDb } from '../../src/db/knex';
 import { createLimiter } from '../../src/limits';
 import { createApp } from '../../src/app';
-import { setFeedCacheTtl } from '../../src/content/feed-cache';
+import { Caches } from '../../src/caches';
+import { ScoringPool } from '../../src/scoring/pool';
 
 async function main() {
   const mode = process.argv[2];
@@ -45,10 +46,12 @@ async function main() {
       log,
       db,
       limiter: createLimiter(config, log, { keyPrefix: 'svc:bench:' }),
+      caches: new Caches(config.nodeEnv),
+      scoringPool: new ScoringPool(1),
       now: () => new Date(),
     };
     // `feed-nocache`: every request reaches PostgreSQL (the cache's effect, measured apart).
-    if (mode === 'feed-nocache') setFeedCacheTtl(0);
+    if (mode === 'feed-nocache') deps.caches.setTtl('feed', 0);
     handler = createApp(deps).callback();
   }
   const server = http.createServer(handler);

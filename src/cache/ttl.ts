@@ -1,42 +1,24 @@
-import type { Knex } from 'knex';
-
 /**
- * Small in-process read caches (feed pages, leaderboard and reputation bodies, API-key
- * principals) with one freshness rule:
+ * A small in-process read cache: bounded (least recently used evicted first), with a TTL, one
+ * load per key under concurrency (no stampede when an entry expires under load), and
+ * generations so a value loaded before an invalidation is never stored.
  *
- * - Within this process a read never sees data from before a write this process committed:
- *   every statement that writes a watched table (any knex instance made by createDb, so web
- *   handlers, in-process jobs, the CLI and tests editing rows directly) bumps the cache's
- *   generation when it runs and again when its connection goes back to the pool (after COMMIT);
- *   a value loaded under an older generation is never stored.
- * - Writes by other processes (another web instance, the worker, the admin CLI) show up within
- *   the cache's TTL, a few seconds at most.
- *
- * Entries are bounded (least recently used evicted first). Concurrent misses of one key share
- * one load (no stampede when an entry expires under load).
- *
- * Tags narrow the first rule where a write knows what it changed: an entry stored with tags
- * (e.g. the posts a feed page shows) is dropped by invalidateTags() of any of them, and a value
- * loaded before that call is not stored with that tag; the rest of the cache stays. A write that
- * names its tags marks its statements so the table watch leaves the cache to the tags (`ignore`).
+ * A TtlCache knows nothing of the database: the code that changes the data it holds evicts it
+ * (src/cache/read-caches.ts says which change empties which cache). Tags narrow an eviction where
+ * a write knows what it changed: an entry stored with tags (e.g. the posts a feed page shows) is
+ * dropped by invalidateTags() of any of them, and a value loaded before that call is not stored
+ * with that tag; the rest of the cache stays.
  */
 
 export interface TtlCacheOptions {
-  /** Name in logs, docs and setCacheTtl(). */
+  /** Name in logs, docs and ReadCaches.setTtl(). */
   name: string;
   ttlMs: number;
   maxEntries: number;
-  /** Tables whose writes invalidate the whole cache. */
-  tables: readonly string[];
-  /** Statements on those tables that do not change what the cache holds (e.g. a last-used timestamp). */
-  ignore?: (sql: string) => boolean;
 }
 
-const registry = new Map<string, TtlCache<unknown>>();
 /** Tags remembered per cache before a tag invalidation turns into a whole one. */
 const TAG_MEMORY = 20_000;
-/** Table → caches watching it. */
-const watchers = new Map<string, TtlCache<unknown>[]>();
 
 /** A loaded value and the tags it is stored with. */
 export interface Loaded<V> {
@@ -49,7 +31,6 @@ export class TtlCache<V> {
   readonly defaultTtlMs: number;
   private ttlMs: number;
   private readonly maxEntries: number;
-  readonly ignore?: (sql: string) => boolean;
   /** Stamp counter: every invalidation, whole or by tag, moves it on. */
   private seq = 0;
   /** Stamp of the last whole invalidation: a value loaded before it is never stored. */
@@ -63,14 +44,10 @@ export class TtlCache<V> {
   misses = 0;
 
   constructor(opts: TtlCacheOptions) {
-    if (registry.has(opts.name)) throw new Error(`cache ${opts.name} is defined twice`);
     this.name = opts.name;
     this.defaultTtlMs = opts.ttlMs;
     this.ttlMs = opts.ttlMs;
     this.maxEntries = opts.maxEntries;
-    this.ignore = opts.ignore;
-    registry.set(opts.name, this as TtlCache<unknown>);
-    for (const t of opts.tables) watchers.set(t, [...(watchers.get(t) ?? []), this as TtlCache<unknown>]);
   }
 
   get ttl(): number {
@@ -203,73 +180,4 @@ export class TtlCache<V> {
     this.inflight.set(key, { gen, promise });
     return { ...(await promise), hit: false };
   }
-}
-
-export function getCache(name: string): TtlCache<unknown> | undefined {
-  return registry.get(name);
-}
-
-/** Benchmarks and tests: set one cache's TTL (0 off, null default), or every cache's with name '*'. */
-export function setCacheTtl(name: string, ms: number | null): void {
-  for (const c of registry.values()) if (name === '*' || c.name === name) c.setTtl(ms);
-}
-
-export function cacheStats(): { name: string; ttlMs: number; size: number; hits: number; misses: number }[] {
-  return [...registry.values()].map((c) => ({
-    name: c.name,
-    ttlMs: c.ttl,
-    size: c.size,
-    hits: c.hits,
-    misses: c.misses,
-  }));
-}
-
-// Writing statements and the table they write: INSERT INTO t, UPDATE t, DELETE FROM t, also inside CTEs.
-// "FOR UPDATE OF t" and "DO UPDATE SET" name no watched table, so they never match one.
-const WRITE_RE = /\b(?:insert\s+into|update|delete\s+from)\s+(?:only\s+)?(?:"?public"?\.)?"?([a-z_][a-z0-9_]*)"?/gi;
-const TRUNCATE_RE = /^\s*truncate\b/i;
-
-/** Caches that `sql` makes stale (empty for reads and for writes to unwatched tables). */
-export function cachesWrittenBy(sql: string): TtlCache<unknown>[] {
-  if (TRUNCATE_RE.test(sql)) return [...registry.values()];
-  const out: TtlCache<unknown>[] = [];
-  WRITE_RE.lastIndex = 0;
-  for (let m = WRITE_RE.exec(sql); m; m = WRITE_RE.exec(sql)) {
-    const ws = watchers.get(m[1].toLowerCase());
-    if (!ws) continue;
-    for (const c of ws) {
-      if (c.ignore?.(sql)) continue;
-      if (!out.includes(c)) out.push(c);
-    }
-  }
-  return out;
-}
-
-/**
- * Wires a knex instance to the caches: a write to a watched table invalidates them when it is
- * sent and again when its connection returns to the pool, i.e. after its transaction committed
- * or rolled back (a read that raced the uncommitted write cannot stay cached).
- */
-export function observeWrites(db: Knex): void {
-  const pending = new Map<string, Set<TtlCache<unknown>>>();
-  db.on('query', (q: { sql?: string; __knexUid?: string }) => {
-    if (typeof q.sql !== 'string') return;
-    const stale = cachesWrittenBy(q.sql);
-    if (stale.length === 0) return;
-    for (const c of stale) c.invalidate();
-    if (!q.__knexUid) return;
-    let s = pending.get(q.__knexUid);
-    if (!s) pending.set(q.__knexUid, (s = new Set()));
-    for (const c of stale) s.add(c);
-  });
-  const client = db.client as { releaseConnection(conn: { __knexUid?: string }): Promise<void> };
-  const release = client.releaseConnection.bind(client);
-  client.releaseConnection = (conn) => {
-    const s = conn?.__knexUid ? pending.get(conn.__knexUid) : undefined;
-    if (s) {
-      pending.delete(conn.__knexUid!);
-      for (const c of s) c.invalidate();
-    }
-    return release(conn);
-  };
 }

@@ -13,6 +13,7 @@ export const communityCommands: CliCommand[] = [
       const name = typeof args.flags.name === 'string' ? args.flags.name : undefined;
       const description = typeof args.flags.description === 'string' ? args.flags.description : undefined;
       const c = await createCommunity(deps.db, { slug, name, description });
+      await deps.caches.changed({ kind: 'communities' });
       console.log(`created community ${c.slug} (${c.name})`);
     },
   },

@@ -1,5 +1,4 @@
 import type { Knex } from 'knex';
-import { FEED_TAGGED_SQL } from './feed-cache';
 import type { Deps } from '../deps';
 import crypto from 'crypto';
 import { eventJob } from '../events/emit';
@@ -87,7 +86,7 @@ export async function createComment(
     taken,
     () =>
       db.raw(
-        `${FEED_TAGGED_SQL}with c as (insert into comments (id, post_id, parent_id, author_id, body, created_at)
+        `with c as (insert into comments (id, post_id, parent_id, author_id, body, created_at)
                     select ?, ?, ?, ?, ?, ?
                      where exists (select 1 from posts where id = ? and deleted_at is null)
                        and (?::uuid is null or exists (select 1 from comments where id = ?::uuid and post_id = ? and deleted_at is null))
@@ -129,7 +128,7 @@ export async function createComment(
     status: 201,
     headers: taken.headers,
     // On the feed, a comment changes only its post's commentsCount.
-    feedPosts: [postId],
+    changes: [{ kind: 'post-counters', postIds: [postId] }],
     data: {
       id: row.id,
       postId,
@@ -230,6 +229,10 @@ export async function deleteComment(db: Knex, deps: Deps, agent: AgentRow, id: s
       await onCommentDeleted(trx, id);
       await enqueueScoringTouch(trx);
     }
-    return { status: 200, data: { id, postId: c.post_id, deleted: true } };
+    return {
+      status: 200,
+      data: { id, postId: c.post_id, deleted: true },
+      changes: c.deleted_at ? [] : [{ kind: 'post-counters', postIds: [c.post_id] }],
+    };
   });
 }

@@ -62,6 +62,7 @@ export async function createPost(trx: Db, deps: Deps, agent: AgentRow, input: Ne
   return {
     status: 201,
     headers,
+    changes: [{ kind: 'posts' }],
     data: {
       id: row.id,
       title: row.title,
@@ -134,6 +135,6 @@ export async function deletePost(db: Knex, deps: Deps, agent: AgentRow, id: stri
       await onPostDeleted(trx, id);
       await enqueueScoringTouch(trx);
     }
-    return { status: 200, data: { id, deleted: true } };
+    return { status: 200, data: { id, deleted: true }, changes: p.deleted_at ? [] : [{ kind: 'posts' }] };
   });
 }

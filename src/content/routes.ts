@@ -5,7 +5,7 @@ import { idempotencyHeaderDoc, sendAtomicWrite, sendWrite } from '../idempotency
 import { createComment, deleteComment, listComments } from './comments';
 import { mayMention } from './mentions';
 import { FeedQuery, feedPage, normalizeFeedQuery } from './feed';
-import { configureFeedCache, feedCacheKey, feedPageTags, invalidateFeedCache, loadFeedPage } from './feed-cache';
+import { feedCacheKey, feedPageTags } from './feed-cache';
 import { createPost, deletePost, getPost } from './posts';
 import {
   commentTreeSchema,
@@ -45,9 +45,9 @@ export const contentRoutes = defineRoutes([
     },
     handler: async (ctx) => {
       const q = normalizeFeedQuery(ctx.state.query as FeedQuery);
-      configureFeedCache(ctx.deps.config.nodeEnv);
-      const key = feedCacheKey(q);
-      const page = await loadFeedPage(key, async () => {
+      // Loaded once for all the requests of its key that arrive while it loads (after a new post
+      // empties the cache, they share one query), stored tagged with its posts.
+      const page = await ctx.deps.caches.feed.loadTagged(feedCacheKey(q), async () => {
         const p = await feedPage(ctx.deps.db, q);
         return {
           value: JSON.stringify({ data: p.items, meta: { nextCursor: p.nextCursor } }),
@@ -117,7 +117,7 @@ export const contentRoutes = defineRoutes([
     handler: async (ctx) => {
       const { agent } = requireAgent(ctx);
       const r = await deletePost(ctx.deps.db, ctx.deps, agent, ctx.state.params.id);
-      invalidateFeedCache();
+      void ctx.deps.caches.changed(...r.changes);
       send(ctx, r.status, r.data);
     },
   },
@@ -180,7 +180,7 @@ export const contentRoutes = defineRoutes([
     handler: async (ctx) => {
       const { agent } = requireAgent(ctx);
       const r = await deleteComment(ctx.deps.db, ctx.deps, agent, ctx.state.params.id);
-      invalidateFeedCache();
+      void ctx.deps.caches.changed(...r.changes);
       send(ctx, r.status, r.data);
     },
   },

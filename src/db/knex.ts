@@ -1,6 +1,5 @@
 import knexFactory, { Knex } from 'knex';
 import pg from 'pg';
-import { observeWrites } from '../cache/ttl';
 import { usePreparedStatements } from './prepared';
 import type { Logger } from '../log';
 
@@ -45,8 +44,6 @@ export function createDb(connectionString: string, poolMax = 10, log?: Logger): 
       propagateCreateError: false,
     },
   });
-  // In-process read caches (src/cache/ttl.ts) follow every write made through this instance.
-  observeWrites(db);
   usePreparedStatements(db);
   return db;
 }

@@ -69,7 +69,7 @@ export async function setFollow(
   return {
     status: 200,
     headers,
-    feedPosts: [],
+    changes: [],
     data: { following: follow, targetHandle: '@' + target.handle, followerHandle: '@' + follower.handle },
   };
 }

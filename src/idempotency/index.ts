@@ -2,7 +2,7 @@ import crypto from 'crypto';
 import type { Knex } from 'knex';
 import { AppError } from '../http/errors';
 import type { AppContext } from '../http/route';
-import { invalidateFeedCache, invalidateFeedPosts } from '../content/feed-cache';
+import type { DataChange } from '../cache/change-bus';
 
 /** A stored first response is replayed for this long. */
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
@@ -22,11 +22,10 @@ export interface WriteResult<T = unknown> {
   /** Rate-limit headers of the counted attempt (not replayed). */
   headers?: Record<string, string>;
   /**
-   * The posts whose feed items (counters) this write changed, when that is all it changed of the
-   * feed; its statements then carry FEED_TAGGED_SQL (src/content/feed-cache.ts). Absent: every
-   * cached feed page is dropped.
+   * What the write changed of the data read caches hold (src/caches.ts), evicted once it
+   * committed (respondWrite; a replayed answer changed nothing). [] when it changed none.
    */
-  feedPosts?: readonly string[];
+  changes: readonly DataChange[];
 }
 
 export interface IdempotencyScope {
@@ -109,7 +108,7 @@ export async function runIdempotent<T>(
             'This Idempotency-Key was already used with a different request',
           );
         }
-        return { status: row.status, data: row.response as T, replayed: true };
+        return { status: row.status, data: row.response as T, changes: [], replayed: true };
       }
     }
     const result = await fn(trx);
@@ -157,10 +156,8 @@ export async function sendAtomicWrite<T>(
 }
 
 function respondWrite<T>(ctx: AppContext, r: WriteResult<T> & { replayed: boolean }): void {
-  if (!r.replayed) {
-    if (r.feedPosts) invalidateFeedPosts(r.feedPosts);
-    else invalidateFeedCache();
-  }
+  // After the commit: a read that started before it is not stored (TtlCache generations).
+  void ctx.deps.caches.changed(...r.changes);
   if (r.headers) ctx.set(r.headers);
   if (r.replayed) ctx.set('Idempotent-Replayed', 'true');
   ctx.status = r.status;

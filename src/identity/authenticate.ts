@@ -22,22 +22,18 @@ export const SESSION_COOKIE = 'svc_session';
 export const SESSION_TTL_MS = 30 * 24 * 3600 * 1000;
 
 /**
- * Principals of recently seen keys by key hash, so a busy agent's requests skip the key lookup.
- * Any write to api_keys or agents through this process (revocation, suspension, claim, new
- * key) empties it at once; revocations and suspensions made by another process (another web
- * instance, the admin CLI) take effect within AUTH_CACHE_TTL_MS. Unknown keys are never cached.
+ * Principals of recently seen keys by key hash (`deps.caches.apiKeys`), so a busy agent's
+ * requests skip the key lookup. A key revoked (`api-keys`) or an agent changed (`agents`:
+ * suspension, claim) empties it at once in every process (src/caches.ts); AUTH_CACHE_TTL_MS
+ * bounds a change whose notification was lost. Unknown keys are never cached.
  */
 export const AUTH_CACHE_TTL_MS = 3000;
+export type ApiKeyCache = TtlCache<AgentPrincipal | null>;
+export function createApiKeyCache(): ApiKeyCache {
+  return new TtlCache<AgentPrincipal | null>({ name: 'api-keys', ttlMs: AUTH_CACHE_TTL_MS, maxEntries: 20_000 });
+}
 // lastUsedAt at minute precision: one write a minute per key, not one per request; it changes nothing cached.
 const TOUCH_SQL = 'update api_keys set last_used_at = now() where id = ?';
-export const authCache = new TtlCache<AgentPrincipal | null>({
-  name: 'api-keys',
-  ttlMs: AUTH_CACHE_TTL_MS,
-  maxEntries: 20_000,
-  tables: ['api_keys', 'agents'],
-  // knex reports it with positional bindings ($1).
-  ignore: (sql) => sql.startsWith(TOUCH_SQL.slice(0, -1)),
-});
 
 async function loadApiKey(db: Knex, hash: Buffer): Promise<AgentPrincipal | null> {
   const row = await db('api_keys as k')
@@ -55,10 +51,10 @@ async function loadApiKey(db: Knex, hash: Buffer): Promise<AgentPrincipal | null
 }
 
 /** Returns the principal for a live key, or null for unknown, malformed or revoked keys. */
-export async function authenticateApiKey(db: Knex, key: string): Promise<AgentPrincipal | null> {
+export async function authenticateApiKey(db: Knex, cache: ApiKeyCache, key: string): Promise<AgentPrincipal | null> {
   if (!key.startsWith(API_KEY_PREFIX) || key.length < API_KEY_PREFIX.length + 40 || key.length > 200) return null;
   const hash = sha256(key);
-  const p = await authCache.load(
+  const p = await cache.load(
     hash.toString('base64'),
     () => loadApiKey(db, hash),
     (v) => v !== null,

@@ -29,7 +29,7 @@ export async function setAgentStatus(
   handle: string,
   status: 'active' | 'suspended',
 ): Promise<{ id: string; handle: string; changed: boolean }> {
-  return deps.db.transaction(async (trx) => {
+  const r = await deps.db.transaction(async (trx) => {
     const agent = await trx('agents')
       .where({ handle: normalizeHandle(handle) })
       .forUpdate()
@@ -40,6 +40,9 @@ export async function setAgentStatus(
     await rescoreAgents(trx, [agent.id]);
     return { id: agent.id, handle: agent.handle, changed: true };
   });
+  // Committed: every process drops the agent's cached keys, feed pages and reputation now.
+  if (r.changed) await deps.caches.changed({ kind: 'agents' });
+  return r;
 }
 
 /** `<name> <handle>`: sets the agent's status and prints what changed. */

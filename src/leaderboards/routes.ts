@@ -79,7 +79,7 @@ export const leaderboardRoutes = defineRoutes([
     handler: async (ctx) => {
       ctx.status = 200;
       ctx.type = 'application/json; charset=utf-8';
-      ctx.body = await getLeaderboardBody(ctx.deps.db, ctx.state.query, ctx.deps.now());
+      ctx.body = await getLeaderboardBody(ctx.deps.db, ctx.deps.caches.leaderboards, ctx.state.query, ctx.deps.now());
     },
   },
   {

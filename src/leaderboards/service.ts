@@ -1,6 +1,5 @@
 import type { Knex } from 'knex';
 import { TtlCache } from '../cache/ttl';
-import { cacheResponsesOf } from '../cache/response-cache';
 import { AppError, badRequest } from '../http/errors';
 import { CATEGORIES, LEADERBOARD } from '../scoring/policy';
 import { isCategory } from '../scoring/leaderboard';
@@ -18,19 +17,16 @@ export interface LeaderboardQuery {
 const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 
 /**
- * Serialized `{data, meta}` bodies by (week, category, limit, current or not): snapshots change
- * only when the scoring worker rewrites them (about every 15 minutes), so a few seconds of TTL
- * serve nearly every read from memory. Writes to leaderboard_snapshots through this process
- * invalidate at once (src/cache/ttl.ts).
+ * Serialized `{data, meta}` bodies by (week, category, limit, current or not)
+ * (`deps.caches.leaderboards`): snapshots change only when a scoring run rewrites them (about
+ * every 15 minutes), so a few seconds of TTL serve nearly every read from memory. A scoring run
+ * (worker, CLI, any process) announces `snapshots` once it committed, which empties this cache in
+ * every process at once (src/caches.ts); the TTL bounds a lost notification.
  */
 export const LEADERBOARD_CACHE_TTL_MS = 5000;
-export const leaderboardCache = new TtlCache<string>({
-  name: 'leaderboards',
-  ttlMs: LEADERBOARD_CACHE_TTL_MS,
-  maxEntries: 1000,
-  tables: ['leaderboard_snapshots'],
-});
-cacheResponsesOf('getLeaderboard', leaderboardCache);
+export function createLeaderboardCache(): TtlCache<string> {
+  return new TtlCache<string>({ name: 'leaderboards', ttlMs: LEADERBOARD_CACHE_TTL_MS, maxEntries: 1000 });
+}
 
 let weekMemo: { minute: number; week: ReturnType<typeof weekOf>; key: string } | null = null;
 /** The ISO week of `now` and its key, computed once per minute (weeks start on a minute boundary). */
@@ -44,11 +40,16 @@ export function currentWeek(now: Date): { week: ReturnType<typeof weekOf>; key: 
 }
 
 /** GET /leaderboards as its serialized body, through the cache. */
-export async function getLeaderboardBody(db: Knex, q: LeaderboardQuery, now: Date): Promise<string> {
+export async function getLeaderboardBody(
+  db: Knex,
+  cache: TtlCache<string>,
+  q: LeaderboardQuery,
+  now: Date,
+): Promise<string> {
   const { week, category } = resolveLeaderboardQuery(q, now);
   const isCurrent = compareWeeks(week, currentWeek(now).week) === 0;
   const key = `${formatWeek(week)}|${category}|${q.limit ?? LEADERBOARD.defaultLimit}|${isCurrent ? 'current' : 'past'}`;
-  return leaderboardCache.load(key, async () => JSON.stringify(await getLeaderboard(db, q, now)));
+  return cache.load(key, async () => JSON.stringify(await getLeaderboard(db, q, now)));
 }
 
 /** Validates category and week (400 INVALID_CATEGORY / INVALID_WEEK); pure. */

@@ -242,5 +242,7 @@ export async function revokeKey(deps: Deps, ownerId: string, agentId: string, ke
     .update({ revoked_at: deps.db.raw('coalesce(revoked_at, ?)', [deps.now()]) })
     .returning('*');
   if (!row) throw notFound('API key');
+  // Refused from the next request on, in every web process.
+  void deps.caches.changed({ kind: 'api-keys' });
   return apiKeyView(row);
 }

@@ -1,5 +1,4 @@
 import type { Knex } from 'knex';
-import { FEED_TAGGED_SQL } from '../content/feed-cache';
 import type { Deps } from '../deps';
 import { notFound } from '../http/errors';
 import type { AgentRow } from '../identity/repo';
@@ -59,7 +58,7 @@ export async function react(
   );
   const run = () =>
     db.raw(
-      `${FEED_TAGGED_SQL}with t as (${liveTargetSql(kind)}),
+      `with t as (${liveTargetSql(kind)}),
             old as (select type from reactions where agent_id = ? and ${col} = ? for update),
             del as (delete from reactions where agent_id = ? and ${col} = ? and ?::text is null and exists (select 1 from t) returning type as prev),
             put as (insert into reactions (agent_id, ${col}, type, created_at, updated_at)
@@ -116,7 +115,7 @@ export async function react(
   return {
     status: 200,
     headers: taken.headers,
-    feedPosts: kind === 'post' ? [targetId] : [],
+    changes: kind === 'post' ? [{ kind: 'post-counters', postIds: [targetId] }] : [],
     data: { [kind === 'post' ? 'postId' : 'commentId']: targetId, reaction: type, counts: reactionCounts(row) },
   };
 }

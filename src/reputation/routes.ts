@@ -111,6 +111,7 @@ export const reputationRoutes = defineRoutes([
       ctx.type = 'application/json; charset=utf-8';
       ctx.body = await getReputationBody(
         ctx.deps.db,
+        ctx.deps.caches,
         ctx.state.params.handle,
         ctx.deps.now(),
         ctx.state.query.explain === true,

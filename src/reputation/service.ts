@@ -1,6 +1,5 @@
 import type { Knex } from 'knex';
 import { TtlCache } from '../cache/ttl';
-import { cacheResponsesOf } from '../cache/response-cache';
 import { currentWeek } from '../leaderboards/service';
 import { notFound } from '../http/errors';
 import { LEADERBOARD, REPUTATION, WEIGHTS } from '../scoring/policy';
@@ -62,39 +61,38 @@ async function explain(db: Knex, agentId: string, now: Date, components: any) {
  * snapshots change only when the scoring worker recomputes them (about every 30 and 15 minutes),
  * so 30 s of TTL, a sixtieth of that period, serve nearly every read from memory (5 s missed
  * every handle's entry 6 times as often: 0.56 against 0.67 of the bare route in an A/B,
- * BENCHMARKS.md). Writes through this process to the tables read here (a suspension, a
- * recompute run in-process) invalidate at once (src/cache/ttl.ts); a recompute by the worker or
- * a suspension through the CLI shows within the TTL. Unknown handles are not cached.
+ * BENCHMARKS.md). A scoring run (`scores`, `snapshots`) or an agent's change (`agents`: a
+ * suspension), by any process (worker, CLI, web), empties it in every process once committed
+ * (src/caches.ts); the TTL bounds a lost notification. Unknown handles are not cached.
  */
 export const REPUTATION_CACHE_TTL_MS = 30_000;
-export const reputationCache = new TtlCache<string>({
-  name: 'reputation',
-  ttlMs: REPUTATION_CACHE_TTL_MS,
-  maxEntries: 5000,
-  tables: ['agents', 'reputation_scores', 'leaderboard_snapshots'],
-});
-cacheResponsesOf('getAgentReputation', reputationCache);
+export type AchievementsCache = TtlCache<Map<string, { final: Placement[]; live: Placement[] }>>;
+export interface ReputationCaches {
+  reputation: TtlCache<string>;
+  achievements: AchievementsCache;
+}
+export function createReputationCaches(): ReputationCaches {
+  return {
+    reputation: new TtlCache<string>({ name: 'reputation', ttlMs: REPUTATION_CACHE_TTL_MS, maxEntries: 5000 }),
+    // Few keys: one per current week.
+    achievements: new TtlCache({ name: 'achievements', ttlMs: REPUTATION_CACHE_TTL_MS, maxEntries: 4 }),
+  };
+}
 
-/**
- * Top-N placements of every agent for one current week (final weeks and the live one), read in
- * one pass over the snapshots and shared by all reputation reads until a snapshot is written
- * (or the TTL passes), instead of scanning every snapshot's entries once per agent.
- */
-const achievementsCache = new TtlCache<Map<string, { final: Placement[]; live: Placement[] }>>({
-  name: 'achievements',
-  ttlMs: REPUTATION_CACHE_TTL_MS,
-  maxEntries: 4,
-  tables: ['leaderboard_snapshots'],
-});
 interface Placement {
   category: string;
   rank: number;
   week: string;
 }
 
-async function allAchievements(db: Knex, now: Date) {
+/**
+ * Top-N placements of every agent for one current week (final weeks and the live one), read in
+ * one pass over the snapshots and shared by all reputation reads until a snapshot is written
+ * (or the TTL passes), instead of scanning every snapshot's entries once per agent.
+ */
+async function allAchievements(db: Knex, cache: AchievementsCache, now: Date) {
   const week = currentWeek(now).key;
-  return achievementsCache.load(week, async () => {
+  return cache.load(week, async () => {
     const r = await db.raw(
       `select e -> 'agent' ->> 'id' as agent_id, s.week, s.category, s.status, (e ->> 'rank')::int as rank
        from leaderboard_snapshots s cross join lateral jsonb_array_elements(s.entries) e
@@ -113,13 +111,26 @@ async function allAchievements(db: Knex, now: Date) {
 }
 
 /** GET /agents/{handle}/reputation as its serialized body; ?explain=true is computed every time. */
-export async function getReputationBody(db: Knex, handle: string, now: Date, withExplain: boolean): Promise<string> {
-  if (withExplain) return JSON.stringify({ data: await getReputation(db, handle, now, true) });
+export async function getReputationBody(
+  db: Knex,
+  caches: ReputationCaches,
+  handle: string,
+  now: Date,
+  withExplain: boolean,
+): Promise<string> {
+  const read = () => getReputation(db, caches.achievements, handle, now, withExplain);
+  if (withExplain) return JSON.stringify({ data: await read() });
   const key = `${handle.replace(/^@/, '').toLowerCase()}|${currentWeek(now).key}`;
-  return reputationCache.load(key, async () => JSON.stringify({ data: await getReputation(db, handle, now, false) }));
+  return caches.reputation.load(key, async () => JSON.stringify({ data: await read() }));
 }
 
-export async function getReputation(db: Knex, handle: string, now: Date, withExplain: boolean) {
+export async function getReputation(
+  db: Knex,
+  achievementsCache: AchievementsCache,
+  handle: string,
+  now: Date,
+  withExplain: boolean,
+) {
   const h = handle.replace(/^@/, '').toLowerCase();
   // One round trip: the agent and its stored score (null columns until the first computation).
   const agent = await db('agents as a')
@@ -138,7 +149,7 @@ export async function getReputation(db: Knex, handle: string, now: Date, withExp
     suspended,
     computedAt: rep ? iso(rep.computed_at) : null,
     components: rep ? rep.components : null,
-    achievements: (await allAchievements(db, now)).get(agent.id) ?? { final: [], live: [] },
+    achievements: (await allAchievements(db, achievementsCache, now)).get(agent.id) ?? { final: [], live: [] },
   };
   if (withExplain) data.explanation = rep ? await explain(db, agent.id, now, rep.components) : null;
   return data;

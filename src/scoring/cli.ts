@@ -89,7 +89,9 @@ export const scoringCommands: CliCommand[] = [
     description: 'Reputation of an agent with the reductions applied to its interactions',
     async run(args, deps) {
       const a = await agentByHandle(deps, requireFlag(args, 'handle'));
-      console.log(JSON.stringify(await getReputation(deps.db, a.handle, deps.now(), true), null, 2));
+      console.log(
+        JSON.stringify(await getReputation(deps.db, deps.caches.achievements, a.handle, deps.now(), true), null, 2),
+      );
     },
   },
   {

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
-import { BIT, EdgeBatch, maskToCodes } from './weights';
-import { runBatch } from './pool';
+import { BIT, computeBatch, EdgeBatch, maskToCodes } from './weights';
+import type { ScoringPool } from './pool';
 import { DAY_MS, SCHEDULE, WEIGHTS } from './policy';
 import { copyIn, copyOut, encodeTextArray } from './copy';
 import { withoutPreparedStatements } from '../db/prepared';
@@ -428,6 +428,8 @@ async function copyEdges(
 export interface WeightOptions {
   /** Scoped mode: refresh the stored facts of every actor of the scored rows too (one-agent recompute). */
   freshActors?: boolean;
+  /** The process's thread pool (deps.scoringPool); without one every batch is computed inline. */
+  pool?: ScoringPool;
 }
 
 export interface WeightRun extends WeightRunResult {
@@ -501,7 +503,7 @@ export async function recomputeWeights(
   const { order, batches } = buildBatches(cols, n);
   await Promise.all(
     batches.map(async ({ from, batch }) => {
-      const out = await runBatch(batch);
+      const out = opts.pool ? await opts.pool.run(batch) : computeBatch(batch);
       for (let k = 0; k < out.weights.length; k++) {
         const r = order[from + k];
         weights[r] = out.weights[k];

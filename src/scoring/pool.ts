@@ -3,57 +3,58 @@ import path from 'path';
 import Piscina from 'piscina';
 import { computeBatch, EdgeBatch, EdgeResult } from './weights';
 
-/**
- * The scoring thread pool (piscina 5). Compiled runs load dist/src/scoring/weights-worker.js;
- * under tsx a small .js bootstrap registers tsx inside each thread. Both run `computeBatch`.
- */
-let pool: Piscina | null = null;
-let poolSize = 2;
-
 function workerFile(): string {
   const compiled = path.join(__dirname, 'weights-worker.js');
   if (__filename.endsWith('.js') && fs.existsSync(compiled)) return compiled;
   return path.join(__dirname, 'weights-worker-boot.js');
 }
 
-export function configureScoringPool(size: number): void {
-  poolSize = Math.max(1, size);
-}
+/**
+ * The scoring thread pool (piscina 5), one per process, built by the composition root and
+ * reached through `deps.scoringPool`; its threads start on the first batch big enough to need
+ * them, so processes that never score (web, CLI reads) never start one. Compiled runs load
+ * dist/src/scoring/weights-worker.js; under tsx a small .js bootstrap registers tsx inside each
+ * thread. Both run `computeBatch`.
+ */
+export class ScoringPool {
+  private pool: Piscina | null = null;
+  private readonly size: number;
 
-export function scoringPool(): Piscina {
-  pool ??= new Piscina({
-    filename: workerFile(),
-    minThreads: 1,
-    maxThreads: poolSize,
-    idleTimeout: 30_000,
-    atomics: 'disabled',
-  });
-  return pool;
-}
+  constructor(size: number) {
+    this.size = Math.max(1, size);
+  }
 
-/** Runs one batch on the pool; tiny batches stay inline where a thread hop costs more than the work. */
-export async function runBatch(batch: EdgeBatch, inlineBelow = 2_000): Promise<EdgeResult> {
-  if (batch.kind.length < inlineBelow) return computeBatch(batch);
-  // Moved, not copied; the caller keeps `group` and `t` for brigade flags.
-  const transfer = [
-    batch.kind.buffer,
-    batch.flags.buffer,
-    batch.pairK.buffer,
-    batch.verified.buffer,
-    batch.ageDays.buffer,
-    batch.extOwners.buffer,
-  ];
-  const n = batch.kind.length;
-  const out: Uint8Array = await scoringPool().run(batch, { transferList: transfer as any });
-  return {
-    weights: new Float32Array(out.buffer, out.byteOffset, n),
-    masks: new Int32Array(out.buffer, out.byteOffset + n * 4, n),
-  };
-}
+  /** Runs one batch on the pool; tiny batches stay inline where a thread hop costs more than the work. */
+  async run(batch: EdgeBatch, inlineBelow = 2_000): Promise<EdgeResult> {
+    if (batch.kind.length < inlineBelow) return computeBatch(batch);
+    // Moved, not copied; the caller keeps `group` and `t` for brigade flags.
+    const transfer = [
+      batch.kind.buffer,
+      batch.flags.buffer,
+      batch.pairK.buffer,
+      batch.verified.buffer,
+      batch.ageDays.buffer,
+      batch.extOwners.buffer,
+    ];
+    const n = batch.kind.length;
+    this.pool ??= new Piscina({
+      filename: workerFile(),
+      minThreads: 1,
+      maxThreads: this.size,
+      idleTimeout: 30_000,
+      atomics: 'disabled',
+    });
+    const out: Uint8Array = await this.pool.run(batch, { transferList: transfer as any });
+    return {
+      weights: new Float32Array(out.buffer, out.byteOffset, n),
+      masks: new Int32Array(out.buffer, out.byteOffset + n * 4, n),
+    };
+  }
 
-/** Shutdown hook of the worker process. */
-export async function destroyScoringPool(): Promise<void> {
-  const p = pool;
-  pool = null;
-  if (p) await p.destroy();
+  /** Shutdown: ends the threads (a later batch starts them again). */
+  async destroy(): Promise<void> {
+    const p = this.pool;
+    this.pool = null;
+    if (p) await p.destroy();
+  }
 }

@@ -6,11 +6,14 @@ import { freezeEndedWeeks, SnapshotResult, weeksToFreeze, writeWeekSnapshots } f
 import { compareWeeks, formatWeek, IsoWeek, weekOf } from './week';
 import { addJob } from '../db/jobs';
 import { SCHEDULE } from './policy';
+import type { DataChange } from '../cache/change-bus';
+import type { ScoringPool } from './pool';
 
 /**
  * Scoring runs. Each run is one transaction holding the scoring advisory lock: two worker
  * processes (or a worker and the CLI) serialise, so nothing is counted twice and every
- * snapshot is written whole or not at all. Every run is idempotent.
+ * snapshot is written whole or not at all. Every run is idempotent. Once a run committed, it
+ * announces what it wrote (`scores`, `snapshots`) to every process's read caches.
  */
 
 export interface IncrementalResult {
@@ -22,11 +25,21 @@ export interface IncrementalResult {
   ms: number;
 }
 
-async function inLock<T>(db: Knex, fn: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
-  return db.transaction(async (trx) => {
+const SCORES: DataChange[] = [{ kind: 'scores' }];
+const EVERYTHING: DataChange[] = [{ kind: 'scores' }, { kind: 'snapshots' }];
+
+/** Runs `fn` under the scoring lock, then tells the read caches of every process what it wrote. */
+async function inLock<T>(
+  deps: Deps,
+  fn: (trx: Knex.Transaction) => Promise<T>,
+  wrote: (r: T) => DataChange[],
+): Promise<T> {
+  const r = await deps.db.transaction(async (trx) => {
     await lockScoring(trx);
     return fn(trx);
   });
+  await deps.caches.changed(...wrote(r));
+  return r;
 }
 
 async function dbClock(trx: Knex | Knex.Transaction): Promise<Date> {
@@ -37,28 +50,32 @@ async function dbClock(trx: Knex | Knex.Transaction): Promise<Date> {
 /** Rescores what changed since the watermark: interactions received by touched agents, then their reputation. */
 export async function runIncremental(deps: Deps): Promise<IncrementalResult> {
   const started = Date.now();
-  return inLock(deps.db, async (trx) => {
-    const now = deps.now();
-    const mark = await dbClock(trx);
-    const since = (await getWatermark(trx)) ?? new Date(0);
-    const { targets, changed } = await touchedTargets(trx, since);
-    let weights: WeightRunResult | null = null;
-    let reps = { agents: 0, milestones: 0 };
-    if (targets.length > 0) {
-      const { affected, ...w } = await recomputeWeights(trx, now, targets);
-      weights = w;
-      reps = await recomputeReputations(trx, now, affected);
-    }
-    await setWatermark(trx, mark);
-    return {
-      changed,
-      targets: targets.length,
-      weights,
-      reputations: reps.agents,
-      milestones: reps.milestones,
-      ms: Date.now() - started,
-    };
-  });
+  return inLock(
+    deps,
+    async (trx) => {
+      const now = deps.now();
+      const mark = await dbClock(trx);
+      const since = (await getWatermark(trx)) ?? new Date(0);
+      const { targets, changed } = await touchedTargets(trx, since);
+      let weights: WeightRunResult | null = null;
+      let reps = { agents: 0, milestones: 0 };
+      if (targets.length > 0) {
+        const { affected, ...w } = await recomputeWeights(trx, now, targets, { pool: deps.scoringPool });
+        weights = w;
+        reps = await recomputeReputations(trx, now, affected);
+      }
+      await setWatermark(trx, mark);
+      return {
+        changed,
+        targets: targets.length,
+        weights,
+        reputations: reps.agents,
+        milestones: reps.milestones,
+        ms: Date.now() - started,
+      };
+    },
+    (r) => (r.targets > 0 ? SCORES : []),
+  );
 }
 
 export interface FullResult {
@@ -71,22 +88,29 @@ export interface FullResult {
 /** Full recompute: every weight of the window, then every reputation (or one agent's). */
 export async function runFull(deps: Deps, opts: { agentId?: string } = {}): Promise<FullResult> {
   const started = Date.now();
-  return inLock(deps.db, async (trx) => {
-    const now = deps.now();
-    if (opts.agentId) {
-      const { affected, ...weights } = await recomputeWeights(trx, now, [opts.agentId], { freshActors: true });
-      const reps = await recomputeReputations(trx, now, affected);
+  return inLock(
+    deps,
+    async (trx) => {
+      const now = deps.now();
+      if (opts.agentId) {
+        const { affected, ...weights } = await recomputeWeights(trx, now, [opts.agentId], {
+          freshActors: true,
+          pool: deps.scoringPool,
+        });
+        const reps = await recomputeReputations(trx, now, affected);
+        return { weights, reputations: reps.agents, milestones: reps.milestones, ms: Date.now() - started };
+      }
+      const { weights, reps } = await recomputeAll(trx, now, deps.scoringPool);
       return { weights, reputations: reps.agents, milestones: reps.milestones, ms: Date.now() - started };
-    }
-    const { weights, reps } = await recomputeAll(trx, now);
-    return { weights, reputations: reps.agents, milestones: reps.milestones, ms: Date.now() - started };
-  });
+    },
+    () => SCORES,
+  );
 }
 
 /** Every weight of the window, then every reputation; the watermark moves to the run's start. */
-async function recomputeAll(trx: Knex.Transaction, now: Date) {
+async function recomputeAll(trx: Knex.Transaction, now: Date, pool: ScoringPool) {
   const mark = await dbClock(trx);
-  const { sums, affected: _everyone, ...weights } = await recomputeWeights(trx, now, null);
+  const { sums, affected: _everyone, ...weights } = await recomputeWeights(trx, now, null, { pool });
   const reps = await recomputeReputations(trx, now, null, { sums });
   await setWatermark(trx, mark);
   return { weights, reps };
@@ -100,8 +124,13 @@ async function recomputeAll(trx: Knex.Transaction, now: Date) {
  * untouched targets lag until the next full run. Frozen from them, a week would keep, for
  * instance, a RECIPROCAL_PATTERN on one side of a pair that the data no longer shows.
  */
-async function freezeFresh(trx: Knex.Transaction, now: Date, only?: IsoWeek): Promise<SnapshotResult[]> {
-  if ((await weeksToFreeze(trx, now, only)).length > 0) await recomputeAll(trx, now);
+async function freezeFresh(
+  trx: Knex.Transaction,
+  pool: ScoringPool,
+  now: Date,
+  only?: IsoWeek,
+): Promise<SnapshotResult[]> {
+  if ((await weeksToFreeze(trx, now, only)).length > 0) await recomputeAll(trx, now, pool);
   return freezeEndedWeeks(trx, now, only);
 }
 
@@ -118,16 +147,20 @@ export interface LeaderboardRun {
  */
 export async function runLeaderboards(deps: Deps, week?: IsoWeek): Promise<LeaderboardRun> {
   const incremental = await runIncremental(deps);
-  return inLock(deps.db, async (trx) => {
-    const now = deps.now();
-    const current = weekOf(now);
-    if (week && compareWeeks(week, current) < 0) {
-      return { incremental, live: null, finalized: await freezeFresh(trx, now, week) };
-    }
-    const finalized = await freezeFresh(trx, now);
-    const live = await writeWeekSnapshots(trx, current, 'live', now);
-    return { incremental, live, finalized };
-  });
+  return inLock(
+    deps,
+    async (trx) => {
+      const now = deps.now();
+      const current = weekOf(now);
+      if (week && compareWeeks(week, current) < 0) {
+        return { incremental, live: null, finalized: await freezeFresh(trx, deps.scoringPool, now, week) };
+      }
+      const finalized = await freezeFresh(trx, deps.scoringPool, now);
+      const live = await writeWeekSnapshots(trx, current, 'live', now);
+      return { incremental, live, finalized };
+    },
+    () => EVERYTHING,
+  );
 }
 
 /** Job key of the live-week refresh deferred until the snapshot is old enough (one at a time). */
@@ -169,7 +202,11 @@ export async function runIncrementalAndRefresh(
 /** The Monday run: freeze ended weeks (all missing ones, or `week`). */
 export async function runFreeze(deps: Deps, week?: IsoWeek): Promise<SnapshotResult[]> {
   await runIncremental(deps);
-  return inLock(deps.db, (trx) => freezeFresh(trx, deps.now(), week));
+  return inLock(
+    deps,
+    (trx) => freezeFresh(trx, deps.scoringPool, deps.now(), week),
+    () => EVERYTHING,
+  );
 }
 
 /** Job identifiers, payloads and keys (CLI enqueues, crontab schedules). */

@@ -1,5 +1,4 @@
 import type { Knex } from 'knex';
-import { FEED_TAGGED_SQL } from '../content/feed-cache';
 import type { Deps } from '../deps';
 import { AppError, notFound } from '../http/errors';
 import type { AgentRow } from '../identity/repo';
@@ -96,7 +95,7 @@ export async function castVote(
     taken,
     () =>
       db.raw(
-        `${FEED_TAGGED_SQL}with g as (${liveTargetSql(kind, OUTCOME_SQL)}),
+        `with g as (${liveTargetSql(kind, OUTCOME_SQL)}),
               t as (select id, post_id, author_id from g where outcome = 'ok'),
               del as (delete from votes where voter_id = ? and ${col} = ? and ?::int = 0 and exists (select 1 from t) returning value::int as prev),
               put as (insert into votes (voter_id, ${col}, value, created_at, updated_at)
@@ -148,7 +147,7 @@ export async function castVote(
   return {
     status: 200,
     headers: taken.headers,
-    feedPosts: kind === 'post' ? [targetId] : [],
+    changes: kind === 'post' ? [{ kind: 'post-counters', postIds: [targetId] }] : [],
     data: { [kind === 'post' ? 'postId' : 'commentId']: targetId, userVote: value, score },
   };
 }

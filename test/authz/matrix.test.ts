@@ -203,6 +203,7 @@ describe('authz: every non-public route × wrong credentials', function () {
       expect(rev.status).to.equal(200);
       const suspended = await newAgent({ owner: w.owner });
       await db('agents').where({ id: suspended.agent.id }).update({ status: 'suspended' });
+      await (await getContext()).deps.caches.changed({ kind: 'agents' });
       const a: Actors = { w, intruder, revoked: victim.key, noScope: new Map(), suspended };
       for (const s of SCOPES)
         a.noScope.set(s, (await newAgent({ owner: w.owner, scopes: SCOPES.filter((x) => x !== s) })).key);

@@ -3,19 +3,15 @@ import knexFactory from 'knex';
 import { getContext } from '../helpers/context';
 import { api } from '../helpers/api';
 import { newAgent, newOwner } from '../helpers/factories';
-import { TtlCache, cachesWrittenBy, setCacheTtl } from '../../src/cache/ttl';
-import { authCache } from '../../src/identity/authenticate';
-import { leaderboardCache } from '../../src/leaderboards/service';
-import { reputationCache } from '../../src/reputation/service';
+import { TtlCache } from '../../src/cache/ttl';
+import { Caches, DataChange } from '../../src/caches';
 import { setAgentStatus } from '../../src/identity/cli';
-import { FEED_TAGGED_SQL, setFeedCacheTtl } from '../../src/content/feed-cache';
 import { rawRequest } from '../fuzz/world';
 import { queries } from '../helpers/queries';
 
 describe('read caches: TtlCache', () => {
   let seq = 0;
-  const fresh = (ttlMs = 1000, maxEntries = 3) =>
-    new TtlCache<string>({ name: `unit-${++seq}`, ttlMs, maxEntries, tables: [`unit_table_${seq}`] });
+  const fresh = (ttlMs = 1000, maxEntries = 3) => new TtlCache<string>({ name: `unit-${++seq}`, ttlMs, maxEntries });
 
   it('serves a value until its TTL, then forgets it', () => {
     const c = fresh(1000);
@@ -165,45 +161,32 @@ describe('read caches: TtlCache', () => {
     expect(c.get('d', 10_001)).to.equal(undefined);
   });
 
-  it('knows which statements write which cached tables', () => {
-    const names = (sql: string) =>
-      cachesWrittenBy(sql)
-        .map((c) => c.name)
+  it('each kind of change empties exactly the caches that hold its data', () => {
+    const emptied = (change: DataChange) => {
+      const c = new Caches('production');
+      const named = {
+        feed: c.feed,
+        apiKeys: c.apiKeys,
+        reputation: c.reputation,
+        achievements: c.achievements,
+        leaderboards: c.leaderboards,
+      };
+      for (const cache of Object.values(named))
+        (cache as TtlCache<unknown>).put('k', 'v', cache.generation(), undefined, ['post:p1']);
+      c.evict([change]);
+      return Object.entries(named)
+        .filter(([, cache]) => cache.get('k') === undefined)
+        .map(([name]) => name)
         .sort();
-    expect(names('update "api_keys" set "revoked_at" = coalesce(revoked_at, $1) where "id" = $2')).to.deep.equal([
-      'api-keys',
-    ]);
-    expect(names('update "agents" set "status" = $1 where "id" = $2')).to.deep.equal([
-      'api-keys',
-      'feed',
-      'reputation',
-    ]);
-    expect(
-      names(
-        'insert into "leaderboard_snapshots" ("week") values ($1) on conflict (week, category) do update set entries = excluded.entries',
-      ),
-    ).to.deep.equal(['achievements', 'leaderboards', 'reputation']);
-    expect(names('with x as (delete from reputation_scores where agent_id = $1 returning 1) select 1')).to.deep.equal([
-      'reputation',
-    ]);
-    expect(names('truncate agents cascade')).to.include.members(['api-keys', 'feed', 'leaderboards', 'reputation']);
-    // Reads, locking reads, and the key's minute-precision last-use touch change nothing cached.
-    expect(names('select * from "agents" where "handle" = $1')).to.deep.equal([]);
-    expect(
-      names(
-        'select "p"."id" from "posts" as "p" inner join "agents" as "a" on "a"."id" = "p"."author_id" for no key update of "p"',
-      ),
-    ).to.deep.equal([]);
-    expect(names('update api_keys set last_used_at = now() where id = $1')).to.deep.equal([]);
-    expect(names('update api_keys set last_used_at = now(), revoked_at = now() where id = $1')).to.deep.equal([
-      'api-keys',
-    ]);
-    expect(names('update "votes" set "value" = $1')).to.deep.equal([]);
-    // A statement whose feed effect its caller declares post by post is left to the feed's tags.
-    expect(
-      names(`${FEED_TAGGED_SQL}with d as (select 1) update posts set score = score + 1 where id = $1`),
-    ).to.deep.equal([]);
-    expect(names(`with d as (select 1) update posts set score = score + 1 where id = $1`)).to.deep.equal(['feed']);
+    };
+    expect(emptied({ kind: 'posts' })).to.deep.equal(['feed']);
+    expect(emptied({ kind: 'communities' })).to.deep.equal(['feed']);
+    expect(emptied({ kind: 'post-counters', postIds: ['p1'] })).to.deep.equal(['feed']);
+    expect(emptied({ kind: 'post-counters', postIds: ['p2'] })).to.deep.equal([]);
+    expect(emptied({ kind: 'agents' })).to.deep.equal(['apiKeys', 'feed', 'reputation']);
+    expect(emptied({ kind: 'api-keys' })).to.deep.equal(['apiKeys']);
+    expect(emptied({ kind: 'scores' })).to.deep.equal(['reputation']);
+    expect(emptied({ kind: 'snapshots' })).to.deep.equal(['achievements', 'leaderboards', 'reputation']);
   });
 });
 
@@ -226,7 +209,7 @@ describe('read caches: API keys', () => {
     expect(after.body.error.code).to.equal('INVALID_API_KEY');
   });
 
-  it('a revocation or suspension written directly in the database applies to the next request', async () => {
+  it('a suspension through the CLI, or a revocation written in the database and announced, applies to the next request', async () => {
     const { db, deps } = await getContext();
     const a = await newAgent();
     const b = await newAgent();
@@ -242,6 +225,7 @@ describe('read caches: API keys', () => {
 
     expect((await api('GET', '/me', { key: b.key })).status).to.equal(200);
     await db('api_keys').where({ agent_id: b.agent.id }).update({ revoked_at: new Date() });
+    await deps.caches.changed({ kind: 'api-keys' });
     expect((await api('GET', '/me', { key: b.key })).status).to.equal(401);
   });
 
@@ -271,10 +255,10 @@ describe('read caches: leaderboards and reputation', () => {
       },
     ]);
 
-  afterEach(() => setCacheTtl('*', null));
+  afterEach(async () => (await getContext()).deps.caches.setTtl('*', null));
 
-  it('GET /leaderboards is served from memory until a write to the snapshot, which shows at once', async () => {
-    const { db } = await getContext();
+  it('GET /leaderboards is served from memory until a written snapshot is announced, which shows at once', async () => {
+    const { db, deps } = await getContext();
     await db('leaderboard_snapshots')
       .insert({
         week,
@@ -299,6 +283,7 @@ describe('read caches: leaderboards and reputation', () => {
     await db('leaderboard_snapshots')
       .where({ week, category: 'debater' })
       .update({ entries: entries(7, 'lb_cache_two') });
+    await deps.caches.changed({ kind: 'snapshots' });
     const third = await api('GET', path);
     expect(third.body.data.entries[0]).to.deep.include({
       score: 7,
@@ -306,6 +291,7 @@ describe('read caches: leaderboards and reputation', () => {
     });
     // Not left behind: a snapshot that old would make full recomputes of other tests start in 2015.
     await db('leaderboard_snapshots').where({ week, category: 'debater' }).delete();
+    await deps.caches.changed({ kind: 'snapshots' });
     expect((await api('GET', path)).status).to.equal(404);
   });
 
@@ -331,6 +317,7 @@ describe('read caches: leaderboards and reputation', () => {
     });
     await setAgentStatus(deps, a.handle, 'active');
     await db('reputation_scores').where({ agent_id: a.agent.id }).update({ score: 421 });
+    await deps.caches.changed({ kind: 'scores' });
     expect((await api('GET', `/agents/${a.handle}/reputation`)).body.data).to.deep.include({
       score: 421,
       suspended: false,
@@ -346,7 +333,7 @@ describe('read caches: leaderboards and reputation', () => {
   });
 
   it('a read that raced an uncommitted rescore is not kept once the transaction commits', async () => {
-    const { db } = await getContext();
+    const { db, deps } = await getContext();
     const a = await newAgent();
     await db('reputation_scores').insert({
       agent_id: a.agent.id,
@@ -360,16 +347,17 @@ describe('read caches: leaderboards and reputation', () => {
       // Reads the committed 100 while the update is in flight, and may try to cache it.
       expect((await api('GET', path)).body.data.score).to.equal(100);
     });
+    await deps.caches.changed({ kind: 'scores' });
     expect((await api('GET', path)).body.data.score).to.equal(200);
   });
 
-  it('writes by another process show within the TTL', async () => {
+  it('a write another process did not announce (a lost notification) shows within the TTL', async () => {
     const ctx = await getContext();
     const a = await newAgent();
     await ctx
       .db('reputation_scores')
       .insert({ agent_id: a.agent.id, score: 10, components: '{}', computed_at: new Date() });
-    reputationCache.setTtl(150);
+    ctx.deps.caches.reputation.setTtl(150);
     const path = `/agents/${a.handle}/reputation`;
     expect((await api('GET', path)).body.data.score).to.equal(10);
     // A separate connection pool stands for another process: this process does not see its write.
@@ -384,17 +372,18 @@ describe('read caches: leaderboards and reputation', () => {
     expect((await api('GET', path)).body.data.score).to.equal(11);
   });
 
-  it('default TTLs bound how late a write through another process shows', () => {
+  it('default TTLs bound how late a write whose notification was lost shows', async () => {
+    const { caches } = (await getContext()).deps;
     // A key revoked or an agent suspended elsewhere acts for at most 3 s more.
-    expect(authCache.defaultTtlMs).to.be.within(1000, 3000);
+    expect(caches.apiKeys.defaultTtlMs).to.be.within(1000, 3000);
     // Leaderboards (recomputed about every 15 min) within 5 s; reputation (about every 30 min) within 30 s.
-    expect(leaderboardCache.defaultTtlMs).to.be.within(1000, 5000);
-    expect(reputationCache.defaultTtlMs).to.be.within(1000, 30_000);
+    expect(caches.leaderboards.defaultTtlMs).to.be.within(1000, 5000);
+    expect(caches.reputation.defaultTtlMs).to.be.within(1000, 30_000);
   });
 });
 
 describe('read caches: anonymous responses', () => {
-  afterEach(() => setFeedCacheTtl(null));
+  afterEach(async () => (await getContext()).deps.caches.setTtl('feed', null));
 
   it('an anonymous read of a cached route is answered from memory with its own request id; a keyed read takes the full path', async () => {
     const { db } = await getContext();
@@ -431,7 +420,7 @@ describe('read caches: anonymous responses', () => {
 
   it('a write through this process, or another minute of the service clock, is never answered from an older entry', async () => {
     const ctx = await getContext();
-    setFeedCacheTtl(60_000);
+    (await getContext()).deps.caches.setTtl('feed', 60_000);
     const a = await newAgent();
     const slug = 'general';
     const tag = `t${Date.now().toString(36)}`;
@@ -458,7 +447,7 @@ describe('read caches: anonymous responses', () => {
   });
 
   it('requests for a feed page that is not in memory share one query, and a new post still shows on the next read', async () => {
-    setFeedCacheTtl(60_000);
+    (await getContext()).deps.caches.setTtl('feed', 60_000);
     const [a, b] = [await newAgent(), await newAgent()];
     const tag = `s${Date.now().toString(36)}`;
     // Two authors: one agent's posts are 3 s apart.

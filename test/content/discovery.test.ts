@@ -139,6 +139,7 @@ describe('content: search', () => {
     expect(r.body.data.posts).to.have.length(20);
     const { db } = await getContext();
     await db('agents').where({ id: a.agent.id }).update({ status: 'suspended' });
+    await (await getContext()).deps.caches.changed({ kind: 'agents' });
     const r2 = await api('GET', `/discovery/search?q=${stem}`);
     expect(r2.body.data.agents).to.deep.equal([]);
     expect((await api('GET', `/discovery/search?q=${word}`)).body.data.posts).to.deep.equal([]);
@@ -259,6 +260,7 @@ describe('content: communities', () => {
     expect(await count(), 'b commented only on the deleted post').to.include({ postCount: 1, activeAgentCount: 1 });
     const { db } = await getContext();
     await db('agents').where({ id: s.agent.id }).update({ status: 'suspended' });
+    await (await getContext()).deps.caches.changed({ kind: 'agents' });
     expect(await count()).to.include({ postCount: 0, activeAgentCount: 0 });
     expect((await api('GET', `/feed?community=${c}`)).body.data).to.have.length(0);
   });

@@ -5,7 +5,6 @@ import { newAgent, newOwner } from '../helpers/factories';
 import { queries } from '../helpers/queries';
 import { newCommunity, seedPost } from './helpers';
 import { decodeCursor, encodeCursor } from '../../src/content/feed';
-import { setFeedCacheTtl } from '../../src/content/feed-cache';
 
 async function pageAll(path: string, limit: number, between?: (page: number) => Promise<void>) {
   const ids: string[] = [];
@@ -97,6 +96,7 @@ describe('content: feed', () => {
     const { db } = await getContext();
     await db('posts').where({ id: gone }).update({ deleted_at: new Date() });
     await db('agents').where({ id: s.agent.id }).update({ status: 'suspended' });
+    await (await getContext()).deps.caches.changed({ kind: 'agents' });
     for (const sort of ['hot', 'new', 'top']) {
       const r = await api('GET', `/feed?community=${c}&sort=${sort}`);
       expect(r.body.data.map((p: any) => p.id)).to.deep.equal([keep]);
@@ -225,10 +225,10 @@ describe('content: feed', () => {
 });
 
 describe('content: feed micro-cache', () => {
-  afterEach(() => setFeedCacheTtl(null));
+  afterEach(async () => (await getContext()).deps.caches.setTtl('feed', null));
 
   it('serves an identical page from memory, and a write through the API invalidates it at once', async () => {
-    setFeedCacheTtl(60_000);
+    (await getContext()).deps.caches.setTtl('feed', 60_000);
     const a = await newAgent();
     const c = await newCommunity();
     const first = await seedPost({ authorId: a.agent.id, community: c });
@@ -244,7 +244,7 @@ describe('content: feed micro-cache', () => {
   });
 
   it('a vote, a reaction or a comment on a post drops the cached pages that show it at once; other pages, comment votes and follows keep theirs', async () => {
-    setFeedCacheTtl(60_000);
+    (await getContext()).deps.caches.setTtl('feed', 60_000);
     const a = await newAgent({ owner: await newOwner() });
     const b = await newAgent({ owner: await newOwner() });
     const [c1, c2] = [await newCommunity(), await newCommunity()];

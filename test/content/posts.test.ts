@@ -100,6 +100,7 @@ describe('content: posts', () => {
     const a = await newAgent();
     const { db } = await getContext();
     await db('agents').where({ id: a.agent.id }).update({ status: 'suspended' });
+    await (await getContext()).deps.caches.changed({ kind: 'agents' });
     const r = await api('POST', '/posts', { key: a.key, body: { communitySlug: 'general', body: 'x' } });
     expect(r.status).to.equal(403);
     expect(r.body.error.code).to.equal('AGENT_SUSPENDED');

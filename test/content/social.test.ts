@@ -287,6 +287,7 @@ describe('content: agent profile', () => {
     const c = await newAgent();
     const { db } = await getContext();
     await db('agents').where({ id: a.agent.id }).update({ model: 'gpt-x', platform: 'mcp' });
+    await (await getContext()).deps.caches.changed({ kind: 'agents' });
     const id = await post(a.key);
     await api('POST', `/posts/${id}/comments`, { key: a.key, body: { body: 'own comment' } });
     await api('POST', `/posts/${id}/vote`, { key: b.key, body: { value: 1 } });

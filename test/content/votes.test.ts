@@ -129,6 +129,7 @@ describe('content: votes', () => {
     const o = await newOwner();
     const { db } = await getContext();
     await db('agents').whereIn('id', [x.agent.id, y.agent.id]).update({ owner_id: o.owner.id });
+    await (await getContext()).deps.caches.changed({ kind: 'agents' });
     const flip = await api('POST', `/posts/${id}/vote`, { key: x.key, body: { value: -1 } });
     expect(flip.status).to.equal(400);
     expect(flip.body.error.code).to.equal('SAME_OWNER_VOTE_FORBIDDEN');

@@ -460,6 +460,7 @@ describe('GET /me', () => {
     const a = await newAgent();
     const { db } = await getContext();
     await db('api_keys').where({ agent_id: a.agent.id }).update({ revoked_at: db.fn.now() });
+    await (await getContext()).deps.caches.changed({ kind: 'api-keys' });
     const revoked = await api('GET', '/me', { key: a.key });
     expect(revoked.status).to.equal(401);
     expect(revoked.body.error.code).to.equal('INVALID_API_KEY');

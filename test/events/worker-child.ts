@@ -8,6 +8,8 @@ import { createLogger } from '../../src/log';
 import { createDb } from '../../src/db/knex';
 import { createLimiter } from '../../src/limits';
 import type { Deps } from '../../src/deps';
+import { Caches } from '../../src/caches';
+import { ScoringPool } from '../../src/scoring/pool';
 import { eventFanout } from '../../jobs/event_fanout';
 import { webhookDeliver } from '../../jobs/webhook_deliver';
 import { runWithLiveness } from '../../src/worker-runner';
@@ -20,7 +22,15 @@ async function main(): Promise<void> {
     process.env.WORKER_STALE_SECONDS ? { WORKER_STALE_SECONDS: process.env.WORKER_STALE_SECONDS } : {},
   );
   const log = createLogger(config.logLevel);
-  const deps: Deps = { config, log, db: createDb(url, 6), limiter: createLimiter(config, log), now: () => new Date() };
+  const deps: Deps = {
+    config,
+    log,
+    db: createDb(url, 6),
+    limiter: createLimiter(config, log),
+    caches: new Caches(config.nodeEnv),
+    scoringPool: new ScoringPool(1),
+    now: () => new Date(),
+  };
   await runWithLiveness(deps, {
     connectionString: url,
     concurrency: 4,

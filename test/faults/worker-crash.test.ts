@@ -10,7 +10,8 @@ import { migrateAll } from '../../src/db/migrate';
 import { addJob } from '../../src/db/jobs';
 import { enqueue, JOBS } from '../../src/scoring/service';
 import { SCORING_LOCK } from '../../src/scoring/engine';
-import { destroyScoringPool } from '../../src/scoring/pool';
+import { ScoringPool } from '../../src/scoring/pool';
+import { Caches } from '../../src/caches';
 import { createAgent } from '../../src/identity/service';
 import { createWebhook, DELIVER_TASK } from '../../src/webhooks/service';
 import { emitEvent } from '../../src/events/emit';
@@ -93,6 +94,8 @@ describe('faults: worker processes killed mid-job (real worker processes)', func
       log,
       db,
       limiter: createLimiter(loadConfig({ ...env, REDIS_URL: '' }), log),
+      caches: new Caches(config.nodeEnv),
+      scoringPool: new ScoringPool(2),
       now: () => new Date(),
     };
     const t0 = Date.now();
@@ -114,7 +117,7 @@ describe('faults: worker processes killed mid-job (real worker processes)', func
   after(async function () {
     this.timeout(60_000);
     if (report.length) console.log(report.map((l) => '      ' + l).join('\n'));
-    await destroyScoringPool();
+    await deps?.scoringPool.destroy();
     await deps?.limiter.close();
     await db?.destroy();
     await redis?.kill();

@@ -6,6 +6,8 @@ import { createLogger } from '../../src/log';
 import { createDb } from '../../src/db/knex';
 import { migrateAll } from '../../src/db/migrate';
 import { createLimiter } from '../../src/limits';
+import { createCaches } from '../../src/caches';
+import { ScoringPool } from '../../src/scoring/pool';
 import { createApp } from '../../src/app';
 import type { Deps } from '../../src/deps';
 import { webRouters } from '../../src/web';
@@ -71,8 +73,12 @@ async function create(): Promise<TestContext> {
     log,
     db,
     limiter: createLimiter(config, log, { clock: () => (fixedNow ?? new Date()).getTime() }),
+    // Linked to other processes as a web process is: tests run real ones beside it (test/cache/).
+    caches: createCaches(config.nodeEnv, databaseUrl, log),
+    scoringPool: new ScoringPool(config.scoringPoolSize),
     now: () => fixedNow ?? new Date(),
   };
+  await deps.caches.listen();
   const app = createApp(deps, { extraRouters: webRouters(deps) });
   server.on('request', app.callback());
   return {
@@ -102,6 +108,8 @@ export async function closeContext(): Promise<void> {
   await new Promise<void>((r) => ctx.server.close(() => r()));
   ctx.server.closeAllConnections?.();
   await ctx.deps.limiter.close();
+  await ctx.deps.caches.close();
+  await ctx.deps.scoringPool.destroy();
   await ctx.db.destroy();
   const admin = knexFactory({ client: 'pg', connection: ADMIN_PG_URL, pool: { min: 0, max: 1 } });
   await admin.raw(`drop database if exists "${ctx.dbName}" with (force)`);

@@ -303,6 +303,7 @@ describe('owners: email verification', () => {
     const { db } = await getContext();
     const a = await newAgent();
     await db('agents').where({ id: a.agent.id }).update({ owner_id: res.body.data.owner.id });
+    await (await getContext()).deps.caches.changed({ kind: 'agents' });
     const queued = async () =>
       (
         await db.raw(`select count(*)::int n from graphile_worker.jobs where key = ?`, [

@@ -158,6 +158,7 @@ describe('scoring: abusive patterns earn far less than honest activity (API)', f
     const b = await agent();
     await upvote(a, b, await post(b));
     await db('agents').where({ id: a.agent.id }).update({ status: 'suspended' });
+    await (await getContext()).deps.caches.changed({ kind: 'agents' });
     await runFull(deps, { agentId: b.agent.id });
     await runFull(deps, { agentId: a.agent.id });
     const rb = await reputation(b, true);

@@ -8,7 +8,7 @@ import { CliUsageError, parseArgs } from '../../src/cli/registry';
 import { buildTaskList } from '../../jobs';
 import { agent, follow, post, upvote } from './seed';
 import { computeBatch, EdgeBatch } from '../../src/scoring/weights';
-import { runBatch, destroyScoringPool } from '../../src/scoring/pool';
+import { ScoringPool } from '../../src/scoring/pool';
 import { runFull } from '../../src/scoring/service';
 
 async function cli(line: string): Promise<string> {
@@ -94,10 +94,11 @@ describe('scoring: admin CLI, jobs and crontab', function () {
       t: Float64Array.from({ length: n }, (_, i) => i * 7),
     });
     const inline = computeBatch(mk());
-    const pooled = await runBatch(mk(), 0);
+    const pool = new ScoringPool(2);
+    const pooled = await pool.run(mk(), 0);
     expect(Array.from(pooled.weights)).to.deep.equal(Array.from(inline.weights));
     expect(Array.from(pooled.masks)).to.deep.equal(Array.from(inline.masks));
-    await destroyScoringPool();
+    await pool.destroy();
   });
 
   it('two concurrent full runs serialise on the advisory lock and leave one consistent result', async () => {

@@ -52,6 +52,7 @@ describe('scoring: GET /leaderboards errors and defaults', () => {
         computed_at: now,
         entries: '[]',
       });
+      await ctx.deps.caches.changed({ kind: 'snapshots' });
       const r = await api('GET', `/leaderboards?week=${key}&category=helpful`);
       expect(r.status).to.equal(200);
       expect(r.body.data).to.include({ week: key, category: 'helpful', status: 'pending' });

@@ -7,6 +7,8 @@ import { copyOut } from '../../src/scoring/copy';
 import { lockScoring, recomputeWeights } from '../../src/scoring/engine';
 import { recomputeReputations } from '../../src/reputation/compute';
 import { runFull } from '../../src/scoring/service';
+import { Caches } from '../../src/caches';
+import { ScoringPool } from '../../src/scoring/pool';
 import { generateNetwork } from '../../bench/gen/network';
 import type { Deps } from '../../src/deps';
 
@@ -33,7 +35,7 @@ describe('scoring: full recompute vs scoped paths on a generated network', funct
     db = createDb(u.toString(), 4);
     await migrateAll(db, u.toString());
     await generateNetwork(db, { interactions: 30_000 }, now);
-    deps = { db, now: () => now } as unknown as Deps;
+    deps = { db, now: () => now, caches: new Caches('test'), scoringPool: new ScoringPool(2) } as unknown as Deps;
     await runFull(deps);
   });
 

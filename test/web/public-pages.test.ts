@@ -3,7 +3,6 @@ import { api } from '../helpers/api';
 import { getContext } from '../helpers/context';
 import { newAgent, uniq } from '../helpers/factories';
 import { createAgent, issueApiKey } from '../../src/identity/service';
-import { setCacheTtl } from '../../src/cache/ttl';
 import { queries } from '../helpers/queries';
 import { newCommunity, seedPost } from '../content/helpers';
 import { WebClient } from './client';
@@ -236,7 +235,7 @@ describe('web: public pages (feed, community, post, agent, search)', () => {
   });
 
   it('pages cost a constant number of queries whatever the number of posts or comments (no N+1)', async () => {
-    const { db } = await getContext();
+    const { db, deps } = await getContext();
     const small = await newCommunity();
     const big = await newCommunity();
     const authors = await Promise.all([newAgent(), newAgent(), newAgent()]);
@@ -258,13 +257,13 @@ describe('web: public pages (feed, community, post, agent, search)', () => {
     }
     const counted = async (path: string) => {
       // Cold counts: a read cache warmed by an earlier request would make equal pages differ.
-      setCacheTtl('*', 0);
+      deps.caches.setTtl('*', 0);
       try {
         const { n, value: r } = await queries(() => new WebClient().get(path));
         expect(r.status, path).to.equal(200);
         return n;
       } finally {
-        setCacheTtl('*', null);
+        deps.caches.setTtl('*', null);
       }
     };
     expect(await counted(`/c/${big}?sort=new`)).to.equal(await counted(`/c/${small}?sort=new`));

@@ -62,7 +62,7 @@ export function registerAgentPages(router: Router<any, any>): void {
     if (!HANDLE_PATH_RE.test(handle)) throw notFound('Agent');
     const [profile, rep, recent] = await Promise.all([
       agentProfile(ctx.deps.db, handle),
-      getReputation(ctx.deps.db, handle, ctx.deps.now(), false),
+      getReputation(ctx.deps.db, ctx.deps.caches.achievements, handle, ctx.deps.now(), false),
       feedPage(ctx.deps.db, { sort: 'new', limit: RECENT_POSTS, author: handle }),
     ]);
     const s = profile.stats;
