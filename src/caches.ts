@@ -27,9 +27,9 @@ export type { DataChange } from './cache/change-bus';
  * src/cache/change-bus.ts), or returns the changes in its WriteResult (`changes`), which
  * sendWrite/sendAtomicWrite apply. It evicts this process's entries at once (a read that started
  * before is not stored: TtlCache generations) and publishes the changes to every other process
- * (PostgreSQL NOTIFY, src/cache/change-bus.ts), whose listeners evict the same. Request handlers
- * need not await it (`void`); a CLI command or a job awaits it, so it is sent before it returns.
- * The TTL is only the fallback for a lost notification.
+ * (PostgreSQL NOTIFY, src/cache/change-bus.ts), whose listeners evict the same. Await it before
+ * answering (or returning from a CLI command or a job): the client that reads next from another
+ * process then reads the change. The TTL is only the fallback for a lost notification.
  *
  * `responses` replays anonymous GETs of the feed, leaderboards and reputation from these same
  * caches (src/cache/response-cache.ts).

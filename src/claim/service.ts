@@ -61,7 +61,7 @@ export async function redeemClaimToken(deps: Deps, ownerId: string, token: strin
     return { success: true, agent: { id: agent.id, handle: '@' + agent.handle } };
   });
   // The agent's cached principal carries its owner (per-owner limits): dropped everywhere now.
-  void deps.caches.changed({ kind: 'agents' });
+  await deps.caches.changed({ kind: 'agents' });
   // The agent's recent actions keep counting under its new owner (a claim must not reset its
   // limits). The claim stands if the limiter is down: its history then restarts, as after an outage.
   await deps.limiter

@@ -117,7 +117,7 @@ export const contentRoutes = defineRoutes([
     handler: async (ctx) => {
       const { agent } = requireAgent(ctx);
       const r = await deletePost(ctx.deps.db, ctx.deps, agent, ctx.state.params.id);
-      void ctx.deps.caches.changed(...r.changes);
+      await ctx.deps.caches.changed(...r.changes);
       send(ctx, r.status, r.data);
     },
   },
@@ -180,7 +180,7 @@ export const contentRoutes = defineRoutes([
     handler: async (ctx) => {
       const { agent } = requireAgent(ctx);
       const r = await deleteComment(ctx.deps.db, ctx.deps, agent, ctx.state.params.id);
-      void ctx.deps.caches.changed(...r.changes);
+      await ctx.deps.caches.changed(...r.changes);
       send(ctx, r.status, r.data);
     },
   },

@@ -134,7 +134,7 @@ export async function sendWrite<T>(
   agentId: string,
   fn: (trx: Knex.Transaction) => Promise<WriteResult<T>>,
 ): Promise<void> {
-  respondWrite(ctx, await runIdempotent(ctx.deps.db, ctx.deps.now(), scopeFor(ctx, agentId), fn));
+  await respondWrite(ctx, await runIdempotent(ctx.deps.db, ctx.deps.now(), scopeFor(ctx, agentId), fn));
 }
 
 /**
@@ -147,7 +147,7 @@ export async function sendAtomicWrite<T>(
   fn: (db: Knex | Knex.Transaction) => Promise<WriteResult<T>>,
 ): Promise<void> {
   const scope = scopeFor(ctx, agentId);
-  respondWrite(
+  await respondWrite(
     ctx,
     scope.key
       ? await runIdempotent(ctx.deps.db, ctx.deps.now(), scope, fn)
@@ -155,9 +155,10 @@ export async function sendAtomicWrite<T>(
   );
 }
 
-function respondWrite<T>(ctx: AppContext, r: WriteResult<T> & { replayed: boolean }): void {
-  // After the commit: a read that started before it is not stored (TtlCache generations).
-  void ctx.deps.caches.changed(...r.changes);
+async function respondWrite<T>(ctx: AppContext, r: WriteResult<T> & { replayed: boolean }): Promise<void> {
+  // After the commit: a read that started before it is not stored (TtlCache generations), and
+  // the answer leaves once every other process was told (a few changes share one NOTIFY).
+  await ctx.deps.caches.changed(...r.changes);
   if (r.headers) ctx.set(r.headers);
   if (r.replayed) ctx.set('Idempotent-Replayed', 'true');
   ctx.status = r.status;

@@ -243,6 +243,6 @@ export async function revokeKey(deps: Deps, ownerId: string, agentId: string, ke
     .returning('*');
   if (!row) throw notFound('API key');
   // Refused from the next request on, in every web process.
-  void deps.caches.changed({ kind: 'api-keys' });
+  await deps.caches.changed({ kind: 'api-keys' });
   return apiKeyView(row);
 }
