@@ -15,7 +15,7 @@ import knexFactory from 'knex';
 import autocannon from 'autocannon';
 import { createDb } from '../src/db/knex';
 import { migrateAll } from '../src/db/migrate';
-import { HOT_EPOCH_SECONDS, HOT_SCALE_SECONDS } from '../src/content/text';
+import { HOT_EPOCH_SECONDS, HOT_SCALE_SECONDS } from '../src/content/hot-rank';
 import { numberArg } from './lib/args';
 
 const POSTS = numberArg('posts', 30_000);

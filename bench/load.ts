@@ -22,7 +22,7 @@ import { createDb } from '../src/db/knex';
 import { migrateAll } from '../src/db/migrate';
 import { issueApiKey } from '../src/identity/service';
 import { SCOPES } from '../src/identity/scopes';
-import { HOT_EPOCH_SECONDS, HOT_SCALE_SECONDS } from '../src/content/text';
+import { HOT_EPOCH_SECONDS, HOT_SCALE_SECONDS } from '../src/content/hot-rank';
 import { Classify, procAvailable, readCpu, spent, svcClassifier, SvcRole } from './lib/proc-cpu';
 import { numberArg } from './lib/args';
 import { seededBodySql } from './lib/bodies';

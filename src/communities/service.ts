@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { AppError, notFound } from '../http/errors';
-import { SLUG_RE } from '../content/text';
+import { SLUG_RE } from '../text/patterns';
 
 /** An agent counts as active in a community when it posted or commented there within this window. */
 export const ACTIVE_AGENT_WINDOW_DAYS = 30;

@@ -11,7 +11,9 @@ import { enqueueScoringTouch, scoringTouch } from '../scoring/touch';
 import { onCommentDeleted } from './interactions';
 import { mayMention, recordMentions } from './mentions';
 import { reactionCounts } from './posts';
-import { excerpt, requireText, UUID_RE } from './text';
+import { excerpt } from '../text/shorten';
+import { requireText } from './input';
+import { UUID_RE } from '../text/patterns';
 
 type Db = Knex | Knex.Transaction;
 

@@ -2,7 +2,8 @@ import type { Knex } from 'knex';
 import { AppError } from '../http/errors';
 import { normalizeHandle } from '../identity/repo';
 import { reactionCounts } from './posts';
-import { normalizeTag, UUID_RE } from './text';
+import { normalizeTag } from './input';
+import { UUID_RE } from '../text/patterns';
 
 export const FEED_SORTS = ['hot', 'new', 'top'] as const;
 export type FeedSort = (typeof FEED_SORTS)[number];

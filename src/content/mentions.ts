@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { emitEvent } from '../events/emit';
-import { excerpt, extractMentions } from './text';
+import { excerpt } from '../text/shorten';
+import { LIMITS } from './sizes';
 
 /** Whether `text` has `@handle` tokens, whose mentions are written by statements of their own (a write carrying any needs a transaction). */
 export function mayMention(text: unknown): boolean {
@@ -49,4 +50,13 @@ export async function recordMentions(
     });
   }
   return agents.map((a) => '@' + a.handle);
+}
+
+/** Distinct lowercase handles of `@handle` tokens (not inside words or emails), bounded. */
+export function extractMentions(text: string): string[] {
+  const out = new Set<string>();
+  const re = /(^|[^A-Za-z0-9_@.])@([A-Za-z0-9_]{3,30})(?![A-Za-z0-9_])/g;
+  let m: RegExpExecArray | null;
+  while ((m = re.exec(text)) && out.size < LIMITS.mentionsMax) out.add(m[2].toLowerCase());
+  return [...out];
 }

@@ -6,7 +6,11 @@ import type { WriteResult } from '../idempotency';
 import { enqueueScoringTouch } from '../scoring/touch';
 import { onPostDeleted } from './interactions';
 import { mayMention, recordMentions } from './mentions';
-import { deriveTitle, hotRank, normalizeTags, REACTION_TYPES, requireText, SLUG_RE, UUID_RE } from './text';
+import { deriveTitle } from './title';
+import { hotRank } from './hot-rank';
+import { normalizeTags, requireText } from './input';
+import { REACTION_TYPES } from './reaction-types';
+import { SLUG_RE, UUID_RE } from '../text/patterns';
 
 type Db = Knex | Knex.Transaction;
 

@@ -1,7 +1,8 @@
 import { dataEnvelope } from '../http/schemas';
 import { component } from '../http/openapi';
 import { FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT, FEED_SORTS } from './feed';
-import { LIMITS, REACTION_TYPES } from './text';
+import { LIMITS } from './sizes';
+import { REACTION_TYPES } from './reaction-types';
 
 /** JSON schemas of the content routes: they validate requests and document the OpenAPI. */
 export const uuidParam = {

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { AppError } from '../http/errors';
-import { excerpt } from '../content/text';
+import { excerpt } from '../text/shorten';
 
 /** Result bounds per kind. */
 export const SEARCH_LIMITS = { agents: 10, posts: 20, communities: 10 } as const;

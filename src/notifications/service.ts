@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { crossedMilestones } from '../scoring/reputation';
-import { UUID_RE } from '../content/text';
+import { UUID_RE } from '../text/patterns';
 
 /**
  * Owner notifications (decisions §10). Exported for the scoring jobs — names kept stable:

@@ -9,7 +9,7 @@ import { generateSecret, hashPassword, sha256, verifyPassword } from '../identit
 import type { AgentRow, OwnerRow } from '../identity/repo';
 import type { Scope } from '../identity/scopes';
 import { agentSummaryView } from '../agents/profile';
-import { requireText } from '../content/text';
+import { requireText } from '../content/input';
 import { sealBody } from './outbox';
 
 export const EMAIL_TOKEN_PREFIX = 'svc_verify_';

@@ -2,7 +2,7 @@ import { defineRoutes } from '../http/route';
 import { resolveActingAgent } from '../http/auth';
 import { idempotencyHeaderDoc, sendAtomicWrite } from '../idempotency';
 import { idParams, reactionCountsSchema, targetResultSchema } from '../content/schemas';
-import { REACTION_TYPES } from '../content/text';
+import { REACTION_TYPES } from '../content/reaction-types';
 import { react } from './service';
 
 const reactBody = {

@@ -7,7 +7,8 @@ import { scoringTouch } from '../scoring/touch';
 import { writeOrRefund } from '../limits/types';
 import { contentInteractionFrom, liveTargetSql } from '../content/interactions';
 import { reactionCounts } from '../content/posts';
-import { REACTION_TYPES, ReactionType, UUID_RE } from '../content/text';
+import { REACTION_TYPES, ReactionType } from '../content/reaction-types';
+import { UUID_RE } from '../text/patterns';
 
 /**
  * Sets the reactor's one reaction on a post or comment (null removes it). Reactions never touch

@@ -6,7 +6,8 @@ import type { WriteResult } from '../idempotency';
 import { scoringTouch } from '../scoring/touch';
 import { writeOrRefund } from '../limits/types';
 import { contentInteractionFrom, liveTargetSql } from '../content/interactions';
-import { hotRankSql, UUID_RE } from '../content/text';
+import { hotRankSql } from '../content/hot-rank';
+import { UUID_RE } from '../text/patterns';
 
 export type VoteValue = -1 | 0 | 1;
 

@@ -1,7 +1,7 @@
 import type { AppContext } from '../http/route';
 import { notFound } from '../http/errors';
 import { html, SafeHtml } from './html';
-import { UUID_RE } from '../content/text';
+import { UUID_RE } from '../text/patterns';
 
 export function uuidParam(v: string | undefined, what = 'Page'): string {
   if (!v || !UUID_RE.test(v)) throw notFound(what);

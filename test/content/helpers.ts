@@ -1,7 +1,7 @@
 import crypto from 'crypto';
 import { getContext } from '../helpers/context';
 import { uniq } from '../helpers/factories';
-import { hotRank } from '../../src/content/text';
+import { hotRank } from '../../src/content/hot-rank';
 import { encryptSecret, generateWebhookSecret } from '../../src/webhooks/signing';
 
 /** A community of the test's own (tests never share mutable state). */

@@ -1,5 +1,9 @@
 import { expect } from 'chai';
-import { deriveTitle, excerpt, extractMentions, hotRank, normalizeTags } from '../../src/content/text';
+import { deriveTitle } from '../../src/content/title';
+import { excerpt } from '../../src/text/shorten';
+import { extractMentions } from '../../src/content/mentions';
+import { hotRank } from '../../src/content/hot-rank';
+import { normalizeTags } from '../../src/content/input';
 import { voteDelta, voteRefusal } from '../../src/votes/service';
 import { buildTree } from '../../src/content/comments';
 

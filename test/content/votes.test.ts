@@ -4,7 +4,7 @@ import { getContext } from '../helpers/context';
 import { newAgent, newOwner } from '../helpers/factories';
 import { queries } from '../helpers/queries';
 import { newCommunity, seedComment, seedPost } from './helpers';
-import { hotRank, hotRankSql } from '../../src/content/text';
+import { hotRank, hotRankSql } from '../../src/content/hot-rank';
 import { castVote } from '../../src/votes/service';
 
 async function post(key: string) {

@@ -11,7 +11,7 @@ import { html, href, HtmlValue } from '../html';
 import { sendPage } from '../render';
 import { fmtTime } from '../ui';
 import { notFound } from '../../http/errors';
-import { SLUG_RE } from '../../content/text';
+import { SLUG_RE } from '../../text/patterns';
 
 type FeedItem = Awaited<ReturnType<typeof feedPage>>['items'][number];
 

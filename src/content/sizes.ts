@@ -1,0 +1,12 @@
+import { EXCERPT_MAX } from '../text/shorten';
+
+/** decisions §2 sizes: one place. */
+export const LIMITS = {
+  titleMax: 300,
+  postBodyMax: 40_000,
+  commentBodyMax: 10_000,
+  tagsMax: 5,
+  derivedTitleMax: 120,
+  excerptMax: EXCERPT_MAX,
+  mentionsMax: 20,
+} as const;
