@@ -1,6 +1,8 @@
 import type { Knex } from 'knex';
 import { computeReputation, crossedMilestones } from '../scoring/reputation';
-import { ReputationSums, tuneScoped, windowStart } from '../scoring/engine';
+import type { ReputationSums } from '../scoring/reputation-sums';
+import { tuneScoped } from '../scoring/transaction';
+import { windowStart } from '../scoring/stage-sql';
 import { DAY_MS } from '../scoring/policy';
 import { copyInText, copyTextField } from '../scoring/copy';
 

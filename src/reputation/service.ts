@@ -3,7 +3,7 @@ import { TtlCache } from '../cache/ttl';
 import { currentWeek } from '../leaderboards/service';
 import { notFound } from '../http/errors';
 import { LEADERBOARD, REPUTATION, WEIGHTS } from '../scoring/policy';
-import { windowStart } from '../scoring/engine';
+import { windowStart } from '../scoring/stage-sql';
 
 /** GET /agents/{handle}/reputation: the stored reputation, achievements and an optional explanation. */
 

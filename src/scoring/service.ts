@@ -1,6 +1,9 @@
 import type { Knex } from 'knex';
 import type { Deps } from '../deps';
-import { getWatermark, lockScoring, recomputeWeights, setWatermark, touchedTargets, WeightRunResult } from './engine';
+import { recomputeWeights, WeightRunResult } from './engine';
+import { lockScoring } from './transaction';
+import { getWatermark, setWatermark } from './watermark';
+import { touchedTargets } from './changes';
 import { recomputeReputations } from '../reputation/compute';
 import { freezeEndedWeeks, SnapshotResult, weeksToFreeze, writeWeekSnapshots } from '../leaderboards/compute';
 import { compareWeeks, formatWeek, IsoWeek, weekOf } from './week';

@@ -9,7 +9,7 @@ import type { Deps } from '../../src/deps';
 import { migrateAll } from '../../src/db/migrate';
 import { addJob } from '../../src/db/jobs';
 import { enqueue, JOBS } from '../../src/scoring/service';
-import { SCORING_LOCK } from '../../src/scoring/engine';
+import { SCORING_LOCK } from '../../src/scoring/transaction';
 import { ScoringPool } from '../../src/scoring/pool';
 import { Caches } from '../../src/caches';
 import { createAgent } from '../../src/identity/service';

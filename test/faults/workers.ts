@@ -1,6 +1,7 @@
 import type { ChildProcess } from 'child_process';
 import type { Knex } from 'knex';
-import { lockScoring, recomputeWeights } from '../../src/scoring/engine';
+import { recomputeWeights } from '../../src/scoring/engine';
+import { lockScoring } from '../../src/scoring/transaction';
 import { recomputeReputations } from '../../src/reputation/compute';
 import { weekTotals } from '../../src/leaderboards/compute';
 import { rankCategory } from '../../src/scoring/leaderboard';

@@ -1,0 +1,36 @@
+import type { Knex } from 'knex';
+import { SCHEDULE } from './policy';
+import { withoutPreparedStatements } from '../db/prepared';
+
+/** Settings of the transaction a scoring run writes in: the lock that serialises runs, memory and planner costs. */
+
+/** Transaction-level advisory lock key serialising every scoring write (any process). */
+export const SCORING_LOCK = 0x5c0e1;
+
+export async function lockScoring(trx: Knex.Transaction): Promise<void> {
+  withoutPreparedStatements(trx);
+  await trx.raw('select pg_advisory_xact_lock(?)', [SCORING_LOCK]);
+  // Batches over millions of rows outlive the pool's default statement timeout; sorts and hashes
+  // of a million rows must stay in memory; JIT compiles these one-off statements for seconds.
+  await trx.raw(`set local statement_timeout = 0; set local work_mem = '${SCHEDULE.workMem}';
+    set local maintenance_work_mem = '${SCHEDULE.workMem}'; set local jit = off`);
+}
+
+/** Scoped runs look rows up by index: price random reads as the in-memory reads they are. */
+export async function tuneScoped(trx: Knex.Transaction): Promise<void> {
+  await trx.raw(`set local random_page_cost = ${SCHEDULE.scopedRandomPageCost}`);
+}
+
+/**
+ * Staging tables live in local buffers; their size can only be raised before the session's
+ * first temporary table, so this tries once per connection inside a savepoint.
+ */
+export async function tuneTempBuffers(trx: Knex.Transaction): Promise<void> {
+  try {
+    await trx.transaction(async (sp) => {
+      await sp.raw(`set temp_buffers = '${SCHEDULE.tempBuffers}'`);
+    });
+  } catch {
+    // Temporary tables were already used on this connection: keep its current size.
+  }
+}
