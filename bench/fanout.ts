@@ -25,7 +25,7 @@ import type { Deps } from '../src/deps';
 import { createAgent, createOwner } from '../src/identity/service';
 import { createWebhook } from '../src/webhooks/service';
 import { emitEvent } from '../src/events/emit';
-import { postWebhook } from '../src/webhooks/deliver';
+import { postWebhook } from '../src/webhooks/outbound-http';
 import { webhookHeaders } from '../src/webhooks/signing';
 import { eventFanout } from '../jobs/event_fanout';
 import { webhookDeliver } from '../jobs/webhook_deliver';

@@ -1,6 +1,6 @@
 import type { Task } from 'graphile-worker';
 import type { Deps } from '../src/deps';
-import { fanoutEvent, isEventPayload } from '../src/webhooks/service';
+import { fanoutEvent, isEventPayload } from '../src/webhooks/fanout';
 
 /**
  * Payload `{eventId, type, agentId, data, occurredAt}` from emitEvent(): stores the event and

@@ -1,6 +1,6 @@
 import type { Task } from 'graphile-worker';
 import type { Deps } from '../src/deps';
-import { deliverOnce, isDeliverJob } from '../src/webhooks/service';
+import { deliverOnce, isDeliverJob } from '../src/webhooks/delivery';
 
 /**
  * Payload `{deliveryId, step}` (retry chain) or `{deliveryId, token}` (owner redelivery): one HTTP

@@ -1,6 +1,6 @@
 import type { Task } from 'graphile-worker';
 import type { Deps } from '../src/deps';
-import { pruneDeliveries } from '../src/webhooks/service';
+import { pruneDeliveries } from '../src/webhooks/retention';
 
 /** Crontab, daily: drops finished webhook deliveries past retention (see pruneDeliveries). */
 export function webhookPrune(deps: Deps): Task {

@@ -4,7 +4,7 @@ import { IDEMPOTENCY_HEADER } from '../idempotency';
 import { EVENT_TYPES } from '../events/emit';
 import { EVENT_DATA_SCHEMAS } from '../events/payloads';
 import { RETRY_DELAYS_MS } from '../webhooks/policy';
-import { DELIVERY_TIMEOUT_MS } from '../webhooks/deliver';
+import { DELIVERY_TIMEOUT_MS } from '../webhooks/outbound-http';
 
 export const API_PREFIX = '/api/v1';
 

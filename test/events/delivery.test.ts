@@ -12,9 +12,11 @@ import {
   runDueDeliveries,
   takeJobs,
 } from './helpers';
-import { deliverOnce, fanoutEvent, pruneDeliveries } from '../../src/webhooks/service';
+import { deliverOnce } from '../../src/webhooks/delivery';
+import { fanoutEvent } from '../../src/webhooks/fanout';
+import { pruneDeliveries } from '../../src/webhooks/retention';
 import { RETRY_DELAYS_MS, MAX_ATTEMPTS, DELIVERY_RETENTION_MS, ROTATION_OVERLAP_MS } from '../../src/webhooks/policy';
-import { postWebhook } from '../../src/webhooks/deliver';
+import { postWebhook } from '../../src/webhooks/outbound-http';
 import { encryptSecret } from '../../src/webhooks/signing';
 
 describe('webhook delivery', () => {

@@ -4,7 +4,7 @@ import { getContext } from '../helpers/context';
 import { api } from '../helpers/api';
 import { newAgent } from '../helpers/factories';
 import { newCommunity } from '../content/helpers';
-import { fanoutEvent } from '../../src/webhooks/service';
+import { fanoutEvent } from '../../src/webhooks/fanout';
 import { compile } from '../../src/http/validate';
 import { deliveryIdsOf, ownerAgentWebhook, Receiver, runDueDeliveries, takeJobs } from './helpers';
 

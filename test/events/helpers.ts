@@ -3,7 +3,8 @@ import type { AddressInfo } from 'net';
 import { getContext } from '../helpers/context';
 import { api } from '../helpers/api';
 import { newAgent, newOwner, TestOwner, TestAgent } from '../helpers/factories';
-import { deliverOnce, DeliverJob, DeliverOutcome, fanoutEvent } from '../../src/webhooks/service';
+import { deliverOnce, DeliverJob, DeliverOutcome } from '../../src/webhooks/delivery';
+import { fanoutEvent } from '../../src/webhooks/fanout';
 import { emitEvent, EventType } from '../../src/events/emit';
 import type { Deps } from '../../src/deps';
 

@@ -6,8 +6,8 @@ import { newAgent, newOwner } from '../helpers/factories';
 import { createApp } from '../../src/app';
 import type { Deps } from '../../src/deps';
 import { checkUrlSyntax, checkWebhookUrl, isForbiddenAddress, parseIPv4Loose, Resolver } from '../../src/webhooks/ssrf';
-import { postWebhook } from '../../src/webhooks/deliver';
-import { deliverOnce } from '../../src/webhooks/service';
+import { postWebhook } from '../../src/webhooks/outbound-http';
+import { deliverOnce } from '../../src/webhooks/delivery';
 import { clockDeps, deliveryIdsOf, emitAndFanout, ownerAgentWebhook, Receiver, takeJobs } from './helpers';
 
 const OFF = { allowPrivate: false };

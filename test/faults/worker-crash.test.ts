@@ -13,7 +13,8 @@ import { SCORING_LOCK } from '../../src/scoring/transaction';
 import { ScoringPool } from '../../src/scoring/pool';
 import { Caches } from '../../src/caches';
 import { createAgent } from '../../src/identity/service';
-import { createWebhook, DELIVER_TASK } from '../../src/webhooks/service';
+import { createWebhook } from '../../src/webhooks/service';
+import { DELIVER_TASK } from '../../src/webhooks/delivery';
 import { emitEvent } from '../../src/events/emit';
 import { generateNetwork, addFreshVotes } from '../../bench/gen/network';
 import {

@@ -2,7 +2,7 @@ import crypto from 'crypto';
 import { expect } from 'chai';
 import { getContext } from '../helpers/context';
 import { uniq } from '../helpers/factories';
-import { fanoutEvent } from '../../src/webhooks/service';
+import { fanoutEvent } from '../../src/webhooks/fanout';
 import { notifyOnce } from '../../src/notifications/service';
 import { WebClient } from './client';
 

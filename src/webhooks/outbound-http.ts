@@ -1,3 +1,4 @@
+/** The outbound HTTP client of webhooks: one signed POST to a subscriber, behind the SSRF guard, with a timeout and a bounded response read. */
 import http from 'http';
 import https from 'https';
 import {
