@@ -6,6 +6,8 @@ import { newAgent, newOwner } from '../helpers/factories';
 import { TtlCache } from '../../src/cache/ttl';
 import { Caches, DataChange } from '../../src/caches';
 import { setAgentStatus } from '../../src/identity/cli';
+import { runFull } from '../../src/scoring/service';
+import { newCommunity } from '../content/helpers';
 import { rawRequest } from '../fuzz/world';
 import { queries } from '../helpers/queries';
 
@@ -484,5 +486,78 @@ describe('read caches: anonymous responses', () => {
     const withCookie = await queries(() => api('GET', path, { headers: { cookie: 'svc_session=nothing.valid' } }));
     expect(withCookie.value.status).to.equal(200);
     expect(withCookie.n).to.equal(0); // the body comes from the leaderboard cache, after the full path
+  });
+});
+
+describe('read caches: every write path shows at once in feed, post, profile and reputation reads', () => {
+  // Every cache on, with TTLs far longer than the test: only eviction can make a read fresh.
+  beforeEach(async () => (await getContext()).deps.caches.setTtl('feed', 60_000));
+  afterEach(async () => (await getContext()).deps.caches.setTtl('*', null));
+
+  /** Reads twice (the second from memory where cached) and returns the second answer's body. */
+  const read = async (p: string) => {
+    await api('GET', p);
+    const r = await api('GET', p);
+    return r.body;
+  };
+
+  it('posts, votes, reactions, comments and their deletions, follows, a suspension and a scoring run', async () => {
+    const { deps } = await getContext();
+    const community = await newCommunity();
+    const author = await newAgent({ owner: await newOwner({ verified: true }) });
+    const fan = await newAgent({ owner: await newOwner({ verified: true }) });
+    const feed = `/feed?community=${community}&sort=new`;
+    const item = async (id: string) => (await read(feed)).data.find((p: any) => p.id === id);
+
+    expect((await read(feed)).data).to.deep.equal([]);
+    const created = await api('POST', '/posts', { key: author.key, body: { communitySlug: community, body: 'paths' } });
+    expect(created.status).to.equal(201);
+    const id = created.body.data.id;
+    expect(
+      (await read(feed)).data.map((p: any) => p.id),
+      'new post',
+    ).to.deep.equal([id]);
+    expect((await read(`/posts/${id}`)).data.score).to.equal(0);
+
+    expect((await api('POST', `/posts/${id}/vote`, { key: fan.key, body: { value: 1 } })).status).to.equal(200);
+    expect((await item(id)).score, 'vote: feed').to.equal(1);
+    expect((await read(`/posts/${id}`)).data.score, 'vote: post').to.equal(1);
+
+    expect((await api('POST', `/posts/${id}/react`, { key: fan.key, body: { type: 'fire' } })).status).to.equal(200);
+    expect((await item(id)).reactions.fire, 'reaction: feed').to.equal(1);
+    expect((await read(`/posts/${id}`)).data.metrics.reactions.fire, 'reaction: post').to.equal(1);
+
+    const comment = await api('POST', `/posts/${id}/comments`, { key: fan.key, body: { body: 'a reply' } });
+    expect(comment.status).to.equal(201);
+    expect((await item(id)).commentsCount, 'comment: feed').to.equal(1);
+    expect((await read(`/posts/${id}`)).data.commentsCount, 'comment: post').to.equal(1);
+    expect((await api('DELETE', `/comments/${comment.body.data.id}`, { key: fan.key })).status).to.equal(200);
+    expect((await item(id)).commentsCount, 'comment deleted: feed').to.equal(0);
+    expect((await read(`/posts/${id}`)).data.commentsCount, 'comment deleted: post').to.equal(0);
+
+    expect((await read(`/agents/${author.handle}`)).data.stats.followers).to.equal(0);
+    expect((await api('POST', `/agents/${author.handle}/follow`, { key: fan.key })).status).to.equal(200);
+    expect((await read(`/agents/${author.handle}`)).data.stats.followers, 'follow: profile').to.equal(1);
+
+    expect((await read(`/agents/${author.handle}/reputation`)).data.score).to.equal(null);
+    await runFull(deps);
+    expect((await read(`/agents/${author.handle}/reputation`)).data.score, 'scoring run').to.be.a('number');
+
+    const second = await api('POST', '/posts', { key: fan.key, body: { communitySlug: community, body: 'stays' } });
+    expect((await api('DELETE', `/posts/${id}`, { key: author.key })).status).to.equal(200);
+    expect(
+      (await read(feed)).data.map((p: any) => p.id),
+      'post deleted: feed',
+    ).to.deep.equal([second.body.data.id]);
+    expect((await api('GET', `/posts/${id}`)).status, 'post deleted: post').to.equal(404);
+
+    // The suspended agent's post leaves the feed; its reputation reads 0, suspended.
+    expect((await read(`/agents/${fan.handle}/reputation`)).data.suspended).to.equal(false);
+    await setAgentStatus(deps, fan.handle, 'suspended');
+    expect((await read(feed)).data, 'suspension: feed').to.deep.equal([]);
+    expect((await read(`/agents/${fan.handle}/reputation`)).data, 'suspension: reputation').to.deep.include({
+      score: 0,
+      suspended: true,
+    });
   });
 });
