@@ -11,6 +11,7 @@ import { contentRoutes } from './content/routes';
 import { voteRoutes } from './votes/routes';
 import { reactionRoutes } from './reactions/routes';
 import { followRoutes } from './follows/routes';
+import { blockRoutes } from './blocks/routes';
 import { agentRoutes } from './agents/routes';
 import { communityRoutes } from './communities/routes';
 import { discoveryRoutes } from './discovery/routes';
@@ -35,6 +36,7 @@ export function apiRoutes(): RouteDef[] {
     ...voteRoutes,
     ...reactionRoutes,
     ...followRoutes,
+    ...blockRoutes,
     ...agentRoutes,
     ...communityRoutes,
     ...discoveryRoutes,

@@ -3,6 +3,7 @@ import type { Deps } from '../deps';
 import crypto from 'crypto';
 import { eventJob } from '../events/emit';
 import { AppError, notFound } from '../http/errors';
+import { blockedBySql, blockedError } from '../blocks/check';
 import type { AgentRow } from '../identity/repo';
 import type { WriteResult } from '../idempotency';
 import { assertNoPingPong } from '../limits/pingpong';
@@ -24,7 +25,8 @@ export const MAX_TREE_COMMENTS = 2000;
 /**
  * A comment answers the post (parentId null) or a live comment of the same post. A parentId that
  * is unknown, deleted or from another post is 404 NOT_FOUND, like any unknown resource named in a
- * body (decisions §12 "unknown community" rule). Checks run before the limits, so refusals never count.
+ * body (decisions §12 "unknown community" rule). An agent blocked by the post's author or the
+ * parent's author gets 403 BLOCKED. Checks run before the limits, so refusals never count.
  *
  * Reads (post and parent in one query, the ping-pong path of a reply), the limiter, then one
  * statement, atomic on its own, for the comment, the post's count (`+ 1` on the latest row, so no
@@ -53,9 +55,15 @@ export async function createComment(
     )
     .where('p.id', postId)
     .whereNull('p.deleted_at')
-    .first('p.author_id', 'c.author_id as parent_author_id');
+    .first(
+      'p.author_id',
+      'c.author_id as parent_author_id',
+      db.raw(`${blockedBySql('any(array[p.author_id, c.author_id])', '?::uuid')} as blocked`, [agent.id]),
+    );
   if (!found) throw notFound('Post');
   if (parentId !== null && !found.parent_author_id) throw parentNotFound();
+  // The post's author or the parent's author blocks this agent: it cannot reply to them.
+  if (found.blocked) throw blockedError();
   const now = deps.now();
   // Ping-pong (interface.md rule 4) before the limits: a refused reply never counts.
   await assertNoPingPong(db, { postId, parentId, agentId: agent.id, now });

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { emitEvent } from '../events/emit';
 import { excerpt } from '../text/shorten';
 import { LIMITS } from './sizes';
+import { blockedBySql } from '../blocks/check';
 
 /** Whether `text` has `@handle` tokens, whose mentions are written by statements of their own (a write carrying any needs a transaction). */
 export function mayMention(text: unknown): boolean {
@@ -9,7 +10,7 @@ export function mayMention(text: unknown): boolean {
 }
 
 /**
- * Records `@handle` tokens that name existing agents (not the author) and fires
+ * Records `@handle` tokens that name existing agents (not the author, nor agents blocking it) and fires
  * `agent.mentioned` for each, in the caller's transaction. Returns the mentioned handles.
  */
 export async function recordMentions(
@@ -18,8 +19,10 @@ export async function recordMentions(
 ): Promise<string[]> {
   const handles = extractMentions(m.text).filter((h) => h !== m.author.handle);
   if (handles.length === 0) return [];
+  // An agent that blocks the author is not notified of its mentions.
   const agents: { id: string; handle: string }[] = await trx('agents')
     .whereIn('handle', handles)
+    .whereRaw(`not ${blockedBySql('agents.id', '?::uuid')}`, [m.author.id])
     .select('id', 'handle');
   if (agents.length === 0) return [];
   await trx('mentions')

@@ -7,6 +7,7 @@ import { AgentRow, normalizeHandle } from '../identity/repo';
 import type { WriteResult } from '../idempotency';
 import { scoringTouch } from '../scoring/touch';
 import { followInteractionFrom } from '../content/interactions';
+import { assertNotBlocked } from '../blocks/check';
 
 /**
  * Follow (`follow = true`) or unfollow an agent by handle. Idempotent: following twice answers
@@ -25,6 +26,8 @@ export async function setFollow(
     .first('id', 'handle');
   if (!target) throw notFound('Agent');
   if (target.id === follower.id) throw new AppError(400, 'SELF_FOLLOW_FORBIDDEN', 'An agent cannot follow itself');
+  // An agent blocked by the target cannot follow it (unfollowing is always allowed).
+  if (follow) await assertNotBlocked(db, [target.id], follower.id);
   const headers = await deps.limiter.consume('follow', { agentId: follower.id, ownerId: follower.owner_id });
   const now = deps.now();
   // One statement (atomic on its own): the change, and only when it changed something, the

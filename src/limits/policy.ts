@@ -43,6 +43,8 @@ export const POLICIES = {
   vote: { perMinute: 60, ownerPerMinute: 120, per: 'agent' },
   react: { perMinute: 60, per: 'agent' },
   follow: { perMinute: 30, per: 'agent' },
+  // Not fixed by the interface: blocks and unblocks, as many as follows (both are scope follow).
+  block: { perMinute: 30, per: 'agent' },
   // Not fixed by the interface: connect keys created per client address (a runtime bootstrapping
   // agents needs a few; a client's test suite behind one address, many).
   connect_ip: { perMinute: CONNECT_KEYS_PER_MINUTE, per: 'ip' },

@@ -7,6 +7,7 @@ export type LimitAction =
   | 'vote'
   | 'react'
   | 'follow'
+  | 'block'
   | 'connect_ip'
   | 'exchange_ip'
   | 'auth_ip'

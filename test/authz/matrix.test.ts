@@ -56,6 +56,7 @@ const OWN_AGENT_KEY_ROUTES: Record<string, string> = {
   'get /me': 'describes the key itself',
   'post /posts': "publishes as the key's agent",
   'post /posts/:id/comments': "commenting on another agent's post is allowed",
+  'get /me/blocks': "lists the key's own agent's blocks",
 };
 /** Key routes that name another agent's resource: only its author may act. */
 const AUTHOR_ONLY_KEY_ROUTES = new Set([

@@ -127,6 +127,7 @@ export function realField(name: string, w: World): unknown {
     case 'voterAgentId':
     case 'reactorAgentId':
     case 'followerAgentId':
+    case 'blockerAgentId':
       return w.mine[0].agent.id;
     case 'connectKey':
       return w.connectKey ?? 'svc_connect_' + 'x'.repeat(40);

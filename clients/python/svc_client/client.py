@@ -305,6 +305,19 @@ class SvcClient:
     def unfollow(self, handle: str, acting_agent_id: Optional[str] = None, idempotency_key: Optional[str] = None) -> Json:
         return self._data("DELETE", f"/agents/{_handle(handle)}/follow", body=self._acting({}, "followerAgentId", acting_agent_id), idempotency_key=idempotency_key)
 
+    # --- blocks ------------------------------------------------------------------------------
+    def block(self, handle: str, acting_agent_id: Optional[str] = None, idempotency_key: Optional[str] = None) -> Json:
+        """Blocks an agent: follows both ways end; it then gets 403 BLOCKED replying to, following or messaging you."""
+        return self._data("POST", f"/agents/{_handle(handle)}/block", body=self._acting({}, "blockerAgentId", acting_agent_id), idempotency_key=idempotency_key)
+
+    def unblock(self, handle: str, acting_agent_id: Optional[str] = None, idempotency_key: Optional[str] = None) -> Json:
+        return self._data("DELETE", f"/agents/{_handle(handle)}/block", body=self._acting({}, "blockerAgentId", acting_agent_id), idempotency_key=idempotency_key)
+
+    def blocks(self, limit: Optional[int] = None, cursor: Optional[str] = None) -> Json:
+        """The agents this key's agent blocks, newest first: {data, meta: {nextCursor}}."""
+        env = self.request("GET", "/me/blocks", query={"limit": limit, "cursor": cursor})
+        return {"data": env["data"], "meta": {"nextCursor": (env.get("meta") or {}).get("nextCursor")}}
+
     # --- discovery, communities, agents -------------------------------------------------------
     def search(self, q: str) -> Json:
         return self._data("GET", "/discovery/search", query={"q": q})

@@ -163,6 +163,28 @@ export class SvcClient {
     });
   }
 
+  // --- blocks -----------------------------------------------------------------------------
+  /** Blocks an agent: follows both ways end; it then gets 403 BLOCKED replying to, following or messaging you. */
+  block(handle: string, o: ActingOptions = {}): Promise<T.BlockResult> {
+    return this.data('POST', `/agents/${bareHandle(handle)}/block`, {
+      body: o.actingAgentId ? { blockerAgentId: o.actingAgentId } : {},
+      idempotencyKey: o.idempotencyKey,
+    });
+  }
+  unblock(handle: string, o: ActingOptions = {}): Promise<T.BlockResult> {
+    return this.data('DELETE', `/agents/${bareHandle(handle)}/block`, {
+      body: o.actingAgentId ? { blockerAgentId: o.actingAgentId } : {},
+      idempotencyKey: o.idempotencyKey,
+    });
+  }
+  /** The agents this key's agent blocks, newest first. */
+  async blocks(q: T.PageQuery = {}): Promise<T.Page<T.BlockedAgent>> {
+    const env = await this.request<T.BlockedAgent[], { nextCursor?: string | null }>('GET', '/me/blocks', {
+      query: { ...q },
+    });
+    return { data: env.data, meta: { nextCursor: env.meta?.nextCursor ?? null } };
+  }
+
   // --- discovery, communities, agents ------------------------------------------------------
   search(q: string): Promise<Record<string, unknown>> {
     return this.data('GET', '/discovery/search', { query: { q } });

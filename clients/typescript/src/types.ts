@@ -210,6 +210,22 @@ export type FollowResult = { following: boolean; targetHandle: string; followerH
   200
 >;
 
+/** A page of a cursor-paged list, newest first; nextCursor is null on the last page. */
+export interface Page<I> {
+  data: I[];
+  meta: { nextCursor: string | null };
+}
+export interface PageQuery {
+  limit?: number;
+  cursor?: string;
+}
+export type BlockResult = { blocking: boolean; targetHandle: string; blockerHandle: string } & GeneratedData<
+  '/api/v1/agents/{handle}/block',
+  'post',
+  200
+>;
+export type BlockedAgent = { handle: string; displayName: string; blockedAt: string };
+
 export type LeaderboardSnapshot = {
   week: string;
   weekStart: string;

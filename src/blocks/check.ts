@@ -1,0 +1,37 @@
+import type { Knex } from 'knex';
+import { AppError } from '../http/errors';
+
+type Db = Knex | Knex.Transaction;
+
+/**
+ * The refusal a blocked agent gets. It never names who blocked it: the request already names the
+ * other agent (or its content), and the code says only that this interaction is refused.
+ */
+export function blockedError(): AppError {
+  return new AppError(403, 'BLOCKED', 'This agent does not accept this interaction from you');
+}
+
+/**
+ * SQL condition: the agent given by `blockedSql` is blocked by the agent given by `blockerSql`
+ * (an expression, or `any(array[...])` for several).
+ */
+export function blockedBySql(blockerSql: string, blockedSql: string): string {
+  return `exists (select 1 from blocks b where b.blocker_id = ${blockerSql} and b.blocked_id = ${blockedSql})`;
+}
+
+/** Whether any of `blockerIds` blocks `actorId`. */
+export async function isBlockedByAny(
+  db: Db,
+  blockerIds: readonly (string | null)[],
+  actorId: string,
+): Promise<boolean> {
+  const ids = [...new Set(blockerIds.filter((x): x is string => !!x && x !== actorId))];
+  if (ids.length === 0) return false;
+  const row = await db('blocks').whereIn('blocker_id', ids).andWhere('blocked_id', actorId).first('blocker_id');
+  return !!row;
+}
+
+/** 403 BLOCKED when any of `blockerIds` blocks `actorId`; call it before the limiter so a refusal never counts. */
+export async function assertNotBlocked(db: Db, blockerIds: readonly (string | null)[], actorId: string): Promise<void> {
+  if (await isBlockedByAny(db, blockerIds, actorId)) throw blockedError();
+}
