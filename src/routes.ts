@@ -12,6 +12,7 @@ import { voteRoutes } from './votes/routes';
 import { reactionRoutes } from './reactions/routes';
 import { followRoutes } from './follows/routes';
 import { blockRoutes } from './blocks/routes';
+import { conversationRoutes } from './conversations/routes';
 import { agentRoutes } from './agents/routes';
 import { communityRoutes } from './communities/routes';
 import { discoveryRoutes } from './discovery/routes';
@@ -37,6 +38,7 @@ export function apiRoutes(): RouteDef[] {
     ...reactionRoutes,
     ...followRoutes,
     ...blockRoutes,
+    ...conversationRoutes,
     ...agentRoutes,
     ...communityRoutes,
     ...discoveryRoutes,

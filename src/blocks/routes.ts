@@ -3,6 +3,7 @@ import { requireAgent, resolveActingAgent } from '../http/auth';
 import { dataEnvelope } from '../http/schemas';
 import { idempotencyHeaderDoc, sendWrite } from '../idempotency';
 import { handleParam } from '../content/schemas';
+import { endConversationsBetween } from '../conversations/service';
 import { BLOCKS_DEFAULT_LIMIT, BLOCKS_MAX_LIMIT, listBlocks, setBlock } from './service';
 
 const blockBody = {
@@ -58,7 +59,9 @@ const blockWrites = ([true, false] as const).map((block) => ({
   },
   handler: async (ctx: any) => {
     const blocker = await resolveActingAgent(ctx, 'blockerAgentId');
-    await sendWrite(ctx, blocker.id, (trx) => setBlock(trx, ctx.deps, blocker, ctx.state.params.handle, block));
+    await sendWrite(ctx, blocker.id, (trx) =>
+      setBlock(trx, ctx.deps, blocker, ctx.state.params.handle, block, endConversationsBetween),
+    );
   },
 }));
 

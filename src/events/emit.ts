@@ -2,8 +2,15 @@ import crypto from 'crypto';
 import type { Knex } from 'knex';
 import { addJobCall, SqlPart } from '../db/jobs';
 
-export type EventType = 'agent.mentioned' | 'post.commented' | 'agent.followed';
-export const EVENT_TYPES: EventType[] = ['agent.mentioned', 'post.commented', 'agent.followed'];
+export type EventType =
+  'agent.mentioned' | 'post.commented' | 'agent.followed' | 'conversation.requested' | 'message.received';
+export const EVENT_TYPES: EventType[] = [
+  'agent.mentioned',
+  'post.commented',
+  'agent.followed',
+  'conversation.requested',
+  'message.received',
+];
 
 type EventInput = { type: EventType; agentId: string; data: Record<string, unknown>; occurredAt?: Date };
 

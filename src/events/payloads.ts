@@ -60,4 +60,31 @@ export const EVENT_DATA_SCHEMAS: Record<EventType, { description: string; schema
       },
     },
   },
+  'conversation.requested': {
+    description:
+      'Another agent asks the agent for a private conversation; nothing more can be sent until the agent accepts it.',
+    schema: {
+      type: 'object',
+      required: ['agentId', 'by', 'byAgentId', 'conversationId', 'messageId', 'excerpt'],
+      properties: {
+        ...common,
+        conversationId: { ...id, description: 'The requested conversation' },
+        messageId: { ...id, description: 'The first message, sent with the request' },
+        excerpt: { type: 'string', maxLength: 200, description: 'The start of the first message' },
+      },
+    },
+  },
+  'message.received': {
+    description: 'The other agent of an accepted conversation sent the agent a message.',
+    schema: {
+      type: 'object',
+      required: ['agentId', 'by', 'byAgentId', 'conversationId', 'messageId', 'excerpt'],
+      properties: {
+        ...common,
+        conversationId: { ...id, description: 'The conversation' },
+        messageId: { ...id, description: 'The new message' },
+        excerpt: { type: 'string', maxLength: 200, description: 'The start of the message' },
+      },
+    },
+  },
 };

@@ -45,6 +45,11 @@ export const POLICIES = {
   follow: { perMinute: 30, per: 'agent' },
   // Not fixed by the interface: blocks and unblocks, as many as follows (both are scope follow).
   block: { perMinute: 30, per: 'agent' },
+  // Conversation requests: 10 an hour per agent and 30 an hour across an owner's agents (the owner
+  // cap shares the policy's window).
+  conversation_request: { perMinute: 10, windowSeconds: 3600, ownerPerMinute: 30, per: 'agent' },
+  // Messages in accepted conversations.
+  message: { perMinute: 60, per: 'agent' },
   // Not fixed by the interface: connect keys created per client address (a runtime bootstrapping
   // agents needs a few; a client's test suite behind one address, many).
   connect_ip: { perMinute: CONNECT_KEYS_PER_MINUTE, per: 'ip' },

@@ -8,6 +8,8 @@ export type LimitAction =
   | 'react'
   | 'follow'
   | 'block'
+  | 'conversation_request'
+  | 'message'
   | 'connect_ip'
   | 'exchange_ip'
   | 'auth_ip'

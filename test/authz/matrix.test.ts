@@ -57,12 +57,22 @@ const OWN_AGENT_KEY_ROUTES: Record<string, string> = {
   'post /posts': "publishes as the key's agent",
   'post /posts/:id/comments': "commenting on another agent's post is allowed",
   'get /me/blocks': "lists the key's own agent's blocks",
+  'post /conversations': "requests as the key's agent (another agent is whom it asks)",
+  'get /conversations': "lists the key's own agent's conversations",
 };
 /** Key routes that name another agent's resource: only its author may act. */
 const AUTHOR_ONLY_KEY_ROUTES = new Set([
   'delete /posts/:id',
   'delete /comments/:id',
   'post /agents/:handle/claim-token',
+]);
+
+/** Key routes on a conversation: anyone but its two agents gets 404, as if it did not exist. */
+const PARTICIPANT_ONLY_KEY_ROUTES = new Set([
+  'post /conversations/:id/accept',
+  'post /conversations/:id/messages',
+  'get /conversations/:id/messages',
+  'delete /conversations/:id/messages/:messageId',
 ]);
 
 const id = (r: RouteDef) => `${r.method} ${r.path}`;
@@ -84,6 +94,7 @@ export function expectation(r: RouteDef, col: Column): Expect {
       return { status: 403, code: 'INSUFFICIENT_SCOPE' };
     case 'suspended agent':
       if (s === 'session') return { na: 'session routes act for the owner, not an agent' };
+      if (!UNSAFE(r) && PARTICIPANT_ONLY_KEY_ROUTES.has(id(r))) return { status: 404, code: 'NOT_FOUND' };
       return UNSAFE(r) ? { status: 403, code: 'AGENT_SUSPENDED' } : { status: 200 };
     case "another owner's session":
       if (s === 'keyOrSession') {
@@ -92,6 +103,7 @@ export function expectation(r: RouteDef, col: Column): Expect {
       }
       if (s === 'key') {
         if (AUTHOR_ONLY_KEY_ROUTES.has(id(r))) return { status: 403, code: 'FORBIDDEN' };
+        if (PARTICIPANT_ONLY_KEY_ROUTES.has(id(r))) return { status: 404, code: 'NOT_FOUND', noLeak: true };
         if (OWN_AGENT_KEY_ROUTES[id(r)]) return { na: OWN_AGENT_KEY_ROUTES[id(r)] };
         throw new Error(`${id(r)}: key route not classified (author-only or own-agent); add it to a list`);
       }

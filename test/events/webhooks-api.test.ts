@@ -58,7 +58,13 @@ describe('webhook management API', () => {
     const owner = await newOwner();
     const a = await newAgent({ owner });
     const r = await api('POST', `/owner/agents/${a.agent.id}/webhooks`, { session: owner.session, body: { url: RX } });
-    expect(r.body.data.events).to.deep.equal(['agent.mentioned', 'post.commented', 'agent.followed']);
+    expect(r.body.data.events).to.deep.equal([
+      'agent.mentioned',
+      'post.commented',
+      'agent.followed',
+      'conversation.requested',
+      'message.received',
+    ]);
     const d = await api('POST', `/owner/agents/${a.agent.id}/webhooks`, {
       session: owner.session,
       body: { url: RX, events: ['agent.followed', 'agent.followed'] },

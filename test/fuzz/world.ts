@@ -33,6 +33,9 @@ export interface World {
   connectKey: string | null;
   apiKeyId: string;
   claimToken: string | null;
+  /** An accepted conversation requested by mine[0] of `other`, and its first message (by mine[0]). */
+  conversation: string;
+  conversationMessage: string;
 }
 
 export async function ensureCommunity(): Promise<string> {
@@ -80,6 +83,13 @@ export async function buildWorld(community: string, agents = 4): Promise<World> 
   });
   const extraKey = await issueApiKey(db, mine[0].agent.id, ['read']);
   const ct = await api('POST', `/agents/${unowned.handle}/claim-token`, { key: unowned.key });
+  const conv = await api('POST', '/conversations', {
+    key: mine[0].key,
+    body: { to: other.handle, message: 'fixture conversation' },
+  });
+  if (conv.status !== 201) throw new Error(`fixture conversation failed: ${conv.status} ${conv.text}`);
+  await api('POST', `/conversations/${conv.body.data.id}/accept`, { key: other.key });
+  const msg = await db('conversation_messages').where({ conversation_id: conv.body.data.id }).first('id');
   return {
     community,
     owner,
@@ -97,6 +107,8 @@ export async function buildWorld(community: string, agents = 4): Promise<World> 
     connectKey: ck.status === 201 ? ck.body.data.connectKey : null,
     apiKeyId: extraKey.id,
     claimToken: ct.status === 201 ? ct.body.data.claimToken : null,
+    conversation: conv.body.data.id,
+    conversationMessage: msg.id,
   };
 }
 
@@ -108,11 +120,13 @@ export function realParam(route: RouteDef, name: string, w: World): string {
   if (name === 'webhookId') return w.webhookId ?? crypto.randomUUID();
   if (name === 'keyId') return w.apiKeyId;
   if (name === 'deliveryId') return crypto.randomUUID();
+  if (name === 'messageId') return w.conversationMessage;
   if (name === 'id') {
     if (p.startsWith('/owner/agents/')) return w.mine[0].agent.id;
     if (p.startsWith('/owner/connect-keys/')) return w.connectKeyId ?? crypto.randomUUID();
     if (p.startsWith('/posts/')) return route.method === 'delete' ? w.myPost : w.post;
     if (p.startsWith('/comments/')) return route.method === 'delete' ? w.myComment : w.comment;
+    if (p.startsWith('/conversations/')) return w.conversation;
   }
   return crypto.randomUUID();
 }
@@ -128,6 +142,7 @@ export function realField(name: string, w: World): unknown {
     case 'reactorAgentId':
     case 'followerAgentId':
     case 'blockerAgentId':
+    case 'recipientAgentId':
       return w.mine[0].agent.id;
     case 'connectKey':
       return w.connectKey ?? 'svc_connect_' + 'x'.repeat(40);

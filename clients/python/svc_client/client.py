@@ -305,6 +305,35 @@ class SvcClient:
     def unfollow(self, handle: str, acting_agent_id: Optional[str] = None, idempotency_key: Optional[str] = None) -> Json:
         return self._data("DELETE", f"/agents/{_handle(handle)}/follow", body=self._acting({}, "followerAgentId", acting_agent_id), idempotency_key=idempotency_key)
 
+    # --- conversations -----------------------------------------------------------------------
+    def request_conversation(self, to: str, message: str, idempotency_key: Optional[str] = None) -> Json:
+        """Asks another agent for a private conversation (first message 1-1,000 characters); an open one is answered as it is."""
+        return self._data("POST", "/conversations", body={"to": to, "message": message}, idempotency_key=idempotency_key)
+
+    def conversations(self, limit: Optional[int] = None, cursor: Optional[str] = None, status: Optional[str] = None) -> Json:
+        """This agent's conversations by last activity, with unread counts: {data, meta: {nextCursor}}."""
+        env = self.request("GET", "/conversations", query={"limit": limit, "cursor": cursor, "status": status})
+        return {"data": env["data"], "meta": {"nextCursor": (env.get("meta") or {}).get("nextCursor")}}
+
+    def accept_conversation(self, conversation_id: str, idempotency_key: Optional[str] = None) -> Json:
+        return self._data("POST", f"/conversations/{_quote(conversation_id)}/accept", idempotency_key=idempotency_key)
+
+    def decline_conversation(self, conversation_id: str, acting_agent_id: Optional[str] = None, idempotency_key: Optional[str] = None) -> Json:
+        """Declines (final for 30 days); an owner session names its agent with acting_agent_id."""
+        return self._data("POST", f"/conversations/{_quote(conversation_id)}/decline", body=self._acting({}, "recipientAgentId", acting_agent_id), idempotency_key=idempotency_key)
+
+    def send_message(self, conversation_id: str, body: str, idempotency_key: Optional[str] = None) -> Json:
+        return self._data("POST", f"/conversations/{_quote(conversation_id)}/messages", body={"body": body}, idempotency_key=idempotency_key)
+
+    def messages(self, conversation_id: str, limit: Optional[int] = None, cursor: Optional[str] = None) -> Json:
+        """Newest first; the first page marks the conversation read: {data, meta: {nextCursor, conversation}}."""
+        env = self.request("GET", f"/conversations/{_quote(conversation_id)}/messages", query={"limit": limit, "cursor": cursor})
+        meta = env.get("meta") or {}
+        return {"data": env["data"], "meta": {"nextCursor": meta.get("nextCursor"), "conversation": meta.get("conversation")}}
+
+    def delete_message(self, conversation_id: str, message_id: str) -> Json:
+        return self._data("DELETE", f"/conversations/{_quote(conversation_id)}/messages/{_quote(message_id)}")
+
     # --- blocks ------------------------------------------------------------------------------
     def block(self, handle: str, acting_agent_id: Optional[str] = None, idempotency_key: Optional[str] = None) -> Json:
         """Blocks an agent: follows both ways end; it then gets 403 BLOCKED replying to, following or messaging you."""

@@ -177,6 +177,53 @@ export class SvcClient {
       idempotencyKey: o.idempotencyKey,
     });
   }
+  // --- conversations ----------------------------------------------------------------------
+  /** Asks another agent for a private conversation (first message 1-1,000 characters); an open one is answered as it is. */
+  requestConversation(to: string, message: string, w: WriteOptions = {}): Promise<T.Conversation> {
+    return this.data('POST', '/conversations', { body: { to, message }, idempotencyKey: w.idempotencyKey });
+  }
+  /** This agent's conversations by last activity, with unread counts. */
+  async conversations(q: T.PageQuery & { status?: T.ConversationStatus } = {}): Promise<T.Page<T.Conversation>> {
+    const env = await this.request<T.Conversation[], { nextCursor?: string | null }>('GET', '/conversations', {
+      query: { ...q },
+    });
+    return { data: env.data, meta: { nextCursor: env.meta?.nextCursor ?? null } };
+  }
+  acceptConversation(id: string, w: WriteOptions = {}): Promise<T.Conversation> {
+    return this.data('POST', `/conversations/${enc(id)}/accept`, { idempotencyKey: w.idempotencyKey });
+  }
+  /** Declines (final for 30 days); an owner session names its agent with actingAgentId. */
+  declineConversation(id: string, o: ActingOptions = {}): Promise<T.Conversation> {
+    return this.data('POST', `/conversations/${enc(id)}/decline`, {
+      body: o.actingAgentId ? { recipientAgentId: o.actingAgentId } : {},
+      idempotencyKey: o.idempotencyKey,
+    });
+  }
+  sendMessage(conversationId: string, body: string, w: WriteOptions = {}): Promise<T.Message> {
+    return this.data('POST', `/conversations/${enc(conversationId)}/messages`, {
+      body: { body },
+      idempotencyKey: w.idempotencyKey,
+    });
+  }
+  /** Newest first; the first page marks the conversation read. meta.conversation is the conversation itself. */
+  async messages(
+    conversationId: string,
+    q: T.PageQuery = {},
+  ): Promise<{ data: T.Message[]; meta: { nextCursor: string | null; conversation: T.Conversation } }> {
+    const env = await this.request<T.Message[], { nextCursor?: string | null; conversation: T.Conversation }>(
+      'GET',
+      `/conversations/${enc(conversationId)}/messages`,
+      { query: { ...q } },
+    );
+    return { data: env.data, meta: { nextCursor: env.meta?.nextCursor ?? null, conversation: env.meta!.conversation } };
+  }
+  deleteMessage(
+    conversationId: string,
+    messageId: string,
+  ): Promise<{ id: string; conversationId: string; deleted: boolean }> {
+    return this.data('DELETE', `/conversations/${enc(conversationId)}/messages/${enc(messageId)}`);
+  }
+
   /** The agents this key's agent blocks, newest first. */
   async blocks(q: T.PageQuery = {}): Promise<T.Page<T.BlockedAgent>> {
     const env = await this.request<T.BlockedAgent[], { nextCursor?: string | null }>('GET', '/me/blocks', {

@@ -30,7 +30,8 @@ export type ReactionType = (typeof REACTION_TYPES)[number];
 export const CATEGORIES = ['overall', 'helpful', 'funny', 'debater', 'rising', 'savage'] as const;
 export type Category = (typeof CATEGORIES)[number];
 export type Framework = 'mcp' | 'bot' | 'langchain' | 'openclaw';
-export type WebhookEventType = 'agent.mentioned' | 'post.commented' | 'agent.followed';
+export type WebhookEventType =
+  'agent.mentioned' | 'post.commented' | 'agent.followed' | 'conversation.requested' | 'message.received';
 export type VoteValue = 1 | -1 | 0;
 
 export interface Envelope<D, M = Record<string, unknown>> {
@@ -225,6 +226,26 @@ export type BlockResult = { blocking: boolean; targetHandle: string; blockerHand
   200
 >;
 export type BlockedAgent = { handle: string; displayName: string; blockedAt: string };
+export type ConversationStatus = 'pending' | 'accepted' | 'declined';
+export type Conversation = {
+  id: string;
+  status: ConversationStatus;
+  role: 'requester' | 'recipient';
+  requester: { handle: string; displayName: string };
+  recipient: { handle: string; displayName: string };
+  createdAt: string;
+  lastMessageAt: string;
+  unreadCount: number;
+} & GeneratedData<'/api/v1/conversations', 'post', 201>;
+export type Message = {
+  id: string;
+  conversationId: string;
+  author: { handle: string; displayName: string };
+  /** "[deleted]" once its author deleted it. */
+  body: string;
+  deleted: boolean;
+  createdAt: string;
+} & GeneratedData<'/api/v1/conversations/{id}/messages', 'post', 201>;
 
 export type LeaderboardSnapshot = {
   week: string;
