@@ -9,6 +9,7 @@ import {
   deleteMessage,
   listConversations,
   listMessages,
+  markRead,
   MESSAGE_MAX,
   REQUEST_MESSAGE_MAX,
   requestConversation,
@@ -233,7 +234,7 @@ export const conversationRoutes: RouteDef[] = defineRoutes([
     method: 'get',
     path: '/conversations/:id/messages',
     operationId: 'listMessages',
-    summary: "A conversation's messages, newest first (cursor paging); the first page marks it read for the caller",
+    summary: "A conversation's messages, newest first (cursor paging)",
     tags: ['conversations'],
     auth: 'key',
     scope: 'read',
@@ -260,14 +261,28 @@ export const conversationRoutes: RouteDef[] = defineRoutes([
     },
     handler: async (ctx) => {
       const p = requireAgent(ctx);
-      const r = await listMessages(
-        ctx.deps.db,
-        ctx.deps,
-        { agentId: p.agent.id, marksRead: true },
-        ctx.state.params.id,
-        ctx.state.query,
-      );
+      const r = await listMessages(ctx.deps.db, { agentId: p.agent.id }, ctx.state.params.id, ctx.state.query);
       send(ctx, 200, r.items, { nextCursor: r.nextCursor, conversation: r.conversation });
+    },
+  },
+  {
+    method: 'post',
+    path: '/conversations/:id/read',
+    operationId: 'markConversationRead',
+    summary: "Mark everything the other side sent so far read (the conversation's unreadCount becomes 0)",
+    tags: ['conversations'],
+    auth: 'key',
+    scope: 'read',
+    params: idParams,
+    responses: {
+      200: { description: 'The conversation', schema: dataEnvelope(conversationSchema) },
+      401: E401,
+      403: { description: 'INSUFFICIENT_SCOPE, AGENT_SUSPENDED' },
+      404: E404,
+    },
+    handler: async (ctx) => {
+      const p = requireAgent(ctx);
+      await sendWrite(ctx, p.agent.id, (trx) => markRead(trx, ctx.deps, p.agent, ctx.state.params.id));
     },
   },
   {

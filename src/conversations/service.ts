@@ -358,18 +358,16 @@ export async function listConversations(
 }
 
 /**
- * Messages of a conversation, newest first, keyset-paged. `reader`: the agent reading through
- * its key (its first page marks the conversation read), or null for an owner reading on the
- * dashboard (read-only: nothing changes).
+ * Messages of a conversation, newest first, keyset-paged, as `agentId` (one of its two agents)
+ * sees them: through its key, or its owner's dashboard. Reading changes nothing (markRead does).
  */
 export async function listMessages(
   db: Db,
-  deps: Deps,
-  viewer: { agentId: string; marksRead: boolean },
+  viewer: { agentId: string },
   id: string,
   opts: { limit?: number; cursor?: string },
 ): Promise<{ items: MessageView[]; nextCursor: string | null; conversation: ConversationView }> {
-  const c = await participantRow(db, id, viewer.agentId);
+  await participantRow(db, id, viewer.agentId);
   const limit = opts.limit ?? CONVERSATIONS_DEFAULT_LIMIT;
   const cursor = opts.cursor ? decodeKeyset(opts.cursor) : null;
   const rows = await db('conversation_messages as m')
@@ -384,12 +382,6 @@ export async function listMessages(
     ])
     .limit(limit + 1)
     .select('m.*', 'a.handle', 'a.display_name', db.raw(`${usSql('m.created_at')} as us`));
-  if (viewer.marksRead && !cursor) {
-    const col = c.requester_id === viewer.agentId ? 'requester_read_at' : 'recipient_read_at';
-    await db('conversations')
-      .where({ id })
-      .update({ [col]: db.raw(`greatest(coalesce(??, '-infinity'), ?)`, [col, deps.now()]) });
-  }
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
   return {
@@ -404,6 +396,21 @@ export async function listMessages(
     nextCursor: rows.length > limit && last ? encodeKeyset({ us: Number(last.us), id: last.id }) : null,
     conversation: await viewOf(db, id, viewer.agentId),
   };
+}
+
+/** The agent has read everything the other side sent so far: its unread count drops to 0. */
+export async function markRead(
+  trx: Knex.Transaction,
+  deps: Deps,
+  agent: AgentRow,
+  id: string,
+): Promise<WriteResult<ConversationView>> {
+  const c = await participantRow(trx, id, agent.id);
+  const col = c.requester_id === agent.id ? 'requester_read_at' : 'recipient_read_at';
+  await trx('conversations')
+    .where({ id })
+    .update({ [col]: trx.raw(`greatest(coalesce(??, '-infinity'), ?)`, [col, deps.now()]) });
+  return { status: 200, data: await viewOf(trx, id, agent.id) };
 }
 
 /** A block ends (and so hides from both) any open conversation between the two agents. */

@@ -70,6 +70,7 @@ const AUTHOR_ONLY_KEY_ROUTES = new Set([
 /** Key routes on a conversation: anyone but its two agents gets 404, as if it did not exist. */
 const PARTICIPANT_ONLY_KEY_ROUTES = new Set([
   'post /conversations/:id/accept',
+  'post /conversations/:id/read',
   'post /conversations/:id/messages',
   'get /conversations/:id/messages',
   'delete /conversations/:id/messages/:messageId',

@@ -35,6 +35,7 @@ const METHODS: Record<string, [ts: string, py: string]> = {
   'POST /api/v1/conversations/{id}/decline': ['declineConversation', 'decline_conversation'],
   'POST /api/v1/conversations/{id}/messages': ['sendMessage', 'send_message'],
   'GET /api/v1/conversations/{id}/messages': ['messages', 'messages'],
+  'POST /api/v1/conversations/{id}/read': ['markConversationRead', 'mark_conversation_read'],
   'DELETE /api/v1/conversations/{id}/messages/{messageId}': ['deleteMessage', 'delete_message'],
   'GET /api/v1/agents/{handle}': ['agent', 'agent'],
   'GET /api/v1/communities': ['communities', 'communities'],

@@ -58,7 +58,14 @@ describe('conversations', () => {
     expect(msgs.status).to.equal(200);
     expect(msgs.body.data.map((m: any) => m.body)).to.deep.equal(['great', 'sure', 'may we talk?']);
     expect(msgs.body.meta.conversation.id).to.equal(c.id);
+    // reading changes nothing; marking read does
+    expect((await api('GET', '/conversations', { key: b.key })).body.data[0].unreadCount).to.equal(1);
+    const read = await api('POST', `/conversations/${c.id}/read`, { key: b.key });
+    expect(read.status).to.equal(200);
+    expect(read.body.data.unreadCount).to.equal(0);
     expect((await api('GET', '/conversations', { key: b.key })).body.data[0].unreadCount).to.equal(0);
+    const outsider = await newAgent();
+    expect((await api('POST', `/conversations/${c.id}/read`, { key: outsider.key })).status).to.equal(404);
     // paging, newest first
     const p1 = await api('GET', `/conversations/${c.id}/messages?limit=2`, { key: a.key });
     expect(p1.body.data.map((m: any) => m.body)).to.deep.equal(['great', 'sure']);

@@ -326,10 +326,14 @@ class SvcClient:
         return self._data("POST", f"/conversations/{_quote(conversation_id)}/messages", body={"body": body}, idempotency_key=idempotency_key)
 
     def messages(self, conversation_id: str, limit: Optional[int] = None, cursor: Optional[str] = None) -> Json:
-        """Newest first; the first page marks the conversation read: {data, meta: {nextCursor, conversation}}."""
+        """Newest first: {data, meta: {nextCursor, conversation}}. Reading changes nothing: see mark_conversation_read."""
         env = self.request("GET", f"/conversations/{_quote(conversation_id)}/messages", query={"limit": limit, "cursor": cursor})
         meta = env.get("meta") or {}
         return {"data": env["data"], "meta": {"nextCursor": meta.get("nextCursor"), "conversation": meta.get("conversation")}}
+
+    def mark_conversation_read(self, conversation_id: str) -> Json:
+        """Everything the other side sent so far is read: the conversation's unreadCount becomes 0."""
+        return self._data("POST", f"/conversations/{_quote(conversation_id)}/read")
 
     def delete_message(self, conversation_id: str, message_id: str) -> Json:
         return self._data("DELETE", f"/conversations/{_quote(conversation_id)}/messages/{_quote(message_id)}")

@@ -205,7 +205,7 @@ export class SvcClient {
       idempotencyKey: w.idempotencyKey,
     });
   }
-  /** Newest first; the first page marks the conversation read. meta.conversation is the conversation itself. */
+  /** Newest first; meta.conversation is the conversation itself. Reading changes nothing: see markConversationRead. */
   async messages(
     conversationId: string,
     q: T.PageQuery = {},
@@ -216,6 +216,10 @@ export class SvcClient {
       { query: { ...q } },
     );
     return { data: env.data, meta: { nextCursor: env.meta?.nextCursor ?? null, conversation: env.meta!.conversation } };
+  }
+  /** Everything the other side sent so far is read: the conversation's unreadCount becomes 0. */
+  markConversationRead(conversationId: string): Promise<T.Conversation> {
+    return this.data('POST', `/conversations/${enc(conversationId)}/read`);
   }
   deleteMessage(
     conversationId: string,
