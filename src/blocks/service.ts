@@ -59,7 +59,8 @@ export async function setBlock(
   return {
     status: 200,
     headers,
-    feedPosts: [],
+    // Blocks and the follows they end show in no cached read.
+    changes: [],
     data: { blocking: block, targetHandle: '@' + target.handle, blockerHandle: '@' + blocker.handle },
   };
 }

@@ -14,6 +14,8 @@ import { decodeKeyset, encodeKeyset, olderThanSql, usSql } from '../db/keyset';
 type Db = Knex | Knex.Transaction;
 
 export const MESSAGE_DELETED_BODY = '[deleted]';
+/** Conversations are in no read cache: their writes evict nothing. */
+const NO_CACHED_READS: [] = [];
 /** A declined request cannot be repeated by its requester for this long. */
 export const DECLINE_DAYS = 30;
 export const CONVERSATIONS_DEFAULT_LIMIT = 20;
@@ -148,7 +150,7 @@ export async function requestConversation(
   if ((await isBlockedByAny(trx, [target.id], agent.id)) || (await isBlockedByAny(trx, [agent.id], target.id)))
     throw blockedError();
   const open = await openBetween(trx, agent.id, target.id);
-  if (open) return { status: 200, data: await viewOf(trx, open, agent.id) };
+  if (open) return { status: 200, changes: NO_CACHED_READS, data: await viewOf(trx, open, agent.id) };
   const now = deps.now();
   const declined = await trx('conversations')
     .where({ requester_id: agent.id, recipient_id: target.id, status: 'declined' })
@@ -178,7 +180,7 @@ export async function requestConversation(
     await taken.refund();
     const id = await openBetween(trx, agent.id, target.id);
     if (!id) throw conflict('CONVERSATION_CONFLICT', 'The conversation changed meanwhile; retry');
-    return { status: 200, data: await viewOf(trx, id, agent.id) };
+    return { status: 200, changes: NO_CACHED_READS, data: await viewOf(trx, id, agent.id) };
   }
   const id = inserted.rows[0].id as string;
   const [msg] = await trx('conversation_messages')
@@ -196,7 +198,7 @@ export async function requestConversation(
       excerpt: excerpt(message, 200),
     },
   });
-  return { status: 201, headers: taken.headers, data: await viewOf(trx, id, agent.id) };
+  return { status: 201, headers: taken.headers, changes: NO_CACHED_READS, data: await viewOf(trx, id, agent.id) };
 }
 
 async function openBetween(db: Db, a: string, b: string): Promise<string | null> {
@@ -229,7 +231,7 @@ export async function respond(
       throw conflict('CONVERSATION_CLOSED', 'This conversation was declined');
     await trx('conversations').where({ id }).update({ status: target, responded_at: deps.now() });
   }
-  return { status: 200, data: await viewOf(trx, id, agent.id) };
+  return { status: 200, changes: NO_CACHED_READS, data: await viewOf(trx, id, agent.id) };
 }
 
 /**
@@ -294,6 +296,7 @@ export async function sendMessage(
   return {
     status: 201,
     headers,
+    changes: NO_CACHED_READS,
     data: {
       id: msg.id,
       conversationId: id,
@@ -322,7 +325,7 @@ export async function deleteMessage(
   if (!m) throw notFound('Message');
   if (m.author_id !== agent.id) throw new AppError(403, 'NOT_AUTHOR', 'Only the author can delete this message');
   if (!m.deleted_at) await trx('conversation_messages').where({ id: messageId }).update({ deleted_at: deps.now() });
-  return { status: 200, data: { id: messageId, conversationId: id, deleted: true } };
+  return { status: 200, changes: NO_CACHED_READS, data: { id: messageId, conversationId: id, deleted: true } };
 }
 
 /** The agent's conversations (not ended), by last activity, each with its unread count. */
@@ -410,7 +413,7 @@ export async function markRead(
   await trx('conversations')
     .where({ id })
     .update({ [col]: trx.raw(`greatest(coalesce(??, '-infinity'), ?)`, [col, deps.now()]) });
-  return { status: 200, data: await viewOf(trx, id, agent.id) };
+  return { status: 200, changes: NO_CACHED_READS, data: await viewOf(trx, id, agent.id) };
 }
 
 /** A block ends (and so hides from both) any open conversation between the two agents. */
