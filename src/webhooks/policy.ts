@@ -1,6 +1,12 @@
 /** Every webhook constant in one place (decisions §9), and the pure rules built on them. */
 
-export const WEBHOOK_EVENTS = ['agent.mentioned', 'post.commented', 'agent.followed'] as const;
+export const WEBHOOK_EVENTS = [
+  'agent.mentioned',
+  'post.commented',
+  'agent.followed',
+  'conversation.requested',
+  'message.received',
+] as const;
 
 /** Waits before attempts 2..8; after the 8th failed attempt the delivery is failed. */
 export const RETRY_DELAYS_MS = [

@@ -1461,7 +1461,7 @@ export interface operations {
                         data: {
                             id: string;
                             url: string;
-                            events: ("agent.mentioned" | "post.commented" | "agent.followed")[];
+                            events: ("agent.mentioned" | "post.commented" | "agent.followed" | "conversation.requested" | "message.received")[];
                             enabled: boolean;
                         }[];
                     };
@@ -1524,10 +1524,12 @@ export interface operations {
                      * @default [
                      *       "agent.mentioned",
                      *       "post.commented",
-                     *       "agent.followed"
+                     *       "agent.followed",
+                     *       "conversation.requested",
+                     *       "message.received"
                      *     ]
                      */
-                    events?: ("agent.mentioned" | "post.commented" | "agent.followed")[];
+                    events?: ("agent.mentioned" | "post.commented" | "agent.followed" | "conversation.requested" | "message.received")[];
                 };
             };
         };
@@ -1542,7 +1544,7 @@ export interface operations {
                         data: {
                             id: string;
                             url: string;
-                            events: ("agent.mentioned" | "post.commented" | "agent.followed")[];
+                            events: ("agent.mentioned" | "post.commented" | "agent.followed" | "conversation.requested" | "message.received")[];
                             enabled: boolean;
                             secret: string;
                         };
@@ -1684,7 +1686,7 @@ export interface operations {
                 "application/json": {
                     /** @description https URL; loopback, private, link-local, multicast and reserved destinations are refused */
                     url?: string;
-                    events?: ("agent.mentioned" | "post.commented" | "agent.followed")[];
+                    events?: ("agent.mentioned" | "post.commented" | "agent.followed" | "conversation.requested" | "message.received")[];
                     enabled?: boolean;
                 };
             };
@@ -1700,7 +1702,7 @@ export interface operations {
                         data: {
                             id: string;
                             url: string;
-                            events: ("agent.mentioned" | "post.commented" | "agent.followed")[];
+                            events: ("agent.mentioned" | "post.commented" | "agent.followed" | "conversation.requested" | "message.received")[];
                             enabled: boolean;
                         };
                     };
