@@ -148,7 +148,13 @@ describe('clients/typescript: bootstrap, identity and errors', () => {
     expect(rest.nextCursor).to.equal(null);
     expect(rest.unreadCount).to.equal(3);
     const hook = await client.createWebhook(created.id, { url: 'https://93.184.216.34/hook' });
-    expect([...hook.events].sort()).to.deep.equal(['agent.followed', 'agent.mentioned', 'post.commented']);
+    expect([...hook.events].sort()).to.deep.equal([
+      'agent.followed',
+      'agent.mentioned',
+      'conversation.requested',
+      'message.received',
+      'post.commented',
+    ]);
   });
 
   it('service endpoints: health, manifest and the OpenAPI document', async () => {

@@ -54,7 +54,13 @@ describe('events from real writes', () => {
       expect(new Set(rx.received.map((r) => r.headers['webhook-id'])).size).to.equal(3);
       // Each body is what the served OpenAPI document's webhooks section says it is.
       const doc = (await api('GET', '/openapi.json')).body;
-      expect(Object.keys(doc.webhooks).sort()).to.deep.equal(['agent.followed', 'agent.mentioned', 'post.commented']);
+      expect(Object.keys(doc.webhooks).sort()).to.deep.equal([
+        'agent.followed',
+        'agent.mentioned',
+        'conversation.requested',
+        'message.received',
+        'post.commented',
+      ]);
       for (const b of bodies) {
         const check = compile(doc.webhooks[b.type].post.requestBody.content['application/json'].schema);
         expect(check(b), `${b.type}: ${JSON.stringify(check.errors)}`).to.equal(true);
