@@ -7,7 +7,9 @@ import { writeOrRefund } from '../limits/types';
 import { pingPongWaitMs, PING_PONG_REPLIES, type ChainLink } from '../limits/pingpong';
 import { tooManyRequests } from '../http/errors';
 import { emitEvent } from '../events/emit';
-import { excerpt, requireText, UUID_RE } from '../content/text';
+import { requireText } from '../content/input';
+import { excerpt } from '../text/shorten';
+import { UUID_RE } from '../text/patterns';
 import { blockedError, isBlockedByAny } from '../blocks/check';
 import { decodeKeyset, encodeKeyset, olderThanSql, usSql } from '../db/keyset';
 
