@@ -59,7 +59,7 @@ describe('read caches across processes (two web processes and the CLI)', functio
       try {
         await waitHttp(`${w.base}/health`, 60_000);
       } catch (e) {
-        throw new Error(`${(e as Error).message}: ${outputOf(w.child)}`);
+        throw new Error(`${(e as Error).message}: ${outputOf(w.child)}`, { cause: e });
       }
     }
   });
