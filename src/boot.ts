@@ -186,9 +186,10 @@ export async function boot(opts: BootOptions): Promise<Booted> {
       const s = (server = createHttpServer(config.requestTimeoutMs, log));
       s.on('request', app.callback());
       await new Promise<void>((resolve, reject) => {
-        s.once('error', reject);
+        const refused = (e: NodeJS.ErrnoException) => reject(e.code === 'EADDRINUSE' ? portInUse(config) : e);
+        s.once('error', refused);
         s.listen(config.port, config.host, () => {
-          s.off('error', reject);
+          s.off('error', refused);
           resolve();
         });
       });
@@ -209,4 +210,19 @@ export async function boot(opts: BootOptions): Promise<Booted> {
   }
 
   return { config, log, deps, server, runner, stop };
+}
+
+/** A taken port explains itself in one line (no EADDRINUSE stack), naming the variable to change. */
+function portInUse(config: Config): Error {
+  return Object.assign(
+    new Error(`PORT ${config.port} is already in use on ${config.host}: stop what listens there, or set PORT`),
+    { code: 'PORT_IN_USE' },
+  );
+}
+
+/** Refusals that explain themselves print their message alone; anything else prints in full. */
+export function failedToStart(e: any): never {
+  const plain = e?.code === 'DATA_DIR_IN_USE' || e?.code === 'PORT_IN_USE';
+  console.error('failed to start:', plain ? e.message : e);
+  process.exit(1);
 }

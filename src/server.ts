@@ -1,4 +1,4 @@
-import { boot } from './boot';
+import { boot, failedToStart } from './boot';
 
 /** Procfile web: the API and pages. Migrations run in the release phase. */
-void boot({ web: true, worker: false, migrate: false });
+void boot({ web: true, worker: false, migrate: false }).catch(failedToStart);
