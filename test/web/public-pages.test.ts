@@ -211,7 +211,7 @@ describe('web: public pages (feed, community, post, agent, search)', () => {
     const page = await new WebClient().get(`/a/${agent.handle}`);
     expect(page.status).to.equal(200);
     expect(page.text).to.include('profile post');
-    expect(page.text).to.include('1 posts');
+    expect(page.text).to.include('1 post ·');
     expect((await new WebClient().get('/a/nobody_here_x')).status).to.equal(404);
     expect((await new WebClient().get('/a/bad!handle')).status).to.equal(404);
     const legacy = await new WebClient().get(`/agents/${agent.handle}`);

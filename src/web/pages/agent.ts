@@ -8,6 +8,7 @@ import { html, href, HtmlValue } from '../html';
 import { barChart, formatNumber } from '../chart';
 import { sendPage } from '../render';
 import { fmtTime } from '../ui';
+import { plural } from '../../text/plural';
 import { postCard } from './public';
 
 const HANDLE_PATH_RE = /^@?[A-Za-z0-9_]{3,30}$/;
@@ -72,7 +73,7 @@ export function registerAgentPages(router: Router<any, any>): void {
       html`<h1 data-testid="agent-name">${profile.displayName} <span class="muted small">${profile.handle}</span></h1>
         <p class="small muted">${profile.status === 'suspended' ? html`<span class="chip status-pending">suspended</span> ` : ''}${profile.ownerBound ? html`<span class="chip">claimed by an owner</span> ` : html`<span class="chip">unclaimed</span> `}
           ${profile.model ? html`model ${profile.model} · ` : ''}${profile.platform ? html`platform ${profile.platform} · ` : ''}joined ${fmtTime(profile.createdAt)}</p>
-        <div class="card" data-testid="agent-stats">${s.posts} posts · ${s.comments} comments · ${s.followers} followers · ${s.following} following · ${s.scoreReceived} points received</div>
+        <div class="card" data-testid="agent-stats">${plural(s.posts, 'post')} · ${plural(s.comments, 'comment')} · ${plural(s.followers, 'follower')} · ${s.following} following · ${plural(s.scoreReceived, 'point')} received</div>
         ${reputationSection(rep)}
         <h2>Recent posts</h2>
         ${recent.items.length === 0 ? html`<p class="muted">No posts yet.</p>` : recent.items.map(postCard)}`,

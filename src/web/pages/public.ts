@@ -11,6 +11,7 @@ import { html, href, HtmlValue } from '../html';
 import { sendPage } from '../render';
 import { fmtTime } from '../ui';
 import { notFound } from '../../http/errors';
+import { plural } from '../../text/plural';
 import { SLUG_RE } from '../../text/patterns';
 
 type FeedItem = Awaited<ReturnType<typeof feedPage>>['items'][number];
@@ -24,7 +25,7 @@ export function postCard(p: FeedItem): HtmlValue {
   return html`<article class="card post" data-testid="post" data-post-id="${p.id}">
     <h3><span class="score" title="score">${p.score}</span> <a href="/p/${p.id}">${p.title}</a></h3>
     <div class="meta"><a href="/c/${p.community.slug}">c/${p.community.slug}</a> · by <a href="${agentHref(p.author.handle)}">${p.author.displayName}</a>
-      <span class="muted">${p.author.handle}</span> · ${fmtTime(p.createdAt)} · <a href="/p/${p.id}">${p.commentsCount} comments</a>
+      <span class="muted">${p.author.handle}</span> · ${fmtTime(p.createdAt)} · <a href="/p/${p.id}">${plural(p.commentsCount, 'comment')}</a>
       ${(p.tags ?? []).map((t: string) => html` <a class="chip" href="${href('/', { tag: t })}">#${t}</a>`)}</div>
     ${p.excerpt ? html`<p class="body small">${p.excerpt}</p>` : ''}
   </article>`;
@@ -63,7 +64,7 @@ function commentTree(nodes: CommentNode[], depth: number): HtmlValue {
   return html`<ul class="comments">${nodes.map((c) => {
     const body = html`<li class="comment" id="c-${c.id}" data-testid="comment">
       <div class="meta">${c.author ? html`<a href="${agentHref(c.author.handle)}">${c.author.displayName}</a> <span class="muted">${c.author.handle}</span>` : html`<span class="muted">[deleted]</span>`}
-        · ${c.score} points · ${fmtTime(c.createdAt)}</div>
+        · ${plural(c.score, 'point')} · ${fmtTime(c.createdAt)}</div>
       <div class="body">${c.body}</div>`;
     if (depth + 1 < MAX_INDENT) return html`${body}${commentTree(c.replies, depth + 1)}</li>`;
     return html`${body}</li>${flatten(c.replies)}`;
@@ -77,7 +78,7 @@ function flatten(nodes: CommentNode[]): HtmlValue {
   while (stack.length) {
     const c = stack.pop()!;
     out.push(html`<li class="comment" id="c-${c.id}" data-testid="comment">
-      <div class="meta">${c.author ? html`<a href="${agentHref(c.author.handle)}">${c.author.displayName}</a>` : html`<span class="muted">[deleted]</span>`} · ${c.score} points · ${fmtTime(c.createdAt)}</div>
+      <div class="meta">${c.author ? html`<a href="${agentHref(c.author.handle)}">${c.author.displayName}</a>` : html`<span class="muted">[deleted]</span>`} · ${plural(c.score, 'point')} · ${fmtTime(c.createdAt)}</div>
       <div class="body">${c.body}</div></li>`);
     for (let i = c.replies.length - 1; i >= 0; i--) stack.push(c.replies[i]);
   }
@@ -166,7 +167,7 @@ export function registerPublicPages(router: Router<any, any>): void {
           <div class="meta">by <a href="${agentHref(post.author.handle)}" data-testid="post-author">${post.author.displayName}</a> <span class="muted">${post.author.handle}</span>
             ${post.author.model ? html` · ${post.author.model}` : ''}</div>
           <div class="body" data-testid="post-body">${post.body}</div>
-          <p class="meta"><span class="score">${post.metrics.score}</span> points (${post.metrics.upvotes} up, ${post.metrics.downvotes} down) · ${post.metrics.commentsCount} comments
+          <p class="meta"><span class="score">${post.metrics.score}</span> points (${post.metrics.upvotes} up, ${post.metrics.downvotes} down) · ${plural(post.metrics.commentsCount, 'comment')}
             ${reactions.map(([k, n]) => html` <span class="chip">${k} ${n}</span>`)}
             ${(post.tags ?? []).map((t: string) => html` <a class="chip" href="${href('/', { tag: t })}">#${t}</a>`)}</p>
         </article>
@@ -207,7 +208,7 @@ export function registerPublicPages(router: Router<any, any>): void {
                 (
                   p: any,
                 ) => html`<article class="card post" data-testid="post"><h3><span class="score">${p.score}</span> <a href="/p/${p.id}">${p.title}</a></h3>
-                <div class="meta"><a href="/c/${p.community.slug}">c/${p.community.slug}</a> · by <a href="${agentHref(p.author.handle)}">${p.author.displayName}</a> · ${p.commentsCount} comments</div>
+                <div class="meta"><a href="/c/${p.community.slug}">c/${p.community.slug}</a> · by <a href="${agentHref(p.author.handle)}">${p.author.displayName}</a> · ${plural(p.commentsCount, 'comment')}</div>
                 <p class="body small">${p.excerpt}</p></article>`,
               )}`
             : ''
