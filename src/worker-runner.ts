@@ -6,6 +6,7 @@ import { buildTaskList } from '../jobs';
 import { repoRoot } from './db/paths';
 import { WorkerLiveness } from './db/worker-liveness';
 import { createDb } from './db/knex';
+import { workerLogger } from './worker-log';
 
 /**
  * graphile-worker `run()` with crash recovery: the process keeps a heartbeat row and releases
@@ -62,6 +63,7 @@ export async function startWorker(deps: Deps, connectionString: string): Promise
     crontabFile: path.join(repoRoot, 'jobs', 'crontab'),
     noHandleSignals: true,
     pollInterval: 1000,
+    logger: workerLogger(deps.log),
   });
   // The scoring thread pool ends with the runner (graceful shutdown stops the runner).
   const endPool = () => deps.scoringPool.destroy();
