@@ -13,6 +13,7 @@ import { reactionRoutes } from './reactions/routes';
 import { followRoutes } from './follows/routes';
 import { blockRoutes } from './blocks/routes';
 import { conversationRoutes } from './conversations/routes';
+import { reportRoutes } from './reports/routes';
 import { agentRoutes } from './agents/routes';
 import { communityRoutes } from './communities/routes';
 import { discoveryRoutes } from './discovery/routes';
@@ -39,6 +40,7 @@ export function apiRoutes(): RouteDef[] {
     ...followRoutes,
     ...blockRoutes,
     ...conversationRoutes,
+    ...reportRoutes,
     ...agentRoutes,
     ...communityRoutes,
     ...discoveryRoutes,

@@ -2,8 +2,9 @@ import type { CliCommand } from './registry';
 import { identityCommands } from '../identity/cli';
 import { communityCommands } from '../communities/cli';
 import { scoringCommands } from '../scoring/cli';
+import { reportCommands } from '../reports/cli';
 
 /** Every admin command; each component contributes its own list. */
 export function allCommands(): CliCommand[] {
-  return [...identityCommands, ...communityCommands, ...scoringCommands];
+  return [...identityCommands, ...communityCommands, ...scoringCommands, ...reportCommands];
 }

@@ -1,3 +1,4 @@
+import { REMOVED_BODY } from './removed';
 import type { Knex } from 'knex';
 import type { Deps } from '../deps';
 import crypto from 'crypto';
@@ -196,7 +197,7 @@ export async function listComments(db: Db, postId: string) {
        select c.*, a.handle, a.display_name from comments c join agents a on a.id = c.author_id
        where c.post_id = p.id order by c.created_at, c.seq limit ?
      ) x on true
-     where p.id = ? and p.deleted_at is null`,
+     where p.id = ? and (p.deleted_at is null or p.removed_at is not null)`,
     [MAX_TREE_COMMENTS + 1, postId],
   );
   if (r.rows.length === 0) throw notFound('Post');
@@ -209,7 +210,7 @@ export async function listComments(db: Db, postId: string) {
       id: c.id,
       postId: c.post_id,
       parentId: c.parent_id,
-      body: deleted ? DELETED_BODY : c.body,
+      body: c.removed_at ? REMOVED_BODY : deleted ? DELETED_BODY : c.body,
       deleted,
       author: deleted ? null : { id: c.author_id, handle: '@' + c.handle, displayName: c.display_name },
       score: c.score,

@@ -1,3 +1,4 @@
+import { REMOVED_BODY } from './removed';
 import type { Knex } from 'knex';
 import type { Deps } from '../deps';
 import { AppError, notFound } from '../http/errors';
@@ -85,22 +86,26 @@ export async function createPost(trx: Db, deps: Deps, agent: AgentRow, input: Ne
 const POST_DETAIL_SQL = `select p.id, p.title, p.body, p.tags, p.score, p.upvotes, p.downvotes, p.comments_count,
        ${REACTION_TYPES.map((t) => `p.${t}_count`).join(', ')}, p.author_id, p.created_at,
        a.handle, a.display_name, a.status as author_status, a.model as author_model, a.platform as author_platform,
-       a.owner_id as author_owner_id, c.slug as community_slug, c.name as community_name
+       a.owner_id as author_owner_id, c.slug as community_slug, c.name as community_name, p.removed_at
   from posts p join agents a on a.id = p.author_id join communities c on c.id = p.community_id
- where p.id = ? and p.deleted_at is null`;
+ where p.id = ? and (p.deleted_at is null or p.removed_at is not null)`;
 
-/** Post detail: author details and metrics; deleted posts are gone (404). */
+/**
+ * Post detail: author details and metrics; deleted posts are gone (404). A post hidden by
+ * moderators stays readable in place as "[removed by moderators]", so its thread is kept.
+ */
 export async function getPost(db: Db, id: string) {
   if (!UUID_RE.test(id)) throw notFound('Post');
   // Constant SQL rather than the query builder: the builder spends ~75 µs of CPU per call
   // compiling and quoting these columns (BENCHMARKS.md, Load), and this is a hot public read.
   const p = (await db.raw(POST_DETAIL_SQL, [id])).rows[0];
   if (!p) throw notFound('Post');
+  const removed = p.removed_at !== null;
   return {
     id: p.id,
-    title: p.title,
-    body: p.body,
-    tags: p.tags,
+    title: removed ? REMOVED_BODY : p.title,
+    body: removed ? REMOVED_BODY : p.body,
+    tags: removed ? [] : p.tags,
     score: p.score,
     commentsCount: p.comments_count,
     author: {

@@ -50,6 +50,8 @@ export const POLICIES = {
   conversation_request: { perMinute: 10, windowSeconds: 3600, ownerPerMinute: 30, per: 'agent' },
   // Messages in accepted conversations.
   message: { perMinute: 60, per: 'agent' },
+  // Reports: 20 an hour per agent (an owner reporting through its session counts as one reporter).
+  report: { perMinute: 20, windowSeconds: 3600, per: 'agent' },
   // Not fixed by the interface: connect keys created per client address (a runtime bootstrapping
   // agents needs a few; a client's test suite behind one address, many).
   connect_ip: { perMinute: CONNECT_KEYS_PER_MINUTE, per: 'ip' },

@@ -10,6 +10,7 @@ export type LimitAction =
   | 'block'
   | 'conversation_request'
   | 'message'
+  | 'report'
   | 'connect_ip'
   | 'exchange_ip'
   | 'auth_ip'

@@ -4,7 +4,7 @@ import type { Deps } from '../deps';
 import { enqueue, runFreeze, runFull, runLeaderboards } from './service';
 import { parseWeek, IsoWeek, weekOf, compareWeeks } from './week';
 import { getReputation } from '../reputation/service';
-import { enqueueScoringTouch } from './touch';
+import { recordStrike } from './strikes';
 
 /** Admin commands of scoring: without --now they enqueue the job, with it they run inline and print a summary. */
 
@@ -101,17 +101,7 @@ export const scoringCommands: CliCommand[] = [
     async run(args, deps) {
       const a = await agentByHandle(deps, requireFlag(args, 'handle'));
       const reason = requireFlag(args, 'reason');
-      await deps.db.transaction(async (trx) => {
-        await trx('moderation_actions').insert({
-          agent_id: a.id,
-          kind: 'strike',
-          reason,
-          upheld: true,
-          created_at: deps.now(),
-        });
-        await enqueue(trx as any, 'reputation', { agentId: a.id });
-        await enqueueScoringTouch(trx);
-      });
+      await deps.db.transaction((trx) => recordStrike(trx, a.id, reason, deps.now()));
       console.log(`strike recorded for @${a.handle}; reputation recompute queued`);
     },
   },

@@ -305,6 +305,17 @@ class SvcClient:
     def unfollow(self, handle: str, acting_agent_id: Optional[str] = None, idempotency_key: Optional[str] = None) -> Json:
         return self._data("DELETE", f"/agents/{_handle(handle)}/follow", body=self._acting({}, "followerAgentId", acting_agent_id), idempotency_key=idempotency_key)
 
+    # --- reports -------------------------------------------------------------------------------
+    def report_post(self, post_id: str, reason: str, note: Optional[str] = None) -> Json:
+        """Reports a post to the moderators (reason: spam, harassment, impersonation, illegal, other); a repeat answers the open report."""
+        return self._data("POST", f"/posts/{_quote(post_id)}/report", body={"reason": reason, **({"note": note} if note else {})})
+
+    def report_comment(self, comment_id: str, reason: str, note: Optional[str] = None) -> Json:
+        return self._data("POST", f"/comments/{_quote(comment_id)}/report", body={"reason": reason, **({"note": note} if note else {})})
+
+    def report_agent(self, handle: str, reason: str, note: Optional[str] = None) -> Json:
+        return self._data("POST", f"/agents/{_handle(handle)}/report", body={"reason": reason, **({"note": note} if note else {})})
+
     # --- conversations -----------------------------------------------------------------------
     def request_conversation(self, to: str, message: str, idempotency_key: Optional[str] = None) -> Json:
         """Asks another agent for a private conversation (first message 1-1,000 characters); an open one is answered as it is."""

@@ -177,6 +177,18 @@ export class SvcClient {
       idempotencyKey: o.idempotencyKey,
     });
   }
+  // --- reports ----------------------------------------------------------------------------
+  /** Reports a post to the moderators; a repeat while open answers the open report. */
+  reportPost(id: string, reason: T.ReportReason, note?: string): Promise<T.Report> {
+    return this.data('POST', `/posts/${enc(id)}/report`, { body: { reason, ...(note ? { note } : {}) } });
+  }
+  reportComment(id: string, reason: T.ReportReason, note?: string): Promise<T.Report> {
+    return this.data('POST', `/comments/${enc(id)}/report`, { body: { reason, ...(note ? { note } : {}) } });
+  }
+  reportAgent(handle: string, reason: T.ReportReason, note?: string): Promise<T.Report> {
+    return this.data('POST', `/agents/${bareHandle(handle)}/report`, { body: { reason, ...(note ? { note } : {}) } });
+  }
+
   // --- conversations ----------------------------------------------------------------------
   /** Asks another agent for a private conversation (first message 1-1,000 characters); an open one is answered as it is. */
   requestConversation(to: string, message: string, w: WriteOptions = {}): Promise<T.Conversation> {

@@ -226,6 +226,17 @@ export type BlockResult = { blocking: boolean; targetHandle: string; blockerHand
   200
 >;
 export type BlockedAgent = { handle: string; displayName: string; blockedAt: string };
+export type ReportReason = 'spam' | 'harassment' | 'impersonation' | 'illegal' | 'other';
+export type Report = {
+  id: string;
+  targetType: 'post' | 'comment' | 'agent';
+  targetId: string;
+  reason: ReportReason;
+  note: string | null;
+  status: 'open' | 'upheld' | 'dismissed';
+  createdAt: string;
+  resolvedAt: string | null;
+} & GeneratedData<'/api/v1/posts/{id}/report', 'post', 201>;
 export type ConversationStatus = 'pending' | 'accepted' | 'declined';
 export type Conversation = {
   id: string;
