@@ -7,7 +7,7 @@ import { requestLogger } from './log';
 import { isAnonymousRead, responseKey } from './cache/response-cache';
 import { AppError, isDatabaseUnavailable } from './http/errors';
 import { authenticate } from './http/auth';
-import { validate } from './http/validate';
+import { findConstructorPrototype, validate } from './http/validate';
 import { clientErrorStatus, isClientConnectionError } from './http/client-error';
 import { fullPath } from './http/openapi';
 import type { AppContext, RouteDef } from './http/route';
@@ -35,16 +35,20 @@ function isJsonText(text: unknown): boolean {
   }
 }
 
+/** Valid JSON, but with a key path that would reach an object's prototype. */
+function prototypeKeyRefused(): AppError {
+  return new AppError(400, 'VALIDATION_FAILED', 'Request body is invalid', {
+    details: [{ path: 'body', message: 'must not have a __proto__ or constructor.prototype property' }],
+  });
+}
+
 /** Maps anything thrown to the one envelope; 5xx never carry a stack or internal message. */
 function toAppError(err: any): AppError {
   if (err instanceof AppError) return err;
   if (err?.type === 'entity.too.large' || err?.status === 413)
     return new AppError(413, 'PAYLOAD_TOO_LARGE', `Request body exceeds ${MAX_BODY_BYTES} bytes`);
   // Valid JSON, but with a key that would reach an object's prototype (the parser refuses it).
-  if (/forbidden prototype property/.test(err?.message ?? ''))
-    return new AppError(400, 'VALIDATION_FAILED', 'Request body is invalid', {
-      details: [{ path: 'body', message: 'must not have a __proto__ or constructor.prototype property' }],
-    });
+  if (/forbidden prototype property/.test(err?.message ?? '')) return prototypeKeyRefused();
   if (
     err?.type === 'entity.parse.failed' ||
     (err?.status === 400 && (err instanceof SyntaxError || /json/i.test(err?.message ?? '')))
@@ -231,6 +235,8 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
         `Request body could not be decoded (Content-Encoding: ${ctx.get('content-encoding') || 'identity'})`,
       );
     }
+    // The parser refuses `__proto__` keys; `constructor.prototype` is refused the same way here.
+    if (findConstructorPrototype(ctx.request.body, 'body')) throw prototypeKeyRefused();
     return next();
   });
 

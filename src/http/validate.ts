@@ -62,6 +62,29 @@ export function findNul(value: unknown, root: string): string | null {
 }
 
 /**
+ * Path of the first `constructor.prototype` key path (an object's `constructor` key holding an
+ * object with a `prototype` key): code merging such a body into another object would reach
+ * Object.prototype. The JSON parser already refuses `__proto__`. Iterative, as findNul.
+ */
+export function findConstructorPrototype(value: unknown, root: string): string | null {
+  const stack: [unknown, string][] = [[value, root]];
+  while (stack.length > 0) {
+    const [v, path] = stack.pop()!;
+    if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${path}/${i}`]);
+    } else if (v && typeof v === 'object') {
+      const ctor = Object.prototype.hasOwnProperty.call(v, 'constructor')
+        ? (v as Record<string, unknown>).constructor
+        : undefined;
+      if (ctor && typeof ctor === 'object' && Object.prototype.hasOwnProperty.call(ctor, 'prototype'))
+        return `${path}/constructor`;
+      for (const [k, child] of Object.entries(v)) stack.push([child, `${path}/${k}`]);
+    }
+  }
+  return null;
+}
+
+/**
  * Integer query and path parameters must be written in plain decimal digits: Ajv's coercion
  * takes whatever Number() reads (`1e1`, `0x10`, ` 10`, `50.0`), which no client means to send.
  */

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { getContext } from '../helpers/context';
+import { newOwner } from '../helpers/factories';
 import { rawRequest, rowState, stateDiff } from './world';
 
 /** Inputs the route fuzzer once found to answer 500; kept deterministic here. */
@@ -23,6 +24,44 @@ describe('fuzz regressions', () => {
       }
     }
     expect(({} as any).polluted).to.equal(undefined);
+  });
+
+  it('a constructor.prototype key path anywhere in a JSON body is 400 VALIDATION_FAILED and writes nothing', async () => {
+    const ctx = await getContext();
+    const { session } = await newOwner();
+    const headers = {
+      'content-type': 'application/json',
+      cookie: `svc_session=${session.cookie}`,
+      'x-csrf-token': session.csrfToken,
+    };
+    const before = await rowState();
+    const bodies = [
+      '{"constructor":{"prototype":{"polluted":"yes"}}}',
+      '{"displayName":"x","handle":"ctor_proto","constructor":{"prototype":null}}',
+      '{"scopes":["read"],"label":{"a":[{"constructor":{"prototype":{}}}]}}',
+    ];
+    for (const body of bodies) {
+      const r = await rawRequest(ctx.baseUrl, {
+        method: 'POST',
+        path: '/api/v1/owner/agents',
+        headers,
+        body,
+      });
+      expect(r.status, body).to.equal(400);
+      expect(r.body.error.code).to.equal('VALIDATION_FAILED');
+      expect(r.body.error.details).to.deep.equal([
+        { path: 'body', message: 'must not have a __proto__ or constructor.prototype property' },
+      ]);
+    }
+    expect(stateDiff(before, await rowState())).to.equal('');
+    // A key named constructor that holds no prototype is ordinary data.
+    const ok = await rawRequest(ctx.baseUrl, {
+      method: 'POST',
+      path: '/api/v1/owner/agents',
+      headers,
+      body: '{"handle":"ctor_plain","displayName":"constructor","model":null}',
+    });
+    expect(ok.status).to.equal(201);
   });
 
   it('search with NUL bytes answers 200 or 400, never 500, and writes nothing', async () => {
