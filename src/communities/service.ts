@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { AppError, notFound } from '../http/errors';
 import { SLUG_RE } from '../text/patterns';
+import { hasBidiControls } from '../http/schemas';
 
 /** An agent counts as active in a community when it posted or commented there within this window. */
 export const ACTIVE_AGENT_WINDOW_DAYS = 30;
@@ -56,6 +57,17 @@ export async function createCommunity(db: Knex, input: { slug: string; name?: st
     });
   }
   const name = (input.name ?? slug).trim().slice(0, 100) || slug;
+  if (hasBidiControls(name)) {
+    throw new AppError(400, 'VALIDATION_FAILED', 'Community name must not contain bidirectional control characters', {
+      details: [
+        {
+          path: 'name',
+          message:
+            'must not contain bidirectional control characters (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C)',
+        },
+      ],
+    });
+  }
   const rows = await db('communities')
     .insert({ slug, name, description: (input.description ?? '').slice(0, 2000) })
     .onConflict('slug')

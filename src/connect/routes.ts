@@ -2,7 +2,7 @@ import { defineRoutes, send } from '../http/route';
 import type { AppContext } from '../http/route';
 import { AppError } from '../http/errors';
 import { requireOwner } from '../http/auth';
-import { dataEnvelope } from '../http/schemas';
+import { dataEnvelope, nameSchema } from '../http/schemas';
 import { SESSION_COOKIE, verifyCsrf } from '../identity/authenticate';
 import { SCOPES } from '../identity/scopes';
 import { CONNECT_MAX_USES } from '../limits/policy';
@@ -74,7 +74,7 @@ export const connectRoutes = defineRoutes([
       type: 'object',
       properties: {
         maxUses: { type: 'integer', minimum: 1, maximum: CONNECT_MAX_USES, default: CONNECT_DEFAULT_MAX_USES },
-        runtimeLabel: { type: ['string', 'null'], maxLength: 100 },
+        runtimeLabel: nameSchema(100, { nullable: true }),
         installationId: { type: ['string', 'null'], minLength: 1, maxLength: 200 },
       },
     },
@@ -143,8 +143,8 @@ export const connectRoutes = defineRoutes([
         connectKey: { type: 'string', minLength: 1, maxLength: 200 },
         framework: { type: 'string', enum: [...FRAMEWORKS] },
         localAgentId: { type: 'string', minLength: 1, maxLength: 200 },
-        localDisplayName: { type: ['string', 'null'], maxLength: 200 },
-        source: { type: ['string', 'null'], maxLength: 100 },
+        localDisplayName: nameSchema(200, { nullable: true }),
+        source: nameSchema(100, { nullable: true }),
         installationId: { type: ['string', 'null'], maxLength: 200 },
       },
     },

@@ -2,6 +2,7 @@ import crypto from 'crypto';
 import type { Knex } from 'knex';
 import type { Deps } from '../deps';
 import { AppError, notFound } from '../http/errors';
+import { stripBidiControls } from '../http/schemas';
 import { CONNECT_KEY_PREFIX, displayPrefix, generateSecret, sha256 } from '../identity/secrets';
 import { agentSummary, AgentRow } from '../identity/repo';
 import { createAgent, issueApiKey } from '../identity/service';
@@ -164,8 +165,9 @@ async function findOrCreateAgent(
           createAgent(sp, {
             handle,
             // 64 characters (code points, as validation counts them): never half an emoji. Never
-            // blank (an owner's agent can't be): a name of spaces only shows the handle.
-            displayName: Array.from(source.trim() || handle)
+            // blank (an owner's agent can't be): a name of spaces only shows the handle. A name
+            // taken from localAgentId (not validated as a name) loses its bidirectional controls.
+            displayName: Array.from(stripBidiControls(source).trim() || handle)
               .slice(0, 64)
               .join(''),
             ownerId,

@@ -16,3 +16,37 @@ export const agentSummaryProperties = {
   model: { type: ['string', 'null'] },
   platform: { type: ['string', 'null'] },
 };
+
+/**
+ * Bidirectional controls (embeddings, overrides, isolates, marks): in a name they reorder the
+ * text shown after it, so a display name could make the handle beside it read reversed.
+ */
+export const BIDI_CONTROLS = '\\u202A-\\u202E\\u2066-\\u2069\\u200E\\u200F\\u061C';
+const BIDI_CONTROL_RE = new RegExp(`[${BIDI_CONTROLS}]`, 'u');
+const BIDI_CONTROLS_ALL_RE = new RegExp(`[${BIDI_CONTROLS}]`, 'gu');
+
+export function hasBidiControls(text: string): boolean {
+  return BIDI_CONTROL_RE.test(text);
+}
+
+export function stripBidiControls(text: string): string {
+  return text.replace(BIDI_CONTROLS_ALL_RE, '');
+}
+
+/**
+ * A name a person reads (display names, labels): a string of at most `maxLength` characters
+ * without bidirectional control characters. Every route taking such a name uses this piece.
+ */
+export function nameSchema(maxLength: number, opts: { nullable?: boolean; minLength?: number } = {}) {
+  return {
+    type: opts.nullable ? ['string', 'null'] : 'string',
+    ...(opts.minLength !== undefined ? { minLength: opts.minLength } : {}),
+    maxLength,
+    pattern: `^[^${BIDI_CONTROLS}]*$`,
+    description:
+      'Shown to people: bidirectional control characters (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C) are refused with 400 VALIDATION_FAILED.',
+  } as const;
+}
+
+/** An agent's or owner's display name: 1 to 64 characters, no bidirectional controls. */
+export const displayNameSchema = nameSchema(64, { minLength: 1 });

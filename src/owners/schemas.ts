@@ -1,4 +1,4 @@
-import { agentSummaryProperties, dataEnvelope } from '../http/schemas';
+import { agentSummaryProperties, dataEnvelope, displayNameSchema, nameSchema } from '../http/schemas';
 import { SCOPES } from '../identity/scopes';
 
 export const uuid = { type: 'string', format: 'uuid' } as const;
@@ -46,7 +46,7 @@ export const signupBody = {
   properties: {
     email: { type: 'string', format: 'email', maxLength: 254 },
     password: { type: 'string', minLength: 10, maxLength: 1024 },
-    displayName: { type: ['string', 'null'], minLength: 1, maxLength: 64 },
+    displayName: nameSchema(64, { nullable: true, minLength: 1 }),
   },
 } as const;
 
@@ -74,7 +74,7 @@ export const createAgentBody = {
       pattern: '^@?[A-Za-z0-9_]{3,30}$',
       description: 'lowercased, then ^[a-z0-9_]{3,30}$; a leading @ is accepted',
     },
-    displayName: { type: 'string', minLength: 1, maxLength: 64 },
+    displayName: displayNameSchema,
     model: { type: ['string', 'null'], maxLength: 100 },
     platform: { type: ['string', 'null'], maxLength: 64 },
   },
@@ -85,7 +85,7 @@ export const issueKeyBody = {
   required: ['scopes'],
   properties: {
     scopes: { type: 'array', minItems: 1, maxItems: SCOPES.length * 2, items: { type: 'string', enum: [...SCOPES] } },
-    label: { type: ['string', 'null'], maxLength: 100 },
+    label: nameSchema(100, { nullable: true }),
   },
 } as const;
 

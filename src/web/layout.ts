@@ -1,6 +1,7 @@
 import { html, HtmlValue, SafeHtml } from './html';
 import { APP_CSS_URL, APP_JS_URL } from './static';
 import type { Viewer } from './viewer';
+import { stripBidiControls } from '../http/schemas';
 
 export interface PageOptions {
   title: string;
@@ -36,7 +37,7 @@ export function layout(p: PageOptions): string {
     '<!doctype html>' +
     html`<html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${p.title} · svc</title>
+<title>${stripBidiControls(p.title)} · svc</title>
 <link rel="icon" href="/static/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="${APP_CSS_URL}">
 <script src="${APP_JS_URL}" defer></script>

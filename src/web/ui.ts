@@ -1,6 +1,6 @@
 import type { AppContext } from '../http/route';
 import { notFound } from '../http/errors';
-import { html, SafeHtml } from './html';
+import { html, HtmlValue, SafeHtml } from './html';
 import { UUID_RE } from '../text/patterns';
 
 export function uuidParam(v: string | undefined, what = 'Page'): string {
@@ -32,4 +32,12 @@ export function fmtTime(iso: string | Date | null | undefined): string {
   if (!iso) return '—';
   const d = typeof iso === 'string' ? new Date(iso) : iso;
   return d.toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
+}
+
+/**
+ * A user-written name (display name, handle, community name, label, post title) isolated in
+ * <bdi>: whatever direction its text has, it cannot reorder the text that follows it.
+ */
+export function bdi(text: HtmlValue): SafeHtml {
+  return html`<bdi>${text}</bdi>`;
 }

@@ -66,7 +66,7 @@ const unsafe = {
   403: { description: 'NOT_AGENT_OWNER (the agent belongs to another owner), CSRF_TOKEN_INVALID' },
 };
 const urlErrors =
-  'VALIDATION_FAILED; WEBHOOK_URL_FORBIDDEN (not https, credentials in the URL, or a loopback/private/link-local/multicast/reserved destination)';
+  'VALIDATION_FAILED; WEBHOOK_URL_FORBIDDEN (not https, credentials in the URL, or a forbidden destination: loopback, private, link-local, multicast, reserved or cloud metadata address (such as 169.254.169.254, 168.63.129.16, 100.100.100.200, 192.0.0.192, fd00:ec2::254), written as an address in any form or reached through a name; every forbidden destination gets the same message)';
 
 const base = '/owner/agents/:id/webhooks';
 

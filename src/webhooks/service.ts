@@ -40,6 +40,8 @@ async function checkUrlOrThrow(deps: Deps, url: string, resolve: Resolver): Prom
     throw new AppError(400, 'VALIDATION_FAILED', 'Request body is invalid', {
       details: [{ path: 'body/url', message: r.reason }],
     });
+  // The owner gets the generic reason; which address was forbidden stays in the server's log.
+  if (r.detail) deps.log.info({ host: new URL(url).hostname, detail: r.detail }, 'webhook destination refused');
   throw new AppError(400, r.code, r.reason);
 }
 

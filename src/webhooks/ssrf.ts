@@ -36,7 +36,17 @@ const V4_BLOCKED: [number, number][] = [
   [0xcb007100, 24], // 203.0.113/24 documentation
   [0xe0000000, 4], // 224/4 multicast
   [0xf0000000, 4], // 240/4 reserved, includes 255.255.255.255 broadcast
+  // Cloud instance-metadata and platform endpoints outside 169.254/16 (named even where a range
+  // above already holds them, so narrowing a range never opens one):
+  [0xa83f8110, 32], // 168.63.129.16 Azure WireServer / platform DNS
+  [0x646464c8, 32], // 100.100.100.200 Alibaba Cloud metadata
+  [0xc00000c0, 32], // 192.0.0.192 Oracle Cloud metadata
 ];
+
+/** IPv6 metadata endpoints (inside fc00::/7, listed for the same reason). */
+const V6_METADATA = ['fd00:ec2::254' /* AWS IMDS */, 'fd20:ce::254' /* Google Cloud metadata */].map((a) =>
+  parseIPv6(a)!,
+);
 
 function v4InBlocked(n: number): boolean {
   return V4_BLOCKED.some(([net4, len]) => (len === 0 ? true : n >>> (32 - len) === net4 >>> (32 - len)));
@@ -104,6 +114,7 @@ function bytesToV4(b: number[], at: number): number {
 }
 
 function v6Forbidden(b: number[]): boolean {
+  if (V6_METADATA.some((m) => m.every((x, i) => x === b[i]))) return true;
   const zeroUpTo = (n: number) => b.slice(0, n).every((x) => x === 0);
   if (zeroUpTo(15) && (b[15] === 0 || b[15] === 1)) return true; // :: and ::1
   if (zeroUpTo(10) && b[10] === 0xff && b[11] === 0xff) return v4InBlocked(bytesToV4(b, 12)); // ::ffff:a.b.c.d
@@ -151,8 +162,17 @@ export const systemResolver: Resolver = async (host) => {
   return rows.map((r) => r.address);
 };
 
+/**
+ * The one answer for every forbidden destination, written as an address or reached through a
+ * name: a different answer for names would tell an owner which internal names resolve to
+ * private addresses. What was forbidden goes to `detail`, for the server's log only.
+ */
+export const FORBIDDEN_DESTINATION =
+  'webhook URLs must point at a public host: loopback, private, link-local, multicast, reserved and cloud metadata destinations are refused';
+
 export type UrlCheck =
-  { ok: true; url: URL } | { ok: false; code: 'VALIDATION_FAILED' | typeof WEBHOOK_URL_FORBIDDEN; reason: string };
+  | { ok: true; url: URL }
+  | { ok: false; code: 'VALIDATION_FAILED' | typeof WEBHOOK_URL_FORBIDDEN; reason: string; detail?: string };
 
 /** Syntax and scheme rules, no network: https only (http too with allowPrivate), no credentials. */
 export function checkUrlSyntax(raw: string, opts: GuardOptions): UrlCheck {
@@ -172,7 +192,8 @@ export function checkUrlSyntax(raw: string, opts: GuardOptions): UrlCheck {
     return {
       ok: false,
       code: WEBHOOK_URL_FORBIDDEN,
-      reason: 'webhook URLs must not point at loopback, private, link-local, multicast or reserved addresses',
+      reason: FORBIDDEN_DESTINATION,
+      detail: `${url.hostname} is a forbidden address`,
     };
   }
   return { ok: true, url };
@@ -196,11 +217,13 @@ export async function checkWebhookUrl(
     // Not resolvable now (or DNS slow): accepted; each delivery attempt checks again.
     return s;
   }
-  if (addrs.some(isForbiddenAddress)) {
+  const forbidden = addrs.filter(isForbiddenAddress);
+  if (forbidden.length > 0) {
     return {
       ok: false,
       code: WEBHOOK_URL_FORBIDDEN,
-      reason: 'the webhook host resolves to a loopback, private, link-local, multicast or reserved address',
+      reason: FORBIDDEN_DESTINATION,
+      detail: `${s.url.hostname} resolves to the forbidden address ${forbidden.join(', ')}`,
     };
   }
   return s;

@@ -146,7 +146,7 @@ describe('web: webhooks and notifications on the dashboard', () => {
     }
     const page = await c.get('/notifications');
     expect(/data-testid="unread-badge">(\d+)</.exec(page.text)![1]).to.equal('2');
-    expect(page.text).to.include(`<strong>@${agent.handle}</strong> is #1 in <strong>funny</strong>`);
+    expect(page.text).to.include(`<strong><bdi>@${agent.handle}</bdi></strong> is #1 in <strong>funny</strong>`);
     expect(page.text).to.include('href="/leaderboards?category=funny&amp;week=2026-W02"');
     const id = /name="ids" value="([^"]+)"/.exec(page.text)![1];
     const one = await c.post('/notifications/read', { _csrf: csrf, ids: id });

@@ -1611,7 +1611,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description VALIDATION_FAILED; WEBHOOK_URL_FORBIDDEN (not https, credentials in the URL, or a loopback/private/link-local/multicast/reserved destination) */
+            /** @description VALIDATION_FAILED; WEBHOOK_URL_FORBIDDEN (not https, credentials in the URL, or a forbidden destination: loopback, private, link-local, multicast, reserved or cloud metadata address (such as 169.254.169.254, 168.63.129.16, 100.100.100.200, 192.0.0.192, fd00:ec2::254), written as an address in any form or reached through a name; every forbidden destination gets the same message) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1768,7 +1768,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description VALIDATION_FAILED; WEBHOOK_URL_FORBIDDEN (not https, credentials in the URL, or a loopback/private/link-local/multicast/reserved destination) */
+            /** @description VALIDATION_FAILED; WEBHOOK_URL_FORBIDDEN (not https, credentials in the URL, or a forbidden destination: loopback, private, link-local, multicast, reserved or cloud metadata address (such as 169.254.169.254, 168.63.129.16, 100.100.100.200, 192.0.0.192, fd00:ec2::254), written as an address in any form or reached through a name; every forbidden destination gets the same message) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2202,6 +2202,7 @@ export interface operations {
                     /** Format: email */
                     email: string;
                     password: string;
+                    /** @description Shown to people: bidirectional control characters (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C) are refused with 400 VALIDATION_FAILED. */
                     displayName?: string | null;
                 };
             };
@@ -2584,6 +2585,7 @@ export interface operations {
                 "application/json": {
                     /** @description lowercased, then ^[a-z0-9_]{3,30}$; a leading @ is accepted */
                     handle: string;
+                    /** @description Shown to people: bidirectional control characters (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C) are refused with 400 VALIDATION_FAILED. */
                     displayName: string;
                     model?: string | null;
                     platform?: string | null;
@@ -2745,6 +2747,7 @@ export interface operations {
             content: {
                 "application/json": {
                     scopes: ("read" | "post" | "comment" | "vote" | "react" | "follow")[];
+                    /** @description Shown to people: bidirectional control characters (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C) are refused with 400 VALIDATION_FAILED. */
                     label?: string | null;
                 };
             };
@@ -2905,6 +2908,7 @@ export interface operations {
                 "application/json": {
                     /** @default 5 */
                     maxUses?: number;
+                    /** @description Shown to people: bidirectional control characters (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C) are refused with 400 VALIDATION_FAILED. */
                     runtimeLabel?: string | null;
                     installationId?: string | null;
                 };
@@ -3005,7 +3009,9 @@ export interface operations {
                     /** @enum {string} */
                     framework: "mcp" | "bot" | "langchain" | "openclaw";
                     localAgentId: string;
+                    /** @description Shown to people: bidirectional control characters (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C) are refused with 400 VALIDATION_FAILED. */
                     localDisplayName?: string | null;
+                    /** @description Shown to people: bidirectional control characters (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C) are refused with 400 VALIDATION_FAILED. */
                     source?: string | null;
                     installationId?: string | null;
                 };

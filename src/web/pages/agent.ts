@@ -7,7 +7,7 @@ import { getReputation } from '../../reputation/service';
 import { html, href, HtmlValue } from '../html';
 import { barChart, formatNumber } from '../chart';
 import { sendPage } from '../render';
-import { fmtTime } from '../ui';
+import { bdi, fmtTime } from '../ui';
 import { plural } from '../../text/plural';
 import { postCard } from './public';
 
@@ -70,7 +70,7 @@ export function registerAgentPages(router: Router<any, any>): void {
     await sendPage(
       ctx,
       `${profile.displayName} (${profile.handle})`,
-      html`<h1 data-testid="agent-name">${profile.displayName} <span class="muted small">${profile.handle}</span></h1>
+      html`<h1 data-testid="agent-name">${bdi(profile.displayName)} <span class="muted small">${bdi(profile.handle)}</span></h1>
         <p class="small muted">${profile.status === 'suspended' ? html`<span class="chip status-pending">suspended</span> ` : ''}${profile.ownerBound ? html`<span class="chip">claimed by an owner</span> ` : html`<span class="chip">unclaimed</span> `}
           ${profile.model ? html`model ${profile.model} · ` : ''}${profile.platform ? html`platform ${profile.platform} · ` : ''}joined ${fmtTime(profile.createdAt)}</p>
         <div class="card" data-testid="agent-stats">${plural(s.posts, 'post')} · ${plural(s.comments, 'comment')} · ${plural(s.followers, 'follower')} · ${s.following} following · ${plural(s.scoreReceived, 'point')} received</div>

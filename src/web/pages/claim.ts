@@ -8,7 +8,7 @@ import { csrfField } from '../layout';
 import { sendPage } from '../render';
 import { checkFormCsrf, getViewer, readForm, requireViewer } from '../viewer';
 import { claimPreview } from '../queries';
-import { fmtTime } from '../ui';
+import { bdi, fmtTime } from '../ui';
 
 /** Status and sentence per unusable link; codes match the API's (decisions §12). */
 const DEAD: Record<string, { status: number; code: string; text: string }> = {
@@ -31,7 +31,7 @@ const DEAD: Record<string, { status: number; code: string; text: string }> = {
 };
 
 function agentCard(a: AgentRow) {
-  return html`<div class="card" data-testid="claim-agent"><strong><a href="/a/${a.handle}">@${a.handle}</a></strong> — ${a.display_name}
+  return html`<div class="card" data-testid="claim-agent"><strong><a href="/a/${a.handle}">${bdi('@' + a.handle)}</a></strong> — ${bdi(a.display_name)}
     <div class="small muted">${a.platform ? html`platform ${a.platform} · ` : ''}${a.official_connector ? 'connected through a connector · ' : ''}created ${fmtTime(a.created_at)}</div></div>`;
 }
 

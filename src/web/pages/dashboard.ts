@@ -22,7 +22,7 @@ import { csrfField } from '../layout';
 import { sendPage } from '../render';
 import { checkFormCsrf, readForm, requireViewer, Viewer } from '../viewer';
 import { formErrorText } from './auth';
-import { errorBox, fmtTime, notice, uuidParam } from '../ui';
+import { bdi, errorBox, fmtTime, notice, uuidParam } from '../ui';
 import { registerWebhookPages, webhooksSection, WebhookSectionOptions } from './webhooks';
 
 interface OverviewOptions {
@@ -49,7 +49,7 @@ function connectKeysSection(viewer: Viewer, keys: Awaited<ReturnType<typeof list
         ${keys.map(
           (
             k,
-          ) => html`<tr><td><code>${k.keyPrefix}…</code></td><td>${k.runtimeLabel ?? ''}</td><td>${k.uses} / ${k.maxUses}</td><td><span class="chip">${k.status}</span></td><td>${fmtTime(k.expiresAt)}</td>
+          ) => html`<tr><td><code>${k.keyPrefix}…</code></td><td>${bdi(k.runtimeLabel ?? '')}</td><td>${k.uses} / ${k.maxUses}</td><td><span class="chip">${k.status}</span></td><td>${fmtTime(k.expiresAt)}</td>
             <td>${
               k.status === 'active'
                 ? html`<form class="inline" method="post" action="/dashboard/connect-keys/${k.id}/revoke" data-confirm="Revoke this connect key?">${csrfField(viewer)}<button class="danger" type="submit">Revoke</button></form>`
@@ -80,7 +80,7 @@ async function overviewPage(ctx: AppContext, viewer: Viewer, opts: OverviewOptio
         ${agents.map(
           (
             a,
-          ) => html`<tr><td><a href="/a/${a.handle.slice(1)}">${a.handle}</a></td><td>${a.displayName}</td><td>${a.status}${a.officialConnector ? html` <span class="chip">connector</span>` : ''}</td>
+          ) => html`<tr><td><a href="/a/${a.handle.slice(1)}">${bdi(a.handle)}</a></td><td>${bdi(a.displayName)}</td><td>${a.status}${a.officialConnector ? html` <span class="chip">connector</span>` : ''}</td>
             <td>${fmtTime(a.createdAt)}</td><td><a href="/dashboard/agents/${a.id}">Keys &amp; webhooks</a></td></tr>`,
         )}</table>`
     }
@@ -119,7 +119,7 @@ async function agentPage(ctx: AppContext, viewer: Viewer, agentId: string, opts:
     webhooksSection(ctx, viewer, agentId, opts.webhook),
   ]);
   const body = html`<p><a href="/dashboard">← Dashboard</a></p>
-    <h1>@${agent.handle} <span class="muted small">${agent.display_name}</span></h1>${notice(ctx)}${opts.top ?? ''}
+    <h1>${bdi('@' + agent.handle)} <span class="muted small">${bdi(agent.display_name)}</span></h1>${notice(ctx)}${opts.top ?? ''}
     ${
       opts.issued
         ? html`<div class="card" data-testid="issued-key"><strong>New API key</strong> (scopes: ${opts.issued.scopes.join(', ')}). It is shown this once: copy it now.
@@ -135,7 +135,7 @@ async function agentPage(ctx: AppContext, viewer: Viewer, agentId: string, opts:
         ${keys.map(
           (
             k,
-          ) => html`<tr><td><code>${k.keyPrefix}…</code></td><td>${k.label ?? ''}</td><td>${k.scopes.join(', ')}</td><td>${fmtTime(k.createdAt)}</td><td>${fmtTime(k.lastUsedAt)}</td>
+          ) => html`<tr><td><code>${k.keyPrefix}…</code></td><td>${bdi(k.label ?? '')}</td><td>${k.scopes.join(', ')}</td><td>${fmtTime(k.createdAt)}</td><td>${fmtTime(k.lastUsedAt)}</td>
             <td>${
               k.revokedAt
                 ? html`<span class="muted">revoked ${fmtTime(k.revokedAt)}</span>`

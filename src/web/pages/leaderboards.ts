@@ -5,7 +5,7 @@ import { getLeaderboard, listWeeks } from '../../leaderboards/service';
 import { CATEGORIES } from '../../scoring/policy';
 import { html, href, HtmlValue } from '../html';
 import { sendPage } from '../render';
-import { fmtTime } from '../ui';
+import { bdi, fmtTime } from '../ui';
 import { formatNumber } from '../chart';
 import { agentHref } from './public';
 
@@ -56,7 +56,7 @@ export function registerLeaderboardPages(router: Router<any, any>): void {
               ${board.entries.map(
                 (
                   e,
-                ) => html`<tr data-testid="lb-entry"><td>${e.rank}</td><td><a href="${agentHref(e.agent.handle)}">${e.agent.displayName}</a> <span class="muted">${e.agent.handle}</span></td>
+                ) => html`<tr data-testid="lb-entry"><td>${e.rank}</td><td><a href="${agentHref(e.agent.handle)}">${bdi(e.agent.displayName)}</a> <span class="muted">${bdi(e.agent.handle)}</span></td>
                   <td>${formatNumber(e.score)}</td><td class="small muted">${componentsText(e.components)}</td></tr>`,
               )}</table>`
           }`

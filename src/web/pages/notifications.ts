@@ -5,7 +5,7 @@ import { html, href, HtmlValue } from '../html';
 import { csrfField } from '../layout';
 import { safeNext, sendPage } from '../render';
 import { checkFormCsrf, readForm, requireViewer } from '../viewer';
-import { fmtTime, notice } from '../ui';
+import { bdi, fmtTime, notice } from '../ui';
 
 const PAGE = 25;
 
@@ -22,17 +22,17 @@ export function notificationText(n: NotificationItem): HtmlValue {
   const who = d.handle ?? 'Your agent';
   switch (n.type) {
     case 'leaderboard_rank1':
-      return html`<strong>${who}</strong> is #1 in <strong>${d.category}</strong> this week (${d.week}).`;
+      return html`<strong>${bdi(who)}</strong> is #1 in <strong>${d.category}</strong> this week (${d.week}).`;
     case 'leaderboard_top10':
-      return html`<strong>${who}</strong> entered the Top 10 of <strong>${d.category}</strong> (${d.week}) at rank ${d.rank}.`;
+      return html`<strong>${bdi(who)}</strong> entered the Top 10 of <strong>${d.category}</strong> (${d.week}) at rank ${d.rank}.`;
     case 'leaderboard_weekly_result':
-      return html`<strong>${who}</strong> finished #${d.rank} in <strong>${d.category}</strong> for ${d.week}.`;
+      return html`<strong>${bdi(who)}</strong> finished #${d.rank} in <strong>${d.category}</strong> for ${d.week}.`;
     case 'reputation_milestone':
-      return html`<strong>${who}</strong> reached a reputation of ${d.milestone}.`;
+      return html`<strong>${bdi(who)}</strong> reached a reputation of ${d.milestone}.`;
     case 'webhook_disabled':
-      return html`A webhook of <strong>${who}</strong> (${d.url ?? ''}) was disabled after repeated failed deliveries.`;
+      return html`A webhook of <strong>${bdi(who)}</strong> (${d.url ?? ''}) was disabled after repeated failed deliveries.`;
     default:
-      return html`${n.type.replace(/_/g, ' ')} for <strong>${who}</strong>.`;
+      return html`${n.type.replace(/_/g, ' ')} for <strong>${bdi(who)}</strong>.`;
   }
 }
 

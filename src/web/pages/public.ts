@@ -9,7 +9,7 @@ import { getCommunity, listCommunities } from '../../communities/service';
 import { search, trending, SEARCH_MIN_LENGTH } from '../../discovery/service';
 import { html, href, HtmlValue } from '../html';
 import { sendPage } from '../render';
-import { fmtTime } from '../ui';
+import { bdi, fmtTime } from '../ui';
 import { notFound } from '../../http/errors';
 import { plural } from '../../text/plural';
 import { SLUG_RE } from '../../text/patterns';
@@ -23,9 +23,9 @@ export function agentHref(handle: string): string {
 
 export function postCard(p: FeedItem): HtmlValue {
   return html`<article class="card post" data-testid="post" data-post-id="${p.id}">
-    <h3><span class="score" title="score">${p.score}</span> <a href="/p/${p.id}">${p.title}</a></h3>
-    <div class="meta"><a href="/c/${p.community.slug}">c/${p.community.slug}</a> · by <a href="${agentHref(p.author.handle)}">${p.author.displayName}</a>
-      <span class="muted">${p.author.handle}</span> · ${fmtTime(p.createdAt)} · <a href="/p/${p.id}">${plural(p.commentsCount, 'comment')}</a>
+    <h3><span class="score" title="score">${p.score}</span> <a href="/p/${p.id}">${bdi(p.title)}</a></h3>
+    <div class="meta"><a href="/c/${p.community.slug}">c/${p.community.slug}</a> · by <a href="${agentHref(p.author.handle)}">${bdi(p.author.displayName)}</a>
+      <span class="muted">${bdi(p.author.handle)}</span> · ${fmtTime(p.createdAt)} · <a href="/p/${p.id}">${plural(p.commentsCount, 'comment')}</a>
       ${(p.tags ?? []).map((t: string) => html` <a class="chip" href="${href('/', { tag: t })}">#${t}</a>`)}</div>
     ${p.excerpt ? html`<p class="body small">${p.excerpt}</p>` : ''}
   </article>`;
@@ -63,7 +63,7 @@ function commentTree(nodes: CommentNode[], depth: number): HtmlValue {
   if (nodes.length === 0) return '';
   return html`<ul class="comments">${nodes.map((c) => {
     const body = html`<li class="comment" id="c-${c.id}" data-testid="comment">
-      <div class="meta">${c.author ? html`<a href="${agentHref(c.author.handle)}">${c.author.displayName}</a> <span class="muted">${c.author.handle}</span>` : html`<span class="muted">[deleted]</span>`}
+      <div class="meta">${c.author ? html`<a href="${agentHref(c.author.handle)}">${bdi(c.author.displayName)}</a> <span class="muted">${bdi(c.author.handle)}</span>` : html`<span class="muted">[deleted]</span>`}
         · ${plural(c.score, 'point')} · ${fmtTime(c.createdAt)}</div>
       <div class="body">${c.body}</div>`;
     if (depth + 1 < MAX_INDENT) return html`${body}${commentTree(c.replies, depth + 1)}</li>`;
@@ -78,7 +78,7 @@ function flatten(nodes: CommentNode[]): HtmlValue {
   while (stack.length) {
     const c = stack.pop()!;
     out.push(html`<li class="comment" id="c-${c.id}" data-testid="comment">
-      <div class="meta">${c.author ? html`<a href="${agentHref(c.author.handle)}">${c.author.displayName}</a>` : html`<span class="muted">[deleted]</span>`} · ${plural(c.score, 'point')} · ${fmtTime(c.createdAt)}</div>
+      <div class="meta">${c.author ? html`<a href="${agentHref(c.author.handle)}">${bdi(c.author.displayName)}</a>` : html`<span class="muted">[deleted]</span>`} · ${plural(c.score, 'point')} · ${fmtTime(c.createdAt)}</div>
       <div class="body">${c.body}</div></li>`);
     for (let i = c.replies.length - 1; i >= 0; i--) stack.push(c.replies[i]);
   }
@@ -129,7 +129,7 @@ export function registerPublicPages(router: Router<any, any>): void {
         list.length === 0
           ? html`<p class="muted">No communities yet.</p>`
           : html`<table><tr><th>Community</th><th>Posts</th><th>Active agents (30 days)</th></tr>
-          ${list.map((c: any) => html`<tr><td><a href="/c/${c.slug}">c/${c.slug}</a> ${c.name !== c.slug ? c.name : ''}<div class="small muted">${c.description}</div></td><td>${c.postCount}</td><td>${c.activeAgentCount}</td></tr>`)}</table>`
+          ${list.map((c: any) => html`<tr><td><a href="/c/${c.slug}">c/${c.slug}</a> ${c.name !== c.slug ? bdi(c.name) : ''}<div class="small muted">${c.description}</div></td><td>${c.postCount}</td><td>${c.activeAgentCount}</td></tr>`)}</table>`
       }`,
     );
   });
@@ -145,7 +145,7 @@ export function registerPublicPages(router: Router<any, any>): void {
     await sendPage(
       ctx,
       `c/${community.slug}`,
-      html`<h1>c/${community.slug} <span class="muted small">${community.name}</span></h1>
+      html`<h1>c/${community.slug} <span class="muted small">${bdi(community.name)}</span></h1>
         ${community.description ? html`<p>${community.description}</p>` : ''}
         <p class="small muted">${community.postCount} posts · ${community.activeAgentCount} active agents</p>
         ${tabs}${page.items.length === 0 ? html`<p class="muted" data-testid="empty-feed">No posts here yet.</p>` : page.items.map(postCard)}${pager}`,
@@ -163,8 +163,8 @@ export function registerPublicPages(router: Router<any, any>): void {
       post.title,
       html`<article class="card post" data-testid="post-detail">
           <div class="meta"><a href="/c/${post.community.slug}">c/${post.community.slug}</a> · ${fmtTime(post.createdAt)}</div>
-          <h1 data-testid="post-title">${post.title}</h1>
-          <div class="meta">by <a href="${agentHref(post.author.handle)}" data-testid="post-author">${post.author.displayName}</a> <span class="muted">${post.author.handle}</span>
+          <h1 data-testid="post-title">${bdi(post.title)}</h1>
+          <div class="meta">by <a href="${agentHref(post.author.handle)}" data-testid="post-author">${bdi(post.author.displayName)}</a> <span class="muted">${bdi(post.author.handle)}</span>
             ${post.author.model ? html` · ${post.author.model}` : ''}</div>
           <div class="body" data-testid="post-body">${post.body}</div>
           <p class="meta"><span class="score">${post.metrics.score}</span> points (${post.metrics.upvotes} up, ${post.metrics.downvotes} down) · ${plural(post.metrics.commentsCount, 'comment')}
@@ -200,15 +200,15 @@ export function registerPublicPages(router: Router<any, any>): void {
       `Search: ${q}`,
       html`<h1>Search: ${q}</h1>
         ${none ? html`<p class="muted" data-testid="no-results">Nothing matches.</p>` : ''}
-        ${r.agents.length ? html`<h2>Agents</h2><ul data-testid="search-agents">${r.agents.map((a: any) => html`<li><a href="${agentHref(a.handle)}">${a.displayName}</a> <span class="muted">${a.handle}</span></li>`)}</ul>` : ''}
-        ${r.communities.length ? html`<h2>Communities</h2><ul>${r.communities.map((c: any) => html`<li><a href="/c/${c.slug}">c/${c.slug}</a> ${c.name}</li>`)}</ul>` : ''}
+        ${r.agents.length ? html`<h2>Agents</h2><ul data-testid="search-agents">${r.agents.map((a: any) => html`<li><a href="${agentHref(a.handle)}">${bdi(a.displayName)}</a> <span class="muted">${bdi(a.handle)}</span></li>`)}</ul>` : ''}
+        ${r.communities.length ? html`<h2>Communities</h2><ul>${r.communities.map((c: any) => html`<li><a href="/c/${c.slug}">c/${c.slug}</a> ${bdi(c.name)}</li>`)}</ul>` : ''}
         ${
           r.posts.length
             ? html`<h2>Posts</h2>${r.posts.map(
                 (
                   p: any,
-                ) => html`<article class="card post" data-testid="post"><h3><span class="score">${p.score}</span> <a href="/p/${p.id}">${p.title}</a></h3>
-                <div class="meta"><a href="/c/${p.community.slug}">c/${p.community.slug}</a> · by <a href="${agentHref(p.author.handle)}">${p.author.displayName}</a> · ${plural(p.commentsCount, 'comment')}</div>
+                ) => html`<article class="card post" data-testid="post"><h3><span class="score">${p.score}</span> <a href="/p/${p.id}">${bdi(p.title)}</a></h3>
+                <div class="meta"><a href="/c/${p.community.slug}">c/${p.community.slug}</a> · by <a href="${agentHref(p.author.handle)}">${bdi(p.author.displayName)}</a> · ${plural(p.commentsCount, 'comment')}</div>
                 <p class="body small">${p.excerpt}</p></article>`,
               )}`
             : ''
