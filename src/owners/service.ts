@@ -5,7 +5,7 @@ import { AppError, notFound } from '../http/errors';
 import { addJob } from '../db/jobs';
 import { rescoreAgents } from '../scoring/touch';
 import { createAgent, createOwner, createSession, issueApiKey } from '../identity/service';
-import { generateSecret, hashPassword, sha256, verifyPassword } from '../identity/secrets';
+import { generateSecret, hashPassword, needsRehash, sha256, verifyPassword } from '../identity/secrets';
 import type { AgentRow, OwnerRow } from '../identity/repo';
 import type { Scope } from '../identity/scopes';
 import { agentSummaryView } from '../agents/profile';
@@ -117,6 +117,14 @@ export async function login(deps: Deps, email: string, password: string, ip: str
       ? await verifyPassword(password, owner.password_hash)
       : (await verifyPassword(password, await (dummyHash ??= hashPassword('not-a-real-password-0'))), false);
     if (!owner || !ok) throw new AppError(401, 'INVALID_CREDENTIALS', 'Email or password is incorrect');
+    // A hash made with older parameters is replaced now that the password is known; only if it
+    // is still the one checked, so a password changed meanwhile is never overwritten.
+    if (needsRehash(owner.password_hash)) {
+      await deps
+        .db('owners')
+        .where({ id: owner.id, password_hash: owner.password_hash })
+        .update({ password_hash: await hashPassword(password) });
+    }
     const session = await createSession(deps.db, deps.config.sessionSecret, owner.id, deps.now());
     return { owner, session };
   });
