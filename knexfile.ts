@@ -12,7 +12,8 @@ import { knexMigrations } from './src/db/migrate';
 const config: Knex.Config = {
   client: 'pg',
   connection: process.env.DATABASE_URL,
-  migrations: knexMigrations(),
+  // SESSION_SECRET: the key of migrations that hash stored secrets (081), as the service has it.
+  migrations: knexMigrations({ sessionSecret: process.env.SESSION_SECRET }),
 };
 
 export default config;

@@ -173,7 +173,7 @@ export async function boot(opts: BootOptions): Promise<Booted> {
 
   try {
     if (opts.migrate) {
-      await migrateAll(db, connectionString);
+      await migrateAll(db, connectionString, { sessionSecret: config.sessionSecret });
       log.info('migrations applied');
     } else if (await schemaBehind(db, log)) {
       await stop();

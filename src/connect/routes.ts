@@ -27,7 +27,6 @@ const connectKeyListItem = {
     status: { type: 'string', enum: ['active', 'expired', 'exhausted', 'revoked'] },
     expiresAt: { type: 'string', format: 'date-time' },
     runtimeLabel: { type: ['string', 'null'] },
-    installationId: { type: ['string', 'null'] },
     ownerBound: { type: 'boolean' },
     createdAt: { type: 'string', format: 'date-time' },
     revokedAt: { type: ['string', 'null'], format: 'date-time' },
@@ -101,7 +100,11 @@ export const connectRoutes = defineRoutes([
             usesRemaining: { type: 'integer' },
             expiresAt: { type: 'string', format: 'date-time' },
             runtimeLabel: { type: ['string', 'null'] },
-            installationId: { type: ['string', 'null'] },
+            installationId: {
+              type: ['string', 'null'],
+              description:
+                'Shown in this answer only: the service stores a keyed hash of it and never returns it again (keep it like a password)',
+            },
             ownerBound: { type: 'boolean' },
           },
         }),

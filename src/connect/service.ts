@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import type { Deps } from '../deps';
 import { AppError, notFound } from '../http/errors';
 import { stripBidiControls } from '../http/schemas';
-import { CONNECT_KEY_PREFIX, displayPrefix, generateSecret, sha256 } from '../identity/secrets';
+import { CONNECT_KEY_PREFIX, displayPrefix, generateSecret, installationIdHash, sha256 } from '../identity/secrets';
 import { agentSummary, AgentRow } from '../identity/repo';
 import { createAgent, issueApiKey } from '../identity/service';
 import { SCOPES } from '../identity/scopes';
@@ -22,7 +22,8 @@ interface ConnectKeyRow {
   max_uses: number;
   uses: number;
   runtime_label: string | null;
-  installation_id: string | null;
+  /** installationIdHash of the key's installationId; the id itself is never stored. */
+  installation_id_hash: string | null;
   created_at: Date;
   expires_at: Date;
   revoked_at: Date | null;
@@ -58,8 +59,9 @@ export function deriveHandle(source: string, attempt = 1): string {
 }
 
 /**
- * Pure: the stable identity of an exchanged agent: the key's owner, or else the installation,
- * or else the key itself; plus framework and localAgentId. Hashed to a fixed-length column value.
+ * Pure: the stable identity of an exchanged agent: the key's owner, or else the installation
+ * (its keyed hash; agents made before migration 081 hold the id itself here), or else the key
+ * itself; plus framework and localAgentId. Hashed to a fixed-length column value.
  */
 export function connectIdentity(
   scope: { ownerId: string | null; installationId: string | null; connectKeyId: string },
@@ -87,7 +89,6 @@ export function connectKeyView(k: ConnectKeyRow, now: Date) {
     status: connectKeyStatus(k, now),
     expiresAt: k.expires_at.toISOString(),
     runtimeLabel: k.runtime_label,
-    installationId: k.installation_id,
     ownerBound: k.owner_id !== null,
     createdAt: k.created_at.toISOString(),
     revokedAt: k.revoked_at ? k.revoked_at.toISOString() : null,
@@ -108,7 +109,9 @@ export async function createConnectKey(
       key_prefix: displayPrefix(connectKey, CONNECT_KEY_PREFIX),
       max_uses: input.maxUses ?? CONNECT_DEFAULT_MAX_USES,
       runtime_label: input.runtimeLabel ?? null,
-      installation_id: input.installationId ?? null,
+      installation_id_hash: input.installationId
+        ? installationIdHash(deps.config.sessionSecret, input.installationId)
+        : null,
       expires_at: new Date(now.getTime() + CONNECT_KEY_TTL_MS),
     } as any)
     .returning('*');
@@ -121,7 +124,8 @@ export async function createConnectKey(
     usesRemaining: v.usesRemaining,
     expiresAt: v.expiresAt,
     runtimeLabel: v.runtimeLabel,
-    installationId: v.installationId,
+    // Shown in this answer only: listings never return it.
+    installationId: input.installationId ?? null,
     ownerBound: v.ownerBound,
   };
 }
@@ -144,15 +148,27 @@ function isUniqueViolation(e: unknown, constraint: string): boolean {
   return err?.code === '23505' && err.constraint === constraint;
 }
 
-/** Finds the agent of this identity, or creates it under the first free derived handle. */
+/**
+ * Finds the agent of this identity, or creates it under the first free derived handle. An agent
+ * made before installation ids were hashed holds `legacy` (the identity from the id itself): it
+ * is found by that and moved to the keyed identity.
+ */
 async function findOrCreateAgent(
   trx: Knex.Transaction,
   identity: string,
+  legacy: string | null,
   ownerId: string | null,
   input: ExchangeInput,
 ): Promise<AgentRow> {
   const existing = await trx<AgentRow>('agents').where({ connect_identity: identity }).first();
   if (existing) return existing;
+  if (legacy) {
+    const [moved] = await trx<AgentRow>('agents')
+      .where({ connect_identity: legacy })
+      .update({ connect_identity: identity } as any)
+      .returning('*');
+    if (moved) return moved;
+  }
   const source = input.localDisplayName?.trim() || input.localAgentId.trim() || input.localAgentId;
   for (let first = 1; first <= MAX_HANDLE_SUFFIX; first += HANDLE_BATCH) {
     const candidates = Array.from({ length: HANDLE_BATCH }, (_, i) => deriveHandle(source, first + i));
@@ -225,12 +241,18 @@ export async function exchangeConnectKey(deps: Deps, input: ExchangeInput) {
           throw new AppError(409, 'CONNECT_KEY_EXHAUSTED', 'The connect key has no uses left');
       }
     }
-    const identity = connectIdentity(
-      { ownerId: key.owner_id, installationId: input.installationId || key.installation_id, connectKeyId: key.id },
-      input.framework,
-      input.localAgentId,
-    );
-    const agent = await findOrCreateAgent(trx, identity, key.owner_id, input);
+    // The exchange body's installationId wins over the key's (decisions §12).
+    const installation = input.installationId
+      ? installationIdHash(deps.config.sessionSecret, input.installationId)
+      : key.installation_id_hash;
+    const scope = { ownerId: key.owner_id, installationId: installation, connectKeyId: key.id };
+    const identity = connectIdentity(scope, input.framework, input.localAgentId);
+    // Only an id given in clear can name an agent made before the ids were hashed.
+    const legacy =
+      !key.owner_id && input.installationId
+        ? connectIdentity({ ...scope, installationId: input.installationId }, input.framework, input.localAgentId)
+        : null;
+    const agent = await findOrCreateAgent(trx, identity, legacy, key.owner_id, input);
     // An unowned key (anyone can make one and name any installationId) must not hand out keys of
     // an agent a human has since claimed: interface.md part 7, 409 "agent already has a human
     // owner". Thrown inside the transaction, so the key's use is given back.

@@ -9,8 +9,14 @@ import { codeRoot } from './paths';
  * from (sql/*.ts under tsx, dist/sql/*.js when compiled), keyed by basename without extension
  * so both trees share one history.
  */
+/** What a migration may need beyond the database: the key material of secrets it converts. */
+export interface MigrationContext {
+  sessionSecret?: string;
+}
+
 class SqlDirSource implements Knex.MigrationSource<{ file: string }> {
   private dir = path.join(codeRoot, 'sql');
+  constructor(private readonly context: MigrationContext = {}) {}
   // Objects with `file`, the shape the knex CLI prints (migrate:status, migrate:list).
   async getMigrations(): Promise<{ file: string }[]> {
     return fs
@@ -23,13 +29,19 @@ class SqlDirSource implements Knex.MigrationSource<{ file: string }> {
     return m.file.replace(/\.(ts|js)$/, '');
   }
   async getMigration(m: { file: string }): Promise<Knex.Migration> {
-    return require(path.join(this.dir, m.file)) as Knex.Migration;
+    const mod = require(path.join(this.dir, m.file)) as {
+      up: (knex: Knex, context: MigrationContext) => Promise<void>;
+      down?: (knex: Knex, context: MigrationContext) => Promise<void>;
+    };
+    const down = mod.down;
+    // knex passes the connection only; the context is the second argument.
+    return { up: (knex) => mod.up(knex, this.context), down: down && ((knex) => down(knex, this.context)) };
   }
 }
 
 /** Where knex finds and records the migrations: the service at start, and the knex CLI (knexfile.ts). */
-export function knexMigrations(): Knex.MigratorConfig {
-  return { migrationSource: new SqlDirSource(), tableName: 'knex_migrations' };
+export function knexMigrations(context: MigrationContext = {}): Knex.MigratorConfig {
+  return { migrationSource: new SqlDirSource(context), tableName: 'knex_migrations' };
 }
 
 /**
@@ -49,7 +61,7 @@ export async function pendingMigrations(db: Knex): Promise<string[]> {
   return all.filter((name) => !done.has(name));
 }
 
-export async function migrateAll(db: Knex, connectionString: string): Promise<void> {
-  await db.migrate.latest(knexMigrations());
+export async function migrateAll(db: Knex, connectionString: string, context: MigrationContext = {}): Promise<void> {
+  await db.migrate.latest(knexMigrations(context));
   await runMigrations({ connectionString, logger: undefined });
 }

@@ -111,3 +111,21 @@ export function needsRehash(stored: string): boolean {
     s.hash.length !== scryptParams.keylen
   );
 }
+
+/**
+ * An installationId is a bearer secret chosen by the runtime: only this keyed hash of it is
+ * stored (HMAC-SHA256 under a key derived from SESSION_SECRET with HKDF), so a copy of the
+ * database does not let anyone try likely installation ids offline.
+ */
+export function installationIdHash(sessionSecret: string, installationId: string): string {
+  const key = Buffer.from(
+    crypto.hkdfSync(
+      'sha256',
+      Buffer.from(sessionSecret, 'utf8'),
+      Buffer.from('svc-installation-ids'),
+      Buffer.from('v1'),
+      32,
+    ),
+  );
+  return crypto.createHmac('sha256', key).update(installationId, 'utf8').digest('base64url');
+}

@@ -1,3 +1,4 @@
+import crypto from 'crypto';
 import { expect } from 'chai';
 import { getContext } from '../helpers/context';
 import { api } from '../helpers/api';
@@ -7,7 +8,7 @@ import { buildWorld, ensureCommunity } from '../fuzz/world';
 
 /** No secret at rest in clear: every issued secret is absent from every stored row and job payload. */
 describe('secrets at rest', () => {
-  it('no password, API key, connect key, claim token, email verification token, webhook secret, session or CSRF token is stored in clear', async () => {
+  it('no password, API key, connect key, claim token, email verification token, webhook secret, installation id, session or CSRF token is stored in clear', async () => {
     const { db } = await getContext();
     const w = await buildWorld(await ensureCommunity(), 2);
     const secrets: Record<string, string> = {
@@ -30,6 +31,27 @@ describe('secrets at rest', () => {
     expect(mail.sent_at).to.equal(null);
     const verify = /svc_verify_[A-Za-z0-9_-]+/.exec(openBody((await getContext()).config.sessionSecret, mail));
     if (verify) secrets.emailVerificationToken = verify[0];
+    // An installationId (a bearer secret the runtime chooses): given at key creation and at an
+    // exchange, answered once, never listed afterwards.
+    const installationId = `inst_${crypto.randomBytes(12).toString('hex')}`;
+    const created = await api('POST', '/connect/keys', { session: w.owner.session, body: { installationId } });
+    expect(created.status, created.text).to.equal(201);
+    expect(created.body.data.installationId).to.equal(installationId);
+    const exchanged = await api('POST', '/connect/exchange', {
+      body: { connectKey: created.body.data.connectKey, framework: 'mcp', localAgentId: 'bot1', installationId },
+    });
+    expect(exchanged.status, exchanged.text).to.equal(200);
+    const anonymous = await api('POST', '/connect/keys', { body: { installationId } });
+    expect(anonymous.status, anonymous.text).to.equal(201);
+    const again = await api('POST', '/connect/exchange', {
+      body: { connectKey: anonymous.body.data.connectKey, framework: 'mcp', localAgentId: 'bot2' },
+    });
+    expect(again.status, again.text).to.equal(200);
+    const listed = await api('GET', '/owner/connect-keys', { session: w.owner.session });
+    expect(listed.status).to.equal(200);
+    expect(listed.text).to.not.include(installationId);
+    for (const k of listed.body.data) expect(k).to.not.have.property('installationId');
+    secrets.installationId = installationId;
     expect(Object.keys(secrets)).to.include.members([
       'connectKey',
       'claimToken',

@@ -59,14 +59,13 @@ async function create(): Promise<TestContext> {
   const databaseUrl = dbUrl(dbName);
   const config0 = testConfig(databaseUrl);
   const db = createDb(databaseUrl, 20);
-  await migrateAll(db, databaseUrl);
+  await migrateAll(db, databaseUrl, { sessionSecret: config0.sessionSecret });
   let fixedNow: Date | null = null;
   // The web process's server (timeouts, the parser's refusals in the envelope); the app is attached below.
   const server = createHttpServer(30_000, createLogger('silent'));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as AddressInfo).port;
   const config = testConfig(databaseUrl, { PUBLIC_URL: `http://127.0.0.1:${port}` });
-  void config0;
   const log = createLogger(config.logLevel);
   const deps: Deps = {
     config,

@@ -2936,6 +2936,7 @@ export interface operations {
                             /** Format: date-time */
                             expiresAt: string;
                             runtimeLabel: string | null;
+                            /** @description Shown in this answer only: the service stores a keyed hash of it and never returns it again (keep it like a password) */
                             installationId: string | null;
                             ownerBound?: boolean;
                         };
@@ -3143,7 +3144,6 @@ export interface operations {
                             /** Format: date-time */
                             expiresAt: string;
                             runtimeLabel?: string | null;
-                            installationId?: string | null;
                             ownerBound?: boolean;
                             /** Format: date-time */
                             createdAt: string;
@@ -3202,7 +3202,6 @@ export interface operations {
                             /** Format: date-time */
                             expiresAt: string;
                             runtimeLabel?: string | null;
-                            installationId?: string | null;
                             ownerBound?: boolean;
                             /** Format: date-time */
                             createdAt: string;
