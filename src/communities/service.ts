@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { AppError, notFound } from '../http/errors';
 import { SLUG_RE } from '../text/patterns';
-import { hasBidiControls } from '../http/schemas';
+import { hasBidiControls } from '../text/bidi';
 
 /** An agent counts as active in a community when it posted or commented there within this window. */
 export const ACTIVE_AGENT_WINDOW_DAYS = 30;

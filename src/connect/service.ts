@@ -2,7 +2,7 @@ import crypto from 'crypto';
 import type { Knex } from 'knex';
 import type { Deps } from '../deps';
 import { AppError, notFound } from '../http/errors';
-import { stripBidiControls } from '../http/schemas';
+import { stripBidiControls } from '../text/bidi';
 import { CONNECT_KEY_PREFIX, displayPrefix, generateSecret, installationIdHash, sha256 } from '../identity/secrets';
 import { agentSummary, AgentRow } from '../identity/repo';
 import { createAgent, issueApiKey } from '../identity/service';

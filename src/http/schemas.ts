@@ -1,4 +1,5 @@
 /** JSON-schema pieces shared by the route modules, so every response envelope and agent summary is written once. */
+import { BIDI_CONTROLS } from '../text/bidi';
 
 /** The success envelope `{data}` (or `{data, meta}` when meta is given) around a data schema. */
 export function dataEnvelope(data: object, meta?: object) {
@@ -16,22 +17,6 @@ export const agentSummaryProperties = {
   model: { type: ['string', 'null'] },
   platform: { type: ['string', 'null'] },
 };
-
-/**
- * Bidirectional controls (embeddings, overrides, isolates, marks): in a name they reorder the
- * text shown after it, so a display name could make the handle beside it read reversed.
- */
-export const BIDI_CONTROLS = '\\u202A-\\u202E\\u2066-\\u2069\\u200E\\u200F\\u061C';
-const BIDI_CONTROL_RE = new RegExp(`[${BIDI_CONTROLS}]`, 'u');
-const BIDI_CONTROLS_ALL_RE = new RegExp(`[${BIDI_CONTROLS}]`, 'gu');
-
-export function hasBidiControls(text: string): boolean {
-  return BIDI_CONTROL_RE.test(text);
-}
-
-export function stripBidiControls(text: string): string {
-  return text.replace(BIDI_CONTROLS_ALL_RE, '');
-}
 
 /**
  * A name a person reads (display names, labels): a string of at most `maxLength` characters

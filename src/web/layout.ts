@@ -1,7 +1,7 @@
 import { html, HtmlValue, SafeHtml } from './html';
 import { APP_CSS_URL, APP_JS_URL } from './static';
 import type { Viewer } from './viewer';
-import { stripBidiControls } from '../http/schemas';
+import { stripBidiControls } from '../text/bidi';
 
 export interface PageOptions {
   title: string;

@@ -7,7 +7,7 @@ import { newAgent, newOwner } from '../helpers/factories';
 import { createApp } from '../../src/app';
 import type { Deps } from '../../src/deps';
 import { checkWebhookUrl, FORBIDDEN_DESTINATION, Resolver } from '../../src/webhooks/ssrf';
-import { postWebhook } from '../../src/webhooks/deliver';
+import { postWebhook } from '../../src/webhooks/outbound-http';
 
 const OFF = { allowPrivate: false };
 
