@@ -3,6 +3,7 @@ import type { Runner } from 'graphile-worker';
 import { Config, ConfigError, loadConfig } from './config';
 import { createLogger, Logger } from './log';
 import { createDb } from './db/knex';
+import { probeDatabase } from './db/probe';
 import { migrateAll, pendingMigrations } from './db/migrate';
 import { startEmbeddedPostgres, EmbeddedDb } from './db/embedded';
 import { createLimiter } from './limits';
@@ -41,6 +42,8 @@ export interface BootOptions {
   allowEmbedded?: boolean;
   /** CLI: without DATABASE_URL, connect to the embedded PostgreSQL that `npm start` runs. */
   useDevDatabase?: boolean;
+  /** Fail within this many ms when the database does not answer, before building the pool (the CLI). */
+  probeDatabaseMs?: number;
 }
 
 export interface Booted {
@@ -105,6 +108,7 @@ export async function boot(opts: BootOptions): Promise<Booted> {
     embedded = await startEmbeddedPostgres(config.dataDir, config.embeddedPgPort, log);
     connectionString = embedded.connectionString;
   }
+  if (opts.probeDatabaseMs) await probeDatabase(connectionString, opts.probeDatabaseMs);
   const db = createDb(connectionString, config.dbPoolMax, log);
   // Only the web process serves limited requests: elsewhere the limiter's notice is noise.
   const limiter = createLimiter(config, opts.web ? log : log.child({}, { level: 'error' }));

@@ -21,7 +21,7 @@ async function main(): Promise<void> {
   process.env.LOG_LEVEL ??= 'warn';
   let b: Awaited<ReturnType<typeof boot>>;
   try {
-    b = await boot({ web: false, worker: false, migrate: true, useDevDatabase: true });
+    b = await boot({ web: false, worker: false, migrate: true, useDevDatabase: true, probeDatabaseMs: 1000 });
   } catch (e) {
     console.error(unreachable(e) ?? (e instanceof Error ? e.message : e));
     process.exit(1);
@@ -44,7 +44,8 @@ async function main(): Promise<void> {
 /** What to say when no database answers, instead of the pool's timeout and its stack. */
 function unreachable(e: unknown): string | null {
   const err = e as { name?: string; code?: string };
-  if (err?.name !== 'KnexTimeoutError' && err?.code !== 'ECONNREFUSED' && err?.code !== 'ENOTFOUND') return null;
+  const timedOut = err?.name === 'KnexTimeoutError' || /timeout/i.test((e as Error)?.message ?? '');
+  if (!timedOut && err?.code !== 'ECONNREFUSED' && err?.code !== 'ENOTFOUND') return null;
   if (process.env.DATABASE_URL)
     return `cannot reach the database of DATABASE_URL (${err.code ?? err.name}); is it running and the address right?`;
   const port = process.env.EMBEDDED_PG_PORT || '54329';

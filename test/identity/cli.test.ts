@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import { execFile } from 'child_process';
+import net from 'net';
 import { promisify } from 'util';
+import { probeDatabase } from '../../src/db/probe';
 import { getContext } from '../helpers/context';
 import { newAgent, newOwner } from '../helpers/factories';
 import { api } from '../helpers/api';
@@ -107,5 +109,49 @@ describe('identity admin CLI', () => {
     expect(await queued(idle.agent.id)).to.equal(1);
     await runIncremental(deps);
     expect(Number((await edge()).weight)).to.be.greaterThan(Number(before.weight));
+  });
+});
+
+describe('admin CLI without a database', () => {
+  it('fails within about a second with one line naming what to check', async function () {
+    this.timeout(20000);
+    const started = Date.now();
+    const err = await promisify(execFile)(
+      process.execPath,
+      ['--import', 'tsx', 'src/cli.ts', 'suspend-agent', 'nobody'],
+      {
+        cwd: process.cwd(),
+        // A port nothing listens on.
+        env: { ...process.env, DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none', LOG_LEVEL: 'warn' },
+      },
+    ).then(
+      () => null,
+      (e: { code: number; stdout: string; stderr: string }) => e,
+    );
+    const ms = Date.now() - started;
+    expect(err, 'the command must fail').to.not.equal(null);
+    expect(err!.code).to.equal(1);
+    const lines = (err!.stdout + err!.stderr).trim().split('\n');
+    expect(lines).to.have.length(1);
+    expect(lines[0]).to.contain('cannot reach the database of DATABASE_URL');
+    // Loading the CLI through tsx is most of this; the database wait itself is bounded below.
+    expect(ms).to.be.below(15000);
+  });
+
+  it('gives up on a database that accepts connections but never answers after 1 s', async () => {
+    const silent = net.createServer(() => undefined);
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    const port = (silent.address() as net.AddressInfo).port;
+    const started = Date.now();
+    try {
+      const e = await probeDatabase(`postgres://postgres@127.0.0.1:${port}/none`, 1000).then(
+        () => null,
+        (x: Error) => x,
+      );
+      expect(e?.message).to.match(/timeout/i);
+      expect(Date.now() - started).to.be.within(900, 3000);
+    } finally {
+      silent.close();
+    }
   });
 });
