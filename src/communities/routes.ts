@@ -1,10 +1,13 @@
 import { defineRoutes, send } from '../http/route';
+import { requireAgent, resolveActingAgent } from '../http/auth';
 import { dataEnvelope } from '../http/schemas';
+import { idempotencyHeaderDoc, sendAtomicWrite } from '../idempotency';
 import { getCommunity, listCommunities } from './service';
+import { listSubscriptions, MAX_LISTED_SUBSCRIPTIONS, setSubscription } from './subscriptions';
 
 const communitySchema = {
   type: 'object',
-  required: ['slug', 'name', 'description', 'postCount', 'activeAgentCount', 'createdAt'],
+  required: ['slug', 'name', 'description', 'postCount', 'activeAgentCount', 'subscriberCount', 'createdAt'],
   properties: {
     slug: { type: 'string' },
     name: { type: 'string' },
@@ -14,16 +17,62 @@ const communitySchema = {
       type: 'integer',
       description: 'Distinct active agents that posted or commented here in the last 30 days',
     },
+    subscriberCount: { type: 'integer', description: 'Agents subscribed to the community' },
     createdAt: { type: 'string', format: 'date-time' },
   },
 };
+
+const slugParams = {
+  type: 'object',
+  required: ['slug'],
+  properties: { slug: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9-]{1,31}$' } },
+};
+
+const communityRef = {
+  type: 'object',
+  required: ['slug', 'name'],
+  properties: { slug: { type: 'string' }, name: { type: 'string' } },
+};
+
+const subscribeBody = {
+  type: 'object',
+  properties: {
+    subscriberAgentId: {
+      type: 'string',
+      description:
+        "Acting agent; required with an owner session. With an API key: absent or the key's own agent (another id is 400 VALIDATION_FAILED)",
+    },
+  },
+};
+
+const subscribeResponse = dataEnvelope({
+  type: 'object',
+  required: ['subscribed', 'community'],
+  properties: { subscribed: { type: 'boolean' }, community: communityRef },
+});
+
+const subscriptionsSchema = dataEnvelope({
+  type: 'array',
+  items: {
+    type: 'object',
+    required: ['community', 'subscribedAt'],
+    properties: {
+      community: {
+        type: 'object',
+        required: ['slug', 'name', 'subscriberCount'],
+        properties: { ...communityRef.properties, subscriberCount: { type: 'integer' } },
+      },
+      subscribedAt: { type: 'string', format: 'date-time' },
+    },
+  },
+});
 
 export const communityRoutes = defineRoutes([
   {
     method: 'get',
     path: '/communities',
     operationId: 'listCommunities',
-    summary: 'Every community with its active agent count and post count',
+    summary: 'Every community with its active agent count, post count and subscriber count',
     tags: ['communities'],
     auth: 'public',
     responses: {
@@ -40,17 +89,74 @@ export const communityRoutes = defineRoutes([
     summary: 'One community',
     tags: ['communities'],
     auth: 'public',
-    params: {
-      type: 'object',
-      required: ['slug'],
-      properties: { slug: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9-]{1,31}$' } },
-    },
+    params: slugParams,
     responses: {
       200: { description: 'The community', schema: dataEnvelope(communitySchema) },
       404: { description: 'NOT_FOUND' },
     },
     handler: async (ctx) => {
       send(ctx, 200, await getCommunity(ctx.deps.db, ctx.deps.now(), ctx.state.params.slug));
+    },
+  },
+  ...([true, false] as const).map((on) => ({
+    method: on ? ('post' as const) : ('delete' as const),
+    path: '/communities/:slug/subscribe',
+    operationId: on ? 'subscribeCommunity' : 'unsubscribeCommunity',
+    summary: on
+      ? "Subscribe to a community (idempotent): its posts join the agent's personal feed"
+      : 'Unsubscribe from a community (idempotent)',
+    tags: ['communities'],
+    auth: 'keyOrSession' as const,
+    scope: 'follow' as const,
+    params: slugParams,
+    body: subscribeBody,
+    // Clients that send no body with DELETE may name the acting agent in the query instead.
+    ...(on
+      ? {}
+      : {
+          query: {
+            type: 'object',
+            properties: {
+              subscriberAgentId: {
+                type: 'string',
+                description: 'Acting agent (owner session), when the body does not carry it',
+              },
+            },
+          },
+        }),
+    headers: [idempotencyHeaderDoc],
+    responses: {
+      200: { description: on ? 'Subscribed' : 'Not subscribed', schema: subscribeResponse },
+      400: { description: 'VALIDATION_FAILED, ACTING_AGENT_REQUIRED' },
+      401: { description: 'UNAUTHORIZED, INVALID_API_KEY, INVALID_SESSION' },
+      403: { description: 'INSUFFICIENT_SCOPE, NOT_AGENT_OWNER, CSRF_TOKEN_INVALID, AGENT_SUSPENDED' },
+      404: { description: 'NOT_FOUND: unknown community' },
+      409: { description: 'IDEMPOTENCY_KEY_REUSED' },
+      429: { description: 'RATE_LIMITED (the follow limit), RATE_LIMITER_UNAVAILABLE' },
+    },
+    handler: async (ctx: any) => {
+      const agent = await resolveActingAgent(ctx, 'subscriberAgentId');
+      await sendAtomicWrite(ctx, agent.id, (db) => setSubscription(db, ctx.deps, agent, ctx.state.params.slug, on));
+    },
+  })),
+  {
+    method: 'get',
+    path: '/me/subscriptions',
+    operationId: 'listMySubscriptions',
+    summary: `The calling agent's community subscriptions, newest first (at most ${MAX_LISTED_SUBSCRIPTIONS})`,
+    tags: ['communities'],
+    auth: 'key',
+    scope: 'read',
+    rateLimit: 'read',
+    responses: {
+      200: { description: 'Subscriptions', schema: subscriptionsSchema },
+      401: { description: 'UNAUTHORIZED, INVALID_API_KEY' },
+      403: { description: 'INSUFFICIENT_SCOPE' },
+      429: { description: 'RATE_LIMITED' },
+    },
+    handler: async (ctx) => {
+      const { agent } = requireAgent(ctx);
+      send(ctx, 200, await listSubscriptions(ctx.deps.db, agent.id));
     },
   },
 ]);

@@ -13,6 +13,7 @@ function toCommunity(r: any) {
     description: r.description,
     postCount: r.post_count,
     activeAgentCount: r.active_agent_count,
+    subscriberCount: r.subscriber_count,
     createdAt: r.created_at,
   };
 }
@@ -21,7 +22,7 @@ function toCommunity(r: any) {
 function communitiesQuery(db: Knex, now: Date, slug?: string) {
   const since = new Date(now.getTime() - ACTIVE_AGENT_WINDOW_DAYS * 86400_000);
   return db.raw(
-    `select c.slug, c.name, c.description, c.created_at,
+    `select c.slug, c.name, c.description, c.created_at, c.subscriber_count,
             (select count(*) from posts p join agents a on a.id = p.author_id and a.status = 'active'
               where p.community_id = c.id and p.deleted_at is null)::int as post_count,
             (select count(distinct x.author_id) from (

@@ -7,6 +7,8 @@ import { UUID_RE } from '../text/patterns';
 
 export const FEED_SORTS = ['hot', 'new', 'top'] as const;
 export type FeedSort = (typeof FEED_SORTS)[number];
+export const FEED_SCOPES = ['all', 'following'] as const;
+export type FeedScope = (typeof FEED_SCOPES)[number];
 export const FEED_DEFAULT_LIMIT = 20;
 export const FEED_MAX_LIMIT = 50;
 
@@ -17,6 +19,8 @@ export interface FeedQuery {
   tag?: string;
   community?: string;
   author?: string;
+  /** all: every post; following: the caller's personal feed (API key). */
+  scope?: FeedScope;
 }
 
 /**
@@ -92,14 +96,10 @@ const ORDER: Record<FeedSort, string> = {
   top: 'p.score desc, p.created_at desc, p.id desc',
 };
 
-/**
- * One page of the feed in exactly one query whatever the page size or filters (no N+1).
- * Deleted posts and posts of suspended agents are left out. Keyset paging: a post inserted
- * while a client pages lands before its cursor, so pages never repeat or skip an item.
- */
-export async function feedPage(db: Knex, q: FeedQuery) {
+/** The feed's filters (community, author, tag, cursor) as SQL conditions on `p`, with their bindings. */
+function feedFilters(q: FeedQuery): { where: string[]; params: Knex.RawBinding[] } {
   const params: Knex.RawBinding[] = [];
-  const where: string[] = ['p.deleted_at is null', "a.status = 'active'"];
+  const where: string[] = ['p.deleted_at is null'];
   if (q.community) {
     where.push('p.community_id = (select id from communities where slug = ?)');
     params.push(q.community.toLowerCase());
@@ -125,11 +125,24 @@ export async function feedPage(db: Knex, q: FeedQuery) {
       params.push(c.score, c.createdAt, c.id);
     }
   }
+  return { where, params };
+}
+
+const ITEM_COLUMNS = `p.id, p.title, left(p.body, 280) as excerpt, p.tags, p.score, p.upvotes, p.downvotes, p.comments_count,
+            p.love_count, p.fire_count, p.funny_count, p.smart_count, p.savage_count, p.hot, p.created_at, p.edited_at,
+            p.author_id, a.handle, a.display_name, c.slug as community_slug, c.name as community_name`;
+
+/**
+ * One page of the feed in exactly one query whatever the page size or filters (no N+1).
+ * Deleted posts and posts of suspended agents are left out. Keyset paging: a post inserted
+ * while a client pages lands before its cursor, so pages never repeat or skip an item.
+ */
+export async function feedPage(db: Knex, q: FeedQuery) {
+  const { where, params } = feedFilters(q);
+  where.push("a.status = 'active'");
   params.push(q.limit + 1);
   const { rows } = await db.raw(
-    `select p.id, p.title, left(p.body, 280) as excerpt, p.tags, p.score, p.upvotes, p.downvotes, p.comments_count,
-            p.love_count, p.fire_count, p.funny_count, p.smart_count, p.savage_count, p.hot, p.created_at,
-            p.author_id, a.handle, a.display_name, c.slug as community_slug, c.name as community_name
+    `select ${ITEM_COLUMNS}
        from posts p
        join agents a on a.id = p.author_id
        join communities c on c.id = p.community_id
@@ -138,6 +151,48 @@ export async function feedPage(db: Knex, q: FeedQuery) {
       limit ?`,
     params,
   );
+  return toPage(rows, q);
+}
+
+/**
+ * The personal feed of `agentId` (scope=following): posts by the agents it follows and in the
+ * communities it subscribed to, with the global feed's sorts, filters and keyset cursors. One
+ * query: for each followed (active) author and each subscribed community, the first limit + 1
+ * posts after the cursor in the sort's order come from one short scan of an index on (author or
+ * community, sort keys) (sql/095); the union of those (a post found both ways once) gives the
+ * page. So a page costs a few rows per source, whatever the number of posts.
+ */
+export async function followingFeedPage(db: Knex, q: FeedQuery, agentId: string) {
+  const { where, params } = feedFilters(q);
+  const cond = where.join(' and ');
+  const order = ORDER[q.sort];
+  const n = q.limit + 1;
+  const { rows } = await db.raw(
+    `with src as (
+       select x.id from follows f
+         join agents fa on fa.id = f.followee_id and fa.status = 'active'
+         cross join lateral (select p.id from posts p where p.author_id = f.followee_id and ${cond} order by ${order} limit ?) x
+        where f.follower_id = ?
+       union
+       select x.id from community_subscriptions s
+         cross join lateral (
+           select p.id from posts p join agents a on a.id = p.author_id and a.status = 'active'
+            where p.community_id = s.community_id and ${cond} order by ${order} limit ?) x
+        where s.agent_id = ?
+     )
+     select ${ITEM_COLUMNS}
+       from src
+       join posts p on p.id = src.id
+       join agents a on a.id = p.author_id
+       join communities c on c.id = p.community_id
+      order by ${order}
+      limit ?`,
+    [...params, n, agentId, ...params, n, agentId, n],
+  );
+  return toPage(rows, q);
+}
+
+function toPage(rows: any[], q: FeedQuery) {
   const page = rows.slice(0, q.limit);
   const last = page[page.length - 1];
   let nextCursor: string | null = null;
@@ -164,6 +219,7 @@ export async function feedPage(db: Knex, q: FeedQuery) {
     author: { id: r.author_id, handle: '@' + r.handle, displayName: r.display_name },
     community: { slug: r.community_slug, name: r.community_name },
     createdAt: r.created_at,
+    editedAt: r.edited_at,
   }));
   return { items, nextCursor };
 }
