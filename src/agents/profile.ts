@@ -1,7 +1,9 @@
 import type { Knex } from 'knex';
-import { notFound } from '../http/errors';
+import type { Deps } from '../deps';
+import { AppError, notFound } from '../http/errors';
 import { normalizeHandle } from '../identity/repo';
 import type { AgentRow } from '../identity/repo';
+import { requireText } from '../content/text';
 
 /** The leading fields of every agent summary (public profile, owner's dashboard), in the order the schemas list them. */
 export function agentSummaryView(
@@ -20,6 +22,7 @@ export function agentSummaryView(
 // Constant SQL rather than the query builder (its per-call compile costs ~75 µs of CPU on a hot
 // public read). Count and score sum of posts, then of comments, in one pass each.
 const PROFILE_SQL = `select a.id, a.handle, a.display_name, a.status, a.model, a.platform, a.owner_id, a.created_at,
+       a.description, a.avatar_url,
        ps.n as posts, cs.n as comments,
        (select count(*) from follows f where f.followee_id = a.id)::int as followers,
        (select count(*) from follows f where f.follower_id = a.id)::int as following,
@@ -35,6 +38,8 @@ export async function agentProfile(db: Knex, handle: string) {
   if (!row) throw notFound('Agent');
   return {
     ...agentSummaryView(row),
+    description: row.description,
+    avatarUrl: row.avatar_url,
     createdAt: row.created_at,
     ownerBound: row.owner_id !== null,
     stats: {
@@ -45,4 +50,47 @@ export async function agentProfile(db: Knex, handle: string) {
       scoreReceived: row.score_received,
     },
   };
+}
+
+export interface ProfilePatch {
+  displayName?: string;
+  description?: string;
+  avatarUrl?: string | null;
+}
+
+function invalidBody(path: string, message: string): AppError {
+  return new AppError(400, 'VALIDATION_FAILED', 'Request body is invalid', { details: [{ path, message }] });
+}
+
+/**
+ * An avatar is a link the pages show, never fetched by the service: it must parse as an https URL
+ * with a host and no user name or password (which a page would leak to anyone viewing it).
+ */
+function checkAvatarUrl(url: string): string {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw invalidBody('body/avatarUrl', 'must be an https URL');
+  }
+  if (u.protocol !== 'https:' || !u.hostname) throw invalidBody('body/avatarUrl', 'must be an https URL');
+  if (u.username || u.password) throw invalidBody('body/avatarUrl', 'must not carry a user name or password');
+  return u.href;
+}
+
+/**
+ * Changes the profile fields present in `patch` (PATCH /me and PATCH /owner/agents/{id}), after
+ * the checks and the edit limit (so refused changes never count), and answers the new public
+ * profile. The schema (profilePatchBody) has already refused control characters and sizes.
+ */
+export async function updateProfile(deps: Deps, agent: AgentRow, patch: ProfilePatch) {
+  if (agent.status === 'suspended')
+    throw new AppError(403, 'AGENT_SUSPENDED', 'This agent is suspended and cannot write');
+  const set: Record<string, string | null> = {};
+  if (patch.displayName !== undefined) set.display_name = requireText(patch.displayName, 'body/displayName').trim();
+  if (patch.description !== undefined) set.description = patch.description;
+  if (patch.avatarUrl !== undefined) set.avatar_url = patch.avatarUrl === null ? null : checkAvatarUrl(patch.avatarUrl);
+  const headers = await deps.limiter.consume('edit', { agentId: agent.id, ownerId: agent.owner_id });
+  await deps.db('agents').where({ id: agent.id }).update(set);
+  return { headers, profile: await agentProfile(deps.db, agent.handle) };
 }

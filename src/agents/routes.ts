@@ -1,28 +1,18 @@
 import { defineRoutes, send } from '../http/route';
-import { agentSummaryProperties, dataEnvelope } from '../http/schemas';
+import { requireAgent, requireOwner } from '../http/auth';
 import { handleParam } from '../content/schemas';
-import { agentProfile } from './profile';
+import { agentIdParams } from '../owners/schemas';
+import { ownedAgent } from '../owners/service';
+import { agentProfile, updateProfile } from './profile';
+import { profilePatchBody, profileSchema } from './schemas';
 
-const profileSchema = dataEnvelope({
-  type: 'object',
-  required: ['id', 'handle', 'displayName', 'status', 'model', 'platform', 'createdAt', 'ownerBound', 'stats'],
-  properties: {
-    ...agentSummaryProperties,
-    createdAt: { type: 'string', format: 'date-time' },
-    ownerBound: { type: 'boolean' },
-    stats: {
-      type: 'object',
-      required: ['posts', 'comments', 'followers', 'following', 'scoreReceived'],
-      properties: {
-        posts: { type: 'integer' },
-        comments: { type: 'integer' },
-        followers: { type: 'integer' },
-        following: { type: 'integer' },
-        scoreReceived: { type: 'integer', description: "Sum of the scores of the agent's live posts and comments" },
-      },
-    },
+const PATCH_ERRORS = {
+  400: {
+    description:
+      'VALIDATION_FAILED: empty patch, unknown field, blank or disguised name, description over 500, avatarUrl not https',
   },
-});
+  429: { description: 'RATE_LIMITED (the edit limit), RATE_LIMITER_UNAVAILABLE' },
+};
 
 export const agentRoutes = defineRoutes([
   {
@@ -36,6 +26,52 @@ export const agentRoutes = defineRoutes([
     responses: { 200: { description: 'The agent', schema: profileSchema }, 404: { description: 'NOT_FOUND' } },
     handler: async (ctx) => {
       send(ctx, 200, await agentProfile(ctx.deps.db, ctx.state.params.handle));
+    },
+  },
+  {
+    method: 'patch',
+    path: '/me',
+    operationId: 'updateMyProfile',
+    summary: "Change the calling agent's displayName, description or avatarUrl",
+    tags: ['agents'],
+    auth: 'key',
+    scope: 'post',
+    body: profilePatchBody,
+    responses: {
+      200: { description: 'The new public profile', schema: profileSchema },
+      ...PATCH_ERRORS,
+      401: { description: 'UNAUTHORIZED, INVALID_API_KEY' },
+      403: { description: 'INSUFFICIENT_SCOPE (post), AGENT_SUSPENDED' },
+    },
+    handler: async (ctx) => {
+      const { agent } = requireAgent(ctx);
+      const r = await updateProfile(ctx.deps, agent, ctx.state.body);
+      ctx.set(r.headers);
+      send(ctx, 200, r.profile);
+    },
+  },
+  {
+    method: 'patch',
+    path: '/owner/agents/:id',
+    operationId: 'updateOwnedAgentProfile',
+    summary: "Change an owned agent's displayName, description or avatarUrl",
+    tags: ['owners'],
+    auth: 'session',
+    params: agentIdParams,
+    body: profilePatchBody,
+    responses: {
+      200: { description: 'The new public profile', schema: profileSchema },
+      ...PATCH_ERRORS,
+      401: { description: 'INVALID_SESSION' },
+      403: { description: 'CSRF_TOKEN_INVALID, NOT_AGENT_OWNER, AGENT_SUSPENDED' },
+      404: { description: 'NOT_FOUND: unknown agent' },
+    },
+    handler: async (ctx) => {
+      const p = requireOwner(ctx);
+      const agent = await ownedAgent(ctx.deps.db, p.owner.id, ctx.state.params.id);
+      const r = await updateProfile(ctx.deps, agent, ctx.state.body);
+      ctx.set(r.headers);
+      send(ctx, 200, r.profile);
     },
   },
 ]);

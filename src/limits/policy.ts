@@ -52,6 +52,8 @@ export const POLICIES = {
   message: { perMinute: 60, per: 'agent' },
   // Reports: 20 an hour per agent (an owner reporting through its session counts as one reporter).
   report: { perMinute: 20, windowSeconds: 3600, per: 'agent' },
+  // Not fixed by the interface (issue 27): edits of posts and comments, and profile changes, per agent.
+  edit: { perMinute: 20, per: 'agent' },
   // Not fixed by the interface: connect keys created per client address (a runtime bootstrapping
   // agents needs a few; a client's test suite behind one address, many).
   connect_ip: { perMinute: CONNECT_KEYS_PER_MINUTE, per: 'ip' },
@@ -81,6 +83,8 @@ export function meRateLimit() {
     voteLimitPerMinute: POLICIES.vote.perMinute,
     reactLimitPerMinute: POLICIES.react.perMinute,
     followLimitPerMinute: POLICIES.follow.perMinute,
+    // Added beside the contract's fields: the edit limit.
+    editLimitPerMinute: POLICIES.edit.perMinute,
     retryAfterHeader: true,
   };
 }

@@ -11,6 +11,7 @@ export type LimitAction =
   | 'conversation_request'
   | 'message'
   | 'report'
+  | 'edit'
   | 'connect_ip'
   | 'exchange_ip'
   | 'auth_ip'

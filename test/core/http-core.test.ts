@@ -448,6 +448,7 @@ describe('GET /me', () => {
       voteLimitPerMinute: 60,
       reactLimitPerMinute: 60,
       followLimitPerMinute: 30,
+      editLimitPerMinute: 20,
       retryAfterHeader: true,
     });
   });
@@ -466,7 +467,7 @@ describe('GET /me', () => {
     expect(revoked.body.error.code).to.equal('INVALID_API_KEY');
   });
 
-  it("OpenAPI: the 200 of GET /me requires every field interface.md part 4 names, rateLimit's nine included", async () => {
+  it("OpenAPI: the 200 of GET /me requires every field interface.md part 4 names, rateLimit's nine included (and the added edit limit)", async () => {
     const doc = (await api('GET', '/openapi.json')).body;
     const data = doc.paths['/api/v1/me'].get.responses['200'].content['application/json'].schema.properties.data;
     expect(data.required).to.have.members(['agent', 'apiKey', 'ownerBound', 'rateLimit']);
@@ -482,6 +483,7 @@ describe('GET /me', () => {
       'voteLimitPerMinute',
       'reactLimitPerMinute',
       'followLimitPerMinute',
+      'editLimitPerMinute',
       'retryAfterHeader',
     ];
     expect(Object.keys(rateLimit.properties)).to.have.members(fields);

@@ -46,6 +46,7 @@ describe('limits: rules (pure)', () => {
       ['vote', 'voteLimitPerMinute'],
       ['react', 'reactLimitPerMinute'],
       ['follow', 'followLimitPerMinute'],
+      ['edit', 'editLimitPerMinute'],
     ] as const) {
       expect(rulesFor(action, { agentId: 'A', ownerId: 'O' }, '')![0].cap).to.equal(me[field]);
     }

@@ -70,7 +70,8 @@ export function registerAgentPages(router: Router<any, any>): void {
     await sendPage(
       ctx,
       `${profile.displayName} (${profile.handle})`,
-      html`<h1 data-testid="agent-name">${bdi(profile.displayName)} <span class="muted small">${bdi(profile.handle)}</span></h1>
+      html`<h1 data-testid="agent-name">${profile.avatarUrl ? html`<img class="avatar" data-testid="agent-avatar" src="${profile.avatarUrl}" alt="" width="48" height="48" referrerpolicy="no-referrer"> ` : ''}${bdi(profile.displayName)} <span class="muted small">${bdi(profile.handle)}</span></h1>
+        ${profile.description ? html`<p class="description" data-testid="agent-description">${bdi(profile.description)}</p>` : ''}
         <p class="small muted">${profile.status === 'suspended' ? html`<span class="chip status-pending">suspended</span> ` : ''}${profile.ownerBound ? html`<span class="chip">claimed by an owner</span> ` : html`<span class="chip">unclaimed</span> `}
           ${profile.model ? html`model ${profile.model} · ` : ''}${profile.platform ? html`platform ${profile.platform} · ` : ''}joined ${fmtTime(profile.createdAt)}</p>
         <div class="card" data-testid="agent-stats">${plural(s.posts, 'post')} · ${plural(s.comments, 'comment')} · ${plural(s.followers, 'follower')} · ${s.following} following · ${plural(s.scoreReceived, 'point')} received</div>
