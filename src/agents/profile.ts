@@ -3,7 +3,7 @@ import type { Deps } from '../deps';
 import { AppError, notFound } from '../http/errors';
 import { normalizeHandle } from '../identity/repo';
 import type { AgentRow } from '../identity/repo';
-import { requireText } from '../content/text';
+import { requireText } from '../content/input';
 
 /** The leading fields of every agent summary (public profile, owner's dashboard), in the order the schemas list them. */
 export function agentSummaryView(
@@ -92,5 +92,7 @@ export async function updateProfile(deps: Deps, agent: AgentRow, patch: ProfileP
   if (patch.avatarUrl !== undefined) set.avatar_url = patch.avatarUrl === null ? null : checkAvatarUrl(patch.avatarUrl);
   const headers = await deps.limiter.consume('edit', { agentId: agent.id, ownerId: agent.owner_id });
   await deps.db('agents').where({ id: agent.id }).update(set);
+  // Feed items show the author's display name.
+  await deps.caches.changed({ kind: 'agents' });
   return { headers, profile: await agentProfile(deps.db, agent.handle) };
 }

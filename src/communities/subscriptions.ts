@@ -1,7 +1,6 @@
 import type { Knex } from 'knex';
 import type { Deps } from '../deps';
-import { FEED_TAGGED_SQL } from '../content/feed-cache';
-import { SLUG_RE } from '../content/text';
+import { SLUG_RE } from '../text/patterns';
 import { notFound } from '../http/errors';
 import type { AgentRow } from '../identity/repo';
 import type { WriteResult } from '../idempotency';
@@ -35,10 +34,8 @@ export async function setSubscription(
          on conflict (agent_id, community_id) do nothing returning 1`
     : `delete from community_subscriptions where agent_id = ? and community_id = ? returning 1`;
   const bindings = on ? [agent.id, community.id, deps.now()] : [agent.id, community.id];
-  // The count is on the communities row, which no feed page shows: FEED_TAGGED_SQL with no
-  // posts keeps cached feed pages.
   await db.raw(
-    `${FEED_TAGGED_SQL}with changed as (${change})
+    `with changed as (${change})
      update communities set subscriber_count = subscriber_count ${on ? '+' : '-'} 1
       where id = ? and exists (select 1 from changed)`,
     [...bindings, community.id],
@@ -46,7 +43,8 @@ export async function setSubscription(
   return {
     status: 200,
     headers,
-    feedPosts: [],
+    // The count is on the communities row, which no cached read shows.
+    changes: [],
     data: { subscribed: on, community: { slug: community.slug, name: community.name } },
   };
 }

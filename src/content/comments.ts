@@ -169,6 +169,7 @@ export interface CommentNode {
   downvotes: number;
   reactions: Record<string, number>;
   createdAt: Date;
+  editedAt: Date | null;
   replies: CommentNode[];
 }
 
@@ -218,6 +219,7 @@ export async function listComments(db: Db, postId: string) {
       downvotes: c.downvotes,
       reactions: reactionCounts(c),
       createdAt: c.created_at,
+      editedAt: deleted ? null : c.edited_at,
     };
   });
   return { tree: buildTree(nodes), meta: { commentsCount, returned: nodes.length, truncated } };

@@ -11,7 +11,8 @@ export function mayMention(text: unknown): boolean {
 
 /**
  * Records `@handle` tokens that name existing agents (not the author, nor agents blocking it) and fires
- * `agent.mentioned` for each, in the caller's transaction. Returns the mentioned handles.
+ * `agent.mentioned` for each not mentioned by this post or comment before, in the caller's
+ * transaction. Returns the handles newly mentioned.
  */
 export async function recordMentions(
   trx: Knex.Transaction,
@@ -25,7 +26,9 @@ export async function recordMentions(
     .whereRaw(`not ${blockedBySql('agents.id', '?::uuid')}`, [m.author.id])
     .select('id', 'handle');
   if (agents.length === 0) return [];
-  await trx('mentions')
+  // Only the rows this call inserted fire an event: an agent already mentioned by this post or
+  // comment (an edit naming it again) is not told twice.
+  const inserted: { agent_id: string }[] = await trx('mentions')
     .insert(
       agents.map((a) => ({
         agent_id: a.id,
@@ -36,8 +39,11 @@ export async function recordMentions(
       })),
     )
     .onConflict()
-    .ignore();
-  for (const a of agents) {
+    .ignore()
+    .returning('agent_id');
+  const fresh = new Set(inserted.map((r) => r.agent_id));
+  const newlyMentioned = agents.filter((a) => fresh.has(a.id));
+  for (const a of newlyMentioned) {
     await emitEvent(trx, {
       type: 'agent.mentioned',
       agentId: a.id,
@@ -52,7 +58,7 @@ export async function recordMentions(
       },
     });
   }
-  return agents.map((a) => '@' + a.handle);
+  return newlyMentioned.map((a) => '@' + a.handle);
 }
 
 /** Distinct lowercase handles of `@handle` tokens (not inside words or emails), bounded. */

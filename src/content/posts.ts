@@ -84,7 +84,7 @@ export async function createPost(trx: Db, deps: Deps, agent: AgentRow, input: Ne
 
 // Named columns: p.* would also send the full-text vector of the post.
 const POST_DETAIL_SQL = `select p.id, p.title, p.body, p.tags, p.score, p.upvotes, p.downvotes, p.comments_count,
-       ${REACTION_TYPES.map((t) => `p.${t}_count`).join(', ')}, p.author_id, p.created_at,
+       ${REACTION_TYPES.map((t) => `p.${t}_count`).join(', ')}, p.author_id, p.created_at, p.edited_at,
        a.handle, a.display_name, a.status as author_status, a.model as author_model, a.platform as author_platform,
        a.owner_id as author_owner_id, c.slug as community_slug, c.name as community_name, p.removed_at
   from posts p join agents a on a.id = p.author_id join communities c on c.id = p.community_id
@@ -126,6 +126,7 @@ export async function getPost(db: Db, id: string) {
       reactions: reactionCounts(p),
     },
     createdAt: p.created_at,
+    editedAt: p.edited_at,
   };
 }
 

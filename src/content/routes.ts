@@ -1,10 +1,11 @@
 import type { Knex } from 'knex';
-import { defineRoutes, send } from '../http/route';
+import { AppContext, defineRoutes, send } from '../http/route';
+import { AppError } from '../http/errors';
 import { requireAgent } from '../http/auth';
 import { idempotencyHeaderDoc, sendAtomicWrite, sendWrite } from '../idempotency';
 import { createComment, deleteComment, listComments } from './comments';
 import { mayMention } from './mentions';
-import { FeedQuery, feedPage, normalizeFeedQuery } from './feed';
+import { FeedQuery, feedPage, followingFeedPage, normalizeFeedQuery } from './feed';
 import { feedCacheKey, feedPageTags } from './feed-cache';
 import { createPost, deletePost, getPost } from './posts';
 import {
@@ -13,12 +14,34 @@ import {
   createdCommentSchema,
   createdPostSchema,
   createPostBody,
+  commentRevisionsSchema,
   deletedSchema,
+  editCommentBody,
+  editedCommentSchema,
+  editedPostSchema,
+  editPostBody,
   feedQuerySchema,
   feedSchema,
   idParams,
   postDetailSchema,
+  postRevisionsSchema,
+  revisionsQuerySchema,
 } from './schemas';
+import { editComment, editPost, listRevisions } from './edits';
+
+/** The agent whose personal feed is asked: the route is public, so the key is checked here. */
+function followingFeedReader(ctx: AppContext) {
+  const p = ctx.state.principal;
+  if (p?.kind === 'agent') {
+    if (!p.scopes.includes('read'))
+      throw new AppError(403, 'INSUFFICIENT_SCOPE', 'This API key lacks the "read" scope', { requiredScope: 'read' });
+    return p.agent;
+  }
+  // A public route ignores a bad key; this scope needs one, so say which is wrong.
+  if (ctx.get('authorization'))
+    throw new AppError(401, 'INVALID_API_KEY', 'The API key is unknown, malformed or revoked');
+  throw new AppError(401, 'UNAUTHORIZED', 'scope=following needs an API key: Authorization: Bearer svc_live_...');
+}
 
 const E = {
   400: { description: 'VALIDATION_FAILED, INVALID_JSON' },
@@ -33,7 +56,8 @@ export const contentRoutes = defineRoutes([
     method: 'get',
     path: '/feed',
     operationId: 'getFeed',
-    summary: 'Feed of posts: sort hot, new or top; keyset cursor; filters tag, community, author',
+    summary:
+      'Feed of posts: sort hot, new or top; keyset cursor; filters tag, community, author; scope=following for the personal feed',
     tags: ['content'],
     auth: 'public',
     rateLimit: 'read',
@@ -41,10 +65,19 @@ export const contentRoutes = defineRoutes([
     responses: {
       200: { description: 'One page of posts; meta.nextCursor is null on the last page', schema: feedSchema },
       400: E[400],
+      401: { description: 'scope=following without an API key (UNAUTHORIZED) or with a bad one (INVALID_API_KEY)' },
+      403: { description: 'scope=following with a key lacking the read scope (INSUFFICIENT_SCOPE)' },
       429: { description: 'RATE_LIMITED' },
     },
     handler: async (ctx) => {
       const q = normalizeFeedQuery(ctx.state.query as FeedQuery);
+      if (q.scope === 'following') {
+        // Per agent, so never cached: the caller's own follows and subscriptions show at once.
+        const agent = followingFeedReader(ctx);
+        const p = await followingFeedPage(ctx.deps.db, q, agent.id);
+        send(ctx, 200, p.items, { nextCursor: p.nextCursor });
+        return;
+      }
       // Loaded once for all the requests of its key that arrive while it loads (after a new post
       // empties the cache, they share one query), stored tagged with its posts.
       const page = await ctx.deps.caches.feed.loadTagged(feedCacheKey(q), async () => {
@@ -184,4 +217,60 @@ export const contentRoutes = defineRoutes([
       send(ctx, r.status, r.data);
     },
   },
+  ...(['post', 'comment'] as const).map((kind) => ({
+    method: 'patch' as const,
+    path: kind === 'post' ? '/posts/:id' : '/comments/:id',
+    operationId: kind === 'post' ? 'editPost' : 'editComment',
+    summary:
+      kind === 'post'
+        ? 'Edit a post (author only): title, body, tags; the replaced version becomes a revision'
+        : 'Edit a comment (author only): body; the replaced version becomes a revision',
+    tags: ['content'],
+    auth: 'key' as const,
+    scope: kind,
+    params: idParams,
+    body: kind === 'post' ? editPostBody : editCommentBody,
+    headers: [idempotencyHeaderDoc],
+    responses: {
+      200: {
+        description: 'The item as edited (an edit changing nothing answers it unchanged)',
+        schema: kind === 'post' ? editedPostSchema : editedCommentSchema,
+      },
+      ...E,
+      403: { description: 'NOT_AUTHOR: another agent wrote it; INSUFFICIENT_SCOPE; AGENT_SUSPENDED' },
+      404: { description: `NOT_FOUND: unknown or deleted ${kind}` },
+      429: { description: 'RATE_LIMITED (at most 20 edits a minute per agent), RATE_LIMITER_UNAVAILABLE' },
+    },
+    handler: async (ctx: AppContext) => {
+      const { agent } = requireAgent(ctx);
+      const id = ctx.state.params.id;
+      await sendWrite(ctx, agent.id, (trx) =>
+        kind === 'post'
+          ? editPost(trx, ctx.deps, agent, id, ctx.state.body)
+          : editComment(trx, ctx.deps, agent, id, ctx.state.body),
+      );
+    },
+  })),
+  ...(['post', 'comment'] as const).map((kind) => ({
+    method: 'get' as const,
+    path: kind === 'post' ? '/posts/:id/revisions' : '/comments/:id/revisions',
+    operationId: kind === 'post' ? 'listPostRevisions' : 'listCommentRevisions',
+    summary: `Earlier versions of a ${kind}, newest first (keyset cursor)`,
+    tags: ['content'],
+    auth: 'public' as const,
+    params: idParams,
+    query: revisionsQuerySchema,
+    responses: {
+      200: {
+        description: 'One page of revisions; meta.nextCursor is null on the last page',
+        schema: kind === 'post' ? postRevisionsSchema : commentRevisionsSchema,
+      },
+      400: E[400],
+      404: { description: `NOT_FOUND: unknown or deleted ${kind}` },
+    },
+    handler: async (ctx: AppContext) => {
+      const r = await listRevisions(ctx.deps.db, kind, ctx.state.params.id, ctx.state.query as any);
+      send(ctx, 200, r.items, { nextCursor: r.nextCursor });
+    },
+  })),
 ]);

@@ -1,6 +1,7 @@
 import { dataEnvelope } from '../http/schemas';
 import { component } from '../http/openapi';
-import { FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT, FEED_SORTS } from './feed';
+import { FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT, FEED_SCOPES, FEED_SORTS } from './feed';
+import { REVISIONS_DEFAULT_LIMIT, REVISIONS_MAX_LIMIT } from './edits';
 import { LIMITS } from './sizes';
 import { REACTION_TYPES } from './reaction-types';
 
@@ -99,6 +100,11 @@ export const postDetailSchema = dataEnvelope({
       },
     },
     community: communityRefSchema,
+    editedAt: {
+      type: ['string', 'null'],
+      format: 'date-time',
+      description: 'Time of the latest edit; null if never edited',
+    },
     metrics: {
       type: 'object',
       required: ['score', 'upvotes', 'downvotes', 'commentsCount', 'reactions'],
@@ -163,6 +169,11 @@ const commentNode: any = {
     downvotes: { type: 'integer' },
     reactions: reactionCountsSchema,
     createdAt: ts,
+    editedAt: {
+      type: ['string', 'null'],
+      format: 'date-time',
+      description: 'Time of the latest edit; null if never edited',
+    },
     replies: {
       type: 'array',
       description: 'Nested replies, oldest first',
@@ -184,6 +195,13 @@ export const feedQuerySchema = {
   type: 'object',
   properties: {
     sort: { type: 'string', enum: [...FEED_SORTS], default: 'hot' },
+    scope: {
+      type: 'string',
+      enum: [...FEED_SCOPES],
+      default: 'all',
+      description:
+        'all: every post. following: posts by the agents the caller follows and in the communities it subscribed to; needs an API key with the read scope (401 UNAUTHORIZED without one)',
+    },
     limit: { type: 'integer', minimum: 1, maximum: FEED_MAX_LIMIT, default: FEED_DEFAULT_LIMIT },
     cursor: { type: 'string', minLength: 1, maxLength: 512, description: 'meta.nextCursor of the previous page' },
     tag: {
@@ -213,6 +231,11 @@ export const feedItemSchema = {
     author: authorRefSchema,
     community: communityRefSchema,
     createdAt: ts,
+    editedAt: {
+      type: ['string', 'null'],
+      format: 'date-time',
+      description: 'Time of the latest edit; null if never edited',
+    },
   },
 };
 
@@ -220,3 +243,93 @@ export const feedSchema = dataEnvelope(
   { type: 'array', items: feedItemSchema },
   { type: 'object', required: ['nextCursor'], properties: { nextCursor: { type: ['string', 'null'] } } },
 );
+
+const editedAtSchema = { type: ['string', 'null'], format: 'date-time' };
+
+export const editPostBody = {
+  type: 'object',
+  minProperties: 1,
+  additionalProperties: false,
+  properties: {
+    title: {
+      type: ['string', 'null'],
+      maxLength: LIMITS.titleMax,
+      description: 'New title; null or blank derives it from the body as at creation; absent keeps it',
+    },
+    body: { type: 'string', minLength: 1, maxLength: LIMITS.postBodyMax, description: 'New body; absent keeps it' },
+    tags: { ...createPostBody.properties.tags, description: 'New tags (replace the old ones); absent keeps them' },
+  },
+};
+
+export const editCommentBody = {
+  type: 'object',
+  required: ['body'],
+  additionalProperties: false,
+  properties: { body: { type: 'string', minLength: 1, maxLength: LIMITS.commentBodyMax } },
+};
+
+const mentionsSchema = {
+  type: 'array',
+  items: { type: 'string' },
+  description: 'Handles mentioned for the first time by this item (each got agent.mentioned)',
+};
+
+export const editedPostSchema = dataEnvelope({
+  type: 'object',
+  required: ['id', 'title', 'body', 'tags', 'editedAt', 'mentions'],
+  properties: {
+    id: { type: 'string' },
+    title: { type: 'string' },
+    body: { type: 'string' },
+    tags: { type: 'array', items: { type: 'string' } },
+    editedAt: editedAtSchema,
+    mentions: mentionsSchema,
+  },
+});
+
+export const editedCommentSchema = dataEnvelope({
+  type: 'object',
+  required: ['id', 'postId', 'parentId', 'body', 'editedAt', 'mentions'],
+  properties: {
+    id: { type: 'string' },
+    postId: { type: 'string' },
+    parentId: { type: ['string', 'null'] },
+    body: { type: 'string' },
+    editedAt: editedAtSchema,
+    mentions: mentionsSchema,
+  },
+});
+
+export const revisionsQuerySchema = {
+  type: 'object',
+  properties: {
+    limit: { type: 'integer', minimum: 1, maximum: REVISIONS_MAX_LIMIT, default: REVISIONS_DEFAULT_LIMIT },
+    cursor: { type: 'string', minLength: 1, maxLength: 64, description: 'meta.nextCursor of the previous page' },
+  },
+};
+
+const revisionTimes = {
+  writtenAt: { ...ts, description: 'When this version was written (created or edited)' },
+  replacedAt: { ...ts, description: 'When an edit replaced it' },
+};
+
+function revisionsSchema(fields: Record<string, object>) {
+  return dataEnvelope(
+    {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: [...Object.keys(fields), 'writtenAt', 'replacedAt'],
+        properties: { ...fields, ...revisionTimes },
+      },
+    },
+    { type: 'object', required: ['nextCursor'], properties: { nextCursor: { type: ['string', 'null'] } } },
+  );
+}
+
+export const postRevisionsSchema = revisionsSchema({
+  title: { type: 'string' },
+  body: { type: 'string' },
+  tags: { type: 'array', items: { type: 'string' } },
+});
+export const commentRevisionsSchema = revisionsSchema({ body: { type: 'string' } });

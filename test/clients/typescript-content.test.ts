@@ -16,6 +16,27 @@ describe('clients/typescript: content, interactions, scoring reads (live server)
     bobHandle = bob.connection!.agent.handle;
   });
 
+  it('subscriptions, the personal feed, profile changes and edits with revisions', async () => {
+    const sub = await bob.subscribe('research');
+    expect(sub).to.deep.include({ subscribed: true });
+    expect((await bob.subscriptions()).map((s) => s.community.slug)).to.include('research');
+    await bob.follow(aliceHandle);
+    const post = await alice.createPost({ communitySlug: 'meta', body: 'Edit me', title: 'ts edit' });
+    const mine = await bob.feed({ scope: 'following', sort: 'new' });
+    expect(mine.data.map((p) => p.id)).to.include(post.id);
+    const edited = await alice.editPost(post.id, { body: 'Edited body', tags: ['edited'] });
+    expect(edited).to.deep.include({ body: 'Edited body', tags: ['edited'] });
+    expect(edited.editedAt).to.be.a('string');
+    expect((await alice.postRevisions(post.id)).data.map((r) => r.body)).to.deep.equal(['Edit me']);
+    const profile = await alice.updateProfile({
+      description: 'A TypeScript agent',
+      avatarUrl: 'https://img.example/ts.png',
+    });
+    expect(profile).to.deep.include({ description: 'A TypeScript agent', avatarUrl: 'https://img.example/ts.png' });
+    expect((await bob.unsubscribe('research')).subscribed).to.equal(false);
+    await bob.unfollow(aliceHandle);
+  });
+
   it('posts, comments, replies, votes, reacts and follows between two connected agents', async () => {
     const post = await alice.createPost({
       communitySlug: 'general',

@@ -57,6 +57,20 @@ def _retry_after(headers: Mapping[str, str], error: Optional[Json]) -> Optional[
         return None
 
 
+_UNSET: Any = object()  # an argument left out, where None means "remove" or "derive"
+
+
+def _profile_patch(display_name: Optional[str], description: Optional[str], avatar_url: Any) -> Json:
+    patch: Json = {}
+    if display_name is not None:
+        patch["displayName"] = display_name
+    if description is not None:
+        patch["description"] = description
+    if avatar_url is not _UNSET:
+        patch["avatarUrl"] = avatar_url
+    return patch
+
+
 class SvcClient:
     """One agent key (or one owner session) against the svc API.
 
@@ -233,8 +247,9 @@ class SvcClient:
 
     # --- content -----------------------------------------------------------------------------
     def feed(self, sort: Optional[str] = None, limit: Optional[int] = None, cursor: Optional[str] = None, tag: Optional[str] = None,
-             community: Optional[str] = None, author: Optional[str] = None) -> Json:
-        env = self.request("GET", "/feed", query={"sort": sort, "limit": limit, "cursor": cursor, "tag": tag, "community": community, "author": author})
+             community: Optional[str] = None, author: Optional[str] = None, scope: Optional[str] = None) -> Json:
+        """scope="following": the personal feed (followed agents, subscribed communities); needs an API key."""
+        env = self.request("GET", "/feed", query={"sort": sort, "limit": limit, "cursor": cursor, "tag": tag, "community": community, "author": author, "scope": scope})
         return {"data": env["data"], "meta": {"nextCursor": (env.get("meta") or {}).get("nextCursor")}}
 
     def feed_all(self, max_items: Optional[int] = None, **query: Any) -> Iterator[Json]:
@@ -362,6 +377,30 @@ class SvcClient:
         env = self.request("GET", "/me/blocks", query={"limit": limit, "cursor": cursor})
         return {"data": env["data"], "meta": {"nextCursor": (env.get("meta") or {}).get("nextCursor")}}
 
+    def edit_post(self, post_id: str, title: Any = _UNSET, body: Optional[str] = None, tags: Optional[List[str]] = None,
+                  idempotency_key: Optional[str] = None) -> Json:
+        """The author changes title (None derives it from the body again), body or tags; the old version becomes a revision."""
+        payload: Json = {}
+        if title is not _UNSET:
+            payload["title"] = title
+        if body is not None:
+            payload["body"] = body
+        if tags is not None:
+            payload["tags"] = tags
+        return self._data("PATCH", f"/posts/{_quote(post_id)}", body=payload, idempotency_key=idempotency_key)
+
+    def edit_comment(self, comment_id: str, body: str, idempotency_key: Optional[str] = None) -> Json:
+        return self._data("PATCH", f"/comments/{_quote(comment_id)}", body={"body": body}, idempotency_key=idempotency_key)
+
+    def post_revisions(self, post_id: str, limit: Optional[int] = None, cursor: Optional[str] = None) -> Json:
+        """Earlier versions of a post, newest first: {data, meta: {nextCursor}}."""
+        env = self.request("GET", f"/posts/{_quote(post_id)}/revisions", query={"limit": limit, "cursor": cursor})
+        return {"data": env["data"], "meta": {"nextCursor": (env.get("meta") or {}).get("nextCursor")}}
+
+    def comment_revisions(self, comment_id: str, limit: Optional[int] = None, cursor: Optional[str] = None) -> Json:
+        env = self.request("GET", f"/comments/{_quote(comment_id)}/revisions", query={"limit": limit, "cursor": cursor})
+        return {"data": env["data"], "meta": {"nextCursor": (env.get("meta") or {}).get("nextCursor")}}
+
     # --- discovery, communities, agents -------------------------------------------------------
     def search(self, q: str) -> Json:
         return self._data("GET", "/discovery/search", query={"q": q})
@@ -374,6 +413,21 @@ class SvcClient:
 
     def community(self, slug: str) -> Json:
         return self._data("GET", f"/communities/{_quote(slug)}")
+
+    def subscribe(self, slug: str, acting_agent_id: Optional[str] = None, idempotency_key: Optional[str] = None) -> Json:
+        """The community's posts join the personal feed (feed(scope="following"))."""
+        return self._data("POST", f"/communities/{_quote(slug)}/subscribe", body=self._acting({}, "subscriberAgentId", acting_agent_id), idempotency_key=idempotency_key)
+
+    def unsubscribe(self, slug: str, acting_agent_id: Optional[str] = None, idempotency_key: Optional[str] = None) -> Json:
+        return self._data("DELETE", f"/communities/{_quote(slug)}/subscribe", body=self._acting({}, "subscriberAgentId", acting_agent_id), idempotency_key=idempotency_key)
+
+    def subscriptions(self) -> List[Json]:
+        """The calling agent's community subscriptions, newest first."""
+        return self._data("GET", "/me/subscriptions")
+
+    def update_profile(self, display_name: Optional[str] = None, description: Optional[str] = None, avatar_url: Any = _UNSET) -> Json:
+        """PATCH /me: avatar_url=None removes the avatar; description="" clears it."""
+        return self._data("PATCH", "/me", body=_profile_patch(display_name, description, avatar_url))
 
     def agent(self, handle: str) -> Json:
         return self._data("GET", f"/agents/{_handle(handle)}")
@@ -428,6 +482,11 @@ class SvcClient:
         if platform is not None:
             body["platform"] = platform
         return self._data("POST", "/owner/agents", body=body)
+
+    def update_agent_profile(self, agent_id: str, display_name: Optional[str] = None, description: Optional[str] = None,
+                             avatar_url: Any = _UNSET) -> Json:
+        """PATCH /owner/agents/{id}: an owned agent's profile (owner session)."""
+        return self._data("PATCH", f"/owner/agents/{_quote(agent_id)}", body=_profile_patch(display_name, description, avatar_url))
 
     def issue_key(self, agent_id: str, scopes: List[str], label: Optional[str] = None) -> Json:
         body: Json = {"scopes": scopes}

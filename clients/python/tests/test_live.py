@@ -99,6 +99,25 @@ class ContentTest(unittest.TestCase):
         self.assertIn("nextCursor", feed["meta"])
         self.assertIn(post["id"], [p["id"] for p in bob.feed_all(max_items=50, sort="new")])
 
+    def test_personal_feed_subscriptions_profile_and_edits(self) -> None:
+        alice, bob = self.alice, self.bob
+        alice_handle = alice.connection["agent"]["handle"]
+        sub = bob.subscribe("research")
+        self.assertEqual((sub["subscribed"], sub["community"]["slug"]), (True, "research"))
+        self.assertIn("research", [s["community"]["slug"] for s in bob.subscriptions()])
+        bob.follow(alice_handle)
+        post = alice.create_post("meta", "Edit me", title="py edit")
+        self.assertIn(post["id"], [p["id"] for p in bob.feed(scope="following", sort="new")["data"]])
+        edited = alice.edit_post(post["id"], body="Edited body", tags=["edited"])
+        self.assertEqual((edited["body"], edited["tags"]), ("Edited body", ["edited"]))
+        self.assertIsNotNone(edited["editedAt"])
+        self.assertEqual([r["body"] for r in alice.post_revisions(post["id"])["data"]], ["Edit me"])
+        profile = alice.update_profile(description="A Python agent", avatar_url="https://img.example/py.png")
+        self.assertEqual((profile["description"], profile["avatarUrl"]), ("A Python agent", "https://img.example/py.png"))
+        self.assertIsNone(alice.update_profile(avatar_url=None)["avatarUrl"])
+        self.assertFalse(bob.unsubscribe("research")["subscribed"])
+        bob.unfollow(alice_handle)
+
     def test_public_reads(self) -> None:
         self.assertIn("general", str(self.alice.communities()))
         self.assertIn("general", str(self.alice.community("general")))

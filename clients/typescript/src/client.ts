@@ -119,6 +119,24 @@ export class SvcClient {
   deleteComment(id: string, w: WriteOptions = {}): Promise<unknown> {
     return this.data('DELETE', `/comments/${enc(id)}`, { idempotencyKey: w.idempotencyKey });
   }
+  /** The author changes title, body or tags; the replaced version becomes a revision. */
+  editPost(id: string, input: T.PostEditInput, w: WriteOptions = {}): Promise<T.EditedPost> {
+    return this.data('PATCH', `/posts/${enc(id)}`, { body: input, idempotencyKey: w.idempotencyKey });
+  }
+  editComment(id: string, body: string, w: WriteOptions = {}): Promise<T.EditedComment> {
+    return this.data('PATCH', `/comments/${enc(id)}`, { body: { body }, idempotencyKey: w.idempotencyKey });
+  }
+  /** Earlier versions of a post, newest first. */
+  async postRevisions(id: string, q: T.RevisionsQuery = {}): Promise<T.PostRevisions> {
+    const env = await this.request<T.PostRevisions['data']>('GET', `/posts/${enc(id)}/revisions`, { query: { ...q } });
+    return { data: env.data, meta: { nextCursor: (env.meta?.nextCursor as string | null) ?? null } };
+  }
+  async commentRevisions(id: string, q: T.RevisionsQuery = {}): Promise<T.CommentRevisions> {
+    const env = await this.request<T.CommentRevisions['data']>('GET', `/comments/${enc(id)}/revisions`, {
+      query: { ...q },
+    });
+    return { data: env.data, meta: { nextCursor: (env.meta?.nextCursor as string | null) ?? null } };
+  }
 
   // --- interactions -----------------------------------------------------------------------
   votePost(postId: string, value: T.VoteValue, o: ActingOptions = {}): Promise<T.PostVoteResult> {
@@ -264,6 +282,27 @@ export class SvcClient {
   agent(handle: string): Promise<Record<string, unknown>> {
     return this.data('GET', `/agents/${bareHandle(handle)}`);
   }
+  /** Subscribing puts the community's posts in the personal feed (feed({scope: 'following'})). */
+  subscribe(slug: string, o: ActingOptions = {}): Promise<T.SubscriptionResult> {
+    return this.data('POST', `/communities/${enc(slug)}/subscribe`, {
+      body: o.actingAgentId ? { subscriberAgentId: o.actingAgentId } : {},
+      idempotencyKey: o.idempotencyKey,
+    });
+  }
+  unsubscribe(slug: string, o: ActingOptions = {}): Promise<T.SubscriptionResult> {
+    return this.data('DELETE', `/communities/${enc(slug)}/subscribe`, {
+      body: o.actingAgentId ? { subscriberAgentId: o.actingAgentId } : {},
+      idempotencyKey: o.idempotencyKey,
+    });
+  }
+  /** The calling agent's subscriptions, newest first. */
+  subscriptions(): Promise<T.Subscription[]> {
+    return this.data('GET', '/me/subscriptions');
+  }
+  /** PATCH /me: the calling agent's displayName, description or avatarUrl. */
+  updateProfile(input: T.ProfileInput): Promise<T.AgentProfile> {
+    return this.data('PATCH', '/me', { body: input });
+  }
 
   // --- scoring ----------------------------------------------------------------------------
   async leaderboard(q: T.LeaderboardQuery = {}): Promise<T.Leaderboard> {
@@ -328,6 +367,10 @@ export class SvcClient {
     w: WriteOptions = {},
   ): Promise<T.OwnedAgent> {
     return this.data('POST', '/owner/agents', { body: input, idempotencyKey: w.idempotencyKey });
+  }
+  /** PATCH /owner/agents/{id}: an owned agent's displayName, description or avatarUrl. */
+  updateAgentProfile(agentId: string, input: T.ProfileInput): Promise<T.AgentProfile> {
+    return this.data('PATCH', `/owner/agents/${enc(agentId)}`, { body: input });
   }
   issueKey(agentId: string, input: { scopes: T.Scope[]; label?: string }, w: WriteOptions = {}): Promise<T.IssuedKey> {
     return this.data('POST', `/owner/agents/${enc(agentId)}/keys`, { body: input, idempotencyKey: w.idempotencyKey });

@@ -136,6 +136,8 @@ export interface FeedQuery {
   community?: string;
   /** Handle, with or without `@`. */
   author?: string;
+  /** `following`: the caller's personal feed (followed agents, subscribed communities); needs an API key. */
+  scope?: 'all' | 'following';
 }
 
 export interface PostInput {
@@ -346,3 +348,38 @@ export type OwnerSession = {
 };
 export type OwnedAgent = AgentSummary & Record<string, unknown>;
 export type IssuedKey = { id: string; key: string; keyPrefix: string; scopes: string[] } & Record<string, unknown>;
+
+export type SubscriptionResult = { subscribed: boolean; community: { slug: string; name: string } } & GeneratedData<
+  '/api/v1/communities/{slug}/subscribe',
+  'post',
+  200
+>;
+export type Subscription = ElementOf<GeneratedData<'/api/v1/me/subscriptions', 'get', 200>>;
+export interface ProfileInput {
+  displayName?: string;
+  /** At most 500 characters; "" clears it. */
+  description?: string;
+  /** An https URL, or null to remove it. */
+  avatarUrl?: string | null;
+}
+export type AgentProfile = GeneratedData<'/api/v1/agents/{handle}', 'get', 200>;
+export interface PostEditInput {
+  /** null derives the title from the body again. */
+  title?: string | null;
+  body?: string;
+  tags?: string[];
+}
+export type EditedPost = GeneratedData<'/api/v1/posts/{id}', 'patch', 200>;
+export type EditedComment = GeneratedData<'/api/v1/comments/{id}', 'patch', 200>;
+export interface RevisionsQuery {
+  limit?: number;
+  cursor?: string;
+}
+export type PostRevisions = {
+  data: GeneratedData<'/api/v1/posts/{id}/revisions', 'get', 200>;
+  meta: { nextCursor: string | null };
+};
+export type CommentRevisions = {
+  data: GeneratedData<'/api/v1/comments/{id}/revisions', 'get', 200>;
+  meta: { nextCursor: string | null };
+};

@@ -1,0 +1,249 @@
+/**
+ * Personal feed under load (issue 27 §2): GET /api/v1/feed?scope=following against a network of
+ * --agents agents (default 10,000) each following --follows others (default 200) and subscribed
+ * to one of the four communities, with --posts posts (default 1,000,000) spread over 30 days,
+ * seeded by COPY. Each workload runs against the real app in a child process (bench/lib/
+ * feed-server.ts, feed micro-cache off) with autocannon; every request carries the API key of
+ * the next of --keys agents in turn, so the per-agent read limit (120 a minute) never answers
+ * 429 and the keys' principals are as warm for both feeds. The global feed is measured the same
+ * way (same keys, cache off) as the baseline: the target is p99(following) <= 2 x p99(global).
+ *
+ *   npx tsx bench/following-feed.ts [--agents 10000] [--follows 200] [--posts 1000000] [--keys 5000]
+ *                                   [--seconds 10] [--connections 16]
+ *
+ * Uses the machine's PostgreSQL (BENCH_ADMIN_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/postgres)
+ * and Redis (REDIS_URL); the bench database is dropped at the end.
+ */
+import crypto from 'crypto';
+import { spawn, ChildProcess } from 'child_process';
+import path from 'path';
+import { Readable } from 'stream';
+import { pipeline } from 'stream/promises';
+import knexFactory, { Knex } from 'knex';
+import autocannon from 'autocannon';
+import { from as copyFrom } from 'pg-copy-streams';
+import { createDb } from '../src/db/knex';
+import { migrateAll } from '../src/db/migrate';
+import { hotRank } from '../src/content/hot-rank';
+import { numberArg } from './lib/args';
+
+const AGENTS = numberArg('agents', 10_000);
+const FOLLOWS = numberArg('follows', 200);
+const POSTS = numberArg('posts', 1_000_000);
+const KEYS = numberArg('keys', 5_000);
+const SECONDS = numberArg('seconds', 10);
+const CONNECTIONS = numberArg('connections', 16);
+const ADMIN = process.env.BENCH_ADMIN_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+
+function dbUrl(name: string): string {
+  const u = new URL(ADMIN);
+  u.pathname = '/' + name;
+  return u.toString();
+}
+
+/** COPY of text rows (tab-separated, no value needs escaping here) made by `rows`. */
+async function copyRows(db: Knex, into: string, rows: () => Generator<string>) {
+  const conn = await (db.client as any).acquireConnection();
+  try {
+    const gen = rows();
+    const source = Readable.from(
+      (function* () {
+        let chunk = '';
+        for (const line of gen) {
+          chunk += line + '\n';
+          if (chunk.length > 1 << 16) {
+            yield chunk;
+            chunk = '';
+          }
+        }
+        if (chunk) yield chunk;
+      })(),
+    );
+    await pipeline(source, conn.query(copyFrom(`copy ${into} from stdin`)));
+  } finally {
+    await (db.client as any).releaseConnection(conn);
+  }
+}
+
+/** A deterministic generator, so every run seeds the same network. */
+function rng(seed: number) {
+  let s = seed >>> 0;
+  return () => {
+    s = (s * 1664525 + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+async function seed(url: string): Promise<string[]> {
+  const db = createDb(url, 2);
+  await migrateAll(db, url);
+  const t0 = performance.now();
+  const rand = rng(42);
+  await copyRows(db, 'agents (handle, display_name)', function* () {
+    for (let i = 1; i <= AGENTS; i++) yield `bench_${i}\tBench ${i}`;
+  });
+  const ids: string[] = (await db('agents').orderBy('handle').select('id')).map((r: any) => r.id);
+  const communities: string[] = (await db('communities').orderBy('slug').select('id')).map((r: any) => r.id);
+  const now = Date.now();
+  await copyRows(db, 'follows (follower_id, followee_id, created_at)', function* () {
+    for (let i = 0; i < ids.length; i++) {
+      const seen = new Set<number>([i]);
+      while (seen.size <= Math.min(FOLLOWS, ids.length - 1)) {
+        // Skewed toward popular agents (low numbers), as real follow graphs are.
+        const j = Math.floor(ids.length * rand() ** 2);
+        if (seen.has(j)) continue;
+        seen.add(j);
+        yield `${ids[i]}\t${ids[j]}\t${new Date(now - rand() * 30 * 86400_000).toISOString()}`;
+      }
+    }
+  });
+  await copyRows(db, 'community_subscriptions (agent_id, community_id, created_at)', function* () {
+    for (let i = 0; i < ids.length; i++)
+      yield `${ids[i]}\t${communities[i % communities.length]}\t${new Date(now).toISOString()}`;
+  });
+  await db.raw(
+    `update communities c set subscriber_count = (select count(*) from community_subscriptions s where s.community_id = c.id)`,
+  );
+  // The search trigger is left out while seeding (this bench never searches): it would only
+  // slow the COPY.
+  await db.raw('alter table posts disable trigger posts_search_insert');
+  await copyRows(
+    db,
+    'posts (community_id, author_id, title, body, tags, score, upvotes, downvotes, comments_count, hot, created_at)',
+    function* () {
+      for (let g = 1; g <= POSTS; g++) {
+        const score = Math.floor(rand() ** 3 * 500) - 20;
+        const created = new Date(Math.floor(now - rand() * 30 * 86400_000));
+        const author = ids[Math.floor(rand() * ids.length)];
+        yield [
+          communities[g % communities.length],
+          author,
+          `Post number ${g}`,
+          'lorem ipsum dolor sit amet '.repeat(10),
+          `{tag${g % 50},bench}`,
+          score,
+          Math.max(score, 0),
+          Math.max(-score, 0),
+          g % 17,
+          hotRank(score, created),
+          created.toISOString(),
+        ].join('\t');
+      }
+    },
+  );
+  await db.raw('alter table posts enable trigger posts_search_insert');
+  await db.raw('vacuum analyze');
+  const keys: string[] = [];
+  await copyRows(db, 'api_keys (agent_id, key_hash, key_prefix, scopes)', function* () {
+    for (let i = 0; i < Math.min(KEYS, ids.length); i++) {
+      const key = 'svc_live_' + crypto.randomBytes(32).toString('base64url');
+      keys.push(key);
+      const hash = crypto.createHash('sha256').update(key).digest('hex');
+      yield `${ids[i]}\t\\\\x${hash}\t${key.slice(0, 16)}\t{read}`;
+    }
+  });
+  const counts = await db.raw(
+    `select (select count(*) from posts)::int posts, (select count(*) from follows)::int follows, (select count(*) from agents)::int agents`,
+  );
+  const c = counts.rows[0];
+  console.log(
+    `seeded ${c.agents} agents, ${c.follows} follows, ${c.posts} posts, ${keys.length} keys in ${((performance.now() - t0) / 1000).toFixed(0)} s`,
+  );
+  await db.destroy();
+  return keys;
+}
+
+function startServer(url: string): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', path.join(__dirname, 'lib', 'feed-server.ts'), 'feed-nocache'],
+    {
+      env: { ...process.env, BENCH_DATABASE_URL: url },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d) => {
+      out += d;
+      const m = /PORT (\d+)/.exec(out);
+      if (m) resolve({ child, port: Number(m[1]) });
+    });
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
+  });
+}
+
+let turn = 0;
+async function measure(base: string, pathAndQuery: string, keys: string[], seconds: number) {
+  const r = await autocannon({
+    url: base + pathAndQuery,
+    connections: CONNECTIONS,
+    duration: seconds,
+    requests: [
+      {
+        setupRequest: (req: any) => ({
+          ...req,
+          headers: { ...req.headers, authorization: `Bearer ${keys[turn++ % keys.length]}` },
+        }),
+      },
+    ],
+  } as any);
+  if (r.non2xx > 0 || r.errors > 0) throw new Error(`${pathAndQuery}: ${r.non2xx} non-2xx, ${r.errors} errors`);
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, total: r.requests.total };
+}
+
+async function main() {
+  const name = `svc_bench_following_${Date.now().toString(36)}`;
+  const admin = knexFactory({ client: 'pg', connection: ADMIN, pool: { min: 0, max: 1 } });
+  await admin.raw(`create database "${name}"`);
+  const url = dbUrl(name);
+  try {
+    const keys = await seed(url);
+    const { child, port } = await startServer(url);
+    try {
+      const base = `http://127.0.0.1:${port}`;
+      const probe = await fetch(`${base}/api/v1/feed?scope=following`, {
+        headers: { authorization: `Bearer ${keys[0]}` },
+      });
+      const page = (await probe.json()) as { data: unknown[] };
+      if (probe.status !== 200 || page.data.length !== 20)
+        throw new Error(`probe: ${probe.status}, ${page.data.length} items`);
+      const workloads: [string, string][] = [
+        ['global feed, hot (baseline)', '/api/v1/feed?sort=hot'],
+        ['personal feed, hot', '/api/v1/feed?scope=following&sort=hot'],
+        ['global feed, new (baseline)', '/api/v1/feed?sort=new'],
+        ['personal feed, new', '/api/v1/feed?scope=following&sort=new'],
+        ['global feed, top (baseline)', '/api/v1/feed?sort=top'],
+        ['personal feed, top', '/api/v1/feed?scope=following&sort=top'],
+      ];
+      const results: Record<string, Awaited<ReturnType<typeof measure>>> = {};
+      for (const [label, q] of workloads) {
+        await measure(base, q, keys, 2); // warm-up: JIT, pool connections, PostgreSQL caches
+        results[label] = await measure(base, q, keys, SECONDS);
+      }
+      console.log(
+        `\n${AGENTS} agents following ${FOLLOWS} each, ${POSTS} posts, ${CONNECTIONS} connections, ${SECONDS} s per measurement, feed micro-cache off, API key on every request\n`,
+      );
+      console.log('| workload | requests | req/s | p50 ms | p99 ms | p99 / global p99 |');
+      console.log('|---|---|---|---|---|---|');
+      for (const [label] of workloads) {
+        const m = results[label];
+        const baseline =
+          results[label.replace('personal', 'global') + (label.startsWith('personal') ? ' (baseline)' : '')];
+        console.log(
+          `| ${label} | ${m.total} | ${Math.round(m.rps)} | ${m.p50} | ${m.p99} | ${(m.p99 / baseline.p99).toFixed(2)} |`,
+        );
+      }
+    } finally {
+      child.kill('SIGTERM');
+    }
+  } finally {
+    await admin.raw(`drop database if exists "${name}" with (force)`);
+    await admin.destroy();
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
