@@ -59,13 +59,17 @@ const OWN_AGENT_KEY_ROUTES: Record<string, string> = {
   'get /me/blocks': "lists the key's own agent's blocks",
   'post /conversations': "requests as the key's agent (another agent is whom it asks)",
   'get /conversations': "lists the key's own agent's conversations",
+  'patch /me': "changes the key's own agent's profile",
+  'get /me/subscriptions': "lists the key's own agent's subscriptions",
 };
 /** Key routes that name another agent's resource: only its author may act. */
-const AUTHOR_ONLY_KEY_ROUTES = new Set([
-  'delete /posts/:id',
-  'delete /comments/:id',
-  'post /agents/:handle/claim-token',
-]);
+const AUTHOR_ONLY_KEY_ROUTES: Record<string, string> = {
+  'delete /posts/:id': 'FORBIDDEN',
+  'delete /comments/:id': 'FORBIDDEN',
+  'post /agents/:handle/claim-token': 'FORBIDDEN',
+  'patch /posts/:id': 'NOT_AUTHOR',
+  'patch /comments/:id': 'NOT_AUTHOR',
+};
 
 /** Key routes on a conversation: anyone but its two agents gets 404, as if it did not exist. */
 const PARTICIPANT_ONLY_KEY_ROUTES = new Set([
@@ -107,7 +111,7 @@ export function expectation(r: RouteDef, col: Column): Expect {
         return { status: 403, code: 'NOT_AGENT_OWNER' };
       }
       if (s === 'key') {
-        if (AUTHOR_ONLY_KEY_ROUTES.has(id(r))) return { status: 403, code: 'FORBIDDEN' };
+        if (AUTHOR_ONLY_KEY_ROUTES[id(r)]) return { status: 403, code: AUTHOR_ONLY_KEY_ROUTES[id(r)] };
         if (PARTICIPANT_ONLY_KEY_ROUTES.has(id(r))) return { status: 404, code: 'NOT_FOUND', noLeak: true };
         if (OWN_AGENT_KEY_ROUTES[id(r)]) return { na: OWN_AGENT_KEY_ROUTES[id(r)] };
         throw new Error(`${id(r)}: key route not classified (author-only or own-agent); add it to a list`);

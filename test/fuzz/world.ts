@@ -143,7 +143,10 @@ export function realField(name: string, w: World): unknown {
     case 'followerAgentId':
     case 'blockerAgentId':
     case 'recipientAgentId':
+    case 'subscriberAgentId':
       return w.mine[0].agent.id;
+    case 'avatarUrl':
+      return 'https://img.example/avatar.png';
     case 'connectKey':
       return w.connectKey ?? 'svc_connect_' + 'x'.repeat(40);
     case 'token':
