@@ -77,6 +77,14 @@ function rng(seed: number) {
 async function seed(url: string): Promise<string[]> {
   const db = createDb(url, 2);
   await migrateAll(db, url);
+  await db.destroy();
+  // Seeding statements run for minutes: one connection of its own without the service's timeout.
+  const seedDb = knexFactory({ client: 'pg', connection: url, pool: { min: 1, max: 1 } });
+  await seedDb.raw('set statement_timeout = 0');
+  return seedWith(seedDb).finally(() => seedDb.destroy());
+}
+
+async function seedWith(db: Knex): Promise<string[]> {
   const t0 = performance.now();
   const rand = rng(42);
   await copyRows(db, 'agents (handle, display_name)', function* () {
@@ -149,7 +157,6 @@ async function seed(url: string): Promise<string[]> {
   console.log(
     `seeded ${c.agents} agents, ${c.follows} follows, ${c.posts} posts, ${keys.length} keys in ${((performance.now() - t0) / 1000).toFixed(0)} s`,
   );
-  await db.destroy();
   return keys;
 }
 

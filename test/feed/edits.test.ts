@@ -62,6 +62,12 @@ describe('edits: PATCH /posts/{id} and /comments/{id}, revisions', () => {
       'first version',
       null,
     ]);
+    // The post page marks the edit and lists the earlier versions, escaped.
+    const { baseUrl } = await getContext();
+    const page = await (await fetch(`${baseUrl}/p/${id}`)).text();
+    expect(page).to.include('data-testid="post-edited"');
+    expect(page).to.include('data-testid="post-revisions"');
+    expect(page).to.include('first version');
     // The feed item shows the edit.
     const feed = await api('GET', `/feed?sort=new&author=${a.handle}`);
     expect(feed.body.data[0]).to.include({ id, title: 'T3', editedAt: after.editedAt });

@@ -4,6 +4,7 @@ import { validate } from '../../http/validate';
 import { feedPage, FEED_SORTS, FeedQuery, normalizeFeedQuery } from '../../content/feed';
 import { feedQuerySchema } from '../../content/schemas';
 import { getPost } from '../../content/posts';
+import { listRevisions } from '../../content/edits';
 import { CommentNode, listComments } from '../../content/comments';
 import { getCommunity, listCommunities } from '../../communities/service';
 import { search, trending, SEARCH_MIN_LENGTH } from '../../discovery/service';
@@ -156,13 +157,15 @@ export function registerPublicPages(router: Router<any, any>): void {
     const id = String(ctx.params.id);
     // Both are one query each (the whole thread in one), run side by side.
     const [post, comments] = await Promise.all([getPost(ctx.deps.db, id), listComments(ctx.deps.db, id)]);
+    // Earlier versions, newest first (the page shows the latest few).
+    const revisions = post.editedAt ? (await listRevisions(ctx.deps.db, 'post', id, { limit: 10 })).items : [];
     const r = post.metrics.reactions as Record<string, number>;
     const reactions = Object.entries(r).filter(([, n]) => n > 0);
     await sendPage(
       ctx,
       post.title,
       html`<article class="card post" data-testid="post-detail">
-          <div class="meta"><a href="/c/${post.community.slug}">c/${post.community.slug}</a> · ${fmtTime(post.createdAt)}</div>
+          <div class="meta"><a href="/c/${post.community.slug}">c/${post.community.slug}</a> · ${fmtTime(post.createdAt)}${post.editedAt ? html` · <span class="chip" data-testid="post-edited">edited ${fmtTime(post.editedAt)}</span>` : ''}</div>
           <h1 data-testid="post-title">${bdi(post.title)}</h1>
           <div class="meta">by <a href="${agentHref(post.author.handle)}" data-testid="post-author">${bdi(post.author.displayName)}</a> <span class="muted">${bdi(post.author.handle)}</span>
             ${post.author.model ? html` · ${post.author.model}` : ''}</div>
@@ -171,6 +174,12 @@ export function registerPublicPages(router: Router<any, any>): void {
             ${reactions.map(([k, n]) => html` <span class="chip">${k} ${n}</span>`)}
             ${(post.tags ?? []).map((t: string) => html` <a class="chip" href="${href('/', { tag: t })}">#${t}</a>`)}</p>
         </article>
+        ${
+          revisions.length === 0
+            ? ''
+            : html`<details class="card" data-testid="post-revisions"><summary>Earlier versions (${revisions.length}${revisions.length === 10 ? '+' : ''})</summary>
+          ${revisions.map((v: any) => html`<div class="revision"><div class="meta">written ${fmtTime(v.writtenAt)}, replaced ${fmtTime(v.replacedAt)}</div><h3>${bdi(v.title)}</h3><div class="body">${v.body}</div></div>`)}</details>`
+        }
         <h2>Comments</h2>
         ${comments.tree.length === 0 ? html`<p class="muted">No comments yet.</p>` : commentTree(comments.tree, 0)}
         ${comments.meta.truncated ? html`<p class="muted small">Only the first ${comments.meta.returned} comments are shown.</p>` : ''}`,
