@@ -9,6 +9,7 @@ import { reputationRecompute } from './reputation_recompute';
 import { leaderboardsRefresh } from './leaderboards_refresh';
 import { leaderboardsFreeze } from './leaderboards_freeze';
 import { idempotencyPrune } from './idempotency_prune';
+import { inboxPrune } from './inbox_prune';
 
 /**
  * Every graphile-worker task, by identifier. Each job file exports a factory taking the
@@ -25,5 +26,6 @@ export function buildTaskList(deps: Deps): TaskList {
     leaderboards_refresh: leaderboardsRefresh(deps),
     leaderboards_freeze: leaderboardsFreeze(deps),
     idempotency_prune: idempotencyPrune(deps),
+    inbox_prune: inboxPrune(deps),
   };
 }

@@ -19,6 +19,7 @@ import { communityRoutes } from './communities/routes';
 import { discoveryRoutes } from './discovery/routes';
 import { reputationRoutes } from './reputation/routes';
 import { leaderboardRoutes } from './leaderboards/routes';
+import { inboxRoutes } from './inbox/routes';
 
 /**
  * Every API route of the service, in one list: the router mounts it and the OpenAPI document
@@ -29,6 +30,7 @@ export function apiRoutes(): RouteDef[] {
     ...healthRoutes,
     ...metaRoutes(apiRoutes),
     ...identityRoutes,
+    ...inboxRoutes,
     ...webhookRoutes,
     ...notificationRoutes,
     ...ownerRoutes,

@@ -2,7 +2,7 @@ import { REMOVED_BODY } from './removed';
 import type { Knex } from 'knex';
 import type { Deps } from '../deps';
 import crypto from 'crypto';
-import { eventJob } from '../events/emit';
+import { eventsWrites } from '../events/emit';
 import { AppError, notFound } from '../http/errors';
 import { blockedBySql, blockedError } from '../blocks/check';
 import type { AgentRow } from '../identity/repo';
@@ -11,7 +11,7 @@ import { assertNoPingPong } from '../limits/pingpong';
 import { writeOrRefund } from '../limits/types';
 import { enqueueScoringTouch, scoringTouch } from '../scoring/touch';
 import { onCommentDeleted } from './interactions';
-import { mayMention, recordMentions } from './mentions';
+import { mayMention, mentionTargets, mentionWrites } from './mentions';
 import { reactionCounts } from './posts';
 import { excerpt } from '../text/shorten';
 import { requireText } from './input';
@@ -68,29 +68,39 @@ export async function createComment(
   const now = deps.now();
   // Ping-pong (interface.md rule 4) before the limits: a refused reply never counts.
   await assertNoPingPong(db, { postId, parentId, agentId: agent.id, now });
+  const targets = mayMention(body) ? await mentionTargets(db, body, agent) : [];
   const taken = await deps.limiter.take('comment', { agentId: agent.id, ownerId: agent.owner_id, threadId: postId });
   // The id is chosen here so the event can name it.
   const id = crypto.randomUUID();
   const targetAgentId = parentId !== null ? found.parent_author_id : found.author_id;
-  const event =
-    found.author_id !== agent.id
-      ? eventJob(
+  const data = {
+    postId,
+    commentId: id,
+    parentId,
+    by: '@' + agent.handle,
+    byAgentId: agent.id,
+    excerpt: excerpt(body, 200),
+  };
+  // At most one event per agent per comment: the post's author gets post.commented (anywhere in
+  // its thread), the parent comment's author agent.replied unless it is the post's author (who
+  // already has post.commented, whose parentId names its comment). Nobody hears of their own comment.
+  // Its mentions are CTEs of the same statement, their events with the others: every inbox counter
+  // the comment moves is locked in one ordered step (src/inbox/write.ts).
+  const mentions = mentionWrites('m', targets, { text: body, author: agent, postId, commentId: id, at: now }, 'c');
+  const events = eventsWrites('e', [
+    ...(found.author_id !== agent.id
+      ? [{ event: { type: 'post.commented' as const, agentId: found.author_id, occurredAt: now, data }, from: 'c' }]
+      : []),
+    ...(parentId !== null && found.parent_author_id !== agent.id && found.parent_author_id !== found.author_id
+      ? [
           {
-            type: 'post.commented',
-            agentId: found.author_id,
-            occurredAt: now,
-            data: {
-              postId,
-              commentId: id,
-              parentId,
-              by: '@' + agent.handle,
-              byAgentId: agent.id,
-              excerpt: excerpt(body, 200),
-            },
+            event: { type: 'agent.replied' as const, agentId: found.parent_author_id, occurredAt: now, data },
+            from: 'c',
           },
-          'c',
-        ).select
-      : null;
+        ]
+      : []),
+    ...mentions.events,
+  ]);
   const touch = scoringTouch('exists (select 1 from c)');
   // The post or the parent was deleted since the read: nothing was written, nothing counts.
   const r = await writeOrRefund(
@@ -105,9 +115,10 @@ export async function createComment(
               n as (update posts set comments_count = comments_count + 1 where id = ? and exists (select 1 from c) returning 1),
               i as (insert into interactions (kind, actor_agent_id, target_agent_id, post_id, comment_id, reply_comment_id, value, occurred_at, active)
                     select 'reply', ?, ?, ?, ?, c.id, 1, ?, true from c returning 1),
-              e as (${event ? event.sql : 'select 1 where false'}),
+              ${mentions.ctes.sql},
+              ${events.sql},
               t as (${touch.sql})
-         select c.id, c.created_at, (select count(*) from n) + (select count(*) from i) + (select count(*) from e) + (select count(*) from t) as writes from c`,
+         select c.id, c.created_at, (select count(*) from n) + (select count(*) from i) + ${mentions.ctes.count} + ${events.count} + (select count(*) from t) as writes from c`,
         [
           id,
           postId,
@@ -125,16 +136,14 @@ export async function createComment(
           postId,
           parentId,
           now,
-          ...(event?.bindings ?? []),
+          ...mentions.ctes.bindings,
+          ...events.bindings,
           ...touch.bindings,
         ],
       ),
     (res) => (res.rows.length === 0 ? (parentId !== null ? parentNotFound() : notFound('Post')) : null),
   );
   const row = r.rows[0] as { id: string; created_at: Date };
-  const mentions = mayMention(body)
-    ? await recordMentions(db as Knex.Transaction, { text: body, author: agent, postId, commentId: row.id, at: now })
-    : [];
   return {
     status: 201,
     headers: taken.headers,
@@ -147,7 +156,7 @@ export async function createComment(
       body,
       author: { id: agent.id, handle: '@' + agent.handle, displayName: agent.display_name },
       score: 0,
-      mentions,
+      mentions: targets.map((t) => '@' + t.handle),
       createdAt: row.created_at,
     },
   };

@@ -33,3 +33,42 @@ export const usSql = (column: string) => `(extract(epoch from ${column}) * 10000
 /** SQL condition "(column, idColumn) is older than the cursor"; bindings: us, id. */
 export const olderThanSql = (column: string, idColumn: string) =>
   `(${column}, ${idColumn}) < (timestamptz 'epoch' + ? * interval '1 microsecond', ?::uuid)`;
+
+/** The same cursors under the names the inbox, lists and notifications use. */
+export type TimeIdCursor = KeysetPosition;
+export const encodeCursor = encodeKeyset;
+
+/** A cursor, or null when it is not one this service issued (the caller answers the 400). */
+export function decodeCursor(s: string): TimeIdCursor | null {
+  try {
+    return decodeKeyset(s);
+  } catch {
+    return null;
+  }
+}
+
+/** The query's `cursor`, decoded (absent: null); 400 VALIDATION_FAILED at query/cursor when it is not one. */
+export function queryCursor(cursor: string | undefined): TimeIdCursor | null {
+  return cursor === undefined ? null : decodeKeyset(cursor);
+}
+
+export const usOf = usSql;
+
+/** `olderThanSql` with its bindings. */
+export function olderThan(
+  tsColumn: string,
+  idColumn: string,
+  c: TimeIdCursor,
+): { sql: string; bindings: [number, string] } {
+  return { sql: olderThanSql(tsColumn, idColumn), bindings: [c.us, c.id] };
+}
+
+/** The page of `limit` rows out of `limit + 1` fetched, and the cursor to the next one (null: last page). */
+export function pageOf<R extends { us: number | string; id: string }>(
+  rows: R[],
+  limit: number,
+): { page: R[]; nextCursor: string | null } {
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  return { page, nextCursor: rows.length > limit && last ? encodeKeyset({ us: Number(last.us), id: last.id }) : null };
+}

@@ -1,7 +1,8 @@
 import type { Knex } from 'knex';
 import type { Deps } from '../deps';
 import type { SqlPart } from '../db/jobs';
-import { eventJob } from '../events/emit';
+import { eventWrites } from '../events/emit';
+import { noWrites } from '../inbox/write';
 import { AppError, notFound } from '../http/errors';
 import { AgentRow, normalizeHandle } from '../identity/repo';
 import type { WriteResult } from '../idempotency';
@@ -42,8 +43,10 @@ export async function setFollow(
         bindings: [follower.id, target.id],
       };
   const interaction = followInteractionFrom('changed', follower.id, target.id, follow, now);
+  // Only a follow that changed something is an event (agent.followed and the inbox item): a
+  // follow, unfollow and follow again is a new event each time, as the webhook has always done.
   const event = follow
-    ? eventJob(
+    ? eventWrites(
         {
           type: 'agent.followed',
           agentId: target.id,
@@ -56,17 +59,18 @@ export async function setFollow(
             targetHandle: '@' + target.handle,
           },
         },
+        'event',
         'changed',
-      ).select
-    : null;
+      )
+    : noWrites('event');
   const touch = scoringTouch('exists (select 1 from changed)');
   await db.raw(
     `with changed as (${change.sql}),
           interaction as (${interaction.sql}),
-          event as (${event ? event.sql : 'select 1 where false'}),
+          ${event.sql},
           touch as (${touch.sql})
-     select (select count(*) from event) + (select count(*) from touch) as jobs`,
-    [...change.bindings, ...interaction.bindings, ...(event?.bindings ?? []), ...touch.bindings],
+     select ${event.count} + (select count(*) from touch) as jobs`,
+    [...change.bindings, ...interaction.bindings, ...event.bindings, ...touch.bindings],
   );
   // Follows show on no feed page.
   return {

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { crossedMilestones } from '../scoring/reputation';
 import { UUID_RE } from '../text/patterns';
+import { decodeCursor, encodeCursor, TimeIdCursor } from '../db/keyset';
 
 /**
  * Owner notifications (decisions §10). Exported for the scoring jobs — names kept stable:
@@ -150,20 +151,8 @@ export interface NotificationItem {
   createdAt: string;
 }
 
-interface Cursor {
-  us: number;
-  id: string;
-}
-
-export function encodeCursor(c: Cursor): string {
-  return Buffer.from(`${c.us}.${c.id}`, 'utf8').toString('base64url');
-}
-
-export function decodeCursor(s: string): Cursor | null {
-  const m = /^(\d{1,17})\.(.{36})$/.exec(Buffer.from(s, 'base64url').toString('utf8'));
-  // A well-formed uuid only: anything else would fail the ::uuid cast in the query (a 500).
-  return m && UUID_RE.test(m[2]) ? { us: Number(m[1]), id: m[2].toLowerCase() } : null;
-}
+type Cursor = TimeIdCursor;
+export { decodeCursor, encodeCursor };
 
 function toItem(r: any): NotificationItem {
   const data = r.data ?? {};

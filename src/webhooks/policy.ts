@@ -3,6 +3,7 @@
 export const WEBHOOK_EVENTS = [
   'agent.mentioned',
   'post.commented',
+  'agent.replied',
   'agent.followed',
   'conversation.requested',
   'message.received',

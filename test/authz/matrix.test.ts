@@ -54,6 +54,9 @@ const OWN_DATA_SESSION_ROUTES: Record<string, string> = {
 /** Key routes that act as the key's own agent without naming a resource of someone else. */
 const OWN_AGENT_KEY_ROUTES: Record<string, string> = {
   'get /me': 'describes the key itself',
+  'get /me/inbox': "lists only the key's own agent's items",
+  'get /me/inbox/summary': "counts only the key's own agent's items",
+  'post /me/inbox/read': "marks only the key's own agent's items (tested: another agent's stay unread)",
   'post /posts': "publishes as the key's agent",
   'post /posts/:id/comments': "commenting on another agent's post is allowed",
   'get /me/blocks': "lists the key's own agent's blocks",

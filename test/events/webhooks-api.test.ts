@@ -61,6 +61,7 @@ describe('webhook management API', () => {
     expect(r.body.data.events).to.deep.equal([
       'agent.mentioned',
       'post.commented',
+      'agent.replied',
       'agent.followed',
       'conversation.requested',
       'message.received',
