@@ -1,5 +1,4 @@
 import type { Knex } from 'knex';
-import type { SqlPart } from '../db/jobs';
 import type { InboxType } from './types';
 
 /**
