@@ -113,7 +113,7 @@ describe('webhook delivery', () => {
     const rx = await receiver((n, _q, res) => res.writeHead(n <= 2 ? 503 : 200).end('ok'));
     const s = await ownerAgentWebhook(rx.url());
     const clock = await clockDeps();
-    const eventId = await emitAndFanout(s.agent.agent.id, 'agent.mentioned', { postId: 'p1' });
+    const eventId = await emitAndFanout(s.agent.agent.id, 'agent.mentioned', { mentionedHandle: '@p1' });
     const ids = await deliveryIdsOf(s.webhook.id);
     const ctx = await getContext();
 

@@ -57,6 +57,7 @@ describe('events from real writes', () => {
       expect(Object.keys(doc.webhooks).sort()).to.deep.equal([
         'agent.followed',
         'agent.mentioned',
+        'agent.replied',
         'conversation.requested',
         'message.received',
         'post.commented',
