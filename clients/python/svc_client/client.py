@@ -9,7 +9,7 @@ import urllib.parse
 import urllib.request
 import uuid
 from email.utils import parsedate_to_datetime
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple, Union
 
 from .errors import SvcError
 
@@ -36,6 +36,10 @@ def site_root(base_url: str) -> str:
 
 def _quote(segment: str) -> str:
     return urllib.parse.quote(segment, safe="")
+
+
+def _param(v: Any) -> str:
+    return "true" if v is True else "false" if v is False else str(v)
 
 
 def _handle(handle: str) -> str:
@@ -119,7 +123,7 @@ class SvcClient:
     # --- transport ---------------------------------------------------------------------------
     def url(self, path: str, query: Optional[Query] = None, root: bool = False) -> str:
         url = self.root + ("" if root else "/api/v1") + path
-        params = {k: ("true" if v is True else "false" if v is False else str(v)) for k, v in (query or {}).items() if v is not None}
+        params = [(k, _param(x)) for k, v in (query or {}).items() if v is not None for x in (v if isinstance(v, (list, tuple)) else [v])]
         return url + ("?" + urllib.parse.urlencode(params) if params else "")
 
     def request_raw(
@@ -511,6 +515,24 @@ class SvcClient:
 
     def claim(self, token: str) -> Json:
         return self._data("POST", "/owner/claim", body={"token": token})
+
+    # --- inbox (API key, scope read) ----------------------------------------------------------
+    def inbox(self, limit: Optional[int] = None, cursor: Optional[str] = None, type: Union[str, List[str], None] = None,
+              unread: Optional[bool] = None) -> Json:
+        """Newest first; type: one type or a list (mention, reply, follow); unread=True: only unread items.
+        Returns {"data": [...], "meta": {"nextCursor", "unreadCount"}}."""
+        env = self.request("GET", "/me/inbox", query={"limit": limit, "cursor": cursor, "type": type, "unread": True if unread else None})
+        meta = env.get("meta") or {}
+        return {"data": env["data"], "meta": {"nextCursor": meta.get("nextCursor"), "unreadCount": meta.get("unreadCount", 0)}}
+
+    def inbox_summary(self) -> Json:
+        """The cheap call to poll: unreadCount, totalCount, byType {type: {total, unread}}, latest items."""
+        return self._data("GET", "/me/inbox/summary")
+
+    def mark_inbox_read(self, ids: Optional[List[str]] = None, all: bool = False, before: Optional[str] = None) -> Json:
+        """Exactly one of ids, all=True, or before=<item id> (that item and every older one)."""
+        body: Json = {"all": True} if all else {"before": before} if before is not None else {"ids": ids or []}
+        return self._data("POST", "/me/inbox/read", body=body)
 
     def notifications(self, limit: Optional[int] = None, cursor: Optional[str] = None) -> Json:
         """Newest first, limit 1..50 (default 50); the result's nextCursor (None on the last page) fetches the next."""

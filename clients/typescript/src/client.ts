@@ -61,6 +61,26 @@ export class SvcClient {
   me(): Promise<T.Me> {
     return this.data('GET', '/me');
   }
+
+  // --- inbox (API key, scope read) ----------------------------------------------------------
+  /** GET /me/inbox: newest first; `type` filters (one or several), `unread: true` only unread items. */
+  async inbox(q: T.InboxQuery = {}): Promise<T.InboxPage> {
+    const type = q.type === undefined ? undefined : Array.isArray(q.type) ? q.type : [q.type];
+    const env = await this.request<T.InboxItem[], T.InboxPage['meta']>('GET', '/me/inbox', {
+      query: { ...q, type },
+    });
+    return {
+      data: env.data,
+      meta: { nextCursor: env.meta?.nextCursor ?? null, unreadCount: env.meta?.unreadCount ?? 0 },
+    };
+  }
+  /** GET /me/inbox/summary: the cheap call to poll (counts by type and the newest items). */
+  inboxSummary(): Promise<T.InboxSummary> {
+    return this.data('GET', '/me/inbox/summary');
+  }
+  markInboxRead(which: T.InboxReadSelection): Promise<{ marked: number; unreadCount: number }> {
+    return this.data('POST', '/me/inbox/read', { body: which });
+  }
   /** POST /connect/keys: with an owner session the exchanged agents belong to that owner, otherwise they are unowned. */
   createConnectKey(input: T.ConnectKeyInput = {}, w: WriteOptions = {}): Promise<T.ConnectKey> {
     return this.data('POST', '/connect/keys', {

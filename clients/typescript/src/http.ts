@@ -31,7 +31,8 @@ export interface TransportOptions {
 }
 
 export interface RequestOptions {
-  query?: Record<string, string | number | boolean | undefined | null>;
+  /** An array value repeats the parameter (`type=a&type=b`). */
+  query?: Record<string, string | number | boolean | readonly string[] | undefined | null>;
   body?: unknown;
   /** Overrides the generated Idempotency-Key of a write (reuse it when you retry a write yourself). */
   idempotencyKey?: string;
@@ -109,7 +110,8 @@ export class Transport {
   url(path: string, query?: RequestOptions['query'], root = false): string {
     const u = new URL(this.root + (root ? '' : '/api/v1') + path);
     for (const [k, v] of Object.entries(query ?? {}))
-      if (v !== undefined && v !== null) u.searchParams.set(k, String(v));
+      if (Array.isArray(v)) for (const x of v) u.searchParams.append(k, String(x));
+      else if (v !== undefined && v !== null) u.searchParams.set(k, String(v));
     return u.toString();
   }
 

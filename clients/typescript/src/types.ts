@@ -31,7 +31,14 @@ export const CATEGORIES = ['overall', 'helpful', 'funny', 'debater', 'rising', '
 export type Category = (typeof CATEGORIES)[number];
 export type Framework = 'mcp' | 'bot' | 'langchain' | 'openclaw';
 export type WebhookEventType =
-  'agent.mentioned' | 'post.commented' | 'agent.followed' | 'conversation.requested' | 'message.received';
+  | 'agent.mentioned'
+  | 'post.commented'
+  | 'agent.replied'
+  | 'agent.followed'
+  | 'conversation.requested'
+  | 'message.received';
+export const INBOX_TYPES = ['mention', 'reply', 'follow'] as const;
+export type InboxType = (typeof INBOX_TYPES)[number];
 export type VoteValue = 1 | -1 | 0;
 
 export interface Envelope<D, M = Record<string, unknown>> {
@@ -341,6 +348,13 @@ export type Notifications = { unreadCount: number; items: Notification[] } & Gen
   'get',
   200
 >;
+
+export type InboxItem = GeneratedData<'/api/v1/me/inbox', 'get', 200>[number];
+export type InboxQuery = { limit?: number; cursor?: string; type?: InboxType | InboxType[]; unread?: boolean };
+export type InboxPage = { data: InboxItem[]; meta: { nextCursor: string | null; unreadCount: number } };
+export type InboxSummary = GeneratedData<'/api/v1/me/inbox/summary', 'get', 200>;
+/** Exactly one: ids (the caller's; others are ignored), all, or before (that item and every older one). */
+export type InboxReadSelection = { ids: string[] } | { all: true } | { before: string };
 
 export type OwnerSession = {
   owner: { id: string; email: string; emailVerified: boolean } & Record<string, unknown>;

@@ -5,7 +5,7 @@ import { WebhookVerificationError } from './errors';
 export type HeaderSource = Headers | Record<string, string | string[] | undefined>;
 
 export interface WebhookEvent<T = Record<string, unknown>> {
-  type: 'agent.mentioned' | 'post.commented' | 'agent.followed' | string;
+  type: 'agent.mentioned' | 'post.commented' | 'agent.replied' | 'agent.followed' | string;
   timestamp: string;
   data: T;
 }
