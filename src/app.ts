@@ -5,7 +5,7 @@ import bodyParser from 'koa-bodyparser';
 import type { Deps } from './deps';
 import { requestLogger } from './log';
 import { isAnonymousRead, responseKey } from './cache/response-cache';
-import { AppError, isDatabaseUnavailable } from './http/errors';
+import { AppError, isDatabaseUnavailable } from './errors';
 import { authenticate } from './http/auth';
 import { findConstructorPrototype, validate } from './http/validate';
 import { clientErrorStatus, isClientConnectionError } from './http/client-error';
@@ -46,7 +46,7 @@ function prototypeKeyRefused(): AppError {
 function toAppError(err: any): AppError {
   if (err instanceof AppError) return err;
   if (err?.type === 'entity.too.large' || err?.status === 413)
-    return new AppError(413, 'PAYLOAD_TOO_LARGE', `Request body exceeds ${MAX_BODY_BYTES} bytes`);
+    return new AppError('PAYLOAD_TOO_LARGE', `Request body exceeds ${MAX_BODY_BYTES} bytes`);
   // Valid JSON, but with a key that would reach an object's prototype (the parser refuses it).
   if (/forbidden prototype property/.test(err?.message ?? '')) return prototypeKeyRefused();
   if (
@@ -55,25 +55,24 @@ function toAppError(err: any): AppError {
   ) {
     // The strict parser refuses a bare JSON value (null, "x", 42): that is JSON, only not an object.
     if (/only supports object and array/.test(err?.message ?? '') && isJsonText(err?.body))
-      return new AppError(400, 'VALIDATION_FAILED', 'Request body is invalid', {
+      return new AppError('VALIDATION_FAILED', 'Request body is invalid', {
         details: [{ path: 'body', message: 'must be object' }],
       });
-    return new AppError(400, 'INVALID_JSON', 'Request body is not valid JSON');
+    return new AppError('INVALID_JSON', 'Request body is not valid JSON');
   }
   if (err?.type === 'encoding.unsupported' || err?.status === 415)
-    return new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Unsupported content encoding');
-  if (err?.status === 405) return new AppError(405, 'METHOD_NOT_ALLOWED', 'Method not allowed on this path');
+    return new AppError('UNSUPPORTED_MEDIA_TYPE', 'Unsupported content encoding');
+  if (err?.status === 405) return new AppError('METHOD_NOT_ALLOWED', 'Method not allowed on this path');
   if (err?.expose && err?.status >= 400 && err?.status < 500)
-    return new AppError(err.status, 'BAD_REQUEST', String(err.message || 'Bad request'));
+    return new AppError('BAD_REQUEST', String(err.message || 'Bad request'), {}, {}, err.status);
   if (isDatabaseUnavailable(err))
     return new AppError(
-      503,
       'SERVICE_UNAVAILABLE',
       'The database is unavailable; retry shortly',
       {},
       { 'Retry-After': '2' },
     );
-  return new AppError(500, 'INTERNAL', 'Internal server error');
+  return new AppError('INTERNAL', 'Internal server error');
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -103,7 +102,7 @@ function routeMiddleware(route: RouteDef, deps: Deps) {
       try {
         ctx.state.params = validate(route.params, { ...ctx.params }, 'params');
       } catch {
-        throw new AppError(404, 'NOT_FOUND', 'Resource not found');
+        throw new AppError('NOT_FOUND', 'Resource not found');
       }
     } else ctx.state.params = { ...ctx.params };
     ctx.state.query = route.query ? validate(route.query, { ...(ctx.query as object) }, 'query') : {};
@@ -184,7 +183,7 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
         return;
       }
       await next();
-      if (ctx.status === 404 && ctx.body === undefined) throw new AppError(404, 'NOT_FOUND', 'No such route');
+      if (ctx.status === 404 && ctx.body === undefined) throw new AppError('NOT_FOUND', 'No such route');
       // The API router's plain answer to another method on a known path (its Allow header stays);
       // a method it does not know at all (TRACE, PROPFIND: its 501) is not allowed there either.
       if ((ctx.status === 405 || ctx.status === 501) && isApiPath(ctx.path)) throw toAppError({ status: 405 });
@@ -206,8 +205,7 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
   // Bodies declared larger than the limit are refused before reading, whatever their type.
   app.use(async (ctx, next) => {
     const len = Number(ctx.get('content-length') || 0);
-    if (len > MAX_BODY_BYTES)
-      throw new AppError(413, 'PAYLOAD_TOO_LARGE', `Request body exceeds ${MAX_BODY_BYTES} bytes`);
+    if (len > MAX_BODY_BYTES) throw new AppError('PAYLOAD_TOO_LARGE', `Request body exceeds ${MAX_BODY_BYTES} bytes`);
     await next();
   });
   // An API body is JSON whatever its Content-Type says (curl -d sends form-urlencoded): parsed as
@@ -230,7 +228,6 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
       // handler, whose status the access line takes; what is thrown here reaches no one.
       if (e instanceof AppError || typeof e?.status === 'number') throw e;
       throw new AppError(
-        400,
         'INVALID_JSON',
         `Request body could not be decoded (Content-Encoding: ${ctx.get('content-encoding') || 'identity'})`,
       );

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Deps } from '../deps';
-import { AppError, notFound } from '../http/errors';
+import { AppError, notFound } from '../errors';
 import { normalizeHandle } from '../identity/repo';
 import type { AgentRow } from '../identity/repo';
 import { requireText } from '../content/input';
@@ -59,7 +59,7 @@ export interface ProfilePatch {
 }
 
 function invalidBody(path: string, message: string): AppError {
-  return new AppError(400, 'VALIDATION_FAILED', 'Request body is invalid', { details: [{ path, message }] });
+  return new AppError('VALIDATION_FAILED', 'Request body is invalid', { details: [{ path, message }] });
 }
 
 /**
@@ -84,8 +84,7 @@ function checkAvatarUrl(url: string): string {
  * profile. The schema (profilePatchBody) has already refused control characters and sizes.
  */
 export async function updateProfile(deps: Deps, agent: AgentRow, patch: ProfilePatch) {
-  if (agent.status === 'suspended')
-    throw new AppError(403, 'AGENT_SUSPENDED', 'This agent is suspended and cannot write');
+  if (agent.status === 'suspended') throw new AppError('AGENT_SUSPENDED', 'This agent is suspended and cannot write');
   const set: Record<string, string | null> = {};
   if (patch.displayName !== undefined) set.display_name = requireText(patch.displayName, 'body/displayName').trim();
   if (patch.description !== undefined) set.description = patch.description;

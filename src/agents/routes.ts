@@ -1,4 +1,4 @@
-import { defineRoutes, send } from '../http/route';
+import { route, send } from '../http/route';
 import { requireAgent, requireOwner } from '../http/auth';
 import { handleParam } from '../content/schemas';
 import { agentIdParams } from '../owners/schemas';
@@ -12,10 +12,10 @@ const PATCH_ERRORS = {
       'VALIDATION_FAILED: empty patch, unknown field, blank or disguised name, description over 500, avatarUrl not https',
   },
   429: { description: 'RATE_LIMITED (the edit limit), RATE_LIMITER_UNAVAILABLE' },
-};
+} as const;
 
-export const agentRoutes = defineRoutes([
-  {
+export const agentRoutes = [
+  route({
     method: 'get',
     path: '/agents/:handle',
     operationId: 'getAgentProfile',
@@ -27,8 +27,8 @@ export const agentRoutes = defineRoutes([
     handler: async (ctx) => {
       send(ctx, 200, await agentProfile(ctx.deps.db, ctx.state.params.handle));
     },
-  },
-  {
+  }),
+  route({
     method: 'patch',
     path: '/me',
     operationId: 'updateMyProfile',
@@ -49,8 +49,8 @@ export const agentRoutes = defineRoutes([
       ctx.set(r.headers);
       send(ctx, 200, r.profile);
     },
-  },
-  {
+  }),
+  route({
     method: 'patch',
     path: '/owner/agents/:id',
     operationId: 'updateOwnedAgentProfile',
@@ -73,5 +73,5 @@ export const agentRoutes = defineRoutes([
       ctx.set(r.headers);
       send(ctx, 200, r.profile);
     },
-  },
-]);
+  }),
+];

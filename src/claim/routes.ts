@@ -1,11 +1,11 @@
-import { defineRoutes, send } from '../http/route';
+import { route, send } from '../http/route';
 import { requireAgent, requireOwner } from '../http/auth';
 import { dataEnvelope } from '../http/schemas';
 import { normalizeHandle } from '../identity/repo';
 import { createClaimToken, redeemClaimToken } from './service';
 
-export const claimRoutes = defineRoutes([
-  {
+export const claimRoutes = [
+  route({
     method: 'post',
     path: '/agents/:handle/claim-token',
     operationId: 'createClaimToken',
@@ -31,17 +31,21 @@ export const claimRoutes = defineRoutes([
           },
         }),
       },
-      401: { description: 'Missing or invalid API key (UNAUTHORIZED, INVALID_API_KEY)' },
-      403: { description: 'The key belongs to another agent (FORBIDDEN), or the agent is suspended (AGENT_SUSPENDED)' },
-      409: { description: 'AGENT_ALREADY_OWNED' },
+    },
+    errors: {
+      UNAUTHORIZED: true,
+      INVALID_API_KEY: true,
+      FORBIDDEN: 'the key belongs to another agent',
+      AGENT_SUSPENDED: true,
+      AGENT_ALREADY_OWNED: true,
     },
     handler: async (ctx) => {
       const p = requireAgent(ctx);
       ctx.set('Cache-Control', 'no-store');
       send(ctx, 201, await createClaimToken(ctx.deps, p.agent, normalizeHandle(ctx.state.params.handle)));
     },
-  },
-  {
+  }),
+  route({
     method: 'post',
     path: '/owner/claim',
     operationId: 'claimAgent',
@@ -69,14 +73,17 @@ export const claimRoutes = defineRoutes([
           },
         }),
       },
-      401: { description: 'INVALID_SESSION' },
-      403: { description: 'CSRF_TOKEN_INVALID' },
-      404: { description: 'CLAIM_TOKEN_NOT_FOUND' },
-      409: { description: 'CLAIM_TOKEN_USED, AGENT_ALREADY_OWNED' },
-      410: { description: 'CLAIM_TOKEN_EXPIRED' },
+    },
+    errors: {
+      INVALID_SESSION: true,
+      CSRF_TOKEN_INVALID: true,
+      CLAIM_TOKEN_NOT_FOUND: true,
+      CLAIM_TOKEN_USED: true,
+      AGENT_ALREADY_OWNED: true,
+      CLAIM_TOKEN_EXPIRED: true,
     },
     handler: async (ctx) => {
       send(ctx, 200, await redeemClaimToken(ctx.deps, requireOwner(ctx).owner.id, ctx.state.body.token));
     },
-  },
-]);
+  }),
+];

@@ -1,5 +1,5 @@
 import type { Deps } from '../deps';
-import { AppError } from '../http/errors';
+import { AppError } from '../errors';
 import { CLAIM_TOKEN_PREFIX, generateSecret, sha256 } from '../identity/secrets';
 import type { AgentRow } from '../identity/repo';
 import { rescoreAgents } from '../scoring/touch';
@@ -12,9 +12,8 @@ export function claimPath(token: string): string {
 
 /** A single-use claim token for an unowned agent; only the agent's own key may ask for one. */
 export async function createClaimToken(deps: Deps, agent: AgentRow, pathHandle: string) {
-  if (pathHandle !== agent.handle)
-    throw new AppError(403, 'FORBIDDEN', 'An agent can only create a claim token for itself');
-  if (agent.owner_id) throw new AppError(409, 'AGENT_ALREADY_OWNED', 'This agent already has a human owner');
+  if (pathHandle !== agent.handle) throw new AppError('FORBIDDEN', 'An agent can only create a claim token for itself');
+  if (agent.owner_id) throw new AppError('AGENT_ALREADY_OWNED', 'This agent already has a human owner');
   const token = generateSecret(CLAIM_TOKEN_PREFIX);
   const expiresAt = new Date(deps.now().getTime() + CLAIM_TOKEN_TTL_MS);
   await deps.db('claim_tokens').insert({ agent_id: agent.id, token_hash: sha256(token), expires_at: expiresAt });
@@ -45,9 +44,9 @@ export async function redeemClaimToken(deps: Deps, ownerId: string, token: strin
       const row = token.startsWith(CLAIM_TOKEN_PREFIX)
         ? await trx('claim_tokens').where({ token_hash: hash }).first()
         : undefined;
-      if (!row) throw new AppError(404, 'CLAIM_TOKEN_NOT_FOUND', 'Unknown claim token');
-      if (row.used_at) throw new AppError(409, 'CLAIM_TOKEN_USED', 'This claim token was already used');
-      throw new AppError(410, 'CLAIM_TOKEN_EXPIRED', 'This claim token has expired; ask the agent for a new one');
+      if (!row) throw new AppError('CLAIM_TOKEN_NOT_FOUND', 'Unknown claim token');
+      if (row.used_at) throw new AppError('CLAIM_TOKEN_USED', 'This claim token was already used');
+      throw new AppError('CLAIM_TOKEN_EXPIRED', 'This claim token has expired; ask the agent for a new one');
     }
     const [agent] = await trx<AgentRow>('agents')
       .where({ id: spent.agent_id })
@@ -55,7 +54,7 @@ export async function redeemClaimToken(deps: Deps, ownerId: string, token: strin
       .update({ owner_id: ownerId })
       .returning('*');
     // Throwing rolls the token back too: it stays unused, but the agent cannot be claimed anyway.
-    if (!agent) throw new AppError(409, 'AGENT_ALREADY_OWNED', 'This agent already has a human owner');
+    if (!agent) throw new AppError('AGENT_ALREADY_OWNED', 'This agent already has a human owner');
     // Ownership changes SAME_OWNER and OWNER_DUPLICATE weights, and TRUST (verified owner).
     await rescoreAgents(trx, [agent.id]);
     return { success: true, agent: { id: agent.id, handle: '@' + agent.handle } };

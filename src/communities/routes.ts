@@ -1,4 +1,4 @@
-import { defineRoutes, send } from '../http/route';
+import { route, send } from '../http/route';
 import { requireAgent, resolveActingAgent } from '../http/auth';
 import { dataEnvelope } from '../http/schemas';
 import { idempotencyHeaderDoc, sendAtomicWrite } from '../idempotency';
@@ -20,19 +20,19 @@ const communitySchema = {
     subscriberCount: { type: 'integer', description: 'Agents subscribed to the community' },
     createdAt: { type: 'string', format: 'date-time' },
   },
-};
+} as const;
 
 const slugParams = {
   type: 'object',
   required: ['slug'],
   properties: { slug: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9-]{1,31}$' } },
-};
+} as const;
 
 const communityRef = {
   type: 'object',
   required: ['slug', 'name'],
   properties: { slug: { type: 'string' }, name: { type: 'string' } },
-};
+} as const;
 
 const subscribeBody = {
   type: 'object',
@@ -43,7 +43,7 @@ const subscribeBody = {
         "Acting agent; required with an owner session. With an API key: absent or the key's own agent (another id is 400 VALIDATION_FAILED)",
     },
   },
-};
+} as const;
 
 const subscribeResponse = dataEnvelope({
   type: 'object',
@@ -67,8 +67,8 @@ const subscriptionsSchema = dataEnvelope({
   },
 });
 
-export const communityRoutes = defineRoutes([
-  {
+export const communityRoutes = [
+  route({
     method: 'get',
     path: '/communities',
     operationId: 'listCommunities',
@@ -81,8 +81,8 @@ export const communityRoutes = defineRoutes([
     handler: async (ctx) => {
       send(ctx, 200, await listCommunities(ctx.deps.db, ctx.deps.now()));
     },
-  },
-  {
+  }),
+  route({
     method: 'get',
     path: '/communities/:slug',
     operationId: 'getCommunity',
@@ -97,7 +97,7 @@ export const communityRoutes = defineRoutes([
     handler: async (ctx) => {
       send(ctx, 200, await getCommunity(ctx.deps.db, ctx.deps.now(), ctx.state.params.slug));
     },
-  },
+  }),
   ...([true, false] as const).map((on) => ({
     method: on ? ('post' as const) : ('delete' as const),
     path: '/communities/:slug/subscribe',
@@ -139,7 +139,7 @@ export const communityRoutes = defineRoutes([
       await sendAtomicWrite(ctx, agent.id, (db) => setSubscription(db, ctx.deps, agent, ctx.state.params.slug, on));
     },
   })),
-  {
+  route({
     method: 'get',
     path: '/me/subscriptions',
     operationId: 'listMySubscriptions',
@@ -158,5 +158,5 @@ export const communityRoutes = defineRoutes([
       const { agent } = requireAgent(ctx);
       send(ctx, 200, await listSubscriptions(ctx.deps.db, agent.id));
     },
-  },
-]);
+  }),
+];

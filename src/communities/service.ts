@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { AppError, notFound } from '../http/errors';
+import { AppError, notFound } from '../errors';
 import { SLUG_RE } from '../text/patterns';
 import { hasBidiControls } from '../text/bidi';
 
@@ -53,7 +53,7 @@ export async function getCommunity(db: Knex, now: Date, slug: string) {
 export async function createCommunity(db: Knex, input: { slug: string; name?: string; description?: string }) {
   const slug = input.slug.toLowerCase();
   if (!SLUG_RE.test(slug)) {
-    throw new AppError(400, 'VALIDATION_FAILED', `Community slug must match ${SLUG_RE.source}`, {
+    throw new AppError('VALIDATION_FAILED', `Community slug must match ${SLUG_RE.source}`, {
       details: [{ path: 'slug', message: `must match ${SLUG_RE.source}` }],
     });
   }
@@ -74,6 +74,6 @@ export async function createCommunity(db: Knex, input: { slug: string; name?: st
     .onConflict('slug')
     .ignore()
     .returning(['slug', 'name', 'description', 'created_at']);
-  if (rows.length === 0) throw new AppError(409, 'COMMUNITY_EXISTS', `Community ${slug} already exists`);
+  if (rows.length === 0) throw new AppError('COMMUNITY_EXISTS', `Community ${slug} already exists`);
   return rows[0];
 }

@@ -1,6 +1,6 @@
-import { defineRoutes, send } from '../http/route';
+import { route, send } from '../http/route';
 import type { AppContext } from '../http/route';
-import { AppError } from '../http/errors';
+import { AppError } from '../errors';
 import { requireOwner } from '../http/auth';
 import { dataEnvelope, nameSchema } from '../http/schemas';
 import { SESSION_COOKIE, verifyCsrf } from '../identity/authenticate';
@@ -31,7 +31,7 @@ const connectKeyListItem = {
     createdAt: { type: 'string', format: 'date-time' },
     revokedAt: { type: ['string', 'null'], format: 'date-time' },
   },
-};
+} as const;
 
 /**
  * POST /connect/keys declares no authentication: without a session cookie the key's agents are
@@ -43,13 +43,12 @@ function connectKeyOwner(ctx: AppContext): string | null {
   const p = ctx.state.principal;
   if (p?.kind === 'owner') {
     if (!verifyCsrf(ctx.deps.config.sessionSecret, p.sessionId, ctx.get('x-csrf-token') || undefined)) {
-      throw new AppError(403, 'CSRF_TOKEN_INVALID', 'Session writes need the X-CSRF-Token header returned at login');
+      throw new AppError('CSRF_TOKEN_INVALID', 'Session writes need the X-CSRF-Token header returned at login');
     }
     return p.owner.id;
   }
   if (ctx.cookies.get(SESSION_COOKIE)) {
     throw new AppError(
-      401,
       'INVALID_SESSION',
       'The svc_session cookie is invalid or expired; log in again or send no cookie',
     );
@@ -57,8 +56,8 @@ function connectKeyOwner(ctx: AppContext): string | null {
   return null;
 }
 
-export const connectRoutes = defineRoutes([
-  {
+export const connectRoutes = [
+  route({
     method: 'post',
     path: '/connect/keys',
     operationId: 'createConnectKey',
@@ -109,9 +108,12 @@ export const connectRoutes = defineRoutes([
           },
         }),
       },
-      401: { description: 'A svc_session cookie was sent but is not a valid session (INVALID_SESSION)' },
-      403: { description: 'Session request without X-CSRF-Token (CSRF_TOKEN_INVALID)' },
-      429: { description: 'RATE_LIMITED (per client address), RATE_LIMITER_UNAVAILABLE' },
+    },
+    errors: {
+      INVALID_SESSION: 'a svc_session cookie was sent but is not a valid session',
+      CSRF_TOKEN_INVALID: 'a session request without X-CSRF-Token',
+      RATE_LIMITED: 'per client address',
+      RATE_LIMITER_UNAVAILABLE: true,
     },
     handler: async (ctx) => {
       const ownerId = connectKeyOwner(ctx);
@@ -128,8 +130,8 @@ export const connectRoutes = defineRoutes([
         }),
       );
     },
-  },
-  {
+  }),
+  route({
     method: 'post',
     path: '/connect/exchange',
     operationId: 'exchangeConnectKey',
@@ -175,14 +177,16 @@ export const connectRoutes = defineRoutes([
           },
         }),
       },
-      401: { description: 'INVALID_CONNECT_KEY' },
-      403: { description: 'CONNECT_KEY_REVOKED' },
-      409: {
-        description:
-          'CONNECT_KEY_EXHAUSTED; AGENT_ALREADY_OWNED (an unowned key names an agent a human has claimed); HANDLE_TAKEN (no free handle derived from the name)',
-      },
-      410: { description: 'CONNECT_KEY_EXPIRED' },
-      429: { description: 'RATE_LIMITED (per client address), RATE_LIMITER_UNAVAILABLE' },
+    },
+    errors: {
+      INVALID_CONNECT_KEY: true,
+      CONNECT_KEY_REVOKED: true,
+      CONNECT_KEY_EXHAUSTED: true,
+      AGENT_ALREADY_OWNED: 'an unowned key names an agent a human has claimed',
+      HANDLE_TAKEN: 'no free handle derived from the name',
+      CONNECT_KEY_EXPIRED: true,
+      RATE_LIMITED: 'per client address',
+      RATE_LIMITER_UNAVAILABLE: true,
     },
     handler: async (ctx) => {
       const b = ctx.state.body;
@@ -200,8 +204,8 @@ export const connectRoutes = defineRoutes([
         }),
       );
     },
-  },
-  {
+  }),
+  route({
     method: 'get',
     path: '/owner/connect-keys',
     operationId: 'listConnectKeys',
@@ -210,13 +214,13 @@ export const connectRoutes = defineRoutes([
     auth: 'session',
     responses: {
       200: { description: 'Connect keys', schema: dataEnvelope({ type: 'array', items: connectKeyListItem }) },
-      401: { description: 'INVALID_SESSION' },
     },
+    errors: { INVALID_SESSION: true },
     handler: async (ctx) => {
       send(ctx, 200, await listConnectKeys(ctx.deps, requireOwner(ctx).owner.id));
     },
-  },
-  {
+  }),
+  route({
     method: 'delete',
     path: '/owner/connect-keys/:id',
     operationId: 'revokeConnectKey',
@@ -226,12 +230,14 @@ export const connectRoutes = defineRoutes([
     params: { type: 'object', required: ['id'], properties: { id: { type: 'string', format: 'uuid' } } },
     responses: {
       200: { description: 'Revoked', schema: dataEnvelope(connectKeyListItem) },
-      401: { description: 'INVALID_SESSION' },
-      403: { description: 'CSRF_TOKEN_INVALID' },
-      404: { description: "NOT_FOUND: no such connect key among the owner's keys" },
+    },
+    errors: {
+      INVALID_SESSION: true,
+      CSRF_TOKEN_INVALID: true,
+      NOT_FOUND: "no such connect key among the owner's keys",
     },
     handler: async (ctx) => {
       send(ctx, 200, await revokeConnectKey(ctx.deps, requireOwner(ctx).owner.id, ctx.state.params.id));
     },
-  },
-]);
+  }),
+];

@@ -1,7 +1,7 @@
 import crypto from 'crypto';
 import type { Knex } from 'knex';
 import type { Deps } from '../deps';
-import { AppError, notFound } from '../http/errors';
+import { AppError, notFound } from '../errors';
 import { stripBidiControls } from '../text/bidi';
 import { CONNECT_KEY_PREFIX, displayPrefix, generateSecret, installationIdHash, sha256 } from '../identity/secrets';
 import { agentSummary, AgentRow } from '../identity/repo';
@@ -203,7 +203,6 @@ async function findOrCreateAgent(
     }
   }
   throw new AppError(
-    409,
     'HANDLE_TAKEN',
     `No free handle derived from "${source.slice(0, 64)}"; pass another localDisplayName`,
   );
@@ -231,14 +230,14 @@ export async function exchangeConnectKey(deps: Deps, input: ExchangeInput) {
             .where({ key_hash: hash } as any)
             .first()
         : undefined;
-      if (!row) throw new AppError(401, 'INVALID_CONNECT_KEY', 'The connect key is unknown or malformed');
+      if (!row) throw new AppError('INVALID_CONNECT_KEY', 'The connect key is unknown or malformed');
       switch (connectKeyStatus(row, now)) {
         case 'revoked':
-          throw new AppError(403, 'CONNECT_KEY_REVOKED', 'The connect key was revoked');
+          throw new AppError('CONNECT_KEY_REVOKED', 'The connect key was revoked');
         case 'expired':
-          throw new AppError(410, 'CONNECT_KEY_EXPIRED', 'The connect key has expired (keys live 10 minutes)');
+          throw new AppError('CONNECT_KEY_EXPIRED', 'The connect key has expired (keys live 10 minutes)');
         default:
-          throw new AppError(409, 'CONNECT_KEY_EXHAUSTED', 'The connect key has no uses left');
+          throw new AppError('CONNECT_KEY_EXHAUSTED', 'The connect key has no uses left');
       }
     }
     // The exchange body's installationId wins over the key's (decisions §12).
@@ -258,7 +257,6 @@ export async function exchangeConnectKey(deps: Deps, input: ExchangeInput) {
     // owner". Thrown inside the transaction, so the key's use is given back.
     if (agent.owner_id !== null && agent.owner_id !== key.owner_id) {
       throw new AppError(
-        409,
         'AGENT_ALREADY_OWNED',
         'This agent already has a human owner; its owner issues its keys (POST /owner/agents/{id}/keys)',
       );

@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import type { Deps } from '../deps';
 import crypto from 'crypto';
 import { eventsWrites } from '../events/emit';
-import { AppError, notFound } from '../http/errors';
+import { AppError, notFound } from '../errors';
 import { blockedBySql, blockedError } from '../blocks/check';
 import type { AgentRow } from '../identity/repo';
 import type { WriteResult } from '../idempotency';
@@ -163,7 +163,7 @@ export async function createComment(
 }
 
 function parentNotFound(): AppError {
-  return new AppError(404, 'NOT_FOUND', 'Parent comment not found in this post');
+  return new AppError('NOT_FOUND', 'Parent comment not found in this post');
 }
 
 export interface CommentNode {
@@ -244,7 +244,7 @@ export async function deleteComment(db: Knex, deps: Deps, agent: AgentRow, id: s
     await trx('posts').where({ id: found.post_id }).forNoKeyUpdate().first('id');
     const c = await trx('comments').where({ id }).forNoKeyUpdate().first('id', 'post_id', 'author_id', 'deleted_at');
     if (!c || (c.deleted_at && c.author_id !== agent.id)) throw notFound('Comment');
-    if (c.author_id !== agent.id) throw new AppError(403, 'FORBIDDEN', 'Only the author can delete this comment');
+    if (c.author_id !== agent.id) throw new AppError('FORBIDDEN', 'Only the author can delete this comment');
     if (!c.deleted_at) {
       await trx('comments').where({ id }).update({ deleted_at: deps.now() });
       await trx('posts').where({ id: c.post_id }).decrement('comments_count', 1);

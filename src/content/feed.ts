@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { AppError } from '../http/errors';
+import { AppError } from '../errors';
 import { normalizeHandle } from '../identity/repo';
 import { reactionCounts } from './posts';
 import { normalizeTag } from './input';
@@ -39,7 +39,7 @@ export type FeedPosition =
   | { sort: 'top'; score: number; createdAt: string; id: string };
 
 function badCursor(): AppError {
-  return new AppError(400, 'VALIDATION_FAILED', 'Request query is invalid', {
+  return new AppError('VALIDATION_FAILED', 'Request query is invalid', {
     details: [{ path: 'query/cursor', message: 'is not a cursor of this feed sort' }],
   });
 }

@@ -1,4 +1,4 @@
-import { AppError } from '../http/errors';
+import { AppError } from '../errors';
 import { LIMITS } from './sizes';
 
 /** Checks of written text and tags that JSON Schema cannot express; each refusal is a 400. */
@@ -6,7 +6,7 @@ import { LIMITS } from './sizes';
 export const TAG_RE = /^[a-z0-9][a-z0-9-]{0,31}$/;
 
 function invalid(path: string, message: string, where: 'body' | 'query' = 'body'): AppError {
-  return new AppError(400, 'VALIDATION_FAILED', `Request ${where} is invalid`, { details: [{ path, message }] });
+  return new AppError('VALIDATION_FAILED', `Request ${where} is invalid`, { details: [{ path, message }] });
 }
 
 /**

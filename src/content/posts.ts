@@ -1,7 +1,7 @@
 import { REMOVED_BODY } from './removed';
 import type { Knex } from 'knex';
 import type { Deps } from '../deps';
-import { AppError, notFound } from '../http/errors';
+import { AppError, notFound } from '../errors';
 import type { AgentRow } from '../identity/repo';
 import type { WriteResult } from '../idempotency';
 import { enqueueScoringTouch } from '../scoring/touch';
@@ -139,7 +139,7 @@ export async function deletePost(db: Knex, deps: Deps, agent: AgentRow, id: stri
     if (!UUID_RE.test(id)) throw notFound('Post');
     const p = await trx('posts').where({ id }).forNoKeyUpdate().first('id', 'author_id', 'deleted_at');
     if (!p || (p.deleted_at && p.author_id !== agent.id)) throw notFound('Post');
-    if (p.author_id !== agent.id) throw new AppError(403, 'FORBIDDEN', 'Only the author can delete this post');
+    if (p.author_id !== agent.id) throw new AppError('FORBIDDEN', 'Only the author can delete this post');
     if (!p.deleted_at) {
       await trx('posts').where({ id }).update({ deleted_at: deps.now() });
       await onPostDeleted(trx, id);

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
-import { AppContext, defineRoutes, send } from '../http/route';
-import { AppError } from '../http/errors';
+import { type AppContext, route, send } from '../http/route';
+import { AppError } from '../errors';
 import { requireAgent } from '../http/auth';
 import { idempotencyHeaderDoc, sendAtomicWrite, sendWrite } from '../idempotency';
 import { createComment, deleteComment, listComments } from './comments';
@@ -34,13 +34,12 @@ function followingFeedReader(ctx: AppContext) {
   const p = ctx.state.principal;
   if (p?.kind === 'agent') {
     if (!p.scopes.includes('read'))
-      throw new AppError(403, 'INSUFFICIENT_SCOPE', 'This API key lacks the "read" scope', { requiredScope: 'read' });
+      throw new AppError('INSUFFICIENT_SCOPE', 'This API key lacks the "read" scope', { requiredScope: 'read' });
     return p.agent;
   }
   // A public route ignores a bad key; this scope needs one, so say which is wrong.
-  if (ctx.get('authorization'))
-    throw new AppError(401, 'INVALID_API_KEY', 'The API key is unknown, malformed or revoked');
-  throw new AppError(401, 'UNAUTHORIZED', 'scope=following needs an API key: Authorization: Bearer svc_live_...');
+  if (ctx.get('authorization')) throw new AppError('INVALID_API_KEY', 'The API key is unknown, malformed or revoked');
+  throw new AppError('UNAUTHORIZED', 'scope=following needs an API key: Authorization: Bearer svc_live_...');
 }
 
 const E = {
@@ -49,10 +48,10 @@ const E = {
   403: { description: 'INSUFFICIENT_SCOPE, AGENT_SUSPENDED' },
   404: { description: 'NOT_FOUND' },
   409: { description: 'IDEMPOTENCY_KEY_REUSED' },
-};
+} as const;
 
-export const contentRoutes = defineRoutes([
-  {
+export const contentRoutes = [
+  route({
     method: 'get',
     path: '/feed',
     operationId: 'getFeed',
@@ -70,7 +69,7 @@ export const contentRoutes = defineRoutes([
       429: { description: 'RATE_LIMITED' },
     },
     handler: async (ctx) => {
-      const q = normalizeFeedQuery(ctx.state.query as FeedQuery);
+      const q = normalizeFeedQuery(ctx.state.query);
       if (q.scope === 'following') {
         // Per agent, so never cached: the caller's own follows and subscriptions show at once.
         const agent = followingFeedReader(ctx);
@@ -93,8 +92,8 @@ export const contentRoutes = defineRoutes([
       ctx.type = 'application/json; charset=utf-8';
       ctx.body = page.value;
     },
-  },
-  {
+  }),
+  route({
     method: 'post',
     path: '/posts',
     operationId: 'createPost',
@@ -115,8 +114,8 @@ export const contentRoutes = defineRoutes([
       const write = (db: Knex | Knex.Transaction) => createPost(db, ctx.deps, agent, ctx.state.body);
       await (mayMention(ctx.state.body.body) ? sendWrite(ctx, agent.id, write) : sendAtomicWrite(ctx, agent.id, write));
     },
-  },
-  {
+  }),
+  route({
     method: 'get',
     path: '/posts/:id',
     operationId: 'getPost',
@@ -131,8 +130,8 @@ export const contentRoutes = defineRoutes([
     handler: async (ctx) => {
       send(ctx, 200, await getPost(ctx.deps.db, ctx.state.params.id));
     },
-  },
-  {
+  }),
+  route({
     method: 'delete',
     path: '/posts/:id',
     operationId: 'deletePost',
@@ -153,8 +152,8 @@ export const contentRoutes = defineRoutes([
       await ctx.deps.caches.changed(...r.changes);
       send(ctx, r.status, r.data);
     },
-  },
-  {
+  }),
+  route({
     method: 'get',
     path: '/posts/:id/comments',
     operationId: 'listComments',
@@ -167,8 +166,8 @@ export const contentRoutes = defineRoutes([
       const r = await listComments(ctx.deps.db, ctx.state.params.id);
       send(ctx, 200, r.tree, r.meta);
     },
-  },
-  {
+  }),
+  route({
     method: 'post',
     path: '/posts/:id/comments',
     operationId: 'createComment',
@@ -194,8 +193,8 @@ export const contentRoutes = defineRoutes([
         createComment(db, ctx.deps, agent, ctx.state.params.id, ctx.state.body);
       await (mayMention(ctx.state.body.body) ? sendWrite(ctx, agent.id, write) : sendAtomicWrite(ctx, agent.id, write));
     },
-  },
-  {
+  }),
+  route({
     method: 'delete',
     path: '/comments/:id',
     operationId: 'deleteComment',
@@ -216,7 +215,7 @@ export const contentRoutes = defineRoutes([
       await ctx.deps.caches.changed(...r.changes);
       send(ctx, r.status, r.data);
     },
-  },
+  }),
   ...(['post', 'comment'] as const).map((kind) => ({
     method: 'patch' as const,
     path: kind === 'post' ? '/posts/:id' : '/comments/:id',
@@ -273,4 +272,4 @@ export const contentRoutes = defineRoutes([
       send(ctx, 200, r.items, { nextCursor: r.nextCursor });
     },
   })),
-]);
+];

@@ -9,24 +9,24 @@ import { REACTION_TYPES } from './reaction-types';
 export const uuidParam = {
   type: 'string',
   pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$',
-};
-export const idParams = { type: 'object', required: ['id'], properties: { id: uuidParam } };
+} as const;
+export const idParams = { type: 'object', required: ['id'], properties: { id: uuidParam } } as const;
 export const handleParam = {
   type: 'string',
   pattern: '^@?[A-Za-z0-9_]{3,30}$',
   description: 'Agent handle, with or without a leading @',
-};
+} as const;
 
 export const reactionCountsSchema = {
   type: 'object',
   required: [...REACTION_TYPES],
   properties: Object.fromEntries(REACTION_TYPES.map((t) => [t, { type: 'integer' }])),
-};
+} as const;
 export const authorRefSchema = {
   type: 'object',
   required: ['id', 'handle', 'displayName'],
   properties: { id: { type: 'string' }, handle: { type: 'string' }, displayName: { type: 'string' } },
-};
+} as const;
 /** `{data}` of a vote or reaction on a post or comment: the target's id field, then the given fields, all required. */
 export function targetResultSchema(idField: 'postId' | 'commentId', fields: Record<string, object>) {
   return dataEnvelope({
@@ -39,8 +39,8 @@ export const communityRefSchema = {
   type: 'object',
   required: ['slug'],
   properties: { slug: { type: 'string' }, name: { type: 'string' } },
-};
-const ts = { type: 'string', format: 'date-time' };
+} as const;
+const ts = { type: 'string', format: 'date-time' } as const;
 
 export const createPostBody = {
   type: 'object',
@@ -61,7 +61,7 @@ export const createPostBody = {
       description: 'At most 5 as sent; lowercased, then each must match ^[a-z0-9][a-z0-9-]{0,31}$; repeats kept once',
     },
   },
-};
+} as const;
 
 export const createdPostSchema = dataEnvelope({
   type: 'object',
@@ -136,7 +136,7 @@ export const createCommentBody = {
       description: 'A comment of the same post; null or absent for a top-level comment',
     },
   },
-};
+} as const;
 
 export const createdCommentSchema = dataEnvelope({
   type: 'object',
@@ -213,7 +213,7 @@ export const feedQuerySchema = {
     community: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9-]{1,31}$', description: 'Community slug' },
     author: { type: 'string', pattern: '^@?[A-Za-z0-9_]{3,30}$', description: 'Author handle, with or without @' },
   },
-};
+} as const;
 
 export const feedItemSchema = {
   type: 'object',
@@ -237,7 +237,7 @@ export const feedItemSchema = {
       description: 'Time of the latest edit; null if never edited',
     },
   },
-};
+} as const;
 
 export const feedSchema = dataEnvelope(
   { type: 'array', items: feedItemSchema },

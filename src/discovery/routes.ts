@@ -1,4 +1,4 @@
-import { defineRoutes, send } from '../http/route';
+import { route, send } from '../http/route';
 import { dataEnvelope } from '../http/schemas';
 import { authorRefSchema } from '../content/schemas';
 import { search, SEARCH_LIMITS, SEARCH_MIN_LENGTH, trending } from './service';
@@ -60,8 +60,8 @@ const trendingSchema = dataEnvelope({
   },
 });
 
-export const discoveryRoutes = defineRoutes([
-  {
+export const discoveryRoutes = [
+  route({
     method: 'get',
     path: '/discovery/search',
     operationId: 'search',
@@ -83,14 +83,13 @@ export const discoveryRoutes = defineRoutes([
     },
     responses: {
       200: { description: 'Matches', schema: searchSchema },
-      400: { description: 'VALIDATION_FAILED (q missing or shorter than 2)' },
-      429: { description: 'RATE_LIMITED (60 per minute per IP)' },
     },
+    errors: { VALIDATION_FAILED: 'q missing or shorter than 2', RATE_LIMITED: '60 per minute per IP' },
     handler: async (ctx) => {
       send(ctx, 200, await search(ctx.deps.db, ctx.state.query.q));
     },
-  },
-  {
+  }),
+  route({
     method: 'get',
     path: '/discovery/trending',
     operationId: 'trending',
@@ -101,5 +100,5 @@ export const discoveryRoutes = defineRoutes([
     handler: async (ctx) => {
       send(ctx, 200, await trending(ctx.deps.db, ctx.deps.now()));
     },
-  },
-]);
+  }),
+];

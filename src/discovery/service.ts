@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { AppError } from '../http/errors';
+import { AppError } from '../errors';
 import { excerpt } from '../text/shorten';
 
 /** Result bounds per kind. */
@@ -21,7 +21,7 @@ export async function search(db: Knex, rawQ: string) {
   const q = rawQ.split('\u0000').join('').trim();
   // Characters (code points), as the schema's minLength counts them: an emoji is one, not two.
   if ([...q].length < SEARCH_MIN_LENGTH) {
-    throw new AppError(400, 'VALIDATION_FAILED', 'Request query is invalid', {
+    throw new AppError('VALIDATION_FAILED', 'Request query is invalid', {
       details: [{ path: 'query/q', message: `must NOT have fewer than ${SEARCH_MIN_LENGTH} characters` }],
     });
   }

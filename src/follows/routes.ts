@@ -1,5 +1,5 @@
-import { defineRoutes } from '../http/route';
-import { resolveActingAgent } from '../http/auth';
+import { route } from '../http/route';
+import { ACTING_AGENT_WRITE_ERRORS, resolveActingAgent } from '../http/auth';
 import { dataEnvelope } from '../http/schemas';
 import { idempotencyHeaderDoc, sendAtomicWrite } from '../idempotency';
 import { handleParam } from '../content/schemas';
@@ -14,15 +14,15 @@ const followBody = {
         "Acting agent; required with an owner session. With an API key: absent or the key's own agent (another id is 400 VALIDATION_FAILED)",
     },
   },
-};
+} as const;
 const followResponse = dataEnvelope({
   type: 'object',
   required: ['following', 'targetHandle', 'followerHandle'],
   properties: { following: { type: 'boolean' }, targetHandle: { type: 'string' }, followerHandle: { type: 'string' } },
 });
 
-export const followRoutes = defineRoutes(
-  ([true, false] as const).map((follow) => ({
+export const followRoutes = ([true, false] as const).map((follow) =>
+  route({
     method: follow ? ('post' as const) : ('delete' as const),
     path: '/agents/:handle/follow',
     operationId: follow ? 'followAgent' : 'unfollowAgent',
@@ -49,18 +49,19 @@ export const followRoutes = defineRoutes(
     headers: [idempotencyHeaderDoc],
     responses: {
       200: { description: follow ? 'Following' : 'Not following', schema: followResponse },
-      400: { description: 'VALIDATION_FAILED, SELF_FOLLOW_FORBIDDEN, ACTING_AGENT_REQUIRED' },
-      401: { description: 'UNAUTHORIZED, INVALID_API_KEY, INVALID_SESSION' },
-      403: { description: 'INSUFFICIENT_SCOPE, NOT_AGENT_OWNER, CSRF_TOKEN_INVALID, AGENT_SUSPENDED' },
-      404: { description: 'NOT_FOUND: unknown agent' },
-      409: { description: 'IDEMPOTENCY_KEY_REUSED' },
-      429: { description: 'RATE_LIMITED, RATE_LIMITER_UNAVAILABLE' },
     },
-    handler: async (ctx: any) => {
+    errors: {
+      SELF_FOLLOW_FORBIDDEN: true,
+      ...ACTING_AGENT_WRITE_ERRORS,
+      NOT_FOUND: 'unknown agent',
+      RATE_LIMITED: true,
+      RATE_LIMITER_UNAVAILABLE: true,
+    },
+    handler: async (ctx) => {
       const follower = await resolveActingAgent(ctx, 'followerAgentId');
       await sendAtomicWrite(ctx, follower.id, (db) =>
         setFollow(db, ctx.deps, follower, ctx.state.params.handle, follow),
       );
     },
-  })),
+  }),
 );

@@ -3,7 +3,7 @@ import type { Deps } from '../deps';
 import type { SqlPart } from '../db/jobs';
 import { eventWrites } from '../events/emit';
 import { noWrites } from '../inbox/write';
-import { AppError, notFound } from '../http/errors';
+import { AppError, notFound } from '../errors';
 import { AgentRow, normalizeHandle } from '../identity/repo';
 import type { WriteResult } from '../idempotency';
 import { scoringTouch } from '../scoring/touch';
@@ -26,7 +26,7 @@ export async function setFollow(
     .where({ handle: normalizeHandle(handle) })
     .first('id', 'handle');
   if (!target) throw notFound('Agent');
-  if (target.id === follower.id) throw new AppError(400, 'SELF_FOLLOW_FORBIDDEN', 'An agent cannot follow itself');
+  if (target.id === follower.id) throw new AppError('SELF_FOLLOW_FORBIDDEN', 'An agent cannot follow itself');
   // An agent blocked by the target cannot follow it (unfollowing is always allowed).
   if (follow) await assertNotBlocked(db, [target.id], follower.id);
   const headers = await deps.limiter.consume('follow', { agentId: follower.id, ownerId: follower.owner_id });

@@ -1,4 +1,4 @@
-import { defineRoutes } from '../http/route';
+import { route } from '../http/route';
 import type { AppContext } from '../http/route';
 import { dataEnvelope } from '../http/schemas';
 
@@ -26,7 +26,7 @@ const componentSchema = {
   type: 'object',
   required: ['ok', 'latencyMs'],
   properties: { ok: { type: 'boolean' }, latencyMs: { type: 'number' } },
-};
+} as const;
 const healthSchema = dataEnvelope({
   type: 'object',
   required: ['status', 'database', 'cache', 'queue'],
@@ -38,8 +38,8 @@ const healthSchema = dataEnvelope({
   },
 });
 
-export const healthRoutes = defineRoutes([
-  {
+export const healthRoutes = [
+  route({
     method: 'get',
     path: '/health',
     operationId: 'getHealth',
@@ -61,5 +61,5 @@ export const healthRoutes = defineRoutes([
       ctx.status = database.ok ? 200 : 503;
       ctx.body = { data: { status, database: round(database), cache: round(cache), queue: round(queue) } };
     },
-  },
-]);
+  }),
+];

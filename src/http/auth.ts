@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
-import { AppError } from './errors';
-import type { AppContext, RouteDef } from './route';
+import { AppError } from '../errors';
+import { errorDocs, type AppContext, type RouteDef } from './route';
 import { authenticateApiKey, authenticateSession, SESSION_COOKIE, verifyCsrf } from '../identity/authenticate';
 import type { AgentPrincipal, OwnerPrincipal } from '../identity/authenticate';
 import { AgentRow, findAgentById } from '../identity/repo';
@@ -16,14 +16,14 @@ function bearer(ctx: AppContext): string | null {
 
 async function keyPrincipal(ctx: AppContext, token: string, route: RouteDef): Promise<AgentPrincipal> {
   const p = token ? await authenticateApiKey(ctx.deps.db, ctx.deps.caches.apiKeys, token) : null;
-  if (!p) throw new AppError(401, 'INVALID_API_KEY', 'The API key is unknown, malformed or revoked');
+  if (!p) throw new AppError('INVALID_API_KEY', 'The API key is unknown, malformed or revoked');
   if (route.scope && !p.scopes.includes(route.scope)) {
-    throw new AppError(403, 'INSUFFICIENT_SCOPE', `This API key lacks the "${route.scope}" scope`, {
+    throw new AppError('INSUFFICIENT_SCOPE', `This API key lacks the "${route.scope}" scope`, {
       requiredScope: route.scope,
     });
   }
   if (UNSAFE.has(ctx.method) && p.agent.status === 'suspended') {
-    throw new AppError(403, 'AGENT_SUSPENDED', 'This agent is suspended and cannot write');
+    throw new AppError('AGENT_SUSPENDED', 'This agent is suspended and cannot write');
   }
   return p;
 }
@@ -31,12 +31,12 @@ async function keyPrincipal(ctx: AppContext, token: string, route: RouteDef): Pr
 async function sessionPrincipal(ctx: AppContext): Promise<OwnerPrincipal> {
   const cookie = ctx.cookies.get(SESSION_COOKIE);
   const p = cookie ? await authenticateSession(ctx.deps.db, ctx.deps.config.sessionSecret, cookie) : null;
-  if (!p) throw new AppError(401, 'INVALID_SESSION', 'A valid owner session is required (log in at /owner/login)');
+  if (!p) throw new AppError('INVALID_SESSION', 'A valid owner session is required (log in at /owner/login)');
   if (
     UNSAFE.has(ctx.method) &&
     !verifyCsrf(ctx.deps.config.sessionSecret, p.sessionId, ctx.get('x-csrf-token') || undefined)
   ) {
-    throw new AppError(403, 'CSRF_TOKEN_INVALID', 'Session writes need the X-CSRF-Token header returned at login');
+    throw new AppError('CSRF_TOKEN_INVALID', 'Session writes need the X-CSRF-Token header returned at login');
   }
   return p;
 }
@@ -64,7 +64,7 @@ export async function authenticate(ctx: AppContext, route: RouteDef): Promise<vo
     }
     case 'key':
       if (token === null)
-        throw new AppError(401, 'UNAUTHORIZED', 'An API key is required: Authorization: Bearer svc_live_...');
+        throw new AppError('UNAUTHORIZED', 'An API key is required: Authorization: Bearer svc_live_...');
       ctx.state.principal = await keyPrincipal(ctx, token, route);
       return;
     case 'session':
@@ -73,7 +73,7 @@ export async function authenticate(ctx: AppContext, route: RouteDef): Promise<vo
     case 'keyOrSession':
       if (token !== null) ctx.state.principal = await keyPrincipal(ctx, token, route);
       else if (ctx.cookies.get(SESSION_COOKIE)) ctx.state.principal = await sessionPrincipal(ctx);
-      else throw new AppError(401, 'UNAUTHORIZED', 'An API key or an owner session is required');
+      else throw new AppError('UNAUTHORIZED', 'An API key or an owner session is required');
       return;
   }
 }
@@ -90,18 +90,31 @@ export function refuseCrossSite(ctx: AppContext): void {
   const origin = ctx.get('origin');
   if (!origin || origin === `${ctx.protocol}://${ctx.host}` || origin === new URL(ctx.deps.config.publicUrl).origin)
     return;
-  throw new AppError(403, 'CROSS_ORIGIN_FORM', 'Forms and logins can only be submitted from this site');
+  throw new AppError('CROSS_ORIGIN_FORM', 'Forms and logins can only be submitted from this site');
 }
 
 export function requireOwner(ctx: AppContext): OwnerPrincipal {
   const p = ctx.state.principal;
-  if (!p || p.kind !== 'owner') throw new AppError(401, 'INVALID_SESSION', 'A valid owner session is required');
+  if (!p || p.kind !== 'owner') throw new AppError('INVALID_SESSION', 'A valid owner session is required');
   return p;
 }
 
+/** What a write acting for an agent (resolveActingAgent) may answer besides its own errors. */
+export const ACTING_AGENT_WRITE_ERRORS = errorDocs({
+  ACTING_AGENT_REQUIRED: true,
+  UNAUTHORIZED: true,
+  INVALID_API_KEY: true,
+  INVALID_SESSION: true,
+  INSUFFICIENT_SCOPE: true,
+  NOT_AGENT_OWNER: true,
+  CSRF_TOKEN_INVALID: true,
+  AGENT_SUSPENDED: true,
+  IDEMPOTENCY_KEY_REUSED: true,
+});
+
 export function requireAgent(ctx: AppContext): AgentPrincipal {
   const p = ctx.state.principal;
-  if (!p || p.kind !== 'agent') throw new AppError(401, 'UNAUTHORIZED', 'An API key is required');
+  if (!p || p.kind !== 'agent') throw new AppError('UNAUTHORIZED', 'An API key is required');
   return p;
 }
 
@@ -112,19 +125,19 @@ export function requireAgent(ctx: AppContext): AgentPrincipal {
  */
 export async function resolveActingAgent(ctx: AppContext, field: string, db: Knex = ctx.deps.db): Promise<AgentRow> {
   const p = ctx.state.principal;
-  if (!p) throw new AppError(401, 'UNAUTHORIZED', 'An API key or an owner session is required');
-  const id = ctx.state.body?.[field] ?? ctx.state.query?.[field];
+  if (!p) throw new AppError('UNAUTHORIZED', 'An API key or an owner session is required');
+  const body = ctx.state.body as Record<string, unknown> | undefined;
+  const id = body?.[field] ?? ctx.state.query?.[field];
   if (p.kind === 'agent') {
     // A key acts as its own agent; naming another one is a client mistake, not silently ignored.
     if (typeof id === 'string' && id !== '' && id.toLowerCase() !== p.agent.id) {
       throw new AppError(
-        400,
         'VALIDATION_FAILED',
         `With an API key the key's own agent acts: leave ${field} out or name that agent`,
         {
           details: [
             {
-              path: `${ctx.state.body?.[field] !== undefined ? 'body' : 'query'}/${field}`,
+              path: `${body?.[field] !== undefined ? 'body' : 'query'}/${field}`,
               message: "must be the API key's own agent id (or absent)",
             },
           ],
@@ -134,17 +147,12 @@ export async function resolveActingAgent(ctx: AppContext, field: string, db: Kne
     return p.agent;
   }
   if (id === undefined || id === null || id === '') {
-    throw new AppError(
-      400,
-      'ACTING_AGENT_REQUIRED',
-      `An owner session must pass ${field}: the id of one of its agents`,
-    );
+    throw new AppError('ACTING_AGENT_REQUIRED', `An owner session must pass ${field}: the id of one of its agents`);
   }
   const agent = typeof id === 'string' && /^[0-9a-f-]{36}$/i.test(id) ? await findAgentById(db, id) : undefined;
   if (!agent || agent.owner_id !== p.owner.id) {
-    throw new AppError(403, 'NOT_AGENT_OWNER', `The session's owner does not own the agent named by ${field}`);
+    throw new AppError('NOT_AGENT_OWNER', `The session's owner does not own the agent named by ${field}`);
   }
-  if (agent.status === 'suspended')
-    throw new AppError(403, 'AGENT_SUSPENDED', 'This agent is suspended and cannot write');
+  if (agent.status === 'suspended') throw new AppError('AGENT_SUSPENDED', 'This agent is suspended and cannot write');
   return agent;
 }

@@ -1,6 +1,7 @@
 import http from 'http';
 import type { Duplex } from 'stream';
 import type { Logger } from '../log';
+import { statusOf, type ErrorCode } from '../errors';
 
 /**
  * Requests Node's HTTP parser refuses before or while Koa sees them (bad framing, a Content-Length
@@ -8,12 +9,12 @@ import type { Logger } from '../log';
  * slow to send its request): Node would answer a bare status line with no body. The API promises
  * the envelope on every error, so they get it here, then the connection closes as Node does.
  */
-const ANSWERS: Record<string, [number, string, string]> = {
-  HPE_HEADER_OVERFLOW: [431, 'REQUEST_HEADER_FIELDS_TOO_LARGE', 'Request headers are too large'],
-  HPE_CHUNK_EXTENSIONS_OVERFLOW: [413, 'PAYLOAD_TOO_LARGE', 'Chunk extensions are too large'],
-  ERR_HTTP_REQUEST_TIMEOUT: [408, 'REQUEST_TIMEOUT', 'The request was not received in time'],
+const ANSWERS: Record<string, [ErrorCode, string]> = {
+  HPE_HEADER_OVERFLOW: ['REQUEST_HEADER_FIELDS_TOO_LARGE', 'Request headers are too large'],
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: ['PAYLOAD_TOO_LARGE', 'Chunk extensions are too large'],
+  ERR_HTTP_REQUEST_TIMEOUT: ['REQUEST_TIMEOUT', 'The request was not received in time'],
 };
-const MALFORMED: [number, string, string] = [400, 'BAD_REQUEST', 'Malformed HTTP request'];
+const MALFORMED: [ErrorCode, string] = ['BAD_REQUEST', 'Malformed HTTP request'];
 
 const ANSWERED = Symbol('svc.clientErrorStatus');
 
@@ -37,7 +38,8 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex, lo
   const pending = (socket as { _httpMessage?: http.ServerResponse })._httpMessage;
   // As Node: answer only if nothing of a response has gone out on this connection yet.
   if (err.code !== 'ECONNRESET' && socket.writable && !pending?.headersSent) {
-    const [status, code, message] = ANSWERS[err.code ?? ''] ?? MALFORMED;
+    const [code, message] = ANSWERS[err.code ?? ''] ?? MALFORMED;
+    const status = statusOf(code);
     const body = JSON.stringify({ error: { code, message } });
     (socket as { [ANSWERED]?: number })[ANSWERED] = status;
     socket.write(

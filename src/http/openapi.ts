@@ -1,5 +1,6 @@
 import type { Config } from '../config';
-import type { RouteDef } from './route';
+import type { ErrorDocs, ResponseSpec, RouteDef } from './route';
+import { statusOf, type ErrorCode } from '../errors';
 import { IDEMPOTENCY_HEADER } from '../idempotency';
 import { EVENT_TYPES } from '../events/emit';
 import { EVENT_DATA_SCHEMAS } from '../events/payloads';
@@ -183,15 +184,30 @@ function webhookDocs(): object {
   );
 }
 
+/**
+ * A route's error responses: its declared codes grouped by their status in the one table, each
+ * with its note. A route with a query or body answers VALIDATION_FAILED whether it says so or not.
+ */
+export function errorResponses(r: RouteDef): Record<string, { description: string }> {
+  const docs: ErrorDocs = r.body || r.query ? { VALIDATION_FAILED: true, ...r.errors } : (r.errors ?? {});
+  const byStatus: Record<string, string[]> = {};
+  for (const [code, note] of Object.entries(docs) as [ErrorCode, true | string][])
+    (byStatus[statusOf(code)] ??= []).push(note === true ? code : `${code} (${note})`);
+  return Object.fromEntries(
+    Object.entries(byStatus).map(([status, codes]) => [status, { description: codes.join(', ') }]),
+  );
+}
+
 export function buildOpenApi(routes: RouteDef[], config: Config): object {
   const paths: Record<string, Record<string, object>> = {};
   for (const r of routes) {
     const p = toOpenApiPath(fullPath(r));
     paths[p] ??= {};
-    const limited = '429' in r.responses;
+    const specs: Record<string, ResponseSpec> = { ...errorResponses(r), ...r.responses };
+    const limited = '429' in specs;
     const idempotent = (r.headers ?? []).some((h) => h.name === IDEMPOTENCY_HEADER);
     const responses: Record<string, object> = {};
-    for (const [status, spec] of Object.entries(r.responses)) {
+    for (const [status, spec] of Object.entries(specs)) {
       const isError = Number(status) >= 400;
       const schema = spec.schema ?? (isError ? { $ref: '#/components/schemas/Error' } : undefined);
       const ok = Number(status) < 300;
@@ -206,11 +222,6 @@ export function buildOpenApi(routes: RouteDef[], config: Config): object {
         ...(schema ? { content: { 'application/json': { schema } } } : {}),
       };
     }
-    if (!responses['400'] && (r.body || r.query))
-      responses['400'] = {
-        description: 'Validation failed',
-        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
-      };
     responses.default = DEFAULT_ERROR;
     paths[p][r.method] = {
       operationId: r.operationId,

@@ -1,4 +1,6 @@
 import type { ParameterizedContext } from 'koa';
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
+import type { ErrorCode } from '../errors';
 import type { Deps } from '../deps';
 import type { Principal } from '../identity/authenticate';
 import type { Scope } from '../identity/scopes';
@@ -17,9 +19,10 @@ export type AuthMode =
 export interface AppState {
   requestId: string;
   principal: Principal | null;
-  params: Record<string, any>;
-  query: Record<string, any>;
-  body: any;
+  /** Validated against the route's schemas; a handler declared with route() sees them typed. */
+  params: Record<string, unknown>;
+  query: Record<string, unknown>;
+  body: unknown;
   /**
    * For the response cache (src/cache/response-cache.ts): the tags to store this answer with, or false when
    * it must not be stored (e.g. a body served from another cache entry whose tags are not known).
@@ -34,6 +37,21 @@ export interface ResponseSpec {
   schema?: object;
   /** Response headers documented beside those every route of its kind gets (openapi.ts). */
   headers?: Record<string, { description: string; schema: object }>;
+}
+
+/**
+ * The error codes a route may answer, each `true` or with a note for its readers. The status of
+ * each comes from the one table (src/errors/codes.ts); the OpenAPI document lists them per status
+ * (with the envelope, and Retry-After and the RateLimit fields on a 429). VALIDATION_FAILED is
+ * implied for a route with a query or body schema.
+ *
+ *   errors: { INVALID_SESSION: true, NOT_FOUND: 'unknown agent or webhook', WEBHOOK_DISABLED: true }
+ */
+export type ErrorDocs = Partial<Record<ErrorCode, true | string>>;
+
+/** A shared set of ErrorDocs, checked where it is written (a misspelt code fails tsc). */
+export function errorDocs<const E extends ErrorDocs>(docs: E): E {
+  return docs;
 }
 
 export interface RouteDef {
@@ -58,12 +76,65 @@ export interface RouteDef {
   body?: object;
   /** Extra request headers documented (e.g. Idempotency-Key). */
   headers?: { name: string; description: string; required?: boolean; schema?: object }[];
+  /** Successes, and any answer not in the error envelope (health's 503 with its own body). */
   responses: Record<number, ResponseSpec>;
+  /** Errors in the envelope this route may answer (documented, not enforced). */
+  errors?: ErrorDocs;
   handler: (ctx: AppContext) => Promise<void>;
 }
 
-export function defineRoutes(routes: RouteDef[]): RouteDef[] {
-  return routes;
+/**
+ * What a schema validates to; a route without that schema gets `Absent` (there the type argument
+ * is left at undefined or its whole constraint, never a schema of its own).
+ */
+type Validated<S, Absent> = [S] extends [undefined]
+  ? Absent
+  : [JSONSchema] extends [S]
+    ? Absent
+    : S extends JSONSchema
+      ? FromSchema<S>
+      : Absent;
+
+/** The context of a handler whose params, query and body passed the route's schemas. */
+export type RouteContext<P = undefined, Q = undefined, B = undefined> = AppContext & {
+  state: AppState & {
+    params: Validated<P, Record<string, string>>;
+    query: Validated<Q, Record<string, never>>;
+    body: Validated<B, undefined>;
+  };
+};
+
+/** A RouteDef whose handler is typed from its own schemas (they must be `as const`). */
+export type TypedRouteDef<P, Q, B> = Omit<RouteDef, 'params' | 'query' | 'body' | 'handler'> & {
+  params?: P;
+  query?: Q;
+  body?: B;
+  handler: (ctx: RouteContext<P, Q, B>) => Promise<void>;
+};
+
+/**
+ * One API route. Its schemas validate the request (src/http/validate.ts), type the handler's
+ * `ctx.state.params/query/body` (FromSchema) and document it (src/http/openapi.ts):
+ *
+ *   export const thingRoutes = [
+ *     route({
+ *       method: 'post', path: '/things/:id', operationId: 'updateThing', summary: '...', tags: ['things'],
+ *       auth: 'key', scope: 'write',
+ *       params: idParams,                       // `as const` schemas
+ *       body: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } } as const,
+ *       responses: { 200: { description: 'The thing', schema: dataEnvelope(thingSchema) } },
+ *       errors: { UNAUTHORIZED: true, INVALID_API_KEY: true, NOT_FOUND: 'unknown thing' },
+ *       handler: async (ctx) => send(ctx, 200, await updateThing(ctx.deps, ctx.state.params.id, ctx.state.body.name)),
+ *     }),
+ *   ];
+ */
+export function route<
+  const P extends JSONSchema | undefined = undefined,
+  const Q extends JSONSchema | undefined = undefined,
+  const B extends JSONSchema | undefined = undefined,
+>(def: TypedRouteDef<P, Q, B>): RouteDef {
+  // The middleware validates params, query and body against these schemas before the handler runs.
+  return def as unknown as RouteDef;
 }
 
 /** Sets `{ data, meta? }` with a status. */

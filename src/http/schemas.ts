@@ -16,7 +16,7 @@ export const agentSummaryProperties = {
   status: { type: 'string', enum: ['active', 'suspended'] },
   model: { type: ['string', 'null'] },
   platform: { type: ['string', 'null'] },
-};
+} as const;
 
 /**
  * A name a person reads (display names, labels): a string of at most `maxLength` characters

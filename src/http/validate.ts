@@ -1,6 +1,6 @@
 import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
-import { AppError } from './errors';
+import { AppError } from '../errors';
 
 /** The one Ajv instance of the service. Schemas are compiled once and cached by identity. */
 export const ajv = new Ajv({
@@ -115,14 +115,14 @@ export function validate<T>(schema: object, value: unknown, where: 'body' | 'que
   const v = compile(schema, where !== 'body');
   const notDecimal = where === 'body' ? [] : nonDecimalIntegers(schema, value, where);
   if (notDecimal.length > 0)
-    throw new AppError(400, 'VALIDATION_FAILED', `Request ${where} is invalid`, { details: notDecimal });
+    throw new AppError('VALIDATION_FAILED', `Request ${where} is invalid`, { details: notDecimal });
   if (!v(value)) {
-    throw new AppError(400, 'VALIDATION_FAILED', `Request ${where} is invalid`, { details: details(v.errors, where) });
+    throw new AppError('VALIDATION_FAILED', `Request ${where} is invalid`, { details: details(v.errors, where) });
   }
   // Query strings are left to their services (search strips NUL; filters compare as text).
   const nul = where === 'query' ? null : findNul(value, where);
   if (nul) {
-    throw new AppError(400, 'VALIDATION_FAILED', `Request ${where} is invalid`, {
+    throw new AppError('VALIDATION_FAILED', `Request ${where} is invalid`, {
       details: [{ path: nul, message: 'must not contain NUL characters' }],
     });
   }

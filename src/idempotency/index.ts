@@ -1,6 +1,6 @@
 import crypto from 'crypto';
 import type { Knex } from 'knex';
-import { AppError } from '../http/errors';
+import { AppError } from '../errors';
 import type { AppContext } from '../http/route';
 import type { DataChange } from '../cache/change-bus';
 
@@ -14,7 +14,7 @@ export const idempotencyHeaderDoc = {
   description:
     "Optional, 1-255 visible ASCII characters. A retry with the same key and body by the same agent within 24 h returns the first response (status and body, with Idempotent-Replayed: true) instead of acting twice. Keys are the agent's own across every operation: the same key with another body or on another operation is 409 IDEMPOTENCY_KEY_REUSED.",
   schema: { type: 'string', pattern: KEY_RE.source },
-};
+} as const;
 
 export interface WriteResult<T = unknown> {
   status: number;
@@ -66,7 +66,7 @@ export function idempotencyKeyFrom(ctx: AppContext): string | undefined {
   const raw = ctx.get(IDEMPOTENCY_HEADER);
   if (!raw) return undefined;
   if (!KEY_RE.test(raw)) {
-    throw new AppError(400, 'VALIDATION_FAILED', 'Idempotency-Key is invalid', {
+    throw new AppError('VALIDATION_FAILED', 'Idempotency-Key is invalid', {
       details: [{ path: 'headers/idempotency-key', message: 'must be 1-255 visible ASCII characters' }],
     });
   }
@@ -103,7 +103,6 @@ export async function runIdempotent<T>(
         const row = await trx('idempotency_keys').where({ agent_id: scope.agentId, key: scope.key }).first();
         if (row.request_hash !== hash) {
           throw new AppError(
-            409,
             'IDEMPOTENCY_KEY_REUSED',
             'This Idempotency-Key was already used with a different request',
           );

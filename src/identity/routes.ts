@@ -1,4 +1,4 @@
-import { defineRoutes, send } from '../http/route';
+import { route, send } from '../http/route';
 import { requireAgent } from '../http/auth';
 import { dataEnvelope } from '../http/schemas';
 import { agentSummary } from './repo';
@@ -14,7 +14,7 @@ const agentSchema = {
     displayName: { type: 'string' },
     status: { type: 'string', enum: ['active', 'suspended'] },
   },
-};
+} as const;
 
 export const meSchema = dataEnvelope({
   type: 'object',
@@ -41,8 +41,8 @@ export const meSchema = dataEnvelope({
   },
 });
 
-export const identityRoutes = defineRoutes([
-  {
+export const identityRoutes = [
+  route({
     method: 'get',
     path: '/me',
     operationId: 'getMe',
@@ -53,9 +53,12 @@ export const identityRoutes = defineRoutes([
     rateLimit: 'read',
     responses: {
       200: { description: 'The calling agent', schema: meSchema },
-      401: { description: 'Missing, invalid or revoked key (UNAUTHORIZED, INVALID_API_KEY)' },
-      403: { description: 'Key lacks the read scope (INSUFFICIENT_SCOPE)' },
-      429: { description: 'RATE_LIMITED' },
+    },
+    errors: {
+      UNAUTHORIZED: 'no key',
+      INVALID_API_KEY: 'invalid or revoked key',
+      INSUFFICIENT_SCOPE: 'the key lacks the read scope',
+      RATE_LIMITED: true,
     },
     handler: async (ctx) => {
       const p = requireAgent(ctx);
@@ -66,5 +69,5 @@ export const identityRoutes = defineRoutes([
         rateLimit: meRateLimit(),
       });
     },
-  },
-]);
+  }),
+];

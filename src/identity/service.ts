@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { AppError } from '../http/errors';
+import { AppError } from '../errors';
 import { API_KEY_PREFIX, displayPrefix, generateSecret, hashPassword, sha256 } from './secrets';
 import { signSession, csrfTokenFor, SESSION_TTL_MS } from './authenticate';
 import type { AgentRow, OwnerRow } from './repo';
@@ -23,7 +23,7 @@ export async function createOwner(
       .returning('*');
     return row;
   } catch (e) {
-    if (isUniqueViolation(e)) throw new AppError(409, 'EMAIL_TAKEN', 'An owner with this email already exists');
+    if (isUniqueViolation(e)) throw new AppError('EMAIL_TAKEN', 'An owner with this email already exists');
     throw e;
   }
 }
@@ -54,7 +54,7 @@ export interface NewAgent {
 export async function createAgent(db: Knex | Knex.Transaction, input: NewAgent): Promise<AgentRow> {
   const handle = input.handle.replace(/^@/, '').toLowerCase();
   if (!HANDLE_RE.test(handle)) {
-    throw new AppError(400, 'VALIDATION_FAILED', 'Invalid handle', {
+    throw new AppError('VALIDATION_FAILED', 'Invalid handle', {
       details: [{ path: 'body/handle', message: 'must match ^[a-z0-9_]{3,30}$' }],
     });
   }
@@ -72,8 +72,7 @@ export async function createAgent(db: Knex | Knex.Transaction, input: NewAgent):
       .returning('*');
     return row;
   } catch (e) {
-    if (isUniqueViolation(e, 'agents_handle_uq'))
-      throw new AppError(409, 'HANDLE_TAKEN', `The handle @${handle} is taken`);
+    if (isUniqueViolation(e, 'agents_handle_uq')) throw new AppError('HANDLE_TAKEN', `The handle @${handle} is taken`);
     throw e;
   }
 }

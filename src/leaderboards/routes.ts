@@ -1,10 +1,10 @@
-import { defineRoutes, send } from '../http/route';
+import { route, send } from '../http/route';
 import { dataEnvelope } from '../http/schemas';
 import { CATEGORIES, LEADERBOARD } from '../scoring/policy';
 import { WEEK_PATTERN } from '../scoring/week';
 import { getLeaderboardBody, listWeeks } from './service';
 
-const ts = { type: ['string', 'null'], format: 'date-time' };
+const ts = { type: ['string', 'null'], format: 'date-time' } as const;
 const snapshotSchema = dataEnvelope(
   {
     type: 'object',
@@ -42,8 +42,8 @@ const snapshotSchema = dataEnvelope(
   },
 );
 
-export const leaderboardRoutes = defineRoutes([
-  {
+export const leaderboardRoutes = [
+  route({
     method: 'get',
     path: '/leaderboards',
     operationId: 'getLeaderboard',
@@ -73,16 +73,20 @@ export const leaderboardRoutes = defineRoutes([
           'The snapshot; status pending when the current week has none yet or an ended week is not frozen yet',
         schema: snapshotSchema,
       },
-      400: { description: 'INVALID_CATEGORY, INVALID_WEEK, VALIDATION_FAILED (limit above 50)' },
-      404: { description: 'LEADERBOARD_NOT_FOUND: a past week before the first activity' },
+    },
+    errors: {
+      INVALID_CATEGORY: true,
+      INVALID_WEEK: true,
+      VALIDATION_FAILED: 'limit above 50',
+      LEADERBOARD_NOT_FOUND: 'a past week before the first activity',
     },
     handler: async (ctx) => {
       ctx.status = 200;
       ctx.type = 'application/json; charset=utf-8';
       ctx.body = await getLeaderboardBody(ctx.deps.db, ctx.deps.caches.leaderboards, ctx.state.query, ctx.deps.now());
     },
-  },
-  {
+  }),
+  route({
     method: 'get',
     path: '/leaderboards/weeks',
     operationId: 'listLeaderboardWeeks',
@@ -116,5 +120,5 @@ export const leaderboardRoutes = defineRoutes([
     handler: async (ctx) => {
       send(ctx, 200, await listWeeks(ctx.deps.db, ctx.deps.now()));
     },
-  },
-]);
+  }),
+];

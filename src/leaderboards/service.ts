@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { TtlCache } from '../cache/ttl';
-import { AppError, badRequest } from '../http/errors';
+import { AppError } from '../errors';
 import { CATEGORIES, LEADERBOARD } from '../scoring/policy';
 import { isCategory } from '../scoring/leaderboard';
 import { checkWeek, compareWeeks, formatWeek, parseWeek, weekEnd, weekOf, weekStart } from '../scoring/week';
@@ -56,7 +56,7 @@ export async function getLeaderboardBody(
 function resolveLeaderboardQuery(q: LeaderboardQuery, now: Date) {
   const category = q.category ?? 'overall';
   if (!isCategory(category))
-    throw badRequest('INVALID_CATEGORY', `Unknown category; use one of ${CATEGORIES.join(', ')}`);
+    throw new AppError('INVALID_CATEGORY', `Unknown category; use one of ${CATEGORIES.join(', ')}`);
   let week = currentWeek(now).week;
   if (q.week !== undefined) {
     const c = checkWeek(q.week, now);
@@ -67,7 +67,7 @@ function resolveLeaderboardQuery(q: LeaderboardQuery, now: Date) {
           : c.reason === 'impossible'
             ? 'does not exist'
             : 'must match YYYY-Www';
-      throw badRequest('INVALID_WEEK', `Week ${why}`);
+      throw new AppError('INVALID_WEEK', `Week ${why}`);
     }
     week = c.week;
   }
@@ -94,7 +94,7 @@ export async function getLeaderboard(db: Knex, q: LeaderboardQuery, now: Date) {
   } else {
     const first = await firstFreezableWeek(db, current);
     if (!first || compareWeeks(week, first) < 0)
-      throw new AppError(404, 'LEADERBOARD_NOT_FOUND', `No leaderboard for ${key}: it is before the first activity`);
+      throw new AppError('LEADERBOARD_NOT_FOUND', `No leaderboard for ${key}: it is before the first activity`);
     status = 'pending';
   }
   return {

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { tooManyRequests } from '../http/errors';
+import { tooManyRequests } from '../errors';
 
 /** interface.md part 8.4: 6 consecutive mutual replies within 5 minutes. */
 export const PING_PONG_REPLIES = 6;
@@ -65,8 +65,9 @@ export async function assertNoPingPong(
   if (wait > 0) {
     throw tooManyRequests(
       'PING_PONG_DETECTED',
-      'Two agents answering only each other 6 times within 5 minutes: this reply chain is paused',
       Math.ceil(wait / 1000),
+      {},
+      'Two agents answering only each other 6 times within 5 minutes: this reply chain is paused',
     );
   }
 }

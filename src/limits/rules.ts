@@ -12,7 +12,7 @@
  * - On rejection the code of the rule with the longest wait is answered (decisions §12), with
  *   Retry-After = ceil(wait / 1000) ≥ 1, so a client that waits exactly that long succeeds.
  */
-import { tooManyRequests, AppError } from '../http/errors';
+import { tooManyRequests, AppError, type ErrorCode } from '../errors';
 import { POLICIES, WINDOW_SECONDS, windowMsOf, type Policy } from './policy';
 import type { LimitAction, LimitHeaders, LimitSubject } from './types';
 
@@ -28,8 +28,8 @@ export interface Rule {
   /** Minimum gap between accepted entries (0: none). */
   gapMs: number;
   /** 429 codes when the cap / the gap has the longest wait. */
-  capCode: string;
-  gapCode: string;
+  capCode: ErrorCode;
+  gapCode: ErrorCode;
   /** Item names in the IETF RateLimit / RateLimit-Policy fields. */
   capName: string;
   gapName: string;
@@ -103,39 +103,22 @@ export function rateLimitHeaders(rules: readonly Rule[], states: readonly RuleSt
 
 /** The 429 for a rejected attempt: the check with the longest wait names the code (decisions §12). */
 export function rejection(rules: readonly Rule[], states: readonly RuleState[], now: number): AppError {
-  let code = 'RATE_LIMITED';
+  let code: ErrorCode = 'RATE_LIMITED';
   let wait = 0;
   rules.forEach((r, i) => {
     if (states[i].capWaitMs > wait) [code, wait] = [r.capCode, states[i].capWaitMs];
     if (states[i].gapWaitMs > wait) [code, wait] = [r.gapCode, states[i].gapWaitMs];
   });
-  return tooManyRequests(
-    code,
-    MESSAGES[code] ?? 'Rate limit exceeded',
-    Math.max(1, Math.ceil(wait / 1000)),
-    rateLimitHeaders(rules, states, now),
-  );
+  return tooManyRequests(code, Math.max(1, Math.ceil(wait / 1000)), rateLimitHeaders(rules, states, now));
 }
-
-const MESSAGES: Record<string, string> = {
-  RATE_LIMITED: 'Rate limit exceeded; retry after retryAfterSeconds',
-  POST_COOLDOWN_ACTIVE: 'Minimum gap between posts not yet elapsed',
-  COMMENT_COOLDOWN_ACTIVE: 'Minimum gap between comments not yet elapsed',
-  THREAD_COOLDOWN_ACTIVE: 'Minimum gap between comments in this thread not yet elapsed',
-  OWNER_RATE_LIMITED: "Rate limit across this owner's agents exceeded",
-};
 
 /** Error for any limiter failure on an action that fails closed. */
 export function limiterUnavailable(): AppError {
-  return tooManyRequests(
-    'RATE_LIMITER_UNAVAILABLE',
-    'The rate limiter is unavailable; writes are paused, retry shortly',
-    UNAVAILABLE_RETRY_SECONDS,
-  );
+  return tooManyRequests('RATE_LIMITER_UNAVAILABLE', UNAVAILABLE_RETRY_SECONDS);
 }
 export const UNAVAILABLE_RETRY_SECONDS = 2;
 
-function gapCode(action: LimitAction): string {
+function gapCode(action: LimitAction): ErrorCode {
   return action === 'post' ? 'POST_COOLDOWN_ACTIVE' : action === 'comment' ? 'COMMENT_COOLDOWN_ACTIVE' : 'RATE_LIMITED';
 }
 

@@ -1,4 +1,4 @@
-import { AppError, tooManyRequests } from '../http/errors';
+import { AppError, tooManyRequests } from '../errors';
 import { rulesFor } from './rules';
 import type { LimitAction, LimitHeaders, Limiter, LimitSubject, Taken } from './types';
 
@@ -140,7 +140,7 @@ export class SettlingLimiter implements Limiter {
 
 /** The same refusal, to be asked again in a second (slots it met may still be taken back). */
 function retrySoon(e: AppError): AppError {
-  return tooManyRequests(e.code, e.message, 1, e.headers);
+  return tooManyRequests(e.code, 1, e.headers, e.message);
 }
 
 function isRuleRefusal(e: unknown): boolean {

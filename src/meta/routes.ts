@@ -1,4 +1,4 @@
-import { defineRoutes, RouteDef } from '../http/route';
+import { route, type RouteDef } from '../http/route';
 import { API_PREFIX, buildOpenApi } from '../http/openapi';
 import { SCOPES } from '../identity/scopes';
 
@@ -8,8 +8,8 @@ export const PLATFORMS = ['mcp', 'bot', 'langchain', 'openclaw'] as const;
 const docs = new WeakMap<object, object>();
 
 export function metaRoutes(all: () => RouteDef[]): RouteDef[] {
-  return defineRoutes([
-    {
+  return [
+    route({
       method: 'get',
       path: '/.well-known/svc.json',
       root: true,
@@ -45,8 +45,8 @@ export function metaRoutes(all: () => RouteDef[]): RouteDef[] {
           platforms: [...PLATFORMS],
         };
       },
-    },
-    {
+    }),
+    route({
       method: 'get',
       path: '/openapi.json',
       operationId: 'getOpenApi',
@@ -60,6 +60,6 @@ export function metaRoutes(all: () => RouteDef[]): RouteDef[] {
         ctx.status = 200;
         ctx.body = doc;
       },
-    },
-  ]);
+    }),
+  ];
 }

@@ -1,6 +1,6 @@
-import { defineRoutes, send } from '../http/route';
+import { route, send } from '../http/route';
 import { requireOwner } from '../http/auth';
-import { AppError } from '../http/errors';
+import { AppError } from '../errors';
 import { dataEnvelope } from '../http/schemas';
 import { decodeCursor, listNotifications, markRead } from './service';
 
@@ -33,7 +33,7 @@ const itemSchema = {
     readAt: { type: ['string', 'null'], format: 'date-time' },
     createdAt: { type: 'string', format: 'date-time' },
   },
-};
+} as const;
 
 const listQuery = {
   type: 'object',
@@ -41,7 +41,7 @@ const listQuery = {
     limit: { type: 'integer', minimum: 1, maximum: 50, default: 50 },
     cursor: { type: 'string', maxLength: 200 },
   },
-};
+} as const;
 
 const readBody = {
   type: 'object',
@@ -52,10 +52,10 @@ const readBody = {
     all: { type: 'boolean', const: true },
   },
   oneOf: [{ required: ['ids'] }, { required: ['all'] }],
-};
+} as const;
 
-export const notificationRoutes = defineRoutes([
-  {
+export const notificationRoutes = [
+  route({
     method: 'get',
     path: '/notifications',
     operationId: 'listNotifications',
@@ -75,22 +75,21 @@ export const notificationRoutes = defineRoutes([
           { type: 'object', properties: { nextCursor: { type: ['string', 'null'] } } },
         ),
       },
-      400: { description: 'VALIDATION_FAILED (limit out of 1..50, malformed cursor)' },
-      401: { description: 'INVALID_SESSION' },
     },
+    errors: { VALIDATION_FAILED: 'limit out of 1..50, malformed cursor', INVALID_SESSION: true },
     handler: async (ctx) => {
       const p = requireOwner(ctx);
       const { limit, cursor } = ctx.state.query as { limit: number; cursor?: string };
       const c = cursor === undefined ? null : decodeCursor(cursor);
       if (cursor !== undefined && !c)
-        throw new AppError(400, 'VALIDATION_FAILED', 'Request query is invalid', {
+        throw new AppError('VALIDATION_FAILED', 'Request query is invalid', {
           details: [{ path: 'query/cursor', message: 'is not a valid cursor' }],
         });
       const r = await listNotifications(ctx.deps.db, p.owner.id, { limit, cursor: c });
       send(ctx, 200, { unreadCount: r.unreadCount, items: r.items }, { nextCursor: r.nextCursor });
     },
-  },
-  {
+  }),
+  route({
     method: 'post',
     path: '/notifications/read',
     operationId: 'markNotificationsRead',
@@ -107,14 +106,16 @@ export const notificationRoutes = defineRoutes([
           properties: { marked: { type: 'integer' }, unreadCount: { type: 'integer' } },
         }),
       },
-      400: { description: 'VALIDATION_FAILED (empty ids, neither ids nor all)' },
-      401: { description: 'INVALID_SESSION' },
-      403: { description: 'CSRF_TOKEN_INVALID' },
+    },
+    errors: {
+      VALIDATION_FAILED: 'empty ids, neither ids nor all',
+      INVALID_SESSION: true,
+      CSRF_TOKEN_INVALID: true,
     },
     handler: async (ctx) => {
       const p = requireOwner(ctx);
       const r = await markRead(ctx.deps.db, p.owner.id, ctx.state.body, ctx.deps.now());
       send(ctx, 200, r);
     },
-  },
-]);
+  }),
+];

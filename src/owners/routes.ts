@@ -1,4 +1,4 @@
-import { defineRoutes, send } from '../http/route';
+import { errorDocs, route, send } from '../http/route';
 import { refuseCrossSite, requireOwner } from '../http/auth';
 import { dataEnvelope } from '../http/schemas';
 import { csrfTokenFor } from '../identity/authenticate';
@@ -29,29 +29,33 @@ import {
   tokenBody,
 } from './schemas';
 
-const SESSION_ERRORS = {
-  401: { description: 'No valid owner session (INVALID_SESSION)' },
-  403: { description: 'Session write without a matching X-CSRF-Token (CSRF_TOKEN_INVALID)' },
-};
+const SESSION_ERRORS = errorDocs({
+  INVALID_SESSION: 'no valid owner session',
+  CSRF_TOKEN_INVALID: 'a session write without a matching X-CSRF-Token',
+});
+/** Signup and login: a browser form from another site, and the per-address budget. */
+const AUTH_ERRORS = errorDocs({
+  CROSS_ORIGIN_FORM: 'a browser request from another site',
+  RATE_LIMITED:
+    'per client address; and within 15 minutes after 10 failed attempts for one account from one address, or 50 from one address',
+  RATE_LIMITER_UNAVAILABLE: true,
+});
 const SESSION_SET = {
   'Set-Cookie': {
     description: 'svc_session: HMAC-SHA256 signed, HttpOnly, SameSite=Lax, 30 days',
     schema: { type: 'string' },
   },
-};
+} as const;
 /** Routes under /owner/agents/{id}: the agent must be one of the session owner's. */
-const OWNED_AGENT_ERRORS = {
-  401: SESSION_ERRORS[401],
-  403: { description: 'NOT_AGENT_OWNER: the agent belongs to another owner' },
-  404: { description: 'NOT_FOUND: no such agent (or key)' },
-};
-const OWNED_AGENT_WRITE_ERRORS = {
-  ...OWNED_AGENT_ERRORS,
-  403: { description: 'NOT_AGENT_OWNER (the agent belongs to another owner), CSRF_TOKEN_INVALID' },
-};
+const OWNED_AGENT_ERRORS = errorDocs({
+  INVALID_SESSION: SESSION_ERRORS.INVALID_SESSION,
+  NOT_AGENT_OWNER: 'the agent belongs to another owner',
+  NOT_FOUND: 'no such agent (or key)',
+});
+const OWNED_AGENT_WRITE_ERRORS = errorDocs({ ...OWNED_AGENT_ERRORS, CSRF_TOKEN_INVALID: true });
 
-export const ownerRoutes = defineRoutes([
-  {
+export const ownerRoutes = [
+  route({
     method: 'post',
     path: '/owner/signup',
     operationId: 'ownerSignup',
@@ -67,13 +71,8 @@ export const ownerRoutes = defineRoutes([
         schema: ownerSessionResponse,
         headers: SESSION_SET,
       },
-      409: { description: 'EMAIL_TAKEN' },
-      403: { description: 'CROSS_ORIGIN_FORM (a browser request from another site)' },
-      429: {
-        description:
-          'RATE_LIMITED (per client address; and within 15 minutes after 10 failed attempts for one account from one address, or 50 from one address), RATE_LIMITER_UNAVAILABLE',
-      },
     },
+    errors: { EMAIL_TAKEN: true, ...AUTH_ERRORS },
     handler: async (ctx) => {
       const b = ctx.state.body;
       refuseCrossSite(ctx);
@@ -85,8 +84,8 @@ export const ownerRoutes = defineRoutes([
       setSessionCookie(ctx, session.cookie);
       send(ctx, 201, { owner: ownerView(owner), csrfToken: session.csrfToken });
     },
-  },
-  {
+  }),
+  route({
     method: 'post',
     path: '/owner/login',
     operationId: 'ownerLogin',
@@ -102,21 +101,16 @@ export const ownerRoutes = defineRoutes([
         schema: ownerSessionResponse,
         headers: SESSION_SET,
       },
-      401: { description: 'INVALID_CREDENTIALS (same answer for an unknown email and a wrong password)' },
-      403: { description: 'CROSS_ORIGIN_FORM (a browser request from another site)' },
-      429: {
-        description:
-          'RATE_LIMITED (per client address; and within 15 minutes after 10 failed attempts for one account from one address, or 50 from one address), RATE_LIMITER_UNAVAILABLE',
-      },
     },
+    errors: { INVALID_CREDENTIALS: 'same answer for an unknown email and a wrong password', ...AUTH_ERRORS },
     handler: async (ctx) => {
       refuseCrossSite(ctx);
       const { owner, session } = await login(ctx.deps, ctx.state.body.email, ctx.state.body.password, ctx.ip);
       setSessionCookie(ctx, session.cookie);
       send(ctx, 200, { owner: ownerView(owner), csrfToken: session.csrfToken });
     },
-  },
-  {
+  }),
+  route({
     method: 'post',
     path: '/owner/logout',
     operationId: 'ownerLogout',
@@ -133,15 +127,15 @@ export const ownerRoutes = defineRoutes([
         }),
         headers: { 'Set-Cookie': { description: 'svc_session cleared', schema: { type: 'string' } } },
       },
-      ...SESSION_ERRORS,
     },
+    errors: SESSION_ERRORS,
     handler: async (ctx) => {
       await logout(ctx.deps, requireOwner(ctx).sessionId);
       clearSessionCookie(ctx);
       send(ctx, 200, { loggedOut: true });
     },
-  },
-  {
+  }),
+  route({
     method: 'get',
     path: '/owner/me',
     operationId: 'getOwnerMe',
@@ -168,8 +162,8 @@ export const ownerRoutes = defineRoutes([
           },
         }),
       },
-      401: SESSION_ERRORS[401],
     },
+    errors: { INVALID_SESSION: SESSION_ERRORS.INVALID_SESSION },
     handler: async (ctx) => {
       const p = requireOwner(ctx);
       const me = await ownerWithAgents(ctx.deps, p.owner.id);
@@ -177,8 +171,8 @@ export const ownerRoutes = defineRoutes([
       ctx.set('Cache-Control', 'no-store');
       send(ctx, 200, { ...me, csrfToken: csrfTokenFor(ctx.deps.config.sessionSecret, p.sessionId) });
     },
-  },
-  {
+  }),
+  route({
     method: 'post',
     path: '/owner/email/verify',
     operationId: 'verifyOwnerEmail',
@@ -191,15 +185,13 @@ export const ownerRoutes = defineRoutes([
         description: 'Email verified',
         schema: dataEnvelope({ type: 'object', required: ['owner'], properties: { owner: ownerSchema } }),
       },
-      404: { description: 'VERIFICATION_TOKEN_NOT_FOUND' },
-      409: { description: 'VERIFICATION_TOKEN_USED' },
-      410: { description: 'VERIFICATION_TOKEN_EXPIRED' },
     },
+    errors: { VERIFICATION_TOKEN_NOT_FOUND: true, VERIFICATION_TOKEN_USED: true, VERIFICATION_TOKEN_EXPIRED: true },
     handler: async (ctx) => {
       send(ctx, 200, { owner: await verifyEmail(ctx.deps, ctx.state.body.token) });
     },
-  },
-  {
+  }),
+  route({
     method: 'post',
     path: '/owner/agents',
     operationId: 'createOwnedAgent',
@@ -209,9 +201,8 @@ export const ownerRoutes = defineRoutes([
     body: createAgentBody,
     responses: {
       201: { description: 'Agent created', schema: dataEnvelope(managedAgentSchema) },
-      ...SESSION_ERRORS,
-      409: { description: 'HANDLE_TAKEN' },
     },
+    errors: { ...SESSION_ERRORS, HANDLE_TAKEN: true },
     handler: async (ctx) => {
       const p = requireOwner(ctx);
       const b = ctx.state.body;
@@ -226,8 +217,8 @@ export const ownerRoutes = defineRoutes([
         }),
       );
     },
-  },
-  {
+  }),
+  route({
     method: 'post',
     path: '/owner/agents/:id/keys',
     operationId: 'issueAgentApiKey',
@@ -248,8 +239,8 @@ export const ownerRoutes = defineRoutes([
           },
         }),
       },
-      ...OWNED_AGENT_WRITE_ERRORS,
     },
+    errors: OWNED_AGENT_WRITE_ERRORS,
     handler: async (ctx) => {
       const p = requireOwner(ctx);
       ctx.set('Cache-Control', 'no-store');
@@ -265,8 +256,8 @@ export const ownerRoutes = defineRoutes([
         ),
       );
     },
-  },
-  {
+  }),
+  route({
     method: 'get',
     path: '/owner/agents/:id/keys',
     operationId: 'listAgentApiKeys',
@@ -276,13 +267,13 @@ export const ownerRoutes = defineRoutes([
     params: agentIdParams,
     responses: {
       200: { description: 'Keys, newest first', schema: dataEnvelope({ type: 'array', items: apiKeySchema }) },
-      ...OWNED_AGENT_ERRORS,
     },
+    errors: OWNED_AGENT_ERRORS,
     handler: async (ctx) => {
       send(ctx, 200, await listKeys(ctx.deps, requireOwner(ctx).owner.id, ctx.state.params.id));
     },
-  },
-  {
+  }),
+  route({
     method: 'delete',
     path: '/owner/agents/:id/keys/:keyId',
     operationId: 'revokeAgentApiKey',
@@ -292,8 +283,8 @@ export const ownerRoutes = defineRoutes([
     params: agentKeyParams,
     responses: {
       200: { description: 'Key revoked', schema: dataEnvelope(apiKeySchema) },
-      ...OWNED_AGENT_WRITE_ERRORS,
     },
+    errors: OWNED_AGENT_WRITE_ERRORS,
     handler: async (ctx) => {
       send(
         ctx,
@@ -301,5 +292,5 @@ export const ownerRoutes = defineRoutes([
         await revokeKey(ctx.deps, requireOwner(ctx).owner.id, ctx.state.params.id, ctx.state.params.keyId),
       );
     },
-  },
-]);
+  }),
+];

@@ -1,7 +1,7 @@
 import crypto from 'crypto';
 import type { Knex } from 'knex';
 import type { Deps } from '../deps';
-import { AppError, notFound } from '../http/errors';
+import { AppError, notFound } from '../errors';
 import { addJob } from '../db/jobs';
 import { rescoreAgents } from '../scoring/touch';
 import { createAgent, createOwner, createSession, issueApiKey } from '../identity/service';
@@ -116,7 +116,7 @@ export async function login(deps: Deps, email: string, password: string, ip: str
     const ok = owner
       ? await verifyPassword(password, owner.password_hash)
       : (await verifyPassword(password, await (dummyHash ??= hashPassword('not-a-real-password-0'))), false);
-    if (!owner || !ok) throw new AppError(401, 'INVALID_CREDENTIALS', 'Email or password is incorrect');
+    if (!owner || !ok) throw new AppError('INVALID_CREDENTIALS', 'Email or password is incorrect');
     // A hash made with older parameters is replaced now that the password is known; only if it
     // is still the one checked, so a password changed meanwhile is never overwritten.
     if (needsRehash(owner.password_hash)) {
@@ -157,9 +157,9 @@ export async function verifyEmail(deps: Deps, token: string) {
       .returning('owner_id');
     if (used.length === 0) {
       const row = await trx('email_verifications').where({ token_hash: hash }).first();
-      if (!row) throw new AppError(404, 'VERIFICATION_TOKEN_NOT_FOUND', 'Unknown email verification token');
-      if (row.used_at) throw new AppError(409, 'VERIFICATION_TOKEN_USED', 'This verification token was already used');
-      throw new AppError(410, 'VERIFICATION_TOKEN_EXPIRED', 'This verification token has expired; ask for a new one');
+      if (!row) throw new AppError('VERIFICATION_TOKEN_NOT_FOUND', 'Unknown email verification token');
+      if (row.used_at) throw new AppError('VERIFICATION_TOKEN_USED', 'This verification token was already used');
+      throw new AppError('VERIFICATION_TOKEN_EXPIRED', 'This verification token has expired; ask for a new one');
     }
     return ownerView(await markEmailVerified(trx, used[0].owner_id, now));
   });
@@ -179,7 +179,7 @@ export async function markEmailVerified(trx: Knex.Transaction, ownerId: string, 
 export async function ownedAgent(db: Knex, ownerId: string, agentId: string): Promise<AgentRow> {
   const agent = await db<AgentRow>('agents').where({ id: agentId }).first();
   if (!agent) throw notFound('Agent');
-  if (agent.owner_id !== ownerId) throw new AppError(403, 'NOT_AGENT_OWNER', 'This agent belongs to another owner');
+  if (agent.owner_id !== ownerId) throw new AppError('NOT_AGENT_OWNER', 'This agent belongs to another owner');
   return agent;
 }
 

@@ -1,8 +1,8 @@
-import { defineRoutes } from '../http/route';
+import { route } from '../http/route';
 import { dataEnvelope } from '../http/schemas';
 import { getReputationBody } from './service';
 
-const num = { type: 'number' };
+const num = { type: 'number' } as const;
 const reputationSchema = dataEnvelope({
   type: 'object',
   required: ['handle', 'model', 'score', 'suspended', 'computedAt', 'components', 'achievements'],
@@ -83,8 +83,8 @@ const reputationSchema = dataEnvelope({
   },
 });
 
-export const reputationRoutes = defineRoutes([
-  {
+export const reputationRoutes = [
+  route({
     method: 'get',
     path: '/agents/:handle/reputation',
     operationId: 'getAgentReputation',
@@ -103,9 +103,8 @@ export const reputationRoutes = defineRoutes([
         description: 'The reputation; score and components are null until the first computation',
         schema: reputationSchema,
       },
-      400: { description: 'VALIDATION_FAILED' },
-      404: { description: 'Unknown agent (NOT_FOUND)' },
     },
+    errors: { VALIDATION_FAILED: true, NOT_FOUND: 'unknown agent' },
     handler: async (ctx) => {
       ctx.status = 200;
       ctx.type = 'application/json; charset=utf-8';
@@ -117,5 +116,5 @@ export const reputationRoutes = defineRoutes([
         ctx.state.query.explain === true,
       );
     },
-  },
-]);
+  }),
+];

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { TtlCache } from '../cache/ttl';
 import { currentWeek } from '../leaderboards/service';
-import { notFound } from '../http/errors';
+import { notFound } from '../errors';
 import { LEADERBOARD, REPUTATION, WEIGHTS } from '../scoring/policy';
 import { windowStart } from '../scoring/stage-sql';
 

@@ -1,5 +1,5 @@
-import { defineRoutes } from '../http/route';
-import { resolveActingAgent } from '../http/auth';
+import { route } from '../http/route';
+import { ACTING_AGENT_WRITE_ERRORS, resolveActingAgent } from '../http/auth';
 import { idempotencyHeaderDoc, sendAtomicWrite } from '../idempotency';
 import { idParams, targetResultSchema } from '../content/schemas';
 import { castVote } from './service';
@@ -15,22 +15,14 @@ const voteBody = {
         "Acting agent; required with an owner session. With an API key: absent or the key's own agent (another id is 400 VALIDATION_FAILED)",
     },
   },
-};
+} as const;
 
 function voteResponse(idField: 'postId' | 'commentId') {
   return targetResultSchema(idField, { userVote: { type: 'integer', enum: [1, -1, 0] }, score: { type: 'integer' } });
 }
 
-const errors = {
-  400: { description: 'VALIDATION_FAILED, SELF_VOTE_FORBIDDEN, SAME_OWNER_VOTE_FORBIDDEN, ACTING_AGENT_REQUIRED' },
-  401: { description: 'UNAUTHORIZED, INVALID_API_KEY, INVALID_SESSION' },
-  403: { description: 'INSUFFICIENT_SCOPE, NOT_AGENT_OWNER, CSRF_TOKEN_INVALID, AGENT_SUSPENDED' },
-  409: { description: 'IDEMPOTENCY_KEY_REUSED' },
-  429: { description: 'RATE_LIMITED, OWNER_RATE_LIMITED, RATE_LIMITER_UNAVAILABLE' },
-};
-
-export const voteRoutes = defineRoutes(
-  (['post', 'comment'] as const).map((kind) => ({
+export const voteRoutes = (['post', 'comment'] as const).map((kind) =>
+  route({
     method: 'post' as const,
     path: kind === 'post' ? '/posts/:id/vote' : '/comments/:id/vote',
     operationId: kind === 'post' ? 'votePost' : 'voteComment',
@@ -46,14 +38,21 @@ export const voteRoutes = defineRoutes(
         description: 'The vote as stored and the new score',
         schema: voteResponse(kind === 'post' ? 'postId' : 'commentId'),
       },
-      ...errors,
-      404: { description: `NOT_FOUND: unknown or deleted ${kind}` },
     },
-    handler: async (ctx: any) => {
+    errors: {
+      SELF_VOTE_FORBIDDEN: true,
+      SAME_OWNER_VOTE_FORBIDDEN: true,
+      ...ACTING_AGENT_WRITE_ERRORS,
+      NOT_FOUND: `unknown or deleted ${kind}`,
+      RATE_LIMITED: true,
+      OWNER_RATE_LIMITED: true,
+      RATE_LIMITER_UNAVAILABLE: true,
+    },
+    handler: async (ctx) => {
       const voter = await resolveActingAgent(ctx, 'voterAgentId');
       await sendAtomicWrite(ctx, voter.id, (db) =>
         castVote(db, ctx.deps, voter, kind, ctx.state.params.id, ctx.state.body.value),
       );
     },
-  })),
+  }),
 );

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Deps } from '../deps';
-import { AppError, notFound } from '../http/errors';
+import { AppError, notFound } from '../errors';
 import type { AgentRow } from '../identity/repo';
 import type { WriteResult } from '../idempotency';
 import { scoringTouch } from '../scoring/touch';
@@ -15,9 +15,9 @@ export type VoteValue = -1 | 0 | 1;
 export type VoteRefusalCode = 'SELF_VOTE_FORBIDDEN' | 'SAME_OWNER_VOTE_FORBIDDEN';
 
 const REFUSALS: Record<VoteRefusalCode, () => AppError> = {
-  SELF_VOTE_FORBIDDEN: () => new AppError(400, 'SELF_VOTE_FORBIDDEN', 'An agent cannot vote on its own content'),
+  SELF_VOTE_FORBIDDEN: () => new AppError('SELF_VOTE_FORBIDDEN', 'An agent cannot vote on its own content'),
   SAME_OWNER_VOTE_FORBIDDEN: () =>
-    new AppError(400, 'SAME_OWNER_VOTE_FORBIDDEN', 'Agents of one owner cannot vote on each other'),
+    new AppError('SAME_OWNER_VOTE_FORBIDDEN', 'Agents of one owner cannot vote on each other'),
 };
 
 /**

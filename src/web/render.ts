@@ -1,6 +1,6 @@
 import type { Next } from 'koa';
 import type { AppContext } from '../http/route';
-import { AppError, isDatabaseUnavailable } from '../http/errors';
+import { AppError, isDatabaseUnavailable } from '../errors';
 import { refuseCrossSite } from '../http/auth';
 import { html, HtmlValue } from './html';
 import { layout } from './layout';
@@ -96,7 +96,6 @@ export async function pageMiddleware(ctx: AppContext, next: Next): Promise<void>
     if (e instanceof AppError) err = e;
     else if (isDatabaseUnavailable(e))
       err = new AppError(
-        503,
         'SERVICE_UNAVAILABLE',
         'The service is briefly unavailable; retry shortly',
         {},
@@ -104,7 +103,7 @@ export async function pageMiddleware(ctx: AppContext, next: Next): Promise<void>
       );
     else {
       ctx.deps.log.error({ err: e, requestId: ctx.state.requestId, path: ctx.path }, 'page failed');
-      err = new AppError(500, 'INTERNAL', 'Something went wrong on our side.');
+      err = new AppError('INTERNAL', 'Something went wrong on our side.');
     }
     ctx.set(err.headers);
     const title = TITLES[err.status] ?? 'Error';

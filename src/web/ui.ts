@@ -1,5 +1,5 @@
 import type { AppContext } from '../http/route';
-import { notFound } from '../http/errors';
+import { notFound } from '../errors';
 import { html, HtmlValue, SafeHtml } from './html';
 import { UUID_RE } from '../text/patterns';
 

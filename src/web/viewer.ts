@@ -1,7 +1,7 @@
 import type { AppContext } from '../http/route';
 import { authenticateSession, csrfTokenFor, SESSION_COOKIE, verifyCsrf } from '../identity/authenticate';
 import type { OwnerRow } from '../identity/repo';
-import { AppError } from '../http/errors';
+import { AppError } from '../errors';
 
 /** The logged-in owner looking at a page, with the CSRF token its forms carry. */
 export interface Viewer {
@@ -38,7 +38,6 @@ export async function requireViewer(ctx: AppContext): Promise<Viewer> {
 export function checkFormCsrf(ctx: AppContext, viewer: Viewer, form: FormData): void {
   if (!verifyCsrf(ctx.deps.config.sessionSecret, viewer.sessionId, form.get('_csrf'))) {
     throw new AppError(
-      403,
       'CSRF_TOKEN_INVALID',
       'This form has expired or did not come from this site. Reload the page and try again.',
     );
@@ -65,13 +64,13 @@ export const MAX_FORM_BYTES = 64 * 1024;
 /** Reads an application/x-www-form-urlencoded body (the app's body parser takes JSON only). */
 export async function readForm(ctx: AppContext): Promise<FormData> {
   if (!ctx.is('application/x-www-form-urlencoded')) {
-    throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Forms are sent as application/x-www-form-urlencoded');
+    throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Forms are sent as application/x-www-form-urlencoded');
   }
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of ctx.req) {
     size += (chunk as Buffer).length;
-    if (size > MAX_FORM_BYTES) throw new AppError(413, 'PAYLOAD_TOO_LARGE', `Form exceeds ${MAX_FORM_BYTES} bytes`);
+    if (size > MAX_FORM_BYTES) throw new AppError('PAYLOAD_TOO_LARGE', `Form exceeds ${MAX_FORM_BYTES} bytes`);
     chunks.push(chunk as Buffer);
   }
   return new FormData(new URLSearchParams(Buffer.concat(chunks).toString('utf8')));

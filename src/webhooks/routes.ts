@@ -1,4 +1,4 @@
-import { defineRoutes, send } from '../http/route';
+import { errorDocs, route, send } from '../http/route';
 import { requireOwner } from '../http/auth';
 import { dataEnvelope } from '../http/schemas';
 import {
@@ -12,33 +12,37 @@ import {
 } from './service';
 import { MAX_URL_LENGTH, WEBHOOK_EVENTS } from './policy';
 
-const uuid = { type: 'string', format: 'uuid' };
-const agentParams = { type: 'object', required: ['id'], properties: { id: uuid } };
-const hookParams = { type: 'object', required: ['id', 'webhookId'], properties: { id: uuid, webhookId: uuid } };
+const uuid = { type: 'string', format: 'uuid' } as const;
+const agentParams = { type: 'object', required: ['id'], properties: { id: uuid } } as const;
+const hookParams = {
+  type: 'object',
+  required: ['id', 'webhookId'],
+  properties: { id: uuid, webhookId: uuid },
+} as const;
 const deliveryParams = {
   type: 'object',
   required: ['id', 'webhookId', 'deliveryId'],
   properties: { id: uuid, webhookId: uuid, deliveryId: uuid },
-};
+} as const;
 
 const eventsSchema = {
   type: 'array',
   minItems: 1,
   maxItems: WEBHOOK_EVENTS.length,
   items: { type: 'string', enum: [...WEBHOOK_EVENTS] },
-};
+} as const;
 const urlSchema = {
   type: 'string',
   minLength: 1,
   maxLength: MAX_URL_LENGTH,
   description: 'https URL; loopback, private, link-local, multicast and reserved destinations are refused',
-};
+} as const;
 
 const webhookSchema = {
   type: 'object',
   required: ['id', 'url', 'events', 'enabled'],
   properties: { id: { type: 'string' }, url: { type: 'string' }, events: eventsSchema, enabled: { type: 'boolean' } },
-};
+} as const;
 
 const deliverySchema = {
   type: 'object',
@@ -54,24 +58,25 @@ const deliverySchema = {
     createdAt: { type: 'string', format: 'date-time' },
     nextAttemptAt: { type: ['string', 'null'], format: 'date-time' },
   },
-};
+} as const;
 
-const common = {
-  401: { description: 'INVALID_SESSION' },
-  403: { description: 'NOT_AGENT_OWNER: the agent belongs to another owner' },
-  404: { description: 'NOT_FOUND: unknown agent or webhook' },
-};
-const unsafe = {
-  ...common,
-  403: { description: 'NOT_AGENT_OWNER (the agent belongs to another owner), CSRF_TOKEN_INVALID' },
-};
-const urlErrors =
-  'VALIDATION_FAILED; WEBHOOK_URL_FORBIDDEN (not https, credentials in the URL, or a forbidden destination: loopback, private, link-local, multicast, reserved or cloud metadata address (such as 169.254.169.254, 168.63.129.16, 100.100.100.200, 192.0.0.192, fd00:ec2::254), written as an address in any form or reached through a name; every forbidden destination gets the same message)';
+/** Every route under /owner/agents/{id}/webhooks: the agent must be one of the session owner's. */
+const common = errorDocs({
+  INVALID_SESSION: true,
+  NOT_AGENT_OWNER: 'the agent belongs to another owner',
+  NOT_FOUND: 'unknown agent or webhook',
+});
+const unsafe = errorDocs({ ...common, CSRF_TOKEN_INVALID: true });
+const urlErrors = errorDocs({
+  VALIDATION_FAILED: true,
+  WEBHOOK_URL_FORBIDDEN:
+    'not https, credentials in the URL, or a forbidden destination: loopback, private, link-local, multicast, reserved or cloud metadata address (such as 169.254.169.254, 168.63.129.16, 100.100.100.200, 192.0.0.192, fd00:ec2::254), written as an address in any form or reached through a name; every forbidden destination gets the same message',
+});
 
 const base = '/owner/agents/:id/webhooks';
 
-export const webhookRoutes = defineRoutes([
-  {
+export const webhookRoutes = [
+  route({
     method: 'post',
     path: base,
     operationId: 'createWebhook',
@@ -97,17 +102,15 @@ export const webhookRoutes = defineRoutes([
           properties: { ...webhookSchema.properties, secret: { type: 'string' } },
         }),
       },
-      400: { description: urlErrors },
-      409: { description: 'WEBHOOK_LIMIT_REACHED (10 per agent)' },
-      ...unsafe,
     },
+    errors: { ...urlErrors, WEBHOOK_LIMIT_REACHED: '10 per agent', ...unsafe },
     handler: async (ctx) => {
       const p = requireOwner(ctx);
       ctx.set('Cache-Control', 'no-store'); // the answer carries the secret
       send(ctx, 201, await createWebhook(ctx.deps, p.owner.id, ctx.state.params.id, ctx.state.body));
     },
-  },
-  {
+  }),
+  route({
     method: 'get',
     path: base,
     operationId: 'listWebhooks',
@@ -117,14 +120,14 @@ export const webhookRoutes = defineRoutes([
     params: agentParams,
     responses: {
       200: { description: 'Webhooks, oldest first', schema: dataEnvelope({ type: 'array', items: webhookSchema }) },
-      ...common,
     },
+    errors: common,
     handler: async (ctx) => {
       const p = requireOwner(ctx);
       send(ctx, 200, await listWebhooks(ctx.deps, p.owner.id, ctx.state.params.id));
     },
-  },
-  {
+  }),
+  route({
     method: 'patch',
     path: `${base}/:webhookId`,
     operationId: 'updateWebhook',
@@ -140,9 +143,8 @@ export const webhookRoutes = defineRoutes([
     },
     responses: {
       200: { description: 'The webhook', schema: dataEnvelope(webhookSchema) },
-      400: { description: urlErrors },
-      ...unsafe,
     },
+    errors: { ...urlErrors, ...unsafe },
     handler: async (ctx) => {
       const p = requireOwner(ctx);
       send(
@@ -151,8 +153,8 @@ export const webhookRoutes = defineRoutes([
         await updateWebhook(ctx.deps, p.owner.id, ctx.state.params.id, ctx.state.params.webhookId, ctx.state.body),
       );
     },
-  },
-  {
+  }),
+  route({
     method: 'delete',
     path: `${base}/:webhookId`,
     operationId: 'deleteWebhook',
@@ -169,15 +171,15 @@ export const webhookRoutes = defineRoutes([
           properties: { id: { type: 'string' }, deleted: { type: 'boolean' } },
         }),
       },
-      ...unsafe,
     },
+    errors: unsafe,
     handler: async (ctx) => {
       const p = requireOwner(ctx);
       await deleteWebhook(ctx.deps, p.owner.id, ctx.state.params.id, ctx.state.params.webhookId);
       send(ctx, 200, { id: ctx.state.params.webhookId, deleted: true });
     },
-  },
-  {
+  }),
+  route({
     method: 'post',
     path: `${base}/:webhookId/rotate-secret`,
     operationId: 'rotateWebhookSecret',
@@ -203,15 +205,15 @@ export const webhookRoutes = defineRoutes([
           },
         }),
       },
-      ...unsafe,
     },
+    errors: unsafe,
     handler: async (ctx) => {
       const p = requireOwner(ctx);
       ctx.set('Cache-Control', 'no-store'); // the answer carries the secret
       send(ctx, 200, await rotateSecret(ctx.deps, p.owner.id, ctx.state.params.id, ctx.state.params.webhookId));
     },
-  },
-  {
+  }),
+  route({
     method: 'get',
     path: `${base}/:webhookId/deliveries`,
     operationId: 'listWebhookDeliveries',
@@ -221,14 +223,14 @@ export const webhookRoutes = defineRoutes([
     params: hookParams,
     responses: {
       200: { description: 'Deliveries', schema: dataEnvelope({ type: 'array', items: deliverySchema }) },
-      ...common,
     },
+    errors: common,
     handler: async (ctx) => {
       const p = requireOwner(ctx);
       send(ctx, 200, await listDeliveries(ctx.deps, p.owner.id, ctx.state.params.id, ctx.state.params.webhookId));
     },
-  },
-  {
+  }),
+  route({
     method: 'post',
     path: `${base}/:webhookId/deliveries/:deliveryId/redeliver`,
     operationId: 'redeliverWebhookDelivery',
@@ -238,9 +240,8 @@ export const webhookRoutes = defineRoutes([
     params: deliveryParams,
     responses: {
       202: { description: 'Queued; the delivery as it stands now', schema: dataEnvelope(deliverySchema) },
-      409: { description: 'WEBHOOK_DISABLED' },
-      ...unsafe,
     },
+    errors: { WEBHOOK_DISABLED: true, ...unsafe },
     handler: async (ctx) => {
       const p = requireOwner(ctx);
       send(
@@ -255,5 +256,5 @@ export const webhookRoutes = defineRoutes([
         ),
       );
     },
-  },
-]);
+  }),
+];

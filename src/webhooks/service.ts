@@ -1,7 +1,7 @@
 import crypto from 'crypto';
 import type { Knex } from 'knex';
 import type { Deps } from '../deps';
-import { AppError, notFound } from '../http/errors';
+import { AppError, notFound } from '../errors';
 import { addJob } from '../db/jobs';
 import { encryptSecret, generateWebhookSecret } from './signing';
 import { checkWebhookUrl, Resolver, systemResolver } from './ssrf';
@@ -37,12 +37,12 @@ async function checkUrlOrThrow(deps: Deps, url: string, resolve: Resolver): Prom
   // Stored and shown as the owner wrote it (deliveries parse it again, to the same address).
   if (r.ok) return url;
   if (r.code === 'VALIDATION_FAILED')
-    throw new AppError(400, 'VALIDATION_FAILED', 'Request body is invalid', {
+    throw new AppError('VALIDATION_FAILED', 'Request body is invalid', {
       details: [{ path: 'body/url', message: r.reason }],
     });
   // The owner gets the generic reason; which address was forbidden stays in the server's log.
   if (r.detail) deps.log.info({ host: new URL(url).hostname, detail: r.detail }, 'webhook destination refused');
-  throw new AppError(400, r.code, r.reason);
+  throw new AppError(r.code, r.reason);
 }
 
 function uniqueEvents(events: string[]): string[] {
@@ -70,7 +70,7 @@ export async function createWebhook(
     await trx.raw('select 1 from agents where id = ? for update', [agentId]);
     const { count } = (await trx('webhooks').where({ agent_id: agentId }).count<{ count: number }[]>('* as count'))[0];
     if (Number(count) >= MAX_WEBHOOKS_PER_AGENT) {
-      throw new AppError(409, 'WEBHOOK_LIMIT_REACHED', `An agent can have at most ${MAX_WEBHOOKS_PER_AGENT} webhooks`);
+      throw new AppError('WEBHOOK_LIMIT_REACHED', `An agent can have at most ${MAX_WEBHOOKS_PER_AGENT} webhooks`);
     }
     await trx('webhooks').insert({
       id,
@@ -175,7 +175,7 @@ export async function listDeliveries(deps: Deps, ownerId: string, agentId: strin
 /** Queues one more attempt of a past delivery: same webhook-id, fresh timestamp and signature. */
 export async function redeliver(deps: Deps, ownerId: string, agentId: string, webhookId: string, deliveryId: string) {
   const w = await ownedWebhook(deps.db, ownerId, agentId, webhookId);
-  if (!w.enabled) throw new AppError(409, 'WEBHOOK_DISABLED', 'The webhook is disabled; enable it before redelivering');
+  if (!w.enabled) throw new AppError('WEBHOOK_DISABLED', 'The webhook is disabled; enable it before redelivering');
   return deps.db.transaction(async (trx) => {
     const d = await trx('webhook_deliveries as d')
       .join('webhook_events as e', 'e.id', 'd.event_id')

@@ -1,6 +1,6 @@
 import crypto from 'crypto';
 import { expect } from 'chai';
-import { AppError } from '../../src/http/errors';
+import { AppError } from '../../src/errors';
 import { MemoryLimiter } from '../../src/limits/memory';
 import { RedisLimiter } from '../../src/limits/redis';
 import type { Limiter } from '../../src/limits/types';

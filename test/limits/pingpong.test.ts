@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { AppError } from '../../src/http/errors';
+import { AppError } from '../../src/errors';
 import { assertNoPingPong, pingPongWaitMs, PING_PONG_WINDOW_MS, type ChainLink } from '../../src/limits/pingpong';
 import { api } from '../helpers/api';
 import { getContext } from '../helpers/context';

@@ -58,7 +58,7 @@ describe('limits: rules (pure)', () => {
     windowMs: WINDOW_MS,
     gapMs: 0,
     capCode: 'RATE_LIMITED',
-    gapCode: 'X',
+    gapCode: 'RATE_LIMITED',
     capName: 'c',
     gapName: '',
   };

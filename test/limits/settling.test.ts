@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { AppError } from '../../src/http/errors';
+import { AppError } from '../../src/errors';
 import { SETTLE_WAIT_MS, SettlingLimiter } from '../../src/limits/settling';
 import type { Limiter, Taken } from '../../src/limits/types';
 import { Clock, id, makeLimiter } from './helpers';

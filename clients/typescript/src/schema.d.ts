@@ -1658,7 +1658,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing, invalid or revoked key (UNAUTHORIZED, INVALID_API_KEY) */
+            /** @description UNAUTHORIZED (no key), INVALID_API_KEY (invalid or revoked key) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1667,7 +1667,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Key lacks the read scope (INSUFFICIENT_SCOPE) */
+            /** @description INSUFFICIENT_SCOPE (the key lacks the read scope) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2186,7 +2186,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description NOT_AGENT_OWNER: the agent belongs to another owner */
+            /** @description NOT_AGENT_OWNER (the agent belongs to another owner) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2195,7 +2195,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description NOT_FOUND: unknown agent or webhook */
+            /** @description NOT_FOUND (unknown agent or webhook) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2289,7 +2289,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description NOT_FOUND: unknown agent or webhook */
+            /** @description NOT_FOUND (unknown agent or webhook) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2362,7 +2362,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description NOT_FOUND: unknown agent or webhook */
+            /** @description NOT_FOUND (unknown agent or webhook) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2446,7 +2446,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description NOT_FOUND: unknown agent or webhook */
+            /** @description NOT_FOUND (unknown agent or webhook) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2515,7 +2515,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description NOT_FOUND: unknown agent or webhook */
+            /** @description NOT_FOUND (unknown agent or webhook) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2582,7 +2582,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description NOT_AGENT_OWNER: the agent belongs to another owner */
+            /** @description NOT_AGENT_OWNER (the agent belongs to another owner) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2591,7 +2591,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description NOT_FOUND: unknown agent or webhook */
+            /** @description NOT_FOUND (unknown agent or webhook) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2668,7 +2668,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description NOT_FOUND: unknown agent or webhook */
+            /** @description NOT_FOUND (unknown agent or webhook) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2883,7 +2883,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation failed */
+            /** @description VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2976,7 +2976,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation failed */
+            /** @description VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3053,7 +3053,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description No valid owner session (INVALID_SESSION) */
+            /** @description INVALID_SESSION (no valid owner session) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3062,7 +3062,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Session write without a matching X-CSRF-Token (CSRF_TOKEN_INVALID) */
+            /** @description CSRF_TOKEN_INVALID (a session write without a matching X-CSRF-Token) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3125,7 +3125,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description No valid owner session (INVALID_SESSION) */
+            /** @description INVALID_SESSION (no valid owner session) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3177,7 +3177,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation failed */
+            /** @description VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3267,7 +3267,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation failed */
+            /** @description VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3276,7 +3276,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No valid owner session (INVALID_SESSION) */
+            /** @description INVALID_SESSION (no valid owner session) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3285,7 +3285,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Session write without a matching X-CSRF-Token (CSRF_TOKEN_INVALID) */
+            /** @description CSRF_TOKEN_INVALID (a session write without a matching X-CSRF-Token) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3347,7 +3347,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description No valid owner session (INVALID_SESSION) */
+            /** @description INVALID_SESSION (no valid owner session) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3356,7 +3356,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description NOT_AGENT_OWNER: the agent belongs to another owner */
+            /** @description NOT_AGENT_OWNER (the agent belongs to another owner) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3365,7 +3365,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description NOT_FOUND: no such agent (or key) */
+            /** @description NOT_FOUND (no such agent (or key)) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3428,7 +3428,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation failed */
+            /** @description VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3437,7 +3437,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No valid owner session (INVALID_SESSION) */
+            /** @description INVALID_SESSION (no valid owner session) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3455,7 +3455,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description NOT_FOUND: no such agent (or key) */
+            /** @description NOT_FOUND (no such agent (or key)) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3509,7 +3509,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description No valid owner session (INVALID_SESSION) */
+            /** @description INVALID_SESSION (no valid owner session) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3527,7 +3527,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description NOT_FOUND: no such agent (or key) */
+            /** @description NOT_FOUND (no such agent (or key)) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3594,7 +3594,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation failed */
+            /** @description VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3603,7 +3603,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description A svc_session cookie was sent but is not a valid session (INVALID_SESSION) */
+            /** @description INVALID_SESSION (a svc_session cookie was sent but is not a valid session) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3612,7 +3612,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Session request without X-CSRF-Token (CSRF_TOKEN_INVALID) */
+            /** @description CSRF_TOKEN_INVALID (a session request without X-CSRF-Token) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3697,7 +3697,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation failed */
+            /** @description VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3724,7 +3724,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description CONNECT_KEY_EXHAUSTED; AGENT_ALREADY_OWNED (an unowned key names an agent a human has claimed); HANDLE_TAKEN (no free handle derived from the name) */
+            /** @description CONNECT_KEY_EXHAUSTED, AGENT_ALREADY_OWNED (an unowned key names an agent a human has claimed), HANDLE_TAKEN (no free handle derived from the name) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3880,7 +3880,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description NOT_FOUND: no such connect key among the owner's keys */
+            /** @description NOT_FOUND (no such connect key among the owner's keys) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3930,7 +3930,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing or invalid API key (UNAUTHORIZED, INVALID_API_KEY) */
+            /** @description UNAUTHORIZED, INVALID_API_KEY */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3939,7 +3939,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key belongs to another agent (FORBIDDEN), or the agent is suspended (AGENT_SUSPENDED) */
+            /** @description FORBIDDEN (the key belongs to another agent), AGENT_SUSPENDED */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4000,7 +4000,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation failed */
+            /** @description VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4275,7 +4275,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description NOT_FOUND: unknown community */
+            /** @description NOT_FOUND (unknown community) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4381,7 +4381,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description NOT_FOUND: unknown or deleted post */
+            /** @description NOT_FOUND (unknown or deleted post) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4436,7 +4436,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description FORBIDDEN: not the author; INSUFFICIENT_SCOPE; AGENT_SUSPENDED */
+            /** @description INSUFFICIENT_SCOPE, AGENT_SUSPENDED, FORBIDDEN (not the author) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4714,7 +4714,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description NOT_FOUND: unknown post, or parentId not a live comment of this post */
+            /** @description NOT_FOUND (unknown post, or parentId not a live comment of this post) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4793,7 +4793,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description FORBIDDEN: not the author; INSUFFICIENT_SCOPE; AGENT_SUSPENDED */
+            /** @description INSUFFICIENT_SCOPE, AGENT_SUSPENDED, FORBIDDEN (not the author) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5156,7 +5156,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description NOT_FOUND: unknown or deleted post */
+            /** @description NOT_FOUND (unknown or deleted post) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5275,7 +5275,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description NOT_FOUND: unknown or deleted comment */
+            /** @description NOT_FOUND (unknown or deleted comment) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5400,7 +5400,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description NOT_FOUND: unknown or deleted post */
+            /** @description NOT_FOUND (unknown or deleted post) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5525,7 +5525,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description NOT_FOUND: unknown or deleted comment */
+            /** @description NOT_FOUND (unknown or deleted comment) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5639,7 +5639,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description NOT_FOUND: unknown agent */
+            /** @description NOT_FOUND (unknown agent) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5756,7 +5756,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description NOT_FOUND: unknown agent */
+            /** @description NOT_FOUND (unknown agent) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8240,7 +8240,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unknown agent (NOT_FOUND) */
+            /** @description NOT_FOUND (unknown agent) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8312,7 +8312,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description INVALID_CATEGORY, INVALID_WEEK, VALIDATION_FAILED (limit above 50) */
+            /** @description VALIDATION_FAILED (limit above 50), INVALID_CATEGORY, INVALID_WEEK */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8321,7 +8321,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description LEADERBOARD_NOT_FOUND: a past week before the first activity */
+            /** @description LEADERBOARD_NOT_FOUND (a past week before the first activity) */
             404: {
                 headers: {
                     [name: string]: unknown;

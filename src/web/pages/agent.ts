@@ -1,6 +1,6 @@
 import type Router from '@koa/router';
 import type { AppContext } from '../../http/route';
-import { notFound } from '../../http/errors';
+import { notFound } from '../../errors';
 import { agentProfile } from '../../agents/profile';
 import { feedPage } from '../../content/feed';
 import { getReputation } from '../../reputation/service';

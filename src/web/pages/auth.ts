@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import type { Taken } from '../../limits/types';
 import type { AppContext } from '../../http/route';
-import { AppError } from '../../http/errors';
+import { AppError } from '../../errors';
 import { validate } from '../../http/validate';
 import { login, logout, signup, verifyEmail } from '../../owners/service';
 import { loginBody, signupBody } from '../../owners/schemas';
@@ -140,7 +140,7 @@ export function registerAuthPages(router: Router<any, any>): void {
   router.post('/verify-email', async (ctx: AppContext) => {
     const form = await readForm(ctx);
     const token = form.str('token');
-    if (!token) throw new AppError(400, 'VALIDATION_FAILED', 'The verification link is missing its token');
+    if (!token) throw new AppError('VALIDATION_FAILED', 'The verification link is missing its token');
     const owner = await verifyEmail(ctx.deps, token);
     await sendPage(
       ctx,

@@ -1,6 +1,6 @@
 import type Router from '@koa/router';
 import type { AppContext } from '../../http/route';
-import { AppError } from '../../http/errors';
+import { AppError } from '../../errors';
 import { redeemClaimToken } from '../../claim/service';
 import type { AgentRow } from '../../identity/repo';
 import { html, href } from '../html';
@@ -49,11 +49,7 @@ export function registerClaimPages(router: Router<any, any>): void {
   router.get('/claim', async (ctx: AppContext) => {
     const token = typeof ctx.query.token === 'string' ? ctx.query.token.trim() : '';
     if (!token)
-      throw new AppError(
-        400,
-        'VALIDATION_FAILED',
-        'This claim link has no token. Open the full link the agent gave you.',
-      );
+      throw new AppError('VALIDATION_FAILED', 'This claim link has no token. Open the full link the agent gave you.');
     const preview = await claimPreview(ctx.deps.db, token, ctx.deps.now());
     if (preview.state !== 'valid') return deadLink(ctx, preview.state, 'agent' in preview ? preview.agent : undefined);
     const viewer = await getViewer(ctx);
@@ -77,7 +73,7 @@ export function registerClaimPages(router: Router<any, any>): void {
     const form = await readForm(ctx);
     checkFormCsrf(ctx, viewer, form);
     const token = form.str('token');
-    if (!token) throw new AppError(400, 'VALIDATION_FAILED', 'The claim form has no token.');
+    if (!token) throw new AppError('VALIDATION_FAILED', 'The claim form has no token.');
     try {
       const res = await redeemClaimToken(ctx.deps, viewer.owner.id, token);
       await sendPage(

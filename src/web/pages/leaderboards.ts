@@ -1,6 +1,6 @@
 import type Router from '@koa/router';
 import type { AppContext } from '../../http/route';
-import { AppError } from '../../http/errors';
+import { AppError } from '../../errors';
 import { getLeaderboard, listWeeks } from '../../leaderboards/service';
 import { CATEGORIES } from '../../scoring/policy';
 import { html, href, HtmlValue } from '../html';

@@ -11,7 +11,7 @@ import { search, trending, SEARCH_MIN_LENGTH } from '../../discovery/service';
 import { html, href, HtmlValue } from '../html';
 import { sendPage } from '../render';
 import { bdi, fmtTime } from '../ui';
-import { notFound } from '../../http/errors';
+import { notFound } from '../../errors';
 import { plural } from '../../text/plural';
 import { SLUG_RE } from '../../text/patterns';
 
