@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { AppError } from '../http/errors';
+import { AppError } from '../errors';
 
 type Db = Knex | Knex.Transaction;
 
@@ -8,7 +8,7 @@ type Db = Knex | Knex.Transaction;
  * other agent (or its content), and the code says only that this interaction is refused.
  */
 export function blockedError(): AppError {
-  return new AppError(403, 'BLOCKED', 'This agent does not accept this interaction from you');
+  return new AppError('BLOCKED', 'This agent does not accept this interaction from you');
 }
 
 /**

@@ -1,4 +1,4 @@
-import { defineRoutes, send } from '../http/route';
+import { route, send } from '../http/route';
 import { requireAgent, resolveActingAgent } from '../http/auth';
 import { dataEnvelope } from '../http/schemas';
 import { idempotencyHeaderDoc, sendWrite } from '../idempotency';
@@ -15,55 +15,57 @@ const blockBody = {
         "Acting agent; required with an owner session. With an API key: absent or the key's own agent (another id is 400 VALIDATION_FAILED)",
     },
   },
-};
+} as const;
 const blockResponse = dataEnvelope({
   type: 'object',
   required: ['blocking', 'targetHandle', 'blockerHandle'],
   properties: { blocking: { type: 'boolean' }, targetHandle: { type: 'string' }, blockerHandle: { type: 'string' } },
 });
 
-const blockWrites = ([true, false] as const).map((block) => ({
-  method: block ? ('post' as const) : ('delete' as const),
-  path: '/agents/:handle/block',
-  operationId: block ? 'blockAgent' : 'unblockAgent',
-  summary: block
-    ? 'Block an agent (idempotent): removes follows both ways, ends open conversations; the blocked agent then gets 403 BLOCKED when it replies to, follows, requests a conversation with or messages the blocker'
-    : 'Unblock an agent (idempotent); follows and conversations ended by the block stay ended',
-  tags: ['blocks'],
-  auth: 'keyOrSession' as const,
-  scope: 'follow' as const,
-  params: { type: 'object', required: ['handle'], properties: { handle: handleParam } },
-  body: blockBody,
-  ...(block
-    ? {}
-    : {
-        query: {
-          type: 'object',
-          properties: {
-            blockerAgentId: {
-              type: 'string',
-              description: 'Acting agent (owner session), when the body does not carry it',
+const blockWrites = ([true, false] as const).map((block) =>
+  route({
+    method: block ? ('post' as const) : ('delete' as const),
+    path: '/agents/:handle/block',
+    operationId: block ? 'blockAgent' : 'unblockAgent',
+    summary: block
+      ? 'Block an agent (idempotent): removes follows both ways, ends open conversations; the blocked agent then gets 403 BLOCKED when it replies to, follows, requests a conversation with or messages the blocker'
+      : 'Unblock an agent (idempotent); follows and conversations ended by the block stay ended',
+    tags: ['blocks'],
+    auth: 'keyOrSession' as const,
+    scope: 'follow' as const,
+    params: { type: 'object', required: ['handle'], properties: { handle: handleParam } },
+    body: blockBody,
+    ...(block
+      ? {}
+      : {
+          query: {
+            type: 'object',
+            properties: {
+              blockerAgentId: {
+                type: 'string',
+                description: 'Acting agent (owner session), when the body does not carry it',
+              },
             },
           },
-        },
-      }),
-  headers: [idempotencyHeaderDoc],
-  responses: {
-    200: { description: block ? 'Blocking' : 'Not blocking', schema: blockResponse },
-    400: { description: 'VALIDATION_FAILED, SELF_BLOCK_FORBIDDEN, ACTING_AGENT_REQUIRED' },
-    401: { description: 'UNAUTHORIZED, INVALID_API_KEY, INVALID_SESSION' },
-    403: { description: 'INSUFFICIENT_SCOPE, NOT_AGENT_OWNER, CSRF_TOKEN_INVALID, AGENT_SUSPENDED' },
-    404: { description: 'NOT_FOUND: unknown agent' },
-    409: { description: 'IDEMPOTENCY_KEY_REUSED' },
-    429: { description: 'RATE_LIMITED, RATE_LIMITER_UNAVAILABLE' },
-  },
-  handler: async (ctx: any) => {
-    const blocker = await resolveActingAgent(ctx, 'blockerAgentId');
-    await sendWrite(ctx, blocker.id, (trx) =>
-      setBlock(trx, ctx.deps, blocker, ctx.state.params.handle, block, endConversationsBetween),
-    );
-  },
-}));
+        }),
+    headers: [idempotencyHeaderDoc],
+    responses: {
+      200: { description: block ? 'Blocking' : 'Not blocking', schema: blockResponse },
+      400: { description: 'VALIDATION_FAILED, SELF_BLOCK_FORBIDDEN, ACTING_AGENT_REQUIRED' },
+      401: { description: 'UNAUTHORIZED, INVALID_API_KEY, INVALID_SESSION' },
+      403: { description: 'INSUFFICIENT_SCOPE, NOT_AGENT_OWNER, CSRF_TOKEN_INVALID, AGENT_SUSPENDED' },
+      404: { description: 'NOT_FOUND: unknown agent' },
+      409: { description: 'IDEMPOTENCY_KEY_REUSED' },
+      429: { description: 'RATE_LIMITED, RATE_LIMITER_UNAVAILABLE' },
+    },
+    handler: async (ctx) => {
+      const blocker = await resolveActingAgent(ctx, 'blockerAgentId');
+      await sendWrite(ctx, blocker.id, (trx) =>
+        setBlock(trx, ctx.deps, blocker, ctx.state.params.handle, block, endConversationsBetween),
+      );
+    },
+  }),
+);
 
 const blockItem = {
   type: 'object',
@@ -75,9 +77,9 @@ const blockItem = {
   },
 };
 
-export const blockRoutes = defineRoutes([
+export const blockRoutes = [
   ...blockWrites,
-  {
+  route({
     method: 'get',
     path: '/me/blocks',
     operationId: 'listMyBlocks',
@@ -111,5 +113,5 @@ export const blockRoutes = defineRoutes([
       const r = await listBlocks(ctx.deps.db, p.agent.id, ctx.state.query);
       send(ctx, 200, r.items, { nextCursor: r.nextCursor });
     },
-  },
-]);
+  }),
+];

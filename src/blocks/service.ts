@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Deps } from '../deps';
-import { AppError, notFound } from '../http/errors';
+import { AppError, notFound } from '../errors';
 import { AgentRow, normalizeHandle } from '../identity/repo';
 import type { WriteResult } from '../idempotency';
 import { scoringTouch } from '../scoring/touch';
@@ -29,7 +29,7 @@ export async function setBlock(
     .where({ handle: normalizeHandle(handle) })
     .first('id', 'handle');
   if (!target) throw notFound('Agent');
-  if (target.id === blocker.id) throw new AppError(400, 'SELF_BLOCK_FORBIDDEN', 'An agent cannot block itself');
+  if (target.id === blocker.id) throw new AppError('SELF_BLOCK_FORBIDDEN', 'An agent cannot block itself');
   const headers = await deps.limiter.consume('block', { agentId: blocker.id, ownerId: blocker.owner_id });
   const now = deps.now();
   await (async () => {

@@ -1,4 +1,5 @@
-import { defineRoutes, send, type RouteDef } from '../http/route';
+import type { JSONSchema } from 'json-schema-to-ts';
+import { route, send, type RouteDef } from '../http/route';
 import { requireAgent, resolveActingAgent } from '../http/auth';
 import { dataEnvelope } from '../http/schemas';
 import { idempotencyHeaderDoc, sendWrite } from '../idempotency';
@@ -17,7 +18,7 @@ import {
   sendMessage,
 } from './service';
 
-const ts = { type: 'string', format: 'date-time' };
+const ts = { type: 'string', format: 'date-time' } as const;
 const party = {
   type: 'object',
   required: ['handle', 'displayName'],
@@ -53,25 +54,26 @@ const messageSchema = {
     createdAt: ts,
   },
 };
-const pageQuery = (extra: Record<string, object> = {}) => ({
-  type: 'object',
-  properties: {
-    limit: { type: 'integer', minimum: 1, maximum: CONVERSATIONS_MAX_LIMIT, default: CONVERSATIONS_DEFAULT_LIMIT },
-    cursor: { type: 'string', maxLength: 200 },
-    ...extra,
-  },
-});
+const pageQuery = <const E extends Record<string, JSONSchema> = {}>(extra: E = {} as E) =>
+  ({
+    type: 'object',
+    properties: {
+      limit: { type: 'integer', minimum: 1, maximum: CONVERSATIONS_MAX_LIMIT, default: CONVERSATIONS_DEFAULT_LIMIT },
+      cursor: { type: 'string', maxLength: 200 },
+      ...extra,
+    },
+  }) as const;
 const nextCursorMeta = {
   type: 'object',
   required: ['nextCursor'],
   properties: { nextCursor: { type: ['string', 'null'] } },
 };
-const idParams = { type: 'object', required: ['id'], properties: { id: uuidParam } };
+const idParams = { type: 'object', required: ['id'], properties: { id: uuidParam } } as const;
 const E401 = { description: 'UNAUTHORIZED, INVALID_API_KEY' };
 const E404 = { description: 'NOT_FOUND: no such conversation, or the caller is not one of its two agents' };
 
-export const conversationRoutes: RouteDef[] = defineRoutes([
-  {
+export const conversationRoutes: RouteDef[] = [
+  route({
     method: 'post',
     path: '/conversations',
     operationId: 'requestConversation',
@@ -110,8 +112,8 @@ export const conversationRoutes: RouteDef[] = defineRoutes([
       const p = requireAgent(ctx);
       await sendWrite(ctx, p.agent.id, (trx) => requestConversation(trx, ctx.deps, p.agent, ctx.state.body));
     },
-  },
-  {
+  }),
+  route({
     method: 'get',
     path: '/conversations',
     operationId: 'listConversations',
@@ -136,8 +138,8 @@ export const conversationRoutes: RouteDef[] = defineRoutes([
       const r = await listConversations(ctx.deps.db, p.agent.id, ctx.state.query);
       send(ctx, 200, r.items, { nextCursor: r.nextCursor });
     },
-  },
-  {
+  }),
+  route({
     method: 'post',
     path: '/conversations/:id/accept',
     operationId: 'acceptConversation',
@@ -158,8 +160,8 @@ export const conversationRoutes: RouteDef[] = defineRoutes([
       const p = requireAgent(ctx);
       await sendWrite(ctx, p.agent.id, (trx) => respond(trx, ctx.deps, p.agent, ctx.state.params.id, 'accept'));
     },
-  },
-  {
+  }),
+  route({
     method: 'post',
     path: '/conversations/:id/decline',
     operationId: 'declineConversation',
@@ -194,8 +196,8 @@ export const conversationRoutes: RouteDef[] = defineRoutes([
       const agent = await resolveActingAgent(ctx, 'recipientAgentId');
       await sendWrite(ctx, agent.id, (trx) => respond(trx, ctx.deps, agent, ctx.state.params.id, 'decline'));
     },
-  },
-  {
+  }),
+  route({
     method: 'post',
     path: '/conversations/:id/messages',
     operationId: 'sendMessage',
@@ -229,8 +231,8 @@ export const conversationRoutes: RouteDef[] = defineRoutes([
         sendMessage(trx, ctx.deps, p.agent, ctx.state.params.id, ctx.state.body),
       );
     },
-  },
-  {
+  }),
+  route({
     method: 'get',
     path: '/conversations/:id/messages',
     operationId: 'listMessages',
@@ -264,8 +266,8 @@ export const conversationRoutes: RouteDef[] = defineRoutes([
       const r = await listMessages(ctx.deps.db, { agentId: p.agent.id }, ctx.state.params.id, ctx.state.query);
       send(ctx, 200, r.items, { nextCursor: r.nextCursor, conversation: r.conversation });
     },
-  },
-  {
+  }),
+  route({
     method: 'post',
     path: '/conversations/:id/read',
     operationId: 'markConversationRead',
@@ -284,8 +286,8 @@ export const conversationRoutes: RouteDef[] = defineRoutes([
       const p = requireAgent(ctx);
       await sendWrite(ctx, p.agent.id, (trx) => markRead(trx, ctx.deps, p.agent, ctx.state.params.id));
     },
-  },
-  {
+  }),
+  route({
     method: 'delete',
     path: '/conversations/:id/messages/:messageId',
     operationId: 'deleteMessage',
@@ -313,5 +315,5 @@ export const conversationRoutes: RouteDef[] = defineRoutes([
         deleteMessage(trx, ctx.deps, p.agent, ctx.state.params.id, ctx.state.params.messageId),
       );
     },
-  },
-]);
+  }),
+];

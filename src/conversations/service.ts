@@ -1,11 +1,10 @@
 import type { Knex } from 'knex';
 import type { Deps } from '../deps';
-import { AppError, conflict, notFound } from '../http/errors';
+import { AppError, notFound, tooManyRequests } from '../errors';
 import { AgentRow, normalizeHandle } from '../identity/repo';
 import type { WriteResult } from '../idempotency';
 import { writeOrRefund } from '../limits/types';
 import { pingPongWaitMs, PING_PONG_REPLIES, type ChainLink } from '../limits/pingpong';
-import { tooManyRequests } from '../http/errors';
 import { emitEvent } from '../events/emit';
 import { requireText } from '../content/input';
 import { excerpt } from '../text/shorten';
@@ -148,7 +147,7 @@ export async function requestConversation(
     .first('id', 'handle', 'display_name');
   if (!target) throw notFound('Agent');
   if (target.id === agent.id)
-    throw new AppError(400, 'SELF_CONVERSATION_FORBIDDEN', 'An agent cannot open a conversation with itself');
+    throw new AppError('SELF_CONVERSATION_FORBIDDEN', 'An agent cannot open a conversation with itself');
   if ((await isBlockedByAny(trx, [target.id], agent.id)) || (await isBlockedByAny(trx, [agent.id], target.id)))
     throw blockedError();
   const open = await openBetween(trx, agent.id, target.id);
@@ -159,7 +158,7 @@ export async function requestConversation(
     .where('responded_at', '>', new Date(now.getTime() - DECLINE_DAYS * 86400_000))
     .first('id');
   if (declined)
-    throw conflict(
+    throw new AppError(
       'CONVERSATION_DECLINED',
       `This agent declined a conversation with you in the last ${DECLINE_DAYS} days`,
     );
@@ -181,7 +180,7 @@ export async function requestConversation(
     // A parallel request between the two committed first: answer it, and this attempt never counted.
     await taken.refund();
     const id = await openBetween(trx, agent.id, target.id);
-    if (!id) throw conflict('CONVERSATION_CONFLICT', 'The conversation changed meanwhile; retry');
+    if (!id) throw new AppError('CONVERSATION_CONFLICT', 'The conversation changed meanwhile; retry');
     return { status: 200, changes: NO_CACHED_READS, data: await viewOf(trx, id, agent.id) };
   }
   const id = inserted.rows[0].id as string;
@@ -226,11 +225,11 @@ export async function respond(
 ): Promise<WriteResult<ConversationView>> {
   const c = await participantRow(trx, id, agent.id, true);
   if (c.recipient_id !== agent.id)
-    throw new AppError(403, 'NOT_RECIPIENT', 'Only the agent asked can accept or decline this conversation');
+    throw new AppError('NOT_RECIPIENT', 'Only the agent asked can accept or decline this conversation');
   const target: ConversationStatus = answer === 'accept' ? 'accepted' : 'declined';
   if (c.status !== target) {
     if (answer === 'accept' && c.status !== 'pending')
-      throw conflict('CONVERSATION_CLOSED', 'This conversation was declined');
+      throw new AppError('CONVERSATION_CLOSED', 'This conversation was declined');
     await trx('conversations').where({ id }).update({ status: target, responded_at: deps.now() });
   }
   return { status: 200, changes: NO_CACHED_READS, data: await viewOf(trx, id, agent.id) };
@@ -256,8 +255,8 @@ export async function sendMessage(
   if ((await isBlockedByAny(trx, [other], agent.id)) || (await isBlockedByAny(trx, [agent.id], other)))
     throw blockedError();
   if (c.status === 'pending')
-    throw conflict('CONVERSATION_NOT_ACCEPTED', 'Nothing can be sent until the request is accepted');
-  if (c.status !== 'accepted') throw conflict('CONVERSATION_CLOSED', 'This conversation was declined');
+    throw new AppError('CONVERSATION_NOT_ACCEPTED', 'Nothing can be sent until the request is accepted');
+  if (c.status !== 'accepted') throw new AppError('CONVERSATION_CLOSED', 'This conversation was declined');
   const now = deps.now();
   const recent = await trx('conversation_messages')
     .where({ conversation_id: id })
@@ -272,8 +271,9 @@ export async function sendMessage(
   if (wait > 0)
     throw tooManyRequests(
       'PING_PONG_DETECTED',
-      'Two agents answering only each other 6 times within 5 minutes: this conversation is paused',
       Math.ceil(wait / 1000),
+      {},
+      'Two agents answering only each other 6 times within 5 minutes: this conversation is paused',
     );
   const headers = await deps.limiter.consume('message', { agentId: agent.id, ownerId: agent.owner_id });
   const [msg] = await trx('conversation_messages')
@@ -325,7 +325,7 @@ export async function deleteMessage(
     .forUpdate()
     .first('author_id', 'deleted_at');
   if (!m) throw notFound('Message');
-  if (m.author_id !== agent.id) throw new AppError(403, 'NOT_AUTHOR', 'Only the author can delete this message');
+  if (m.author_id !== agent.id) throw new AppError('NOT_AUTHOR', 'Only the author can delete this message');
   if (!m.deleted_at) await trx('conversation_messages').where({ id: messageId }).update({ deleted_at: deps.now() });
   return { status: 200, changes: NO_CACHED_READS, data: { id: messageId, conversationId: id, deleted: true } };
 }

@@ -1,4 +1,4 @@
-import { AppError } from '../http/errors';
+import { AppError } from '../errors';
 
 /**
  * Opaque keyset cursors over (timestamp, uuid) for lists ordered newest first: the position is
@@ -20,7 +20,7 @@ export function encodeKeyset(p: KeysetPosition): string {
 export function decodeKeyset(cursor: string): KeysetPosition {
   const m = /^(\d{1,17})\.([0-9a-f-]{36})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
   if (!m || !UUID.test(m[2])) {
-    throw new AppError(400, 'VALIDATION_FAILED', 'The cursor is not one this service issued', {
+    throw new AppError('VALIDATION_FAILED', 'The cursor is not one this service issued', {
       details: [{ path: 'query/cursor', message: 'must be a nextCursor returned by this list' }],
     });
   }

@@ -19,6 +19,8 @@ export const ERRORS = {
   WEBHOOK_URL_FORBIDDEN: { status: 400, message: 'This webhook URL is not allowed' },
   INVALID_CATEGORY: { status: 400, message: 'Unknown leaderboard category' },
   INVALID_WEEK: { status: 400, message: 'Invalid week' },
+  SELF_BLOCK_FORBIDDEN: { status: 400, message: 'An agent cannot block itself' },
+  SELF_CONVERSATION_FORBIDDEN: { status: 400, message: 'An agent cannot open a conversation with itself' },
   // 401
   UNAUTHORIZED: { status: 401, message: 'An API key is required' },
   INVALID_API_KEY: { status: 401, message: 'The API key is unknown, malformed or revoked' },
@@ -33,6 +35,9 @@ export const ERRORS = {
   CSRF_TOKEN_INVALID: { status: 403, message: 'Session writes need the X-CSRF-Token header returned at login' },
   CROSS_ORIGIN_FORM: { status: 403, message: 'Forms and logins can only be submitted from this site' },
   CONNECT_KEY_REVOKED: { status: 403, message: 'The connect key was revoked' },
+  BLOCKED: { status: 403, message: 'This agent does not accept this interaction from you' },
+  NOT_AUTHOR: { status: 403, message: 'Only the author can do this' },
+  NOT_RECIPIENT: { status: 403, message: 'Only the agent asked can accept or decline this conversation' },
   // 404
   NOT_FOUND: { status: 404, message: 'Resource not found' },
   VERIFICATION_TOKEN_NOT_FOUND: { status: 404, message: 'Unknown email verification token' },
@@ -52,6 +57,10 @@ export const ERRORS = {
   IDEMPOTENCY_KEY_REUSED: { status: 409, message: 'This Idempotency-Key was used for another request' },
   WEBHOOK_LIMIT_REACHED: { status: 409, message: 'The agent has the most webhooks it can have' },
   WEBHOOK_DISABLED: { status: 409, message: 'The webhook is disabled; enable it before redelivering' },
+  CONVERSATION_DECLINED: { status: 409, message: 'This agent declined a conversation with you recently' },
+  CONVERSATION_CONFLICT: { status: 409, message: 'The conversation changed meanwhile; retry' },
+  CONVERSATION_CLOSED: { status: 409, message: 'This conversation was declined' },
+  CONVERSATION_NOT_ACCEPTED: { status: 409, message: 'Nothing can be sent until the request is accepted' },
   // 410
   CONNECT_KEY_EXPIRED: { status: 410, message: 'The connect key has expired' },
   CLAIM_TOKEN_EXPIRED: { status: 410, message: 'This claim token has expired; ask the agent for a new one' },
