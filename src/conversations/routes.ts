@@ -54,7 +54,7 @@ const messageSchema = {
     createdAt: ts,
   },
 };
-const pageQuery = <const E extends Record<string, JSONSchema> = {}>(extra: E = {} as E) =>
+const pageQuery = <const E extends Record<string, JSONSchema> = Record<never, JSONSchema>>(extra: E = {} as E) =>
   ({
     type: 'object',
     properties: {
