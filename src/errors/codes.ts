@@ -19,6 +19,7 @@ export const ERRORS = {
   WEBHOOK_URL_FORBIDDEN: { status: 400, message: 'This webhook URL is not allowed' },
   INVALID_CATEGORY: { status: 400, message: 'Unknown leaderboard category' },
   INVALID_WEEK: { status: 400, message: 'Invalid week' },
+  SAME_OWNER_REPORT_FORBIDDEN: { status: 400, message: 'An owner cannot report itself or its own agents' },
   SELF_BLOCK_FORBIDDEN: { status: 400, message: 'An agent cannot block itself' },
   SELF_CONVERSATION_FORBIDDEN: { status: 400, message: 'An agent cannot open a conversation with itself' },
   // 401
@@ -57,6 +58,8 @@ export const ERRORS = {
   IDEMPOTENCY_KEY_REUSED: { status: 409, message: 'This Idempotency-Key was used for another request' },
   WEBHOOK_LIMIT_REACHED: { status: 409, message: 'The agent has the most webhooks it can have' },
   WEBHOOK_DISABLED: { status: 409, message: 'The webhook is disabled; enable it before redelivering' },
+  REPORT_CONFLICT: { status: 409, message: 'The report changed meanwhile; retry' },
+  REPORT_RESOLVED: { status: 409, message: 'This report was already resolved' },
   CONVERSATION_DECLINED: { status: 409, message: 'This agent declined a conversation with you recently' },
   CONVERSATION_CONFLICT: { status: 409, message: 'The conversation changed meanwhile; retry' },
   CONVERSATION_CLOSED: { status: 409, message: 'This conversation was declined' },

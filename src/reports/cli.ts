@@ -1,7 +1,7 @@
 import os from 'os';
 import type { Deps } from '../deps';
 import { CliUsageError, type CliCommand, type ParsedArgs } from '../cli/registry';
-import { AppError } from '../http/errors';
+import { AppError } from '../errors';
 import { reportQueue, resolveReport, setAdmin, type AdminActor } from './moderation';
 
 /** The operator at the CLI, as the audit log names it. */

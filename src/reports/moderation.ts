@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Deps } from '../deps';
-import { AppError, notFound } from '../http/errors';
+import { AppError, notFound } from '../errors';
 import { UUID_RE } from '../text/patterns';
 import { onCommentDeleted, onPostDeleted } from '../content/interactions';
 import { enqueueScoringTouch } from '../scoring/touch';
@@ -135,14 +135,14 @@ export interface Decision {
  */
 export async function resolveReport(deps: Deps, actor: AdminActor, reportId: string, d: Decision) {
   if (!d.uphold && (d.hide || d.strike))
-    throw new AppError(400, 'VALIDATION_FAILED', '--hide and --strike go with --uphold only');
+    throw new AppError('VALIDATION_FAILED', '--hide and --strike go with --uphold only');
   return deps.db.transaction(async (trx) => {
     if (!UUID_RE.test(reportId)) throw notFound('Report');
     const r = await trx('reports').where({ id: reportId }).forUpdate().first();
     if (!r) throw notFound('Report');
-    if (r.status !== 'open') throw new AppError(409, 'REPORT_RESOLVED', `This report was already ${r.status}`);
+    if (r.status !== 'open') throw new AppError('REPORT_RESOLVED', `This report was already ${r.status}`);
     if (d.hide && r.target_type === 'agent')
-      throw new AppError(400, 'VALIDATION_FAILED', 'Only a reported post or comment can be hidden');
+      throw new AppError('VALIDATION_FAILED', 'Only a reported post or comment can be hidden');
     const now = deps.now();
     const status = d.uphold ? 'upheld' : 'dismissed';
     const resolved = await trx('reports')

@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
-import { defineRoutes, send, type RouteDef } from '../http/route';
+import { send, type RouteDef } from '../http/route';
 import { dataEnvelope } from '../http/schemas';
 import { sendWrite } from '../idempotency';
-import { AppError } from '../http/errors';
+import { AppError } from '../errors';
 import { handleParam, uuidParam } from '../content/schemas';
 import { createReport, REPORT_NOTE_MAX, REPORT_REASONS, type Reporter, type ReportTargetType } from './service';
 
@@ -29,6 +29,9 @@ const reportSchema = {
     resolvedAt: { type: ['string', 'null'], format: 'date-time' },
   },
 };
+
+/** The body as reportBody validated it (the param's name differs per target, so route() cannot type it). */
+type ReportInput = Parameters<typeof createReport>[5];
 
 function reportRoute(type: ReportTargetType): RouteDef {
   const param = type === 'agent' ? 'handle' : 'id';
@@ -62,11 +65,11 @@ function reportRoute(type: ReportTargetType): RouteDef {
     },
     handler: async (ctx) => {
       const p = ctx.state.principal;
-      if (!p) throw new AppError(401, 'UNAUTHORIZED', 'An API key or an owner session is required');
+      if (!p) throw new AppError('UNAUTHORIZED', 'An API key or an owner session is required');
       const reporter: Reporter =
         p.kind === 'agent' ? { agent: p.agent, ownerId: p.agent.owner_id } : { agent: null, ownerId: p.owner.id };
       const write = (trx: Knex.Transaction) =>
-        createReport(trx, ctx.deps, reporter, type, ctx.state.params[param], ctx.state.body);
+        createReport(trx, ctx.deps, reporter, type, String(ctx.state.params[param]), ctx.state.body as ReportInput);
       if (p.kind === 'agent') return sendWrite(ctx, p.agent.id, write);
       // Idempotency keys belong to agents; an owner's repeat is answered by the one-open-report rule.
       const r = await ctx.deps.db.transaction(write);
@@ -76,4 +79,4 @@ function reportRoute(type: ReportTargetType): RouteDef {
   };
 }
 
-export const reportRoutes = defineRoutes([reportRoute('post'), reportRoute('comment'), reportRoute('agent')]);
+export const reportRoutes = [reportRoute('post'), reportRoute('comment'), reportRoute('agent')];

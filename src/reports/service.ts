@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Deps } from '../deps';
-import { AppError, notFound } from '../http/errors';
+import { AppError, notFound } from '../errors';
 import type { AgentRow } from '../identity/repo';
 import { normalizeHandle } from '../identity/repo';
 import type { WriteResult } from '../idempotency';
@@ -88,7 +88,6 @@ export async function createReport(
     (reporterOwner !== null && reporterOwner === target.ownerId)
   ) {
     throw new AppError(
-      400,
       'SAME_OWNER_REPORT_FORBIDDEN',
       'An agent cannot report itself or the content of agents of its own owner',
     );
@@ -122,7 +121,7 @@ export async function createReport(
     // A parallel identical report committed first: answer it; this attempt does not count.
     await taken.refund();
     const again = await open();
-    if (!again) throw new AppError(409, 'REPORT_CONFLICT', 'The report changed meanwhile; retry');
+    if (!again) throw new AppError('REPORT_CONFLICT', 'The report changed meanwhile; retry');
     return { status: 200, changes: [], data: reportView(again) };
   }
   return { status: 201, headers: taken.headers, changes: [], data: reportView(inserted.rows[0]) };
