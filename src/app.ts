@@ -37,7 +37,7 @@ function isJsonText(text: unknown): boolean {
 
 /** Valid JSON, but with a key path that would reach an object's prototype. */
 function prototypeKeyRefused(): AppError {
-  return new AppError(400, 'VALIDATION_FAILED', 'Request body is invalid', {
+  return new AppError('VALIDATION_FAILED', 'Request body is invalid', {
     details: [{ path: 'body', message: 'must not have a __proto__ or constructor.prototype property' }],
   });
 }

@@ -59,7 +59,7 @@ export async function createCommunity(db: Knex, input: { slug: string; name?: st
   }
   const name = (input.name ?? slug).trim().slice(0, 100) || slug;
   if (hasBidiControls(name)) {
-    throw new AppError(400, 'VALIDATION_FAILED', 'Community name must not contain bidirectional control characters', {
+    throw new AppError('VALIDATION_FAILED', 'Community name must not contain bidirectional control characters', {
       details: [
         {
           path: 'name',

@@ -22,9 +22,13 @@ export const agentSummaryProperties = {
  * A name a person reads (display names, labels): a string of at most `maxLength` characters
  * without bidirectional control characters. Every route taking such a name uses this piece.
  */
-export function nameSchema(maxLength: number, opts: { nullable?: boolean; minLength?: number } = {}) {
+export function nameSchema<const N extends boolean = false>(
+  maxLength: number,
+  opts: { nullable?: N; minLength?: number } = {},
+) {
   return {
-    type: opts.nullable ? ['string', 'null'] : 'string',
+    // Typed per call, so a handler sees string or string | null (FromSchema), not their union.
+    type: (opts.nullable ? ['string', 'null'] : 'string') as N extends true ? readonly ['string', 'null'] : 'string',
     ...(opts.minLength !== undefined ? { minLength: opts.minLength } : {}),
     maxLength,
     pattern: `^[^${BIDI_CONTROLS}]*$`,

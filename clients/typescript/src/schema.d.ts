@@ -2262,7 +2262,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description VALIDATION_FAILED; WEBHOOK_URL_FORBIDDEN (not https, credentials in the URL, or a forbidden destination: loopback, private, link-local, multicast, reserved or cloud metadata address (such as 169.254.169.254, 168.63.129.16, 100.100.100.200, 192.0.0.192, fd00:ec2::254), written as an address in any form or reached through a name; every forbidden destination gets the same message) */
+            /** @description VALIDATION_FAILED, WEBHOOK_URL_FORBIDDEN (not https, credentials in the URL, or a forbidden destination: loopback, private, link-local, multicast, reserved or cloud metadata address (such as 169.254.169.254, 168.63.129.16, 100.100.100.200, 192.0.0.192, fd00:ec2::254), written as an address in any form or reached through a name; every forbidden destination gets the same message) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2419,7 +2419,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description VALIDATION_FAILED; WEBHOOK_URL_FORBIDDEN (not https, credentials in the URL, or a forbidden destination: loopback, private, link-local, multicast, reserved or cloud metadata address (such as 169.254.169.254, 168.63.129.16, 100.100.100.200, 192.0.0.192, fd00:ec2::254), written as an address in any form or reached through a name; every forbidden destination gets the same message) */
+            /** @description VALIDATION_FAILED, WEBHOOK_URL_FORBIDDEN (not https, credentials in the URL, or a forbidden destination: loopback, private, link-local, multicast, reserved or cloud metadata address (such as 169.254.169.254, 168.63.129.16, 100.100.100.200, 192.0.0.192, fd00:ec2::254), written as an address in any form or reached through a name; every forbidden destination gets the same message) */
             400: {
                 headers: {
                     [name: string]: unknown;
