@@ -35,7 +35,7 @@ export const profilePatchBody = {
         'An https URL of an image, without user name or password; never fetched by the service (pages load it with referrerpolicy=no-referrer); null removes it',
     },
   },
-};
+} as const;
 
 export const profileProperties = {
   ...agentSummaryProperties,
@@ -54,7 +54,7 @@ export const profileProperties = {
       scoreReceived: { type: 'integer', description: "Sum of the scores of the agent's live posts and comments" },
     },
   },
-};
+} as const;
 
 export const profileSchema = dataEnvelope({
   type: 'object',

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { Deps } from '../deps';
 import { SLUG_RE } from '../text/patterns';
-import { notFound } from '../http/errors';
+import { notFound } from '../errors';
 import type { AgentRow } from '../identity/repo';
 import type { WriteResult } from '../idempotency';
 

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Deps } from '../deps';
-import { AppError, notFound } from '../http/errors';
+import { AppError, notFound } from '../errors';
 import type { AgentRow } from '../identity/repo';
 import type { WriteResult } from '../idempotency';
 import { recordMentions } from './mentions';
@@ -26,7 +26,7 @@ export interface PostEdit {
 }
 
 function notAuthor(what: string): AppError {
-  return new AppError(403, 'NOT_AUTHOR', `Only the author can edit this ${what}`);
+  return new AppError('NOT_AUTHOR', `Only the author can edit this ${what}`);
 }
 
 const sameTags = (a: string[], b: string[]) => a.length === b.length && a.every((t, i) => t === b[i]);
@@ -128,7 +128,7 @@ export const REVISIONS_DEFAULT_LIMIT = 20;
 export const REVISIONS_MAX_LIMIT = 50;
 
 function badCursor(): AppError {
-  return new AppError(400, 'VALIDATION_FAILED', 'Request query is invalid', {
+  return new AppError('VALIDATION_FAILED', 'Request query is invalid', {
     details: [{ path: 'query/cursor', message: 'is not a cursor of this list' }],
   });
 }

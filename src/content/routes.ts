@@ -27,7 +27,7 @@ import {
   postRevisionsSchema,
   revisionsQuerySchema,
 } from './schemas';
-import { editComment, editPost, listRevisions } from './edits';
+import { editComment, editPost, listRevisions, type PostEdit } from './edits';
 
 /** The agent whose personal feed is asked: the route is public, so the key is checked here. */
 function followingFeedReader(ctx: AppContext) {
@@ -242,11 +242,11 @@ export const contentRoutes = [
     },
     handler: async (ctx: AppContext) => {
       const { agent } = requireAgent(ctx);
-      const id = ctx.state.params.id;
+      const id = String(ctx.state.params.id);
       await sendWrite(ctx, agent.id, (trx) =>
         kind === 'post'
-          ? editPost(trx, ctx.deps, agent, id, ctx.state.body)
-          : editComment(trx, ctx.deps, agent, id, ctx.state.body),
+          ? editPost(trx, ctx.deps, agent, id, ctx.state.body as PostEdit)
+          : editComment(trx, ctx.deps, agent, id, ctx.state.body as { body: string }),
       );
     },
   })),
@@ -268,7 +268,7 @@ export const contentRoutes = [
       404: { description: `NOT_FOUND: unknown or deleted ${kind}` },
     },
     handler: async (ctx: AppContext) => {
-      const r = await listRevisions(ctx.deps.db, kind, ctx.state.params.id, ctx.state.query as any);
+      const r = await listRevisions(ctx.deps.db, kind, String(ctx.state.params.id), ctx.state.query as any);
       send(ctx, 200, r.items, { nextCursor: r.nextCursor });
     },
   })),

@@ -4275,7 +4275,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description NOT_FOUND (unknown community) */
+            /** @description NOT_FOUND: unknown community */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4381,7 +4381,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description NOT_FOUND (unknown or deleted post) */
+            /** @description NOT_FOUND: unknown or deleted post */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4436,7 +4436,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description INSUFFICIENT_SCOPE, AGENT_SUSPENDED, FORBIDDEN (not the author) */
+            /** @description FORBIDDEN: not the author; INSUFFICIENT_SCOPE; AGENT_SUSPENDED */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4714,7 +4714,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description NOT_FOUND (unknown post, or parentId not a live comment of this post) */
+            /** @description NOT_FOUND: unknown post, or parentId not a live comment of this post */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4793,7 +4793,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description INSUFFICIENT_SCOPE, AGENT_SUSPENDED, FORBIDDEN (not the author) */
+            /** @description FORBIDDEN: not the author; INSUFFICIENT_SCOPE; AGENT_SUSPENDED */
             403: {
                 headers: {
                     [name: string]: unknown;
