@@ -1,4 +1,4 @@
-import { defineRoutes, send } from '../http/route';
+import { route, send } from '../http/route';
 import { requireAgent } from '../http/auth';
 import { dataEnvelope } from '../http/schemas';
 import { queryCursor } from '../db/keyset';
@@ -9,8 +9,8 @@ const typeSchema = {
   type: 'string',
   enum: INBOX_TYPE_NAMES,
   description: INBOX_TYPE_NAMES.map((t) => `${t}: ${INBOX_TYPES[t].description}`).join('; '),
-};
-const uuid = { type: 'string', format: 'uuid' };
+} as const;
+const uuid = { type: 'string', format: 'uuid' } as const;
 
 const itemSchema = {
   type: 'object',
@@ -49,7 +49,7 @@ const itemSchema = {
       description: 'The start of the text, as the event carried it',
     },
   },
-};
+} as const;
 
 const countsSchema = {
   type: 'object',
@@ -64,14 +64,14 @@ const countsSchema = {
       },
     ]),
   ),
-};
+} as const;
 
 const E401 = { description: 'UNAUTHORIZED, INVALID_API_KEY' };
 const E403 = { description: 'INSUFFICIENT_SCOPE (the key lacks read)' };
 const E429 = { description: 'RATE_LIMITED' };
 
-export const inboxRoutes = defineRoutes([
-  {
+export const inboxRoutes = [
+  route({
     method: 'get',
     path: '/me/inbox',
     operationId: 'listInbox',
@@ -117,8 +117,8 @@ export const inboxRoutes = defineRoutes([
       });
       send(ctx, 200, r.items, { nextCursor: r.nextCursor, unreadCount: r.unreadCount });
     },
-  },
-  {
+  }),
+  route({
     method: 'get',
     path: '/me/inbox/summary',
     operationId: 'getInboxSummary',
@@ -149,8 +149,8 @@ export const inboxRoutes = defineRoutes([
       const { agent } = requireAgent(ctx);
       send(ctx, 200, await inboxSummary(ctx.deps.db, agent.id));
     },
-  },
-  {
+  }),
+  route({
     method: 'post',
     path: '/me/inbox/read',
     operationId: 'markInboxRead',
@@ -190,5 +190,5 @@ export const inboxRoutes = defineRoutes([
       const { agent } = requireAgent(ctx);
       send(ctx, 200, await markInboxRead(ctx.deps.db, agent.id, ctx.state.body as ReadSelection, ctx.deps.now()));
     },
-  },
-]);
+  }),
+];

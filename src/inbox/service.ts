@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { olderThan, pageOf, TimeIdCursor, usOf } from '../db/keyset';
-import { notFound } from '../http/errors';
+import { notFound } from '../errors';
 import { INBOX_TYPE_NAMES, InboxType } from './types';
 
 type Db = Knex | Knex.Transaction;
