@@ -5,7 +5,7 @@ import { requireAgent } from '../http/auth';
 import { idempotencyHeaderDoc, sendAtomicWrite, sendWrite } from '../idempotency';
 import { createComment, deleteComment, listComments } from './comments';
 import { mayMention } from './mentions';
-import { FeedQuery, feedPage, followingFeedPage, normalizeFeedQuery } from './feed';
+import { feedPage, followingFeedPage, normalizeFeedQuery } from './feed';
 import { feedCacheKey, feedPageTags } from './feed-cache';
 import { createPost, deletePost, getPost } from './posts';
 import {
