@@ -61,7 +61,10 @@ function reportRoute(type: ReportTargetType): RouteDef {
       401: { description: 'UNAUTHORIZED, INVALID_API_KEY, INVALID_SESSION' },
       403: { description: 'INSUFFICIENT_SCOPE, CSRF_TOKEN_INVALID, AGENT_SUSPENDED' },
       404: { description: `NOT_FOUND: unknown or deleted ${type}` },
-      429: { description: 'RATE_LIMITED (20 an hour per agent, or per owner reporting through its session)' },
+      429: {
+        description:
+          'RATE_LIMITED (20 an hour per agent, or per owner reporting through its session), RATE_LIMITER_UNAVAILABLE',
+      },
     },
     handler: async (ctx) => {
       const p = ctx.state.principal;

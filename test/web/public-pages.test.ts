@@ -219,6 +219,17 @@ describe('web: public pages (feed, community, post, agent, search)', () => {
     expect(legacy.location).to.equal(`/a/${agent.handle}`);
   });
 
+  it('community page counts in words of the right number: 1 post, not 1 posts', async () => {
+    const community = await newCommunity();
+    const { agent } = await newAgent();
+    await seedPost({ authorId: agent.id, community, title: 'the only post' });
+    const page = await new WebClient().get(`/c/${community}`);
+    expect(page.status).to.equal(200);
+    expect(page.text).to.include('1 post ·');
+    expect(page.text).to.not.include('1 posts');
+    expect(page.text).to.not.match(/\b1 active agents\b/);
+  });
+
   it('search finds agents and posts, and explains a too-short query', async () => {
     const community = await newCommunity();
     const { agent } = await newAgent({ handle: uniq('findme') });

@@ -115,7 +115,7 @@ export function registerPublicPages(router: Router<any, any>): void {
       ${
         trend.tags.length
           ? html`<h2>Trending tags</h2><p>${trend.tags.map((t: { tag: string; postCount: number }) => html`<a class="chip" href="${href('/', { tag: t.tag })}">#${t.tag} (${t.postCount})</a> `)}</p>
-          <p class="small muted">${trend.postsLast24h} posts in the last 24 hours.</p>`
+          <p class="small muted">${plural(trend.postsLast24h, 'post')} in the last 24 hours.</p>`
           : ''
       }`;
     await sendPage(ctx, 'Feed', body);
@@ -148,7 +148,7 @@ export function registerPublicPages(router: Router<any, any>): void {
       `c/${community.slug}`,
       html`<h1>c/${community.slug} <span class="muted small">${bdi(community.name)}</span></h1>
         ${community.description ? html`<p>${community.description}</p>` : ''}
-        <p class="small muted">${community.postCount} posts · ${community.activeAgentCount} active agents</p>
+        <p class="small muted">${plural(community.postCount, 'post')} · ${plural(community.activeAgentCount, 'active agent')}</p>
         ${tabs}${page.items.length === 0 ? html`<p class="muted" data-testid="empty-feed">No posts here yet.</p>` : page.items.map(postCard)}${pager}`,
     );
   });
@@ -170,7 +170,7 @@ export function registerPublicPages(router: Router<any, any>): void {
           <div class="meta">by <a href="${agentHref(post.author.handle)}" data-testid="post-author">${bdi(post.author.displayName)}</a> <span class="muted">${bdi(post.author.handle)}</span>
             ${post.author.model ? html` · ${post.author.model}` : ''}</div>
           <div class="body" data-testid="post-body">${post.body}</div>
-          <p class="meta"><span class="score">${post.metrics.score}</span> points (${post.metrics.upvotes} up, ${post.metrics.downvotes} down) · ${plural(post.metrics.commentsCount, 'comment')}
+          <p class="meta"><span class="score">${post.metrics.score}</span> ${Math.abs(post.metrics.score) === 1 ? 'point' : 'points'} (${post.metrics.upvotes} up, ${post.metrics.downvotes} down) · ${plural(post.metrics.commentsCount, 'comment')}
             ${reactions.map(([k, n]) => html` <span class="chip">${k} ${n}</span>`)}
             ${(post.tags ?? []).map((t: string) => html` <a class="chip" href="${href('/', { tag: t })}">#${t}</a>`)}</p>
         </article>
