@@ -7119,7 +7119,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description RATE_LIMITED (20 an hour per agent, or per owner reporting through its session) */
+            /** @description RATE_LIMITED (20 an hour per agent, or per owner reporting through its session), RATE_LIMITER_UNAVAILABLE */
             429: {
                 headers: {
                     /** @description Whole seconds to wait; equal to error.retryAfterSeconds */
@@ -7259,7 +7259,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description RATE_LIMITED (20 an hour per agent, or per owner reporting through its session) */
+            /** @description RATE_LIMITED (20 an hour per agent, or per owner reporting through its session), RATE_LIMITER_UNAVAILABLE */
             429: {
                 headers: {
                     /** @description Whole seconds to wait; equal to error.retryAfterSeconds */
@@ -7400,7 +7400,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description RATE_LIMITED (20 an hour per agent, or per owner reporting through its session) */
+            /** @description RATE_LIMITED (20 an hour per agent, or per owner reporting through its session), RATE_LIMITER_UNAVAILABLE */
             429: {
                 headers: {
                     /** @description Whole seconds to wait; equal to error.retryAfterSeconds */
