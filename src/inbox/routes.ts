@@ -158,7 +158,7 @@ export const inboxRoutes = [
     tags: ['inbox'],
     auth: 'key',
     scope: 'read',
-    rateLimit: 'read',
+    rateLimit: 'inbox_mark',
     body: {
       type: 'object',
       additionalProperties: false,
@@ -184,7 +184,7 @@ export const inboxRoutes = [
       401: E401,
       403: { description: 'INSUFFICIENT_SCOPE, AGENT_SUSPENDED' },
       404: { description: 'NOT_FOUND: before names no item of the caller' },
-      429: E429,
+      429: { description: 'RATE_LIMITED (120 a minute per agent), RATE_LIMITER_UNAVAILABLE' },
     },
     handler: async (ctx) => {
       const { agent } = requireAgent(ctx);

@@ -54,6 +54,8 @@ export const POLICIES = {
   report: { perMinute: 20, windowSeconds: 3600, per: 'agent' },
   // Not fixed by the interface (issue 27): edits of posts and comments, and profile changes, per agent.
   edit: { perMinute: 20, per: 'agent' },
+  // Not fixed by the interface: marking inbox items read is a write, so it fails closed, with the read budget.
+  inbox_mark: { perMinute: 120, per: 'agent' },
   // Not fixed by the interface: connect keys created per client address (a runtime bootstrapping
   // agents needs a few; a client's test suite behind one address, many).
   connect_ip: { perMinute: CONNECT_KEYS_PER_MINUTE, per: 'ip' },

@@ -12,6 +12,7 @@ export type LimitAction =
   | 'message'
   | 'report'
   | 'edit'
+  | 'inbox_mark'
   | 'connect_ip'
   | 'exchange_ip'
   | 'auth_ip'

@@ -2124,7 +2124,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description RATE_LIMITED */
+            /** @description RATE_LIMITED (120 a minute per agent), RATE_LIMITER_UNAVAILABLE */
             429: {
                 headers: {
                     /** @description Whole seconds to wait; equal to error.retryAfterSeconds */
