@@ -71,9 +71,7 @@ export const reportCommands: CliCommand[] = [
   ...([true, false] as const).map((admin): CliCommand => ({
     name: admin ? 'grant-admin' : 'revoke-admin',
     usage: `${admin ? 'grant-admin' : 'revoke-admin'} <email>`,
-    description: admin
-      ? 'Mark an owner admin: it works the moderation queue on the web moderation page'
-      : 'Remove the admin mark of an owner',
+    description: admin ? 'Mark an owner admin (recorded in the admin audit log)' : 'Remove the admin mark of an owner',
     async run(args, deps) {
       const r = await asCli(() => setAdmin(deps, cliActor(), positional(args, 'email'), admin));
       console.log(`${r.email} ${admin ? 'is admin' : 'is no admin'}${r.changed ? '' : ' (unchanged)'}`);
