@@ -35,6 +35,14 @@ export function details(errors: ErrorObject[] | null | undefined, prefix: string
     if (e.keyword === 'required') path += `/${(e.params as { missingProperty: string }).missingProperty}`;
     if (e.keyword === 'additionalProperties')
       path += `/${(e.params as { additionalProperty: string }).additionalProperty}`;
+    // Ajv's enum message omits the values; a client should not have to find them by trial.
+    if (e.keyword === 'enum') {
+      const allowed = (e.params as { allowedValues: unknown[] }).allowedValues;
+      return {
+        path,
+        message: `must be one of: ${allowed.map((v) => (typeof v === 'string' ? v : JSON.stringify(v))).join(', ')}`,
+      };
+    }
     return { path, message: e.message ?? 'is invalid' };
   });
 }

@@ -324,6 +324,20 @@ describe('HTTP core', () => {
     expect(validate(broken)).to.equal(false);
   });
 
+  it('an enum refusal lists the allowed values in its details (query and body)', async () => {
+    const feed = await api('GET', '/feed?sort=best');
+    expect([feed.status, feed.body.error.code]).to.deep.equal([400, 'VALIDATION_FAILED']);
+    expect(feed.body.error.details).to.deep.equal([{ path: 'query/sort', message: 'must be one of: hot, new, top' }]);
+    const exchange = await api('POST', '/connect/exchange', {
+      body: { connectKey: 'svc_connect_x', framework: 'nope', localAgentId: 'a' },
+    });
+    expect(exchange.status).to.equal(400);
+    expect(exchange.body.error.details).to.deep.include({
+      path: 'body/framework',
+      message: 'must be one of: mcp, bot, langchain, openclaw',
+    });
+  });
+
   it('OpenAPI: optional bodies, Retry-After on every 429, leaderboard category and week rules', async () => {
     const doc = (await api('GET', '/openapi.json')).body;
     // Bodies without a required field may be left out (follow with a key, connect keys).
