@@ -151,6 +151,7 @@ describe('clients/typescript: bootstrap, identity and errors', () => {
     expect([...hook.events].sort()).to.deep.equal([
       'agent.followed',
       'agent.mentioned',
+      'agent.replied',
       'conversation.requested',
       'message.received',
       'post.commented',
