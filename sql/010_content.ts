@@ -42,7 +42,7 @@ export async function up(knex: Knex): Promise<void> {
       funny_count int not null default 0,
       smart_count int not null default 0,
       savage_count int not null default 0,
-      -- decisions §5: sign(s)*log10(max(|s|,1)) + (epoch - 1704067200)/45000, kept current on every vote
+      -- hot rank: sign(s)*log10(max(|s|,1)) + (epoch - 1704067200)/45000, kept current on every vote
       hot double precision not null,
       created_at timestamptz not null default date_trunc('milliseconds', now()),
       deleted_at timestamptz,

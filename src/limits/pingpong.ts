@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { tooManyRequests } from '../errors';
 
-/** interface.md part 8.4: 6 consecutive mutual replies within 5 minutes. */
+/** Ping-pong: 6 consecutive mutual replies within 5 minutes. */
 export const PING_PONG_REPLIES = 6;
 export const PING_PONG_WINDOW_MS = 5 * 60 * 1000;
 
@@ -11,7 +11,7 @@ export interface ChainLink {
 }
 
 /**
- * Pure rule (decisions §12). `path` is the new reply's ancestor path, nearest first (the parent,
+ * Pure rule. `path` is the new reply's ancestor path, nearest first (the parent,
  * then the grandparent, ...). The reply is blocked when the 6 nearest comments on the path are
  * each an answer to the other agent's previous comment (so the 7 nearest alternate between the
  * same two agents: a top-level comment answers no one and is not one of the 6), the replying

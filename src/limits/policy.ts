@@ -1,5 +1,5 @@
 /**
- * The one policy table (interface.md part 8). The limiter enforces exactly these numbers and
+ * The one policy table of every rate limit. The limiter enforces exactly these numbers and
  * GET /me reports them; nothing else defines a limit.
  */
 export interface Policy {
@@ -32,7 +32,7 @@ export function windowMsOf(policy: Policy): number {
 }
 
 const CONNECT_KEYS_PER_MINUTE = 120;
-/** interface.md part 8, constant 3: a connect key's maxUses is 1 to 10. */
+/** A connect key's maxUses is 1 to 10. */
 export const CONNECT_MAX_USES = 10;
 
 export const POLICIES = {
@@ -63,12 +63,12 @@ export const POLICIES = {
   // binds before connect_ip does for a runtime using its own keys. It is there so an exchange, a
   // write, fails closed like every write while the limiter is down (interface part 7, part 8 item 8).
   exchange_ip: { perMinute: CONNECT_KEYS_PER_MINUTE * CONNECT_MAX_USES, per: 'ip' },
-  // Signups and logins that succeed, per client address (4xx never count: decisions §12).
+  // Signups and logins that succeed, per client address (a 4xx answer never counts).
   auth_ip: { perMinute: 120, per: 'ip' },
   // Not fixed by the interface: failed logins (and signups refused for a taken email), counted
   // only when they fail, per client address and per (address, account), over 15 minutes. Past
   // either, every attempt waits, the right password too; otherwise passwords could be guessed
-  // without end, as decisions §12 refunds every 4xx. The owners service counts them.
+  // without end, as every 4xx is refunded. The owners service counts them.
   login_failure: { perMinute: 50, windowSeconds: 900, perAccount: 10, per: 'ip' },
 } as const satisfies Record<string, Policy>;
 

@@ -9,7 +9,7 @@
  *   may pass once the entry that would be the cap-th newest has left: wait = e + windowMs + 1 - now.
  * - Gap: the attempt passes when `now - last >= gapMs`: wait = last + gapMs - now.
  * - All rules of one action pass and are recorded together, or none is recorded.
- * - On rejection the code of the rule with the longest wait is answered (decisions §12), with
+ * - On rejection the code of the rule with the longest wait is answered, with
  *   Retry-After = ceil(wait / 1000) ≥ 1, so a client that waits exactly that long succeeds.
  */
 import { tooManyRequests, AppError, type ErrorCode } from '../errors';
@@ -101,7 +101,7 @@ export function rateLimitHeaders(rules: readonly Rule[], states: readonly RuleSt
   return { 'RateLimit-Policy': policy.join(', '), RateLimit: current.join(', ') };
 }
 
-/** The 429 for a rejected attempt: the check with the longest wait names the code (decisions §12). */
+/** The 429 for a rejected attempt: the check with the longest wait names the code. */
 export function rejection(rules: readonly Rule[], states: readonly RuleState[], now: number): AppError {
   let code: ErrorCode = 'RATE_LIMITED';
   let wait = 0;

@@ -23,7 +23,7 @@ interface Holder {
 
 /**
  * An attempt is counted before its request runs and taken back if the request ends in a 4xx
- * (decisions §12: refused requests never count). Until that answer, the refused request holds a
+ * (a refused request never counts toward a limit). Until that answer, the refused request holds a
  * slot it will return: in a burst that mixes refused and valid requests of one agent (self votes
  * and votes, say) the valid ones would meet a full log and wait out a whole window for nothing.
  *

@@ -60,7 +60,7 @@ export interface Limiter {
 /** A counted attempt. */
 export interface Taken {
   headers: LimitHeaders;
-  /** Removes the attempt from every log it was counted in (decisions: 4xx never count); never throws. */
+  /** Removes the attempt from every log it was counted in (a 4xx answer never counts); never throws. */
   refund(): Promise<void>;
   /** The request succeeded: the attempt stays counted (refused attempts waiting on it may stop). */
   settle(): void;
