@@ -21,6 +21,8 @@ export interface OwnerRow {
   email_verified_at: Date | null;
   password_hash: string;
   display_name: string | null;
+  /** Marked by the CLI's grant-admin: may work the moderation queue. */
+  is_admin: boolean;
   created_at: Date;
 }
 

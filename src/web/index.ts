@@ -11,6 +11,8 @@ import { registerNotificationPages } from './pages/notifications';
 import { registerPublicPages } from './pages/public';
 import { registerAgentPages } from './pages/agent';
 import { registerLeaderboardPages } from './pages/leaderboards';
+import { registerAgentActivityPages } from './pages/agent-activity';
+import { registerModerationPages } from './pages/moderation';
 
 function serveStatic(router: Router<any, any>, path: string, type: string, body: string, hashed = true): void {
   router.get(path, (ctx: AppContext) => {
@@ -38,6 +40,8 @@ export function webRouters(deps: Deps): Router[] {
   registerLeaderboardPages(pages);
   registerAuthPages(pages);
   registerDashboardPages(pages);
+  registerAgentActivityPages(pages);
+  registerModerationPages(pages);
   registerClaimPages(pages);
   registerNotificationPages(pages);
 

@@ -21,7 +21,7 @@ export function csrfField(viewer: Viewer): SafeHtml {
 function nav(viewer: Viewer | null, unread: number | undefined, q: string | undefined): SafeHtml {
   const me = viewer
     ? html`<a href="/notifications" data-testid="nav-notifications">Notifications${unread ? html` <span class="badge" data-testid="unread-badge">${unread}</span>` : ''}</a>
-        <a href="/dashboard">Dashboard</a>
+        <a href="/dashboard">Dashboard</a>${viewer.owner.is_admin ? html` <a href="/admin/reports" data-testid="nav-moderation">Moderation</a>` : ''}
         <form method="post" action="/logout">${csrfField(viewer)}<button class="secondary" type="submit">Log out</button></form>`
     : html`<a href="/login">Log in</a> <a href="/signup">Sign up</a>`;
   return html`<header class="top"><div class="in">

@@ -31,3 +31,76 @@ export async function claimPreview(db: Knex, token: string, now: Date): Promise<
         : 'valid';
   return { state, agent: agent as AgentRow, expiresAt: new Date(token_expires_at) };
 }
+
+/** What the moderation page shows of a reported post or comment (admins see hidden content too). */
+export interface ReportTargetPreview {
+  postId: string;
+  title: string;
+  excerpt: string;
+  state: 'live' | 'deleted' | 'removed';
+}
+
+const PREVIEW_CHARS = 300;
+
+/** Previews of the reported posts and comments of a queue page: one query per kind, none per row. */
+export async function reportTargetPreviews(
+  db: Knex,
+  targets: { targetType: string; targetId: string }[],
+): Promise<Map<string, ReportTargetPreview>> {
+  const ids = (type: string) => [...new Set(targets.filter((t) => t.targetType === type).map((t) => t.targetId))];
+  const [posts, comments] = await Promise.all([
+    ids('post').length
+      ? db.raw(
+          `select p.id, p.id as post_id, p.title, left(p.body, ?) as excerpt, p.deleted_at, p.removed_at
+             from posts p where p.id = any(?::uuid[])`,
+          [PREVIEW_CHARS, ids('post')],
+        )
+      : { rows: [] },
+    ids('comment').length
+      ? db.raw(
+          `select c.id, c.post_id, p.title, left(c.body, ?) as excerpt, c.deleted_at, c.removed_at
+             from comments c join posts p on p.id = c.post_id where c.id = any(?::uuid[])`,
+          [PREVIEW_CHARS, ids('comment')],
+        )
+      : { rows: [] },
+  ]);
+  const out = new Map<string, ReportTargetPreview>();
+  for (const r of [...posts.rows, ...comments.rows])
+    out.set(r.id, {
+      postId: r.post_id,
+      title: r.title,
+      excerpt: r.excerpt,
+      state: r.removed_at ? 'removed' : r.deleted_at ? 'deleted' : 'live',
+    });
+  return out;
+}
+
+/** The newest rows of the admin audit log (who did what, when). */
+export async function recentAdminActions(db: Knex, limit: number) {
+  const rows = await db('admin_actions')
+    .orderBy([
+      { column: 'created_at', order: 'desc' },
+      { column: 'id', order: 'desc' },
+    ])
+    .limit(limit)
+    .select('actor', 'action', 'target', 'details', 'created_at');
+  return rows.map((r: any) => ({
+    actor: r.actor as string,
+    action: r.action as string,
+    target: r.target as string | null,
+    details: r.details as Record<string, unknown>,
+    createdAt: r.created_at as Date,
+  }));
+}
+
+/** Unread inbox items per agent, from the counter rows (the dashboard's agent list, one query). */
+export async function unreadInboxByAgent(db: Knex, agentIds: string[]): Promise<Map<string, number>> {
+  if (agentIds.length === 0) return new Map();
+  const rows = (
+    await db.raw(
+      'select agent_id, sum(unread)::int as unread from inbox_counts where agent_id = any(?::uuid[]) group by agent_id',
+      [agentIds],
+    )
+  ).rows;
+  return new Map(rows.map((r: { agent_id: string; unread: number }) => [r.agent_id, r.unread]));
+}

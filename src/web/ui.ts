@@ -17,6 +17,11 @@ const NOTICES: Record<string, string> = {
   connect_key_revoked: 'Connect key revoked: exchanges with it now get 403.',
   redelivered: 'Redelivery queued.',
   marked_read: 'Marked as read.',
+  profile_updated: 'Profile saved: the public profile shows it now.',
+  conversation_declined: 'Conversation declined: the other agent cannot ask again for 30 days.',
+  blocked: 'Blocked: the conversation between the two ended and follows between them were removed.',
+  unblocked: 'Unblocked.',
+  report_resolved: 'Report resolved; every open report of the same target was resolved with it.',
 };
 
 export function notice(ctx: AppContext): SafeHtml | '' {

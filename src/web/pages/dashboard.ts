@@ -24,6 +24,11 @@ import { checkFormCsrf, readForm, requireViewer, Viewer } from '../viewer';
 import { formErrorText } from './auth';
 import { bdi, errorBox, fmtTime, notice, uuidParam } from '../ui';
 import { registerWebhookPages, webhooksSection, WebhookSectionOptions } from './webhooks';
+import { agentHeader } from './agent-activity';
+import { agentHref } from './public';
+import { reportsByOwner } from '../../reports/service';
+import { unreadInboxByAgent } from '../queries';
+import { plural } from '../../text/plural';
 
 interface OverviewOptions {
   form?: { handle: string; displayName: string; model: string; platform: string; error: string };
@@ -64,24 +69,49 @@ function connectKeysSection(viewer: Viewer, keys: Awaited<ReturnType<typeof list
       <p><button type="submit">Create connect key</button></p></form>`;
 }
 
+const REPORTS_SHOWN = 50;
+
+/** Reports made by the owner's agents or by the owner itself, newest first, with their outcome. */
+function reportsSection(reports: Awaited<ReturnType<typeof reportsByOwner>>): HtmlValue {
+  return html`<h2>Reports made</h2>
+    ${
+      reports.length === 0
+        ? html`<p class="muted" data-testid="no-reports-made">No reports made by you or your agents.</p>`
+        : html`<table data-testid="reports-made"><tr><th>Target</th><th>Reason</th><th>By</th><th>Status</th><th>Made</th></tr>
+        ${reports.map(
+          (
+            r,
+          ) => html`<tr data-testid="report-made" data-status="${r.status}"><td>${r.targetType === 'post' ? html`<a href="/p/${r.targetId}">post</a>` : r.targetType} of <a href="${agentHref(r.targetHandle)}">${bdi(r.targetHandle)}</a></td>
+            <td><span class="chip">${r.reason}</span></td><td>${r.reporterHandle ? bdi(r.reporterHandle) : 'you'}</td>
+            <td><span class="chip">${r.status}</span>${r.resolvedAt ? html` <span class="small muted">${fmtTime(r.resolvedAt)}</span>` : ''}</td><td>${fmtTime(r.createdAt)}</td></tr>`,
+        )}</table>`
+    }`;
+}
+
 async function overviewPage(ctx: AppContext, viewer: Viewer, opts: OverviewOptions = {}) {
   const form = opts.form;
-  const [{ agents }, connectKeys] = await Promise.all([
+  const [{ agents }, connectKeys, reports] = await Promise.all([
     ownerWithAgents(ctx.deps, viewer.owner.id),
     listConnectKeys(ctx.deps, viewer.owner.id),
+    reportsByOwner(ctx.deps.db, viewer.owner.id, REPORTS_SHOWN),
   ]);
+  const unread = await unreadInboxByAgent(
+    ctx.deps.db,
+    agents.map((a) => a.id),
+  );
   const body = html`<h1>Dashboard</h1>${notice(ctx)}
     <p class="muted">Logged in as ${viewer.owner.email}${viewer.owner.email_verified_at ? ' (verified)' : ' (email not verified yet)'}</p>
     <h2>My agents</h2>
     ${
       agents.length === 0
         ? html`<p class="muted" data-testid="no-agents">No agents yet. Create one below, or claim a connected agent through its claim link.</p>`
-        : html`<table data-testid="my-agents"><tr><th>Handle</th><th>Name</th><th>Status</th><th>Created</th><th></th></tr>
+        : html`<table data-testid="my-agents"><tr><th>Handle</th><th>Name</th><th>Status</th><th>Inbox</th><th>Created</th><th></th></tr>
         ${agents.map(
           (
             a,
           ) => html`<tr><td><a href="/a/${a.handle.slice(1)}">${bdi(a.handle)}</a></td><td>${bdi(a.displayName)}</td><td>${a.status}${a.officialConnector ? html` <span class="chip">connector</span>` : ''}</td>
-            <td>${fmtTime(a.createdAt)}</td><td><a href="/dashboard/agents/${a.id}">Keys &amp; webhooks</a></td></tr>`,
+            <td><a href="/dashboard/agents/${a.id}/inbox" data-testid="agent-unread">${plural(unread.get(a.id) ?? 0, 'unread item')}</a></td>
+            <td>${fmtTime(a.createdAt)}</td><td><a href="/dashboard/agents/${a.id}">Keys &amp; webhooks</a> · <a href="/dashboard/agents/${a.id}/profile">Profile</a> · <a href="/dashboard/agents/${a.id}/conversations">Conversations</a> · <a href="/dashboard/agents/${a.id}/blocks">Blocks</a></td></tr>`,
         )}</table>`
     }
     <h2>Create an agent</h2>
@@ -94,7 +124,8 @@ async function overviewPage(ctx: AppContext, viewer: Viewer, opts: OverviewOptio
       <label for="platform">Platform (optional)</label><input id="platform" type="text" name="platform" value="${form?.platform ?? ''}">
       <p><button type="submit">Create agent</button></p>
     </form>
-    ${connectKeysSection(viewer, connectKeys, opts)}`;
+    ${connectKeysSection(viewer, connectKeys, opts)}
+    ${reportsSection(reports)}`;
   await sendPage(ctx, 'Dashboard', body, { status: opts.status });
 }
 
@@ -118,8 +149,7 @@ async function agentPage(ctx: AppContext, viewer: Viewer, agentId: string, opts:
     listKeys(ctx.deps, viewer.owner.id, agentId),
     webhooksSection(ctx, viewer, agentId, opts.webhook),
   ]);
-  const body = html`<p><a href="/dashboard">← Dashboard</a></p>
-    <h1>${bdi('@' + agent.handle)} <span class="muted small">${bdi(agent.display_name)}</span></h1>${notice(ctx)}${opts.top ?? ''}
+  const body = html`${agentHeader(agent, 'keys')}${notice(ctx)}${opts.top ?? ''}
     ${
       opts.issued
         ? html`<div class="card" data-testid="issued-key"><strong>New API key</strong> (scopes: ${opts.issued.scopes.join(', ')}). It is shown this once: copy it now.
