@@ -14,6 +14,11 @@ export interface Config {
   databaseUrl: string | null;
   /** null: no REDIS_URL, the single-process in-memory limiter is used. */
   redisUrl: string | null;
+  /**
+   * REDIS_CLUSTER_NODES: seed nodes of a Redis Cluster ('host:port', comma-separated); the limiter
+   * then uses the cluster client (null: a single Redis at REDIS_URL, or none). Never both.
+   */
+  redisClusterNodes: { host: string; port: number }[] | null;
   sessionSecret: string;
   webhookAllowPrivate: boolean;
   logLevel: string;
@@ -74,6 +79,19 @@ function urlVar(env: NodeJS.ProcessEnv, name: string, protocols: string[]): stri
   return raw;
 }
 
+/** 'host:port,host:port' (a bare host means port 6379). */
+function nodesVar(env: NodeJS.ProcessEnv, name: string): { host: string; port: number }[] | null {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return null;
+  return raw.split(',').map((item) => {
+    const m = /^\s*([A-Za-z0-9_.-]+|\[[0-9a-fA-F:.]+\])(?::(\d{1,5}))?\s*$/.exec(item);
+    const port = m?.[2] === undefined ? 6379 : Number(m[2]);
+    if (!m || port < 1 || port > 65535)
+      throw new ConfigError(`${name} must be host:port entries separated by commas, got "${item.trim()}"`);
+    return { host: m[1].replace(/^\[|\]$/g, ''), port };
+  });
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const nodeEnvRaw = env.NODE_ENV || 'development';
   if (!['development', 'test', 'production'].includes(nodeEnvRaw)) {
@@ -85,8 +103,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const databaseUrl = urlVar(env, 'DATABASE_URL', ['postgres:', 'postgresql:']);
   const redisUrl = urlVar(env, 'REDIS_URL', ['redis:', 'rediss:']);
   if (prod && !databaseUrl) throw new ConfigError('DATABASE_URL is required in production');
-  if (prod && !redisUrl)
-    throw new ConfigError('REDIS_URL is required in production (the in-memory limiter is single-process only)');
+  const redisClusterNodes = nodesVar(env, 'REDIS_CLUSTER_NODES');
+  if (redisUrl && redisClusterNodes) throw new ConfigError('set REDIS_URL or REDIS_CLUSTER_NODES, not both');
+  if (prod && !redisUrl && !redisClusterNodes)
+    throw new ConfigError(
+      'REDIS_URL (or REDIS_CLUSTER_NODES) is required in production (the in-memory limiter is single-process only)',
+    );
 
   let sessionSecret = env.SESSION_SECRET || '';
   if (!sessionSecret) {
@@ -113,6 +135,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicUrl,
     databaseUrl,
     redisUrl,
+    redisClusterNodes,
     sessionSecret,
     webhookAllowPrivate,
     logLevel,

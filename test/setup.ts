@@ -1,4 +1,5 @@
 import { closeContext } from './helpers/context';
+import { closeSharedRedisCluster } from './helpers/redis-cluster';
 import { setPasswordHashCost } from '../src/identity/secrets';
 
 /**
@@ -13,5 +14,6 @@ export const mochaHooks = {
   async afterAll(this: Mocha.Context) {
     this.timeout(30000);
     await closeContext();
+    await closeSharedRedisCluster();
   },
 };

@@ -14,19 +14,20 @@ export interface CreateLimiterOptions {
 }
 
 /**
- * Redis limiter when REDIS_URL is set; otherwise the single-process in-memory one (dev only).
+ * Redis limiter when REDIS_URL (one server) or REDIS_CLUSTER_NODES (a Redis Cluster) is set; otherwise the single-process in-memory one (dev only).
  * Either way refused attempts wait for this process's in-flight ones to settle (settling.ts).
  */
 export function createLimiter(config: Config, log: Logger, opts: CreateLimiterOptions = {}): Limiter {
   const keyPrefix =
     opts.keyPrefix ?? (config.nodeEnv === 'test' ? `svc:test:${crypto.randomBytes(6).toString('hex')}:` : 'svc:');
-  if (!config.redisUrl) {
+  if (!config.redisUrl && !config.redisClusterNodes) {
     log.warn('REDIS_URL is not set: using the in-memory rate limiter, correct for a single process only');
     return new SettlingLimiter(new MemoryLimiter({ clock: opts.clock, keyPrefix }));
   }
   return new SettlingLimiter(
     new RedisLimiter({
-      url: config.redisUrl,
+      url: config.redisUrl ?? undefined,
+      clusterNodes: config.redisClusterNodes ?? undefined,
       keyPrefix,
       clock: opts.clock,
       commandTimeoutMs: config.redisCommandTimeoutMs,

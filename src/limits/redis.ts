@@ -1,5 +1,5 @@
 import crypto from 'crypto';
-import Redis from 'ioredis';
+import Redis, { Cluster } from 'ioredis';
 import type { Logger } from '../log';
 import {
   adoptionPrefixes,
@@ -85,7 +85,10 @@ return out
 `;
 
 export interface RedisLimiterOptions {
-  url: string;
+  /** One Redis server (REDIS_URL)... */
+  url?: string;
+  /** ...or the seed nodes of a Redis Cluster (REDIS_CLUSTER_NODES). */
+  clusterNodes?: { host: string; port: number }[];
   /** Prepended to every key (outside the hash tag): 'svc:' in production, random per test run. */
   keyPrefix?: string;
   /** Milliseconds clock passed to the script (tests move it); default: Redis server TIME. */
@@ -105,7 +108,7 @@ type LimitCommand = (numKeys: number, ...args: (string | number)[]) => Promise<n
  */
 export class RedisLimiter implements Limiter {
   readonly kind = 'redis';
-  readonly redis: Redis;
+  readonly redis: Redis | Cluster;
   private readonly prefix: string;
   private readonly clock?: () => number;
   private readonly log?: Logger;
@@ -113,6 +116,8 @@ export class RedisLimiter implements Limiter {
   private seq = 0;
   private lastErrorLog = 0;
   private readonly timeoutMs: number;
+  /** Longest wait for the first connection: one command timeout; a cluster's slot map first, a few. */
+  private readonly firstWaitMs: number;
   /** Resolves at the first connection; until then commands wait for it (bounded), afterwards never. */
   private firstReady: Promise<void> | null;
 
@@ -122,16 +127,8 @@ export class RedisLimiter implements Limiter {
     this.log = opts.log;
     const timeout = opts.commandTimeoutMs ?? 250;
     this.timeoutMs = timeout;
-    this.redis = new Redis(opts.url, {
-      enableOfflineQueue: false,
-      commandTimeout: timeout,
-      maxRetriesPerRequest: 1,
-      // A timed-out command must not be replayed after a reconnect: it was already answered 429.
-      autoResendUnfulfilledCommands: false,
-      connectTimeout: Math.max(1000, timeout * 4),
-      retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times, 6), 2000),
-      lazyConnect: false,
-    });
+    this.firstWaitMs = opts.clusterNodes?.length ? Math.max(1000, timeout * 4) : timeout;
+    this.redis = opts.clusterNodes?.length ? connectCluster(opts.clusterNodes, timeout) : connectOne(opts.url, timeout);
     this.redis.defineCommand('svcLimit', { lua: LIMIT_SCRIPT });
     this.redis.on('error', (e) => this.noteError(e));
     this.redis.on('ready', () => this.log?.info('rate limiter: Redis connected'));
@@ -149,7 +146,7 @@ export class RedisLimiter implements Limiter {
   private async connected(): Promise<void> {
     if (!this.firstReady) return;
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([this.firstReady, new Promise<void>((r) => (timer = setTimeout(r, this.timeoutMs)))]);
+    await Promise.race([this.firstReady, new Promise<void>((r) => (timer = setTimeout(r, this.firstWaitMs)))]);
     clearTimeout(timer);
   }
 
@@ -176,10 +173,13 @@ export class RedisLimiter implements Limiter {
     let reply: number[];
     try {
       await this.connected();
-      reply = await (this.redis as unknown as { svcLimit: LimitCommand }).svcLimit(
-        rules.length,
-        ...rules.map((r) => r.key),
-        ...args,
+      reply = await withTimeout(
+        (this.redis as unknown as { svcLimit: LimitCommand }).svcLimit(
+          rules.length,
+          ...rules.map((r) => r.key),
+          ...args,
+        ),
+        this.timeoutMs,
       );
     } catch (e) {
       this.noteError(e);
@@ -213,18 +213,22 @@ export class RedisLimiter implements Limiter {
   /**
    * Copies each log of the agent's old tag into the same log under the owner's tag (members are
    * unique, so a copy made twice counts once) and drops the old one. Not one script: in a Redis
-   * Cluster the two tags live in different slots. Keys of one agent are few; SCAN finds them.
+   * Cluster the two tags live in different slots, so each command names one key. Keys of one
+   * agent are few; SCAN finds them, on every master of a cluster (SCAN sees one node's keys).
    */
   async adopt(agentId: string, ownerId: string): Promise<void> {
     const { from, to } = adoptionPrefixes(this.prefix, agentId, ownerId);
     await this.connected();
-    const keys: string[] = [];
-    let cursor = '0';
-    do {
-      const [next, found] = await this.redis.scan(cursor, 'MATCH', `${from}*`, 'COUNT', 1000);
-      cursor = next;
-      keys.push(...found);
-    } while (cursor !== '0');
+    const nodes = this.redis instanceof Cluster ? this.redis.nodes('master') : [this.redis];
+    const keys = new Set<string>();
+    for (const node of nodes) {
+      let cursor = '0';
+      do {
+        const [next, found] = await node.scan(cursor, 'MATCH', `${from}*`, 'COUNT', 1000);
+        cursor = next;
+        for (const k of found) keys.add(k);
+      } while (cursor !== '0');
+    }
     for (const key of keys) {
       const [entries, ttl] = await Promise.all([this.redis.zrange(key, '0', '-1', 'WITHSCORES'), this.redis.pttl(key)]);
       const target = to + key.slice(from.length);
@@ -239,11 +243,23 @@ export class RedisLimiter implements Limiter {
     }
   }
 
-  /** Round trip for /health; rejects at once while Redis is unreachable. */
+  /**
+   * Round trip for /health; rejects at once while Redis is unreachable. On a cluster every
+   * master that serves slots must answer: one stopped master is an outage for its slots' writes.
+   */
   async ping(): Promise<number> {
     await this.connected();
     const t0 = process.hrtime.bigint();
-    await this.redis.ping();
+    if (this.redis instanceof Cluster) {
+      const masters = this.redis.nodes('master');
+      const connected = new Set(masters.map((n) => `${n.options.host}:${n.options.port}`));
+      const serving = new Set(this.redis.slots.map((owners) => owners?.[0]).filter(Boolean));
+      for (const key of serving)
+        if (!connected.has(key)) throw new Error(`Redis Cluster master ${key} is not connected`);
+      await withTimeout(Promise.all(masters.map((n) => n.ping())), this.timeoutMs);
+    } else {
+      await this.redis.ping();
+    }
     return Number(process.hrtime.bigint() - t0) / 1e6;
   }
 
@@ -255,5 +271,61 @@ export class RedisLimiter implements Limiter {
       } catch {}
     }
     this.redis.disconnect();
+  }
+}
+
+/** The single-server client: no offline queue, a command timeout, reconnecting forever with capped backoff. */
+function connectOne(url: string | undefined, timeout: number): Redis {
+  if (!url) throw new Error('RedisLimiter needs a url or clusterNodes');
+  return new Redis(url, {
+    enableOfflineQueue: false,
+    commandTimeout: timeout,
+    maxRetriesPerRequest: 1,
+    // A timed-out command must not be replayed after a reconnect: it was already answered 429.
+    autoResendUnfulfilledCommands: false,
+    connectTimeout: Math.max(1000, timeout * 4),
+    retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times, 6), 2000),
+    lazyConnect: false,
+  });
+}
+
+/**
+ * The cluster client, failing closed the same way: no offline queue (a command while the slot map
+ * is unknown fails at once), the command timeout on every node, and no delayed retries on
+ * CLUSTERDOWN or TRYAGAIN. A command that meets a node connection being (re)made is retried
+ * after 20 ms (without that, a burst on a fresh connection to a master fails but for its first
+ * command); take() still answers within the command timeout. A stopped master's slots fail; the
+ * others' keep working. The slot map is refreshed on MOVED and every few seconds, and the cluster
+ * connection retries forever, so a master that returns is used again without a restart.
+ */
+function connectCluster(nodes: { host: string; port: number }[], timeout: number): Cluster {
+  return new Cluster(nodes, {
+    enableOfflineQueue: false,
+    scaleReads: 'master',
+    retryDelayOnClusterDown: 0,
+    retryDelayOnFailover: 20,
+    retryDelayOnTryAgain: 0,
+    slotsRefreshTimeout: Math.max(1000, timeout * 4),
+    slotsRefreshInterval: 5000,
+    clusterRetryStrategy: (times) => Math.min(50 * 2 ** Math.min(times, 6), 2000),
+    redisOptions: {
+      commandTimeout: timeout,
+      maxRetriesPerRequest: 1,
+      autoResendUnfulfilledCommands: false,
+      connectTimeout: Math.max(1000, timeout * 4),
+    },
+  });
+}
+
+/** Rejects after `ms` (a cluster command can wait for a node connection that is being made). */
+async function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      p,
+      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('Redis command timed out')), ms))),
+    ]);
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -5,6 +5,7 @@ import { MemoryLimiter } from '../../src/limits/memory';
 import { RedisLimiter } from '../../src/limits/redis';
 import type { Limiter } from '../../src/limits/types';
 import { TEST_REDIS_URL } from '../helpers/context';
+import { sharedRedisCluster } from '../helpers/redis-cluster';
 
 /** A controllable milliseconds clock. */
 export class Clock {
@@ -17,12 +18,24 @@ export class Clock {
 
 export const id = () => crypto.randomUUID();
 
-/** Limiter under test against the real Redis (own random prefix) or in memory, on `clock`. */
-export function makeLimiter(kind: 'redis' | 'memory', clock: Clock): Limiter {
+export type LimiterKind = 'redis' | 'cluster' | 'memory';
+
+/** Where a Redis limiter connects: the machine's Redis, or the run's 3-master Redis Cluster. */
+export async function redisTarget(
+  kind: 'redis' | 'cluster',
+): Promise<{ url: string } | { clusterNodes: { host: string; port: number }[] }> {
+  return kind === 'redis' ? { url: TEST_REDIS_URL } : { clusterNodes: (await sharedRedisCluster()).nodes };
+}
+
+/**
+ * Limiter under test against the real Redis, a real Redis Cluster (own random prefix) or in
+ * memory, on `clock`.
+ */
+export async function makeLimiter(kind: LimiterKind, clock: Clock): Promise<Limiter> {
   const keyPrefix = `svc:test:limits:${crypto.randomBytes(5).toString('hex')}:`;
-  return kind === 'redis'
-    ? new RedisLimiter({ url: TEST_REDIS_URL, keyPrefix, clock: clock.now, commandTimeoutMs: 250 })
-    : new MemoryLimiter({ keyPrefix, clock: clock.now });
+  return kind === 'memory'
+    ? new MemoryLimiter({ keyPrefix, clock: clock.now })
+    : new RedisLimiter({ ...(await redisTarget(kind)), keyPrefix, clock: clock.now, commandTimeoutMs: 250 });
 }
 
 export type Outcome =

@@ -12,14 +12,15 @@ const delay = fc.oneof(
   { weight: 1, arbitrary: fc.integer({ min: 8000, max: 70_000 }) },
 );
 
-for (const kind of ['redis', 'memory'] as const) {
+// 'cluster': the same properties on a real 3-master Redis Cluster (test/helpers/redis-cluster.ts).
+for (const kind of ['redis', 'cluster', 'memory'] as const) {
   describe(`limits: properties (${kind}, controllable clock)`, function () {
     this.timeout(60_000);
     let clock: Clock;
     let limiter: Limiter;
-    beforeEach(() => {
+    beforeEach(async () => {
       clock = new Clock();
-      limiter = makeLimiter(kind, clock);
+      limiter = await makeLimiter(kind, clock);
     });
     afterEach(() => limiter.close());
 
@@ -203,99 +204,100 @@ for (const kind of ['redis', 'memory'] as const) {
   });
 }
 
-describe('limits: Redis and memory limiters decide identically', function () {
-  this.timeout(60_000);
-  it('same attempts and clock → same outcomes, codes and Retry-After', async () => {
-    const action = fc.constantFrom('post', 'comment', 'vote', 'react', 'follow') as fc.Arbitrary<
-      'post' | 'comment' | 'vote' | 'react' | 'follow'
-    >;
-    await fc.assert(
-      fc.asyncProperty(
-        fc.array(fc.tuple(action, fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 2 }), delay), {
-          minLength: 1,
-          maxLength: 120,
-          size: 'max',
-        }),
-        async (steps) => {
-          const clock = new Clock();
-          const redis = makeLimiter('redis', clock);
-          const memory = makeLimiter('memory', clock);
-          try {
-            const owner = id();
-            const agents = [id(), id(), id(), id()];
-            const threads = [id(), id(), id()];
-            for (const [act, ai, ti, d] of steps) {
-              clock.advance(d % 4000);
-              // Agent 3 is unowned: its own owner.
-              const subject = { agentId: agents[ai], ownerId: ai === 3 ? null : owner, threadId: threads[ti] };
-              const [a, b]: Outcome[] = [await attempt(redis, act, subject), await attempt(memory, act, subject)];
-              expect(a).to.deep.equal(b);
+for (const kind of ['redis', 'cluster'] as const)
+  describe(`limits: ${kind} and memory limiters decide identically`, function () {
+    this.timeout(60_000);
+    it('same attempts and clock → same outcomes, codes and Retry-After', async () => {
+      const action = fc.constantFrom('post', 'comment', 'vote', 'react', 'follow') as fc.Arbitrary<
+        'post' | 'comment' | 'vote' | 'react' | 'follow'
+      >;
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(fc.tuple(action, fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 2 }), delay), {
+            minLength: 1,
+            maxLength: 120,
+            size: 'max',
+          }),
+          async (steps) => {
+            const clock = new Clock();
+            const redis = await makeLimiter(kind, clock);
+            const memory = await makeLimiter('memory', clock);
+            try {
+              const owner = id();
+              const agents = [id(), id(), id(), id()];
+              const threads = [id(), id(), id()];
+              for (const [act, ai, ti, d] of steps) {
+                clock.advance(d % 4000);
+                // Agent 3 is unowned: its own owner.
+                const subject = { agentId: agents[ai], ownerId: ai === 3 ? null : owner, threadId: threads[ti] };
+                const [a, b]: Outcome[] = [await attempt(redis, act, subject), await attempt(memory, act, subject)];
+                expect(a).to.deep.equal(b);
+              }
+            } finally {
+              await redis.close();
+              await memory.close();
             }
-          } finally {
-            await redis.close();
-            await memory.close();
-          }
-        },
-      ),
-      { numRuns: 30 },
-    );
-  });
-
-  it('a 15-minute window (failed logins per address and per account): same outcomes, and never more than the caps in any span', async () => {
-    const { perMinute: perIp, perAccount, windowSeconds } = POLICIES.login_failure;
-    const windowMs = windowSeconds * 1000;
-    const refused = { ip: 0, account: 0 };
-    await fc.assert(
-      fc.asyncProperty(
-        fc.array(
-          fc.tuple(
-            fc.integer({ min: 0, max: 1 }),
-            fc.integer({ min: 0, max: 7 }),
-            fc.oneof(
-              { weight: 30, arbitrary: fc.integer({ min: 0, max: 2000 }) },
-              { weight: 1, arbitrary: fc.integer({ min: 60_000, max: 600_000 }) },
-            ),
-          ),
-          { minLength: 1, maxLength: 250, size: 'max' },
+          },
         ),
-        async (steps) => {
-          const clock = new Clock();
-          const redis = makeLimiter('redis', clock);
-          const memory = makeLimiter('memory', clock);
-          try {
-            const ips = [id(), id()];
-            const accepted: { t: number; ip: number; account: number }[] = [];
-            for (const [ip, account, d] of steps) {
-              clock.advance(d);
-              const subject = { ip: ips[ip], account: `acct${account}` };
-              const [a, b]: Outcome[] = [
-                await attempt(redis, 'login_failure', subject),
-                await attempt(memory, 'login_failure', subject),
-              ];
-              expect(a).to.deep.equal(b);
-              if (a.ok) accepted.push({ t: clock.now(), ip, account });
-              else if (
-                a.retryAfterSeconds &&
-                accepted.filter((x) => x.ip === ip && x.t > clock.now() - windowMs).length >= perIp
-              )
-                refused.ip++;
-              else refused.account++;
+        { numRuns: 30 },
+      );
+    });
+
+    it('a 15-minute window (failed logins per address and per account): same outcomes, and never more than the caps in any span', async () => {
+      const { perMinute: perIp, perAccount, windowSeconds } = POLICIES.login_failure;
+      const windowMs = windowSeconds * 1000;
+      const refused = { ip: 0, account: 0 };
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(
+            fc.tuple(
+              fc.integer({ min: 0, max: 1 }),
+              fc.integer({ min: 0, max: 7 }),
+              fc.oneof(
+                { weight: 30, arbitrary: fc.integer({ min: 0, max: 2000 }) },
+                { weight: 1, arbitrary: fc.integer({ min: 60_000, max: 600_000 }) },
+              ),
+            ),
+            { minLength: 1, maxLength: 250, size: 'max' },
+          ),
+          async (steps) => {
+            const clock = new Clock();
+            const redis = await makeLimiter(kind, clock);
+            const memory = await makeLimiter('memory', clock);
+            try {
+              const ips = [id(), id()];
+              const accepted: { t: number; ip: number; account: number }[] = [];
+              for (const [ip, account, d] of steps) {
+                clock.advance(d);
+                const subject = { ip: ips[ip], account: `acct${account}` };
+                const [a, b]: Outcome[] = [
+                  await attempt(redis, 'login_failure', subject),
+                  await attempt(memory, 'login_failure', subject),
+                ];
+                expect(a).to.deep.equal(b);
+                if (a.ok) accepted.push({ t: clock.now(), ip, account });
+                else if (
+                  a.retryAfterSeconds &&
+                  accepted.filter((x) => x.ip === ip && x.t > clock.now() - windowMs).length >= perIp
+                )
+                  refused.ip++;
+                else refused.account++;
+              }
+              for (const e of accepted) {
+                const span = accepted.filter((x) => x.ip === e.ip && x.t >= e.t && x.t <= e.t + windowMs);
+                expect(span.length).to.be.at.most(perIp);
+                expect(span.filter((x) => x.account === e.account).length).to.be.at.most(perAccount);
+              }
+            } finally {
+              await redis.close();
+              await memory.close();
             }
-            for (const e of accepted) {
-              const span = accepted.filter((x) => x.ip === e.ip && x.t >= e.t && x.t <= e.t + windowMs);
-              expect(span.length).to.be.at.most(perIp);
-              expect(span.filter((x) => x.account === e.account).length).to.be.at.most(perAccount);
-            }
-          } finally {
-            await redis.close();
-            await memory.close();
-          }
-        },
-      ),
-      { numRuns: 20 },
-    );
-    // The runs reached both caps (else the property above says nothing).
-    expect(refused.ip, 'refusals by the address cap').to.be.greaterThan(0);
-    expect(refused.account, 'refusals by the account cap').to.be.greaterThan(0);
+          },
+        ),
+        { numRuns: 20 },
+      );
+      // The runs reached both caps (else the property above says nothing).
+      expect(refused.ip, 'refusals by the address cap').to.be.greaterThan(0);
+      expect(refused.account, 'refusals by the account cap').to.be.greaterThan(0);
+    });
   });
-});

@@ -1,57 +1,60 @@
 import crypto from 'crypto';
 import { expect } from 'chai';
-import Redis from 'ioredis';
-import { loadConfig } from '../../src/config';
+import Redis, { Cluster } from 'ioredis';
+import { ConfigError, loadConfig } from '../../src/config';
 import { createLogger } from '../../src/log';
 import { createLimiter } from '../../src/limits';
 import { MemoryLimiter } from '../../src/limits/memory';
 import { RedisLimiter } from '../../src/limits/redis';
 import { SettlingLimiter } from '../../src/limits/settling';
 import { TEST_REDIS_URL } from '../helpers/context';
-import { attempt, Clock, id, makeLimiter } from './helpers';
+import { sharedRedisCluster } from '../helpers/redis-cluster';
+import { attempt, Clock, id, makeLimiter, redisTarget } from './helpers';
 
 const prefix = () => `svc:test:limits:${crypto.randomBytes(5).toString('hex')}:`;
 
+// The exactly-once limits, on one Redis and on a real 3-master Redis Cluster.
+for (const kind of ['redis', 'cluster'] as const)
+  describe(`limits: Redis limiter (${kind}), several processes`, function () {
+    this.timeout(20_000);
+
+    it('4 processes sharing Redis, 200 parallel votes of one agent: exactly 60 accepted', async () => {
+      const p = prefix();
+      const clock = new Clock();
+      const target = await redisTarget(kind);
+      const fleet = Array.from({ length: 4 }, () => new RedisLimiter({ ...target, keyPrefix: p, clock: clock.now }));
+      try {
+        const subject = { agentId: id(), ownerId: id() };
+        const rs = await Promise.all(Array.from({ length: 200 }, (_, i) => attempt(fleet[i % 4], 'vote', subject)));
+        expect(rs.filter((r) => r.ok)).to.have.length(60);
+        expect(new Set(rs.filter((r) => !r.ok).map((r) => (r.ok ? '' : r.code)))).to.deep.equal(
+          new Set(['RATE_LIMITED']),
+        );
+      } finally {
+        await Promise.all(fleet.map((l) => l.close()));
+      }
+    });
+
+    it('5 agents of one owner, 300 parallel votes over 4 processes: exactly 120 accepted (owner cap)', async () => {
+      const p = prefix();
+      const clock = new Clock();
+      const target = await redisTarget(kind);
+      const fleet = Array.from({ length: 4 }, () => new RedisLimiter({ ...target, keyPrefix: p, clock: clock.now }));
+      try {
+        const ownerId = id();
+        const agents = Array.from({ length: 5 }, id);
+        const rs = await Promise.all(
+          Array.from({ length: 300 }, (_, i) => attempt(fleet[i % 4], 'vote', { agentId: agents[i % 5], ownerId })),
+        );
+        expect(rs.filter((r) => r.ok)).to.have.length(120);
+      } finally {
+        await Promise.all(fleet.map((l) => l.close()));
+      }
+    });
+  });
+
 describe('limits: Redis limiter', function () {
   this.timeout(20_000);
-
-  it('4 processes sharing Redis, 200 parallel votes of one agent: exactly 60 accepted', async () => {
-    const p = prefix();
-    const clock = new Clock();
-    const fleet = Array.from(
-      { length: 4 },
-      () => new RedisLimiter({ url: TEST_REDIS_URL, keyPrefix: p, clock: clock.now }),
-    );
-    try {
-      const subject = { agentId: id(), ownerId: id() };
-      const rs = await Promise.all(Array.from({ length: 200 }, (_, i) => attempt(fleet[i % 4], 'vote', subject)));
-      expect(rs.filter((r) => r.ok)).to.have.length(60);
-      expect(new Set(rs.filter((r) => !r.ok).map((r) => (r.ok ? '' : r.code)))).to.deep.equal(
-        new Set(['RATE_LIMITED']),
-      );
-    } finally {
-      await Promise.all(fleet.map((l) => l.close()));
-    }
-  });
-
-  it('5 agents of one owner, 300 parallel votes over 4 processes: exactly 120 accepted (owner cap)', async () => {
-    const p = prefix();
-    const clock = new Clock();
-    const fleet = Array.from(
-      { length: 4 },
-      () => new RedisLimiter({ url: TEST_REDIS_URL, keyPrefix: p, clock: clock.now }),
-    );
-    try {
-      const ownerId = id();
-      const agents = Array.from({ length: 5 }, id);
-      const rs = await Promise.all(
-        Array.from({ length: 300 }, (_, i) => attempt(fleet[i % 4], 'vote', { agentId: agents[i % 5], ownerId })),
-      );
-      expect(rs.filter((r) => r.ok)).to.have.length(120);
-    } finally {
-      await Promise.all(fleet.map((l) => l.close()));
-    }
-  });
 
   it('without a caller clock it uses Redis server TIME', async () => {
     const l = new RedisLimiter({ url: TEST_REDIS_URL, keyPrefix: prefix() });
@@ -115,6 +118,29 @@ describe('limits: createLimiter', () => {
     }
   });
 
+  it('REDIS_CLUSTER_NODES set → the Redis limiter on the cluster client; with REDIS_URL too, or malformed, a configuration error', async () => {
+    const { nodes } = await sharedRedisCluster();
+    const list = nodes.map((n) => `${n.host}:${n.port}`).join(',');
+    const l = createLimiter(loadConfig({ NODE_ENV: 'test', REDIS_CLUSTER_NODES: list }), createLogger('silent'));
+    try {
+      expect((l as SettlingLimiter).inner).to.be.instanceOf(RedisLimiter);
+      expect(((l as SettlingLimiter).inner as RedisLimiter).redis).to.be.instanceOf(Cluster);
+      expect((await attempt(l, 'post', { agentId: id(), ownerId: id() })).ok).to.equal(true);
+      expect(typeof (await l.ping())).to.equal('number');
+    } finally {
+      await l.close();
+    }
+    expect(() => loadConfig({ REDIS_URL: TEST_REDIS_URL, REDIS_CLUSTER_NODES: list })).to.throw(
+      ConfigError,
+      'set REDIS_URL or REDIS_CLUSTER_NODES, not both',
+    );
+    expect(() => loadConfig({ REDIS_CLUSTER_NODES: 'a:1,b:x' })).to.throw(ConfigError, 'REDIS_CLUSTER_NODES');
+    expect(loadConfig({ REDIS_CLUSTER_NODES: ' r1:7000, r2 ' }).redisClusterNodes).to.deep.equal([
+      { host: 'r1', port: 7000 },
+      { host: 'r2', port: 6379 },
+    ]);
+  });
+
   it('test runs get their own key prefix: two limiters do not share quotas', async () => {
     const log = createLogger('silent');
     const clock = new Clock();
@@ -134,11 +160,11 @@ describe('limits: createLimiter', () => {
   });
 });
 
-for (const kind of ['redis', 'memory'] as const) {
+for (const kind of ['redis', 'cluster', 'memory'] as const) {
   describe(`limits: taking an attempt back (${kind})`, () => {
     it('refund() removes exactly the refunded attempts from every rule (agent and owner caps, gaps)', async () => {
       const clock = new Clock();
-      const l = makeLimiter(kind, clock);
+      const l = await makeLimiter(kind, clock);
       try {
         const subject = { agentId: id(), ownerId: id() };
         const taken = [];
@@ -165,7 +191,7 @@ for (const kind of ['redis', 'memory'] as const) {
 
     it('adopt(): a claimed agent keeps its history under its new owner (caps, gaps, thread gaps, owner caps)', async () => {
       const clock = new Clock();
-      const l = makeLimiter(kind, clock);
+      const l = await makeLimiter(kind, clock);
       try {
         const agentId = id();
         const ownerId = id();

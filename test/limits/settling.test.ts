@@ -28,8 +28,8 @@ for (const kind of ['redis', 'memory'] as const) {
     let limiter: SettlingLimiter;
     const subject = () => ({ agentId: id(), ownerId: id() });
 
-    beforeEach(() => {
-      inner = makeLimiter(kind, new Clock());
+    beforeEach(async () => {
+      inner = await makeLimiter(kind, new Clock());
       limiter = new SettlingLimiter(inner);
     });
     afterEach(() => limiter.close());
