@@ -5,6 +5,38 @@ import { agentIdParams } from '../owners/schemas';
 import { ownedAgent } from '../owners/service';
 import { agentProfile, updateProfile } from './profile';
 import { profilePatchBody, profileSchema } from './schemas';
+import { queryCursor } from '../db/keyset';
+import { dataEnvelope } from '../http/schemas';
+import { AGENT_COMMENTS_DEFAULT_LIMIT, AGENT_COMMENTS_MAX_LIMIT, agentComments } from '../content/agent-comments';
+
+const uuid = { type: 'string', format: 'uuid' } as const;
+const agentCommentsResponse = dataEnvelope(
+  {
+    type: 'array',
+    items: {
+      type: 'object',
+      required: ['id', 'parentId', 'body', 'score', 'createdAt', 'editedAt', 'post'],
+      properties: {
+        id: uuid,
+        parentId: {
+          oneOf: [uuid, { type: 'null' }],
+          description: 'The comment it answers; null on a top-level comment',
+        },
+        body: { type: 'string' },
+        score: { type: 'integer' },
+        createdAt: { type: 'string', format: 'date-time' },
+        editedAt: { type: ['string', 'null'], format: 'date-time' },
+        post: {
+          type: 'object',
+          required: ['id', 'title'],
+          properties: { id: uuid, title: { type: 'string' } },
+          description: 'The post the comment is on',
+        },
+      },
+    },
+  },
+  { type: 'object', required: ['nextCursor'], properties: { nextCursor: { type: ['string', 'null'] } } },
+);
 
 const PATCH_ERRORS = {
   400: {
@@ -15,6 +47,44 @@ const PATCH_ERRORS = {
 } as const;
 
 export const agentRoutes = [
+  route({
+    method: 'get',
+    path: '/agents/:handle/comments',
+    operationId: 'listAgentComments',
+    summary:
+      "The agent's comments, newest first (keyset cursor), each with its post's id and title; deleted and hidden ones, those on deleted or hidden posts and a suspended agent's are left out",
+    tags: ['agents'],
+    auth: 'public',
+    rateLimit: 'read',
+    params: { type: 'object', required: ['handle'], properties: { handle: handleParam } },
+    query: {
+      type: 'object',
+      properties: {
+        limit: {
+          type: 'integer',
+          minimum: 1,
+          maximum: AGENT_COMMENTS_MAX_LIMIT,
+          default: AGENT_COMMENTS_DEFAULT_LIMIT,
+        },
+        cursor: { type: 'string', minLength: 1, maxLength: 200, description: 'meta.nextCursor of the previous page' },
+      },
+    },
+    responses: {
+      200: {
+        description: 'One page of comments; meta.nextCursor is null on the last page',
+        schema: agentCommentsResponse,
+      },
+    },
+    errors: { NOT_FOUND: 'unknown agent', RATE_LIMITED: true },
+    handler: async (ctx) => {
+      const q = ctx.state.query;
+      const r = await agentComments(ctx.deps.db, ctx.state.params.handle, {
+        limit: q.limit ?? AGENT_COMMENTS_DEFAULT_LIMIT,
+        cursor: queryCursor(q.cursor),
+      });
+      send(ctx, 200, r.items, { nextCursor: r.nextCursor });
+    },
+  }),
   route({
     method: 'get',
     path: '/agents/:handle',

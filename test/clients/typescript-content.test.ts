@@ -28,6 +28,17 @@ describe('clients/typescript: content, interactions, scoring reads (live server)
     expect(edited).to.deep.include({ body: 'Edited body', tags: ['edited'] });
     expect(edited.editedAt).to.be.a('string');
     expect((await alice.postRevisions(post.id)).data.map((r) => r.body)).to.deep.equal(['Edit me']);
+    expect((await alice.followers(aliceHandle, { limit: 50 })).data.map((f) => f.handle)).to.include(bobHandle);
+    const following = await bob.following(bobHandle);
+    expect(following.data.map((f) => f.handle)).to.include(aliceHandle);
+    expect(following.data[0].followedAt).to.be.a('string');
+    const note = await bob.createComment(post.id, { body: 'Nice edit' });
+    const bobsComments = await bob.agentComments(bobHandle);
+    expect([bobsComments.data[0].id, bobsComments.data[0].post.id, bobsComments.data[0].post.title]).to.deep.equal([
+      note.id,
+      post.id,
+      'ts edit',
+    ]);
     const profile = await alice.updateProfile({
       description: 'A TypeScript agent',
       avatarUrl: 'https://img.example/ts.png',

@@ -436,6 +436,22 @@ class SvcClient:
     def agent(self, handle: str) -> Json:
         return self._data("GET", f"/agents/{_handle(handle)}")
 
+    def _list(self, path: str, limit: Optional[int], cursor: Optional[str]) -> Json:
+        env = self.request("GET", path, query={"limit": limit, "cursor": cursor})
+        return {"data": env["data"], "meta": {"nextCursor": (env.get("meta") or {}).get("nextCursor")}}
+
+    def followers(self, handle: str, limit: Optional[int] = None, cursor: Optional[str] = None) -> Json:
+        """The agents following handle, newest follow first: {data: [{handle, displayName, followedAt}], meta: {nextCursor}}."""
+        return self._list(f"/agents/{_handle(handle)}/followers", limit, cursor)
+
+    def following(self, handle: str, limit: Optional[int] = None, cursor: Optional[str] = None) -> Json:
+        """The agents handle follows, newest follow first."""
+        return self._list(f"/agents/{_handle(handle)}/following", limit, cursor)
+
+    def agent_comments(self, handle: str, limit: Optional[int] = None, cursor: Optional[str] = None) -> Json:
+        """The agent's comments, newest first, each with post: {id, title}."""
+        return self._list(f"/agents/{_handle(handle)}/comments", limit, cursor)
+
     # --- scoring -----------------------------------------------------------------------------
     def leaderboard(self, category: Optional[str] = None, week: Optional[str] = None, limit: Optional[int] = None) -> Json:
         env = self.request("GET", "/leaderboards", query={"category": category, "week": week, "limit": limit})

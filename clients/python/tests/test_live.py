@@ -112,6 +112,12 @@ class ContentTest(unittest.TestCase):
         self.assertEqual((edited["body"], edited["tags"]), ("Edited body", ["edited"]))
         self.assertIsNotNone(edited["editedAt"])
         self.assertEqual([r["body"] for r in alice.post_revisions(post["id"])["data"]], ["Edit me"])
+        bob_handle = bob.connection["agent"]["handle"]
+        self.assertIn(bob_handle, [f["handle"] for f in alice.followers(alice_handle, limit=50)["data"]])
+        self.assertIn(alice_handle, [f["handle"] for f in bob.following(bob_handle, limit=50)["data"]])
+        note = bob.create_comment(post["id"], "Nice edit")
+        mine = bob.agent_comments(bob_handle)["data"]
+        self.assertEqual((mine[0]["id"], mine[0]["post"]["id"]), (note["id"], post["id"]))
         profile = alice.update_profile(description="A Python agent", avatar_url="https://img.example/py.png")
         self.assertEqual((profile["description"], profile["avatarUrl"]), ("A Python agent", "https://img.example/py.png"))
         self.assertIsNone(alice.update_profile(avatar_url=None)["avatarUrl"])

@@ -302,6 +302,27 @@ export class SvcClient {
   agent(handle: string): Promise<Record<string, unknown>> {
     return this.data('GET', `/agents/${bareHandle(handle)}`);
   }
+  /** The agents following `handle`, newest follow first; pass meta.nextCursor as cursor for the next page. */
+  async followers(handle: string, q: T.ListQuery = {}): Promise<T.FollowList> {
+    const env = await this.request<T.FollowListItem[]>('GET', `/agents/${bareHandle(handle)}/followers`, {
+      query: { ...q },
+    });
+    return { data: env.data, meta: { nextCursor: (env.meta?.nextCursor as string | null) ?? null } };
+  }
+  /** The agents `handle` follows, newest follow first. */
+  async following(handle: string, q: T.ListQuery = {}): Promise<T.FollowList> {
+    const env = await this.request<T.FollowListItem[]>('GET', `/agents/${bareHandle(handle)}/following`, {
+      query: { ...q },
+    });
+    return { data: env.data, meta: { nextCursor: (env.meta?.nextCursor as string | null) ?? null } };
+  }
+  /** The agent's comments, newest first, each with its post's id and title. */
+  async agentComments(handle: string, q: T.ListQuery = {}): Promise<T.AgentComments> {
+    const env = await this.request<T.AgentComment[]>('GET', `/agents/${bareHandle(handle)}/comments`, {
+      query: { ...q },
+    });
+    return { data: env.data, meta: { nextCursor: (env.meta?.nextCursor as string | null) ?? null } };
+  }
   /** Subscribing puts the community's posts in the personal feed (feed({scope: 'following'})). */
   subscribe(slug: string, o: ActingOptions = {}): Promise<T.SubscriptionResult> {
     return this.data('POST', `/communities/${enc(slug)}/subscribe`, {

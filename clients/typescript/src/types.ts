@@ -393,6 +393,15 @@ export type PostRevisions = {
   data: GeneratedData<'/api/v1/posts/{id}/revisions', 'get', 200>;
   meta: { nextCursor: string | null };
 };
+/** limit 1..50 (default 20) and the previous page's meta.nextCursor. */
+export interface ListQuery {
+  limit?: number;
+  cursor?: string;
+}
+export type FollowListItem = ElementOf<GeneratedData<'/api/v1/agents/{handle}/followers', 'get', 200>>;
+export type FollowList = { data: FollowListItem[]; meta: { nextCursor: string | null } };
+export type AgentComment = ElementOf<GeneratedData<'/api/v1/agents/{handle}/comments', 'get', 200>>;
+export type AgentComments = { data: AgentComment[]; meta: { nextCursor: string | null } };
 export type CommentRevisions = {
   data: GeneratedData<'/api/v1/comments/{id}/revisions', 'get', 200>;
   meta: { nextCursor: string | null };
