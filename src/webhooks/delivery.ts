@@ -77,30 +77,59 @@ export async function deliverOnce(deps: Deps, job: DeliverJob, opts: DeliverOpti
     return 'webhook_disabled';
   }
 
+  const result = await sendAttempt(
+    deps,
+    {
+      eventId: row.event_id,
+      webhookId: row.webhook_id,
+      url: row.url,
+      secretEnc: row.secret_enc,
+      previousSecretEnc: row.previous_secret_enc,
+      previousSecretUntil: row.previous_secret_until,
+      payload: row.payload,
+    },
+    opts,
+  );
+  return recordAttempt(deps, job, token, row.webhook_id, result);
+}
+
+/** What one attempt needs of its delivery, webhook and event. */
+export interface AttemptTarget {
+  eventId: string;
+  webhookId: string;
+  url: string;
+  secretEnc: string;
+  previousSecretEnc: string | null;
+  previousSecretUntil: Date | null;
+  /** The stored event payload (as jsonb gives it back, so every attempt sends the same bytes). */
+  payload: unknown;
+}
+
+/** Signs (with the current secret, and the replaced one during a rotation's overlap) and POSTs once. */
+export function sendAttempt(deps: Deps, t: AttemptTarget, opts: DeliverOptions = {}): Promise<AttemptResult> {
   const now = deps.now();
-  const secrets = [decryptSecret(deps.config.sessionSecret, row.webhook_id, row.secret_enc)];
-  if (row.previous_secret_enc && new Date(row.previous_secret_until) > now) {
+  const secrets = [decryptSecret(deps.config.sessionSecret, t.webhookId, t.secretEnc)];
+  if (t.previousSecretEnc && t.previousSecretUntil && new Date(t.previousSecretUntil) > now) {
     // The replaced secret is a courtesy of the overlap: one sealed under a former SESSION_SECRET
     // (the rotation that followed a SESSION_SECRET change) is left out, not a failed delivery.
     try {
-      secrets.push(decryptSecret(deps.config.sessionSecret, row.webhook_id, row.previous_secret_enc));
+      secrets.push(decryptSecret(deps.config.sessionSecret, t.webhookId, t.previousSecretEnc));
     } catch {
       deps.log.warn(
-        { webhookId: row.webhook_id },
+        { webhookId: t.webhookId },
         'previous webhook secret unreadable (SESSION_SECRET changed); signing with the current one only',
       );
     }
   }
-  const body = JSON.stringify(row.payload);
-  const result = await postWebhook({
-    url: row.url,
-    headers: webhookHeaders(secrets, row.event_id, now, body),
+  const body = JSON.stringify(t.payload);
+  return postWebhook({
+    url: t.url,
+    headers: webhookHeaders(secrets, t.eventId, now, body),
     body,
     guard: { allowPrivate: deps.config.webhookAllowPrivate },
     timeoutMs: opts.timeoutMs,
     resolve: opts.resolve,
   });
-  return recordAttempt(deps, job, token, row.webhook_id, result);
 }
 
 async function recordAttempt(

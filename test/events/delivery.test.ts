@@ -6,6 +6,7 @@ import { api } from '../helpers/api';
 import {
   clockDeps,
   deliveryIdsOf,
+  emitAndDeliver,
   emitAndFanout,
   ownerAgentWebhook,
   Receiver,
@@ -13,7 +14,8 @@ import {
   takeJobs,
 } from './helpers';
 import { deliverOnce } from '../../src/webhooks/delivery';
-import { fanoutEvent } from '../../src/webhooks/fanout';
+import { createDeliveries, fanoutEvent, recordFirstAttempts } from '../../src/webhooks/fanout';
+import { emitEvent } from '../../src/events/emit';
 import { pruneDeliveries } from '../../src/webhooks/retention';
 import { RETRY_DELAYS_MS, MAX_ATTEMPTS, DELIVERY_RETENTION_MS, ROTATION_OVERLAP_MS } from '../../src/webhooks/policy';
 import { postWebhook } from '../../src/webhooks/outbound-http';
@@ -33,10 +35,11 @@ describe('webhook delivery', () => {
   it('signs with Standard Webhooks: the standardwebhooks library verifies headers and body', async () => {
     const rx = await receiver();
     const s = await ownerAgentWebhook(rx.url());
-    const eventId = await emitAndFanout(s.agent.agent.id, 'agent.followed', { followerHandle: '@fan' });
-    const ctx = await getContext();
-    const out = await runDueDeliveries(ctx.deps, await deliveryIdsOf(s.webhook.id));
-    expect(out).to.deep.equal(['succeeded']);
+    const { eventId, outcomes } = await emitAndDeliver(s.agent.agent.id, { data: { followerHandle: '@fan' } });
+    // The fan-out makes the first attempt itself: no delivery job is queued for it.
+    expect(outcomes).to.deep.equal(['succeeded']);
+    const ids = await deliveryIdsOf(s.webhook.id);
+    expect(await takeJobs('webhook_deliver', (p) => ids.has(p.deliveryId))).to.deep.equal([]);
     expect(rx.received).to.have.length(1);
     const got = rx.received[0];
     expect(got.headers['webhook-id']).to.equal(eventId);
@@ -89,18 +92,20 @@ describe('webhook delivery', () => {
     const eventId = await emitAndFanout(s.agent.agent.id, 'agent.followed');
     const rows = await ctx.db('webhook_deliveries').where({ event_id: eventId });
     expect(rows.map((r) => r.webhook_id)).to.deep.equal([second.body.data.id]);
-    // Rerunning the fan-out (a crash after commit) creates nothing twice.
+    expect(rows[0]).to.include({ status: 'succeeded', step: 1, attempts: 1 });
+    expect(rx.received.map((r) => r.url)).to.deep.equal(['/b']);
+    // Rerunning the fan-out (a crash after its attempts were recorded) creates and sends nothing twice.
     const ev = await ctx.db('webhook_events').where({ id: eventId }).first();
-    const again = await fanoutEvent(ctx.db, {
+    const again = await fanoutEvent(ctx.deps, {
       eventId,
       type: 'agent.followed',
       agentId: s.agent.agent.id,
       data: {},
       occurredAt: ev.occurred_at.toISOString(),
     });
-    expect(again).to.equal(0);
-    const jobs = await takeJobs('webhook_deliver', (p) => p.deliveryId === rows[0].id);
-    expect(jobs).to.have.length(1);
+    expect(again).to.deep.equal([]);
+    expect(await ctx.db('webhook_deliveries').where({ event_id: eventId })).to.have.length(1);
+    expect(rx.received).to.have.length(1);
     // Another agent's events reach none of these webhooks.
     const other = await ownerAgentWebhook(rx.url('/x'));
     const otherEvent = await emitAndFanout(other.agent.agent.id, 'post.commented');
@@ -109,15 +114,112 @@ describe('webhook delivery', () => {
     ]);
   });
 
+  it('the fan-out attempts every webhook of the event at once and records each: a failure gets its retry job, a success none', async () => {
+    const rx = await receiver((_n, q, res) => res.writeHead(q.url === '/down' ? 503 : 204).end());
+    const s = await ownerAgentWebhook(rx.url('/up'));
+    const down = await api('POST', `/owner/agents/${s.agent.agent.id}/webhooks`, {
+      session: s.owner.session,
+      body: { url: rx.url('/down') },
+    });
+    const clock = await clockDeps();
+    const ctx = await getContext();
+    const { eventId, outcomes } = await emitAndDeliver(s.agent.agent.id, { deps: clock.deps });
+    expect([...outcomes].sort()).to.deep.equal(['retrying', 'succeeded']);
+    expect(rx.received.map((r) => r.url).sort()).to.deep.equal(['/down', '/up']);
+    for (const r of rx.received) expect(r.headers['webhook-id']).to.equal(eventId);
+    const rows = await ctx.db('webhook_deliveries').where({ event_id: eventId });
+    const byHook = Object.fromEntries(rows.map((r) => [r.webhook_id, r]));
+    expect(byHook[s.webhook.id]).to.include({ status: 'succeeded', step: 1, attempts: 1, response_code: 204 });
+    expect(byHook[s.webhook.id].next_attempt_at).to.equal(null);
+    expect(byHook[down.body.data.id]).to.include({ status: 'pending', step: 1, attempts: 1, response_code: 503 });
+    expect(byHook[down.body.data.id].next_attempt_at.getTime()).to.equal(clock.now().getTime() + RETRY_DELAYS_MS[0]);
+    const attempts = await ctx
+      .db('webhook_delivery_attempts')
+      .whereIn(
+        'delivery_id',
+        rows.map((r) => r.id),
+      )
+      .select('delivery_id', 'token', 'attempt', 'ok', 'response_code');
+    expect(attempts).to.have.length(2);
+    for (const a of attempts) expect(a).to.include({ token: 'step:1', attempt: 1, ok: a.response_code === 204 });
+    const jobs = await takeJobs('webhook_deliver', (p) => rows.some((r) => r.id === p.deliveryId));
+    expect(jobs.map((j) => j.payload)).to.deep.equal([{ deliveryId: byHook[down.body.data.id].id, step: 2 }]);
+    expect(new Date(jobs[0].run_at).getTime()).to.equal(clock.now().getTime() + RETRY_DELAYS_MS[0]);
+    const w = await ctx.db('webhooks').where({ id: s.webhook.id }).first();
+    expect(w.last_success_at.getTime()).to.equal(clock.now().getTime());
+  });
+
+  it('a fan-out that died after creating its deliveries sends them again when rerun, and records each attempt once', async () => {
+    const rx = await receiver();
+    const s = await ownerAgentWebhook(rx.url());
+    const ctx = await getContext();
+    const eventId = await ctx.db.transaction((trx) =>
+      emitEvent(trx, { type: 'agent.followed', agentId: s.agent.agent.id, data: {} }),
+    );
+    const [job] = await takeJobs('event_fanout', (p) => p.eventId === eventId);
+    // The first run created the delivery, then the worker died before recording any attempt.
+    const waiting = await createDeliveries(ctx.db, job.payload);
+    expect(waiting).to.have.length(1);
+    expect(await ctx.db('webhook_deliveries').where({ event_id: eventId }).first()).to.include({
+      status: 'pending',
+      step: 0,
+      attempts: 0,
+    });
+    // The rerun finds it waiting, sends it and records it; another rerun sends nothing.
+    expect(await fanoutEvent(ctx.deps, job.payload)).to.deep.equal(['succeeded']);
+    expect(await fanoutEvent(ctx.deps, job.payload)).to.deep.equal([]);
+    expect(rx.received.map((r) => r.headers['webhook-id'])).to.deep.equal([eventId]);
+    const d = await ctx.db('webhook_deliveries').where({ event_id: eventId }).first();
+    expect(d).to.include({ status: 'succeeded', step: 1, attempts: 1 });
+    expect(await ctx.db('webhook_delivery_attempts').where({ delivery_id: d.id })).to.have.length(1);
+    // Recording the same first attempt again (a rerun racing a late record) changes nothing.
+    expect(
+      await recordFirstAttempts(ctx.deps, [
+        { deliveryId: d.id, result: { ok: false, responseCode: 500, latencyMs: 1, error: 'HTTP 500' } },
+      ]),
+    ).to.deep.equal(['skipped']);
+    expect(await ctx.db('webhook_deliveries').where({ id: d.id }).first()).to.include({
+      status: 'succeeded',
+      attempts: 1,
+    });
+  });
+
+  it('a delivery left waiting by a dead fan-out whose webhook was disabled meanwhile ends as failed without a request', async () => {
+    const rx = await receiver();
+    const s = await ownerAgentWebhook(rx.url());
+    const ctx = await getContext();
+    const eventId = await ctx.db.transaction((trx) =>
+      emitEvent(trx, { type: 'agent.followed', agentId: s.agent.agent.id, data: {} }),
+    );
+    const [job] = await takeJobs('event_fanout', (p) => p.eventId === eventId);
+    await createDeliveries(ctx.db, job.payload);
+    await api('PATCH', `/owner/agents/${s.agent.agent.id}/webhooks/${s.webhook.id}`, {
+      session: s.owner.session,
+      body: { enabled: false },
+    });
+    expect(await fanoutEvent(ctx.deps, job.payload)).to.deep.equal([]);
+    expect(rx.received).to.have.length(0);
+    expect(await ctx.db('webhook_deliveries').where({ event_id: eventId }).first()).to.include({
+      status: 'failed',
+      last_error: 'webhook disabled',
+      next_attempt_at: null,
+    });
+  });
+
   it('a receiver failing twice then succeeding gets the event on the third attempt with the same webhook-id', async () => {
     const rx = await receiver((n, _q, res) => res.writeHead(n <= 2 ? 503 : 200).end('ok'));
     const s = await ownerAgentWebhook(rx.url());
     const clock = await clockDeps();
-    const eventId = await emitAndFanout(s.agent.agent.id, 'agent.mentioned', { mentionedHandle: '@p1' });
+    const first = await emitAndDeliver(s.agent.agent.id, {
+      type: 'agent.mentioned',
+      data: { mentionedHandle: '@p1' },
+      deps: clock.deps,
+    });
+    const eventId = first.eventId;
     const ids = await deliveryIdsOf(s.webhook.id);
     const ctx = await getContext();
 
-    expect(await runDueDeliveries(clock.deps, ids)).to.deep.equal(['retrying']);
+    expect(first.outcomes).to.deep.equal(['retrying']);
     let d = await ctx
       .db('webhook_deliveries')
       .whereIn('id', [...ids])
@@ -173,12 +275,14 @@ describe('webhook delivery', () => {
     const clock = await clockDeps();
     const ctx = await getContext();
     for (let e = 1; e <= 5; e++) {
-      await emitAndFanout(s.agent.agent.id, 'post.commented', { n: e });
+      const outcomes: string[] = [
+        ...(await emitAndDeliver(s.agent.agent.id, { type: 'post.commented', data: { n: e }, deps: clock.deps }))
+          .outcomes,
+      ];
       const ids = await deliveryIdsOf(s.webhook.id);
-      const outcomes: string[] = [];
-      for (let i = 0; i < MAX_ATTEMPTS; i++) {
+      for (let i = 0; i < RETRY_DELAYS_MS.length; i++) {
+        clock.advance(RETRY_DELAYS_MS[i]);
         outcomes.push(...(await runDueDeliveries(clock.deps, ids)));
-        if (i < RETRY_DELAYS_MS.length) clock.advance(RETRY_DELAYS_MS[i]);
       }
       expect(outcomes).to.deep.equal([...Array(MAX_ATTEMPTS - 1).fill('retrying'), 'failed']);
       const w = await ctx.db('webhooks').where({ id: s.webhook.id }).first();
@@ -234,8 +338,7 @@ describe('webhook delivery', () => {
     let w = await ctx.db('webhooks').where({ id: s.webhook.id }).first();
     expect(w).to.include({ consecutive_failures: 5, enabled: true });
     rx.respond = (_n, _q, res) => res.writeHead(200).end();
-    await emitAndFanout(s.agent.agent.id);
-    expect(await runDueDeliveries(clock.deps, await deliveryIdsOf(s.webhook.id))).to.deep.equal(['succeeded']);
+    expect((await emitAndDeliver(s.agent.agent.id, { deps: clock.deps })).outcomes).to.deep.equal(['succeeded']);
     w = await ctx.db('webhooks').where({ id: s.webhook.id }).first();
     expect(w.consecutive_failures).to.equal(0);
   });
@@ -249,8 +352,7 @@ describe('webhook delivery', () => {
     const rx = await receiver((_n, _q, res) => res.writeHead(302, { location: target.url() }).end());
     const s = await ownerAgentWebhook(rx.url());
     const clock = await clockDeps();
-    await emitAndFanout(s.agent.agent.id);
-    expect(await runDueDeliveries(clock.deps, await deliveryIdsOf(s.webhook.id))).to.deep.equal(['retrying']);
+    expect((await emitAndDeliver(s.agent.agent.id, { deps: clock.deps })).outcomes).to.deep.equal(['retrying']);
     expect(targetHits).to.equal(0);
     const d = await api('GET', `/owner/agents/${s.agent.agent.id}/webhooks/${s.webhook.id}/deliveries`, {
       session: s.owner.session,
@@ -282,8 +384,7 @@ describe('webhook delivery', () => {
     await rx.stop();
     receivers.splice(receivers.indexOf(rx), 1);
     const clock = await clockDeps();
-    await emitAndFanout(s.agent.agent.id);
-    expect(await runDueDeliveries(clock.deps, await deliveryIdsOf(s.webhook.id))).to.deep.equal(['retrying']);
+    expect((await emitAndDeliver(s.agent.agent.id, { deps: clock.deps })).outcomes).to.deep.equal(['retrying']);
     const ctx = await getContext();
     const a = await ctx
       .db('webhook_delivery_attempts as a')
@@ -310,8 +411,7 @@ describe('webhook delivery', () => {
       .and.not.include(rot.body.data.secret.slice(6, 20));
 
     const clock = await clockDeps();
-    await emitAndFanout(s.agent.agent.id, 'agent.followed');
-    expect(await runDueDeliveries(clock.deps, await deliveryIdsOf(s.webhook.id))).to.deep.equal(['succeeded']);
+    expect((await emitAndDeliver(s.agent.agent.id, { deps: clock.deps })).outcomes).to.deep.equal(['succeeded']);
     const during = rx.received[0];
     expect(String(during.headers['webhook-signature']).split(' ')).to.have.length(2);
     // A receiver still on the old secret and one already on the new secret both verify.
@@ -323,10 +423,7 @@ describe('webhook delivery', () => {
     }
 
     clock.advance(until - clock.now().getTime() + 1);
-    const seen = await deliveryIdsOf(s.webhook.id);
-    await emitAndFanout(s.agent.agent.id, 'agent.followed');
-    const later = new Set([...(await deliveryIdsOf(s.webhook.id))].filter((id) => !seen.has(id)));
-    expect(await runDueDeliveries(clock.deps, later)).to.deep.equal(['succeeded']);
+    expect((await emitAndDeliver(s.agent.agent.id, { deps: clock.deps })).outcomes).to.deep.equal(['succeeded']);
     const after = rx.received[1];
     const ts = after.headers['webhook-timestamp'];
     const sign = (secret: string) =>
@@ -351,8 +448,7 @@ describe('webhook delivery', () => {
         previous_secret_enc: encryptSecret('a former session secret, 32+ chars long', s.webhook.id, s.webhook.secret),
       });
     const clock = await clockDeps();
-    await emitAndFanout(s.agent.agent.id, 'agent.followed');
-    expect(await runDueDeliveries(clock.deps, await deliveryIdsOf(s.webhook.id))).to.deep.equal(['succeeded']);
+    expect((await emitAndDeliver(s.agent.agent.id, { deps: clock.deps })).outcomes).to.deep.equal(['succeeded']);
     const got = rx.received[0];
     expect(String(got.headers['webhook-signature']).split(' ')).to.have.length(1);
     expect(() =>
@@ -364,9 +460,8 @@ describe('webhook delivery', () => {
     const rx = await receiver();
     const s = await ownerAgentWebhook(rx.url());
     const clock = await clockDeps();
-    const eventId = await emitAndFanout(s.agent.agent.id, 'agent.followed');
+    const { eventId } = await emitAndDeliver(s.agent.agent.id, { deps: clock.deps });
     const ids = await deliveryIdsOf(s.webhook.id);
-    await runDueDeliveries(clock.deps, ids);
     const deliveryId = [...ids][0];
     const base = `/owner/agents/${s.agent.agent.id}/webhooks/${s.webhook.id}`;
     // Rotating the secret: the replay is signed with the new one.
@@ -410,9 +505,8 @@ describe('webhook delivery', () => {
     const rx = await receiver();
     const s = await ownerAgentWebhook(rx.url());
     const clock = await clockDeps();
-    await emitAndFanout(s.agent.agent.id);
+    await emitAndDeliver(s.agent.agent.id, { deps: clock.deps });
     const ids = await deliveryIdsOf(s.webhook.id);
-    await runDueDeliveries(clock.deps, ids);
     const base = `/owner/agents/${s.agent.agent.id}/webhooks/${s.webhook.id}`;
     await api('PATCH', base, { session: s.owner.session, body: { enabled: false } });
     const r = await api('POST', `${base}/deliveries/${[...ids][0]}/redeliver`, { session: s.owner.session });
@@ -424,9 +518,8 @@ describe('webhook delivery', () => {
     const rx = await receiver((_n, _q, res) => res.writeHead(500).end());
     const s = await ownerAgentWebhook(rx.url());
     const clock = await clockDeps();
-    await emitAndFanout(s.agent.agent.id);
+    await emitAndDeliver(s.agent.agent.id, { deps: clock.deps });
     const ids = await deliveryIdsOf(s.webhook.id);
-    await runDueDeliveries(clock.deps, ids);
     await api('PATCH', `/owner/agents/${s.agent.agent.id}/webhooks/${s.webhook.id}`, {
       session: s.owner.session,
       body: { enabled: false },
@@ -450,9 +543,7 @@ describe('webhook delivery', () => {
     const s = await ownerAgentWebhook(rx.url());
     const ctx = await getContext();
     const done = await emitAndFanout(s.agent.agent.id);
-    await runDueDeliveries(ctx.deps, await deliveryIdsOf(s.webhook.id));
     const pending = await emitAndFanout(s.agent.agent.id);
-    await runDueDeliveries(ctx.deps, await deliveryIdsOf(s.webhook.id));
     const old = new Date(Date.now() - DELIVERY_RETENTION_MS - 60_000);
     await ctx.db('webhook_deliveries').where({ webhook_id: s.webhook.id }).update({ updated_at: old });
     await ctx.db('webhook_events').whereIn('id', [done, pending]).update({ created_at: old });

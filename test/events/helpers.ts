@@ -4,7 +4,7 @@ import { getContext } from '../helpers/context';
 import { api } from '../helpers/api';
 import { newAgent, newOwner, TestOwner, TestAgent } from '../helpers/factories';
 import { deliverOnce, DeliverJob, DeliverOutcome } from '../../src/webhooks/delivery';
-import { fanoutEvent } from '../../src/webhooks/fanout';
+import { fanoutEvent, FirstOutcome } from '../../src/webhooks/fanout';
 import { emitEvent, EventType } from '../../src/events/emit';
 import type { Deps } from '../../src/deps';
 
@@ -62,17 +62,32 @@ export async function ownerAgentWebhook(url: string, events?: string[]): Promise
   return { owner, agent, webhook: r.body.data };
 }
 
-/** Emits an event the way a write does (job in a transaction), then runs the fan-out task body. */
+/**
+ * Emits an event the way a write does (job in a transaction), then runs the fan-out task body:
+ * deliveries created and their first attempts made (with `deps`' clock and config). Returns the
+ * event id and the first attempts' outcomes.
+ */
+export async function emitAndDeliver(
+  agentId: string,
+  opts: { type?: EventType; data?: Record<string, unknown>; deps?: Deps } = {},
+): Promise<{ eventId: string; outcomes: FirstOutcome[] }> {
+  const ctx = await getContext();
+  const type = opts.type ?? 'agent.followed';
+  const data = opts.data ?? { followerHandle: '@someone' };
+  const eventId = await ctx.db.transaction((trx) => emitEvent(trx, { type, agentId, data }));
+  const jobs = await takeJobs('event_fanout', (p) => p.eventId === eventId);
+  const outcomes: FirstOutcome[] = [];
+  for (const j of jobs) outcomes.push(...(await fanoutEvent(opts.deps ?? ctx.deps, j.payload)));
+  return { eventId, outcomes };
+}
+
+/** emitAndDeliver with the context's deps, answering the event id. */
 export async function emitAndFanout(
   agentId: string,
   type: EventType = 'agent.followed',
   data: Record<string, unknown> = { followerHandle: '@someone' },
 ): Promise<string> {
-  const { db } = await getContext();
-  const eventId = await db.transaction((trx) => emitEvent(trx, { type, agentId, data }));
-  const job = await takeJobs('event_fanout', (p) => p.eventId === eventId);
-  for (const j of job) await fanoutEvent(db, j.payload);
-  return eventId;
+  return (await emitAndDeliver(agentId, { type, data })).eventId;
 }
 
 export interface QueuedJob {
@@ -96,7 +111,7 @@ export async function takeJobs(task: string, filter: (payload: any) => boolean):
   return mine;
 }
 
-/** Runs every queued delivery job of these deliveries whose runAt is due by the test clock. */
+/** Runs every queued delivery job (retries, redeliveries) of these deliveries, whatever its runAt. */
 export async function runDueDeliveries(
   deps: Deps,
   deliveryIds: Set<string>,

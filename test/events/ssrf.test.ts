@@ -8,7 +8,7 @@ import type { Deps } from '../../src/deps';
 import { checkUrlSyntax, checkWebhookUrl, isForbiddenAddress, parseIPv4Loose, Resolver } from '../../src/webhooks/ssrf';
 import { postWebhook } from '../../src/webhooks/outbound-http';
 import { deliverOnce } from '../../src/webhooks/delivery';
-import { clockDeps, deliveryIdsOf, emitAndFanout, ownerAgentWebhook, Receiver, takeJobs } from './helpers';
+import { clockDeps, deliveryIdsOf, emitAndDeliver, ownerAgentWebhook, Receiver, takeJobs } from './helpers';
 
 const OFF = { allowPrivate: false };
 
@@ -170,19 +170,21 @@ describe('webhook SSRF guard', () => {
       const rx = await new Receiver().start();
       try {
         const s = await ownerAgentWebhook(rx.url());
-        await emitAndFanout(s.agent.agent.id);
-        const ids = await deliveryIdsOf(s.webhook.id);
-        await takeJobs('webhook_deliver', (p) => ids.has(p.deliveryId));
         const clock = await clockDeps();
         const strict: Deps = { ...clock.deps, config: { ...clock.deps.config, webhookAllowPrivate: false } };
-        expect(await deliverOnce(strict, { deliveryId: [...ids][0], step: 1 })).to.equal('retrying');
+        // The first attempt (made by the fan-out) and the retry (a delivery job) are both refused.
+        expect((await emitAndDeliver(s.agent.agent.id, { deps: strict })).outcomes).to.deep.equal(['retrying']);
+        const ids = await deliveryIdsOf(s.webhook.id);
+        await takeJobs('webhook_deliver', (p) => ids.has(p.deliveryId));
+        expect(await deliverOnce(strict, { deliveryId: [...ids][0], step: 2 })).to.equal('retrying');
         expect(rx.received).to.have.length(0);
         const ctx = await getContext();
         const a = await ctx
           .db('webhook_delivery_attempts')
           .where({ delivery_id: [...ids][0] })
-          .first();
-        expect(a.error).to.match(/WEBHOOK_URL_FORBIDDEN/);
+          .orderBy('attempt');
+        expect(a.map((x) => x.attempt)).to.deep.equal([1, 2]);
+        for (const x of a) expect(x.error).to.match(/WEBHOOK_URL_FORBIDDEN/);
       } finally {
         await rx.stop();
       }
