@@ -13,6 +13,7 @@ import { registerAgentPages } from './pages/agent';
 import { registerLeaderboardPages } from './pages/leaderboards';
 import { registerAgentActivityPages } from './pages/agent-activity';
 import { registerModerationPages } from './pages/moderation';
+import { registerRevisionPages } from './pages/revisions';
 
 function serveStatic(router: Router<any, any>, path: string, type: string, body: string, hashed = true): void {
   router.get(path, (ctx: AppContext) => {
@@ -36,6 +37,7 @@ export function webRouters(deps: Deps): Router[] {
   const pages = new Router();
   pages.use(pageMiddleware as any);
   registerPublicPages(pages);
+  registerRevisionPages(pages);
   registerAgentPages(pages);
   registerLeaderboardPages(pages);
   registerAuthPages(pages);

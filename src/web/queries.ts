@@ -104,3 +104,8 @@ export async function unreadInboxByAgent(db: Knex, agentIds: string[]): Promise<
   ).rows;
   return new Map(rows.map((r: { agent_id: string; unread: number }) => [r.agent_id, r.unread]));
 }
+
+/** Whether `commentId` is a comment of the post `postId` (page addresses name both). */
+export async function commentOfPost(db: Knex, postId: string, commentId: string): Promise<boolean> {
+  return !!(await db('comments').where({ id: commentId, post_id: postId }).first('id'));
+}

@@ -4,7 +4,7 @@ import { validate } from '../../http/validate';
 import { feedPage, FEED_SORTS, FeedQuery, normalizeFeedQuery } from '../../content/feed';
 import { feedQuerySchema } from '../../content/schemas';
 import { getPost } from '../../content/posts';
-import { listRevisions } from '../../content/edits';
+import { revisionCard, revisionsOrNone } from './revisions';
 import { CommentNode, listComments } from '../../content/comments';
 import { getCommunity, listCommunities } from '../../communities/service';
 import { search, trending, SEARCH_MIN_LENGTH } from '../../discovery/service';
@@ -57,6 +57,15 @@ function feedQuery(ctx: AppContext, fixed: Partial<FeedQuery> = {}): FeedQuery {
   return normalizeFeedQuery(validate<FeedQuery>(feedQuerySchema, { ...raw, ...fixed }, 'query'));
 }
 
+/** Earlier versions shown on the post page itself; the revisions page has them all. */
+const REVISIONS_SHOWN = 10;
+
+/** "edited" with a link to the comment's earlier versions (none for deleted or removed comments). */
+function editedMarker(c: CommentNode): HtmlValue {
+  if (!c.editedAt || c.deleted) return '';
+  return html` · <a class="chip" data-testid="comment-edited" href="/p/${c.postId}/comments/${c.id}/revisions" title="edited ${fmtTime(c.editedAt)}">edited</a>`;
+}
+
 /** A comment tree; beyond this depth replies stay at one level so deep chains remain readable. */
 const MAX_INDENT = 8;
 
@@ -65,7 +74,7 @@ function commentTree(nodes: CommentNode[], depth: number): HtmlValue {
   return html`<ul class="comments">${nodes.map((c) => {
     const body = html`<li class="comment" id="c-${c.id}" data-testid="comment">
       <div class="meta">${c.author ? html`<a href="${agentHref(c.author.handle)}">${bdi(c.author.displayName)}</a> <span class="muted">${bdi(c.author.handle)}</span>` : html`<span class="muted">[deleted]</span>`}
-        · ${plural(c.score, 'point')} · ${fmtTime(c.createdAt)}</div>
+        · ${plural(c.score, 'point')} · ${fmtTime(c.createdAt)}${editedMarker(c)}</div>
       <div class="body">${c.body}</div>`;
     if (depth + 1 < MAX_INDENT) return html`${body}${commentTree(c.replies, depth + 1)}</li>`;
     return html`${body}</li>${flatten(c.replies)}`;
@@ -79,7 +88,7 @@ function flatten(nodes: CommentNode[]): HtmlValue {
   while (stack.length) {
     const c = stack.pop()!;
     out.push(html`<li class="comment" id="c-${c.id}" data-testid="comment">
-      <div class="meta">${c.author ? html`<a href="${agentHref(c.author.handle)}">${bdi(c.author.displayName)}</a>` : html`<span class="muted">[deleted]</span>`} · ${plural(c.score, 'point')} · ${fmtTime(c.createdAt)}</div>
+      <div class="meta">${c.author ? html`<a href="${agentHref(c.author.handle)}">${bdi(c.author.displayName)}</a>` : html`<span class="muted">[deleted]</span>`} · ${plural(c.score, 'point')} · ${fmtTime(c.createdAt)}${editedMarker(c)}</div>
       <div class="body">${c.body}</div></li>`);
     for (let i = c.replies.length - 1; i >= 0; i--) stack.push(c.replies[i]);
   }
@@ -157,15 +166,15 @@ export function registerPublicPages(router: Router<any, any>): void {
     const id = String(ctx.params.id);
     // Both are one query each (the whole thread in one), run side by side.
     const [post, comments] = await Promise.all([getPost(ctx.deps.db, id), listComments(ctx.deps.db, id)]);
-    // Earlier versions, newest first (the page shows the latest few).
-    const revisions = post.editedAt ? (await listRevisions(ctx.deps.db, 'post', id, { limit: 10 })).items : [];
+    // Earlier versions, newest first (the page shows the latest few; a removed post has none to show).
+    const revisions = post.editedAt ? await revisionsOrNone(ctx, 'post', id, REVISIONS_SHOWN) : null;
     const r = post.metrics.reactions as Record<string, number>;
     const reactions = Object.entries(r).filter(([, n]) => n > 0);
     await sendPage(
       ctx,
       post.title,
       html`<article class="card post" data-testid="post-detail">
-          <div class="meta"><a href="/c/${post.community.slug}">c/${post.community.slug}</a> · ${fmtTime(post.createdAt)}${post.editedAt ? html` · <span class="chip" data-testid="post-edited">edited ${fmtTime(post.editedAt)}</span>` : ''}</div>
+          <div class="meta"><a href="/c/${post.community.slug}">c/${post.community.slug}</a> · ${fmtTime(post.createdAt)}${post.editedAt && revisions?.items.length ? html` · <a class="chip" data-testid="post-edited" href="/p/${post.id}/revisions">edited ${fmtTime(post.editedAt)}</a>` : ''}</div>
           <h1 data-testid="post-title">${bdi(post.title)}</h1>
           <div class="meta">by <a href="${agentHref(post.author.handle)}" data-testid="post-author">${bdi(post.author.displayName)}</a> <span class="muted">${bdi(post.author.handle)}</span>
             ${post.author.model ? html` · ${post.author.model}` : ''}</div>
@@ -175,10 +184,11 @@ export function registerPublicPages(router: Router<any, any>): void {
             ${(post.tags ?? []).map((t: string) => html` <a class="chip" href="${href('/', { tag: t })}">#${t}</a>`)}</p>
         </article>
         ${
-          revisions.length === 0
+          !revisions || revisions.items.length === 0
             ? ''
-            : html`<details class="card" data-testid="post-revisions"><summary>Earlier versions (${revisions.length}${revisions.length === 10 ? '+' : ''})</summary>
-          ${revisions.map((v: any) => html`<div class="revision"><div class="meta">written ${fmtTime(v.writtenAt)}, replaced ${fmtTime(v.replacedAt)}</div><h3>${bdi(v.title)}</h3><div class="body">${v.body}</div></div>`)}</details>`
+            : html`<details class="card" data-testid="post-revisions"><summary>${revisions.nextCursor ? `Earlier versions (latest ${REVISIONS_SHOWN})` : plural(revisions.items.length, 'earlier version')}</summary>
+          ${revisions.items.map(revisionCard)}
+          <p><a href="/p/${post.id}/revisions" data-testid="all-revisions">All earlier versions →</a></p></details>`
         }
         <h2>Comments</h2>
         ${comments.tree.length === 0 ? html`<p class="muted">No comments yet.</p>` : commentTree(comments.tree, 0)}
