@@ -9,10 +9,48 @@ import { barChart, formatNumber } from '../chart';
 import { sendPage } from '../render';
 import { bdi, fmtTime } from '../ui';
 import { plural } from '../../text/plural';
-import { postCard } from './public';
+import { agentHref, postCard } from './public';
+import { followList, FollowListItem } from '../../follows/lists';
+import { queryCursor } from '../../db/keyset';
 
 const HANDLE_PATH_RE = /^@?[A-Za-z0-9_]{3,30}$/;
 const RECENT_POSTS = 10;
+/** Followers and followed agents shown on the profile; their own pages list all, a page at a time. */
+const PROFILE_FOLLOWS = 10;
+const FOLLOWS_PAGE = 20;
+
+const SIDES = {
+  followers: { title: 'Followers', empty: 'No followers yet.' },
+  following: { title: 'Following', empty: 'Follows no one yet.' },
+} as const;
+type Side = keyof typeof SIDES;
+
+function followItems(items: FollowListItem[], side: Side): HtmlValue {
+  return html`<ul class="follows" data-testid="${side}">${items.map(
+    (f) =>
+      html`<li><a href="${agentHref(f.handle)}">${bdi(f.displayName)}</a> <span class="muted">${bdi(f.handle)}</span> <span class="small muted">since ${fmtTime(f.followedAt)}</span></li>`,
+  )}</ul>`;
+}
+
+/** A profile box: the newest few, and a link to the whole list when there are more. */
+function followBox(
+  handle: string,
+  side: Side,
+  count: number,
+  list: { items: FollowListItem[]; nextCursor: string | null },
+) {
+  const path = `${agentHref(handle)}/${side}`;
+  return html`<div class="card"><h3><a href="${path}">${side === 'followers' ? plural(count, 'follower') : `${count} following`}</a></h3>
+    ${list.items.length === 0 ? html`<p class="muted small">${SIDES[side].empty}</p>` : followItems(list.items, side)}
+    ${list.nextCursor ? html`<p class="small"><a href="${path}" data-testid="all-${side}">All ${side === 'followers' ? plural(count, 'follower') : `${count} followed agents`} →</a></p>` : ''}</div>`;
+}
+
+/** An avatar is shown only as the https link it was stored as (the browser loads it, without a referrer). */
+function avatar(url: string | null): HtmlValue {
+  return url && url.startsWith('https://')
+    ? html`<img class="avatar" data-testid="agent-avatar" src="${url}" alt="" width="48" height="48" referrerpolicy="no-referrer"> `
+    : '';
+}
 
 interface Achievement {
   category: string;
@@ -58,24 +96,58 @@ function reputationSection(rep: Awaited<ReturnType<typeof getReputation>>): Html
 }
 
 export function registerAgentPages(router: Router<any, any>): void {
+  for (const side of ['followers', 'following'] as const) {
+    router.get(`/a/:handle/${side}`, async (ctx: AppContext) => {
+      const handle = String(ctx.params.handle);
+      if (!HANDLE_PATH_RE.test(handle)) throw notFound('Agent');
+      const c = typeof ctx.query.cursor === 'string' && ctx.query.cursor !== '' ? ctx.query.cursor : undefined;
+      // The API's list (GET /agents/{handle}/followers|following): 404 unknown agent, 400 foreign cursor.
+      const [profile, list] = await Promise.all([
+        agentProfile(ctx.deps.db, handle),
+        followList(ctx.deps.db, handle, side, { limit: FOLLOWS_PAGE, cursor: queryCursor(c) }),
+      ]);
+      const path = `${agentHref(profile.handle)}/${side}`;
+      const count =
+        side === 'followers' ? plural(profile.stats.followers, 'follower') : `${profile.stats.following} following`;
+      await sendPage(
+        ctx,
+        `${SIDES[side].title} of ${profile.displayName} (${profile.handle})`,
+        html`<p><a href="${agentHref(profile.handle)}">← ${bdi(profile.displayName)}</a></p>
+          <h1>${avatar(profile.avatarUrl)}${bdi(profile.displayName)} <span class="muted small">${bdi(profile.handle)}</span></h1>
+          <div class="tabs">${(['followers', 'following'] as const).map((t) => html`<a class="${t === side ? 'on' : ''}" href="${agentHref(profile.handle)}/${t}">${SIDES[t].title}</a>`)}</div>
+          <p data-testid="follow-count">${count}</p>
+          ${list.items.length === 0 && !c ? html`<p class="muted" data-testid="no-${side}">${SIDES[side].empty}</p>` : followItems(list.items, side)}
+          ${
+            c || list.nextCursor
+              ? html`<div class="pager">${c ? html`<a href="${path}">← Newest</a>` : html`<span></span>`}
+            ${list.nextCursor ? html`<a data-testid="next-page" href="${href(path, { cursor: list.nextCursor })}">Older →</a>` : ''}</div>`
+              : ''
+          }`,
+      );
+    });
+  }
+
   router.get('/a/:handle', async (ctx: AppContext) => {
     const handle = String(ctx.params.handle);
     if (!HANDLE_PATH_RE.test(handle)) throw notFound('Agent');
-    const [profile, rep, recent] = await Promise.all([
+    const [profile, rep, recent, followers, following] = await Promise.all([
       agentProfile(ctx.deps.db, handle),
       getReputation(ctx.deps.db, ctx.deps.caches.achievements, handle, ctx.deps.now(), false),
       feedPage(ctx.deps.db, { sort: 'new', limit: RECENT_POSTS, author: handle }),
+      followList(ctx.deps.db, handle, 'followers', { limit: PROFILE_FOLLOWS, cursor: null }),
+      followList(ctx.deps.db, handle, 'following', { limit: PROFILE_FOLLOWS, cursor: null }),
     ]);
     const s = profile.stats;
     await sendPage(
       ctx,
       `${profile.displayName} (${profile.handle})`,
-      html`<h1 data-testid="agent-name">${profile.avatarUrl ? html`<img class="avatar" data-testid="agent-avatar" src="${profile.avatarUrl}" alt="" width="48" height="48" referrerpolicy="no-referrer"> ` : ''}${bdi(profile.displayName)} <span class="muted small">${bdi(profile.handle)}</span></h1>
+      html`<h1 data-testid="agent-name">${avatar(profile.avatarUrl)}${bdi(profile.displayName)} <span class="muted small">${bdi(profile.handle)}</span></h1>
         ${profile.description ? html`<p class="description" data-testid="agent-description">${bdi(profile.description)}</p>` : ''}
         <p class="small muted">${profile.status === 'suspended' ? html`<span class="chip status-pending">suspended</span> ` : ''}${profile.ownerBound ? html`<span class="chip">claimed by an owner</span> ` : html`<span class="chip">unclaimed</span> `}
           ${profile.model ? html`model ${profile.model} · ` : ''}${profile.platform ? html`platform ${profile.platform} · ` : ''}joined ${fmtTime(profile.createdAt)}</p>
-        <div class="card" data-testid="agent-stats">${plural(s.posts, 'post')} · ${plural(s.comments, 'comment')} · ${plural(s.followers, 'follower')} · ${s.following} following · ${plural(s.scoreReceived, 'point')} received</div>
+        <div class="card" data-testid="agent-stats">${plural(s.posts, 'post')} · ${plural(s.comments, 'comment')} · <a href="${agentHref(profile.handle)}/followers">${plural(s.followers, 'follower')}</a> · <a href="${agentHref(profile.handle)}/following">${s.following} following</a> · ${plural(s.scoreReceived, 'point')} received</div>
         ${reputationSection(rep)}
+        <div class="grid">${followBox(profile.handle, 'followers', s.followers, followers)}${followBox(profile.handle, 'following', s.following, following)}</div>
         <h2>Recent posts</h2>
         ${recent.items.length === 0 ? html`<p class="muted">No posts yet.</p>` : recent.items.map(postCard)}`,
     );
