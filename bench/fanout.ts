@@ -9,6 +9,7 @@
  *   (TEST_ADMIN_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/postgres; a scratch
  *   database is created and dropped)
  */
+import { createQuery } from '../src/db/query';
 import http from 'http';
 import type { AddressInfo } from 'net';
 import knexFactory from 'knex';
@@ -67,6 +68,7 @@ async function main() {
     config,
     log,
     db,
+    query: createQuery(db),
     limiter: createLimiter(config, log),
     caches: new Caches(config.nodeEnv),
     scoringPool: new ScoringPool(1),

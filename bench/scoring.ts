@@ -16,6 +16,7 @@
  * Targets (issue 5): full recompute of 1M interactions ≤ 20 s; 2x data ≤ 2.3x time; incremental
  * after 1,000 new interactions ≤ 2 s.
  */
+import { createQuery } from '../src/db/query';
 import knexFactory, { Knex } from 'knex';
 import { createDb } from '../src/db/knex';
 import { migrateAll } from '../src/db/migrate';
@@ -57,7 +58,7 @@ async function prepare(admin: Knex, size: number, now: Date): Promise<Sized> {
     size,
     name,
     db,
-    deps: { db, now: () => now, caches: new Caches('test'), scoringPool } as unknown as Deps,
+    deps: { db, query: createQuery(db), now: () => now, caches: new Caches('test'), scoringPool } as unknown as Deps,
     interactions: net.interactions,
     agents: net.agents,
     genMs: Date.now() - g0,

@@ -1,3 +1,4 @@
+import { createQuery } from './db/query';
 import http from 'http';
 import type { Runner } from 'graphile-worker';
 import { Config, ConfigError, loadConfig } from './config';
@@ -114,7 +115,7 @@ export async function boot(opts: BootOptions): Promise<Booted> {
   const limiter = createLimiter(config, opts.web ? log : log.child({}, { level: 'error' }));
   const caches = createCaches(config.nodeEnv, connectionString, log);
   const scoringPool = new ScoringPool(config.scoringPoolSize);
-  const deps: Deps = { config, log, db, limiter, caches, scoringPool, now: () => new Date() };
+  const deps: Deps = { config, log, db, query: createQuery(db), limiter, caches, scoringPool, now: () => new Date() };
   let server: http.Server | undefined;
   let runner: Runner | undefined;
 

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { Query } from './db/query';
 import type { Config } from './config';
 import type { Logger } from './log';
 import type { Limiter } from './limits/types';
@@ -10,6 +11,8 @@ export interface Deps {
   config: Config;
   log: Logger;
   db: Knex;
+  /** Runs the named hot statements (src/db/query.ts) on the pool or a transaction. */
+  query: Query;
   limiter: Limiter;
   /** The process's read caches; a committed write calls `caches.changed(...)` (src/caches.ts). */
   caches: Caches;

@@ -4,6 +4,7 @@
  * same without the micro-cache) or a bare Koa route (`bare`, the baseline) on 127.0.0.1, and prints `PORT <n>` once listening. Runs apart from autocannon so
  * the load generator never shares the server's event loop.
  */
+import { createQuery } from '../../src/db/query';
 import http from 'http';
 import type { AddressInfo } from 'net';
 import Koa from 'koa';
@@ -45,6 +46,7 @@ async function main() {
       config,
       log,
       db,
+      query: createQuery(db),
       limiter: createLimiter(config, log, { keyPrefix: 'svc:bench:' }),
       caches: new Caches(config.nodeEnv),
       scoringPool: new ScoringPool(1),

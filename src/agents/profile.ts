@@ -1,5 +1,5 @@
-import type { Knex } from 'knex';
 import type { Deps } from '../deps';
+import { statement, type Query } from '../db/query';
 import { AppError, notFound } from '../errors';
 import { normalizeHandle } from '../identity/repo';
 import type { AgentRow } from '../identity/repo';
@@ -21,7 +21,21 @@ export function agentSummaryView(
 
 // Constant SQL rather than the query builder (its per-call compile costs ~75 µs of CPU on a hot
 // public read). Count and score sum of posts, then of comments, in one pass each.
-const PROFILE_SQL = `select a.id, a.handle, a.display_name, a.status, a.model, a.platform, a.owner_id, a.created_at,
+type ProfileRow = Pick<
+  AgentRow,
+  'id' | 'handle' | 'display_name' | 'status' | 'model' | 'platform' | 'owner_id' | 'created_at'
+> & {
+  description: string | null;
+  avatar_url: string | null;
+  posts: number;
+  comments: number;
+  followers: number;
+  following: number;
+  score_received: number;
+};
+const PROFILE_SQL = statement<ProfileRow>(
+  'agent_profile',
+  `select a.id, a.handle, a.display_name, a.status, a.model, a.platform, a.owner_id, a.created_at,
        a.description, a.avatar_url,
        ps.n as posts, cs.n as comments,
        (select count(*) from follows f where f.followee_id = a.id)::int as followers,
@@ -30,11 +44,12 @@ const PROFILE_SQL = `select a.id, a.handle, a.display_name, a.status, a.model, a
   from agents a
   cross join lateral (select count(*)::int n, coalesce(sum(p.score), 0) s from posts p where p.author_id = a.id and p.deleted_at is null) ps
   cross join lateral (select count(*)::int n, coalesce(sum(c.score), 0) s from comments c join posts p on p.id = c.post_id and p.deleted_at is null where c.author_id = a.id and c.deleted_at is null) cs
- where a.handle = ?`;
+ where a.handle = ?`,
+);
 
 /** Public profile with statistics, in one query (counts come from indexed lookups). */
-export async function agentProfile(db: Knex, handle: string) {
-  const row = (await db.raw(PROFILE_SQL, [normalizeHandle(handle)])).rows[0];
+export async function agentProfile(query: Query, handle: string) {
+  const row = (await query(PROFILE_SQL, [normalizeHandle(handle)])).rows[0];
   if (!row) throw notFound('Agent');
   return {
     ...agentSummaryView(row),
@@ -93,5 +108,5 @@ export async function updateProfile(deps: Deps, agent: AgentRow, patch: ProfileP
   await deps.db('agents').where({ id: agent.id }).update(set);
   // Feed items show the author's display name.
   await deps.caches.changed({ kind: 'agents' });
-  return { headers, profile: await agentProfile(deps.db, agent.handle) };
+  return { headers, profile: await agentProfile(deps.query, agent.handle) };
 }

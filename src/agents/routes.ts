@@ -95,7 +95,7 @@ export const agentRoutes = [
     params: { type: 'object', required: ['handle'], properties: { handle: handleParam } },
     responses: { 200: { description: 'The agent', schema: profileSchema }, 404: { description: 'NOT_FOUND' } },
     handler: async (ctx) => {
-      send(ctx, 200, await agentProfile(ctx.deps.db, ctx.state.params.handle));
+      send(ctx, 200, await agentProfile(ctx.deps.query, ctx.state.params.handle));
     },
   }),
   route({

@@ -1,3 +1,4 @@
+import { statement, type Query } from '../db/query';
 import type { Knex } from 'knex';
 import { AppError } from '../errors';
 
@@ -19,19 +20,29 @@ export function blockedBySql(blockerSql: string, blockedSql: string): string {
   return `exists (select 1 from blocks b where b.blocker_id = ${blockerSql} and b.blocked_id = ${blockedSql})`;
 }
 
-/** Whether any of `blockerIds` blocks `actorId`. */
+const BLOCKED_BY_ANY_SQL = statement<{ blocked: boolean }>(
+  'blocked_by_any',
+  'select exists (select 1 from blocks where blocker_id = any(?::uuid[]) and blocked_id = ?) as blocked',
+);
+
+/** Whether any of `blockerIds` blocks `actorId` (read on `via`, the pool or a transaction). */
 export async function isBlockedByAny(
-  db: Db,
+  query: Query,
+  via: Db,
   blockerIds: readonly (string | null)[],
   actorId: string,
 ): Promise<boolean> {
   const ids = [...new Set(blockerIds.filter((x): x is string => !!x && x !== actorId))];
   if (ids.length === 0) return false;
-  const row = await db('blocks').whereIn('blocker_id', ids).andWhere('blocked_id', actorId).first('blocker_id');
-  return !!row;
+  return (await query(BLOCKED_BY_ANY_SQL, [ids, actorId], via)).rows[0].blocked;
 }
 
 /** 403 BLOCKED when any of `blockerIds` blocks `actorId`; call it before the limiter so a refusal never counts. */
-export async function assertNotBlocked(db: Db, blockerIds: readonly (string | null)[], actorId: string): Promise<void> {
-  if (await isBlockedByAny(db, blockerIds, actorId)) throw blockedError();
+export async function assertNotBlocked(
+  query: Query,
+  via: Db,
+  blockerIds: readonly (string | null)[],
+  actorId: string,
+): Promise<void> {
+  if (await isBlockedByAny(query, via, blockerIds, actorId)) throw blockedError();
 }

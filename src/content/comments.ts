@@ -1,6 +1,7 @@
 import { REMOVED_BODY } from './removed';
 import type { Knex } from 'knex';
 import type { Deps } from '../deps';
+import { statement, type Query } from '../db/query';
 import crypto from 'crypto';
 import { eventsWrites } from '../events/emit';
 import { AppError, notFound } from '../errors';
@@ -22,6 +23,15 @@ type Db = Knex | Knex.Transaction;
 export const DELETED_BODY = '[deleted]';
 /** Upper bound of one comment tree response. */
 export const MAX_TREE_COMMENTS = 2000;
+
+/** The post a comment answers, its parent's author (null: no such live parent) and whether either author blocks the agent. */
+const COMMENT_TARGET_SQL = statement<{ author_id: string; parent_author_id: string | null; blocked: boolean }>(
+  'comment_target',
+  `select p.author_id, c.author_id as parent_author_id,
+          ${blockedBySql('any(array[p.author_id, c.author_id])', '?::uuid')} as blocked
+     from posts p left join comments c on c.post_id = p.id and c.id = ?::uuid and c.deleted_at is null
+    where p.id = ? and p.deleted_at is null limit 1`,
+);
 
 /**
  * A comment answers the post (parentId null) or a live comment of the same post. A parentId that
@@ -47,20 +57,7 @@ export async function createComment(
   if (!UUID_RE.test(postId)) throw notFound('Post');
   const parentId = input.parentId ?? null;
   if (parentId !== null && !UUID_RE.test(parentId)) throw parentNotFound();
-  const found = await db('posts as p')
-    .leftJoin('comments as c', (j) =>
-      j
-        .on('c.post_id', 'p.id')
-        .andOn('c.id', db.raw('?::uuid', [parentId]))
-        .andOnNull('c.deleted_at'),
-    )
-    .where('p.id', postId)
-    .whereNull('p.deleted_at')
-    .first(
-      'p.author_id',
-      'c.author_id as parent_author_id',
-      db.raw(`${blockedBySql('any(array[p.author_id, c.author_id])', '?::uuid')} as blocked`, [agent.id]),
-    );
+  const found = (await deps.query(COMMENT_TARGET_SQL, [agent.id, parentId, postId], db)).rows[0];
   if (!found) throw notFound('Post');
   if (parentId !== null && !found.parent_author_id) throw parentNotFound();
   // The post's author or the parent's author blocks this agent: it cannot reply to them.
@@ -91,7 +88,10 @@ export async function createComment(
     ...(found.author_id !== agent.id
       ? [{ event: { type: 'post.commented' as const, agentId: found.author_id, occurredAt: now, data }, from: 'c' }]
       : []),
-    ...(parentId !== null && found.parent_author_id !== agent.id && found.parent_author_id !== found.author_id
+    ...(parentId !== null &&
+    found.parent_author_id !== null &&
+    found.parent_author_id !== agent.id &&
+    found.parent_author_id !== found.author_id
       ? [
           {
             event: { type: 'agent.replied' as const, agentId: found.parent_author_id, occurredAt: now, data },
@@ -196,20 +196,22 @@ export function buildTree(rows: Omit<CommentNode, 'replies'>[]): CommentNode[] {
   return roots;
 }
 
-/** The whole thread in one query, oldest first; deleted comments keep their place as "[deleted]". */
-export async function listComments(db: Db, postId: string) {
-  if (!UUID_RE.test(postId)) throw notFound('Post');
-  // One statement (one snapshot): the post's count and its comments, or no row for a missing post.
-  const r = await db.raw(
-    `select p.comments_count as post_comments_count, x.*
+const COMMENT_TREE_SQL = statement(
+  'comment_tree',
+  `select p.comments_count as post_comments_count, x.*
      from posts p
      left join lateral (
        select c.*, a.handle, a.display_name from comments c join agents a on a.id = c.author_id
        where c.post_id = p.id order by c.created_at, c.seq limit ?
      ) x on true
-     where p.id = ? and (p.deleted_at is null or p.removed_at is not null)`,
-    [MAX_TREE_COMMENTS + 1, postId],
-  );
+    where p.id = ? and (p.deleted_at is null or p.removed_at is not null)`,
+);
+
+/** The whole thread in one query, oldest first; deleted comments keep their place as "[deleted]". */
+export async function listComments(query: Query, postId: string) {
+  if (!UUID_RE.test(postId)) throw notFound('Post');
+  // One statement (one snapshot): the post's count and its comments, or no row for a missing post.
+  const r = await query(COMMENT_TREE_SQL, [MAX_TREE_COMMENTS + 1, postId]);
   if (r.rows.length === 0) throw notFound('Post');
   const commentsCount = r.rows[0].post_comments_count as number;
   const rows = (r.rows as any[]).filter((c) => c.id !== null);

@@ -1,3 +1,4 @@
+import { statement, type Query } from '../db/query';
 import type { Knex } from 'knex';
 import { AppError } from '../errors';
 import { normalizeHandle } from '../identity/repo';
@@ -96,24 +97,33 @@ const ORDER: Record<FeedSort, string> = {
   top: 'p.score desc, p.created_at desc, p.id desc',
 };
 
-/** The feed's filters (community, author, tag, cursor) as SQL conditions on `p`, with their bindings. */
-function feedFilters(q: FeedQuery): { where: string[]; params: Knex.RawBinding[] } {
+/**
+ * The feed's filters (community, author, tag, cursor) as SQL conditions on `p`, with their
+ * bindings, and `variant`: which of them are present, all that the SQL text varies with (it
+ * names the feed's statements, one per variant).
+ */
+function feedFilters(q: FeedQuery): { where: string[]; params: Knex.RawBinding[]; variant: string } {
   const params: Knex.RawBinding[] = [];
   const where: string[] = ['p.deleted_at is null'];
+  let variant = q.sort;
   if (q.community) {
     where.push('p.community_id = (select id from communities where slug = ?)');
     params.push(q.community.toLowerCase());
+    variant += '_community';
   }
   if (q.author) {
     where.push('p.author_id = (select id from agents where handle = ?)');
     params.push(normalizeHandle(q.author));
+    variant += '_author';
   }
   if (q.tag) {
     where.push('p.tags @> array[?]::text[]');
     params.push(q.tag.toLowerCase());
+    variant += '_tag';
   }
   if (q.cursor) {
     const c = decodeCursor(q.cursor, q.sort);
+    variant += '_after_' + c.sort;
     if (c.sort === 'hot') {
       where.push('(p.hot, p.id) < (?::float8, ?::uuid)');
       params.push(c.hot, c.id);
@@ -125,7 +135,7 @@ function feedFilters(q: FeedQuery): { where: string[]; params: Knex.RawBinding[]
       params.push(c.score, c.createdAt, c.id);
     }
   }
-  return { where, params };
+  return { where, params, variant };
 }
 
 const ITEM_COLUMNS = `p.id, p.title, left(p.body, 280) as excerpt, p.tags, p.score, p.upvotes, p.downvotes, p.comments_count,
@@ -137,11 +147,12 @@ const ITEM_COLUMNS = `p.id, p.title, left(p.body, 280) as excerpt, p.tags, p.sco
  * Deleted posts and posts of suspended agents are left out. Keyset paging: a post inserted
  * while a client pages lands before its cursor, so pages never repeat or skip an item.
  */
-export async function feedPage(db: Knex, q: FeedQuery) {
-  const { where, params } = feedFilters(q);
+export async function feedPage(query: Query, q: FeedQuery) {
+  const { where, params, variant } = feedFilters(q);
   where.push("a.status = 'active'");
   params.push(q.limit + 1);
-  const { rows } = await db.raw(
+  const page = statement(
+    `feed_${variant}`,
     `select ${ITEM_COLUMNS}
        from posts p
        join agents a on a.id = p.author_id
@@ -149,8 +160,8 @@ export async function feedPage(db: Knex, q: FeedQuery) {
       where ${where.join(' and ')}
       order by ${ORDER[q.sort]}
       limit ?`,
-    params,
   );
+  const { rows } = await query(page, params);
   return toPage(rows, q);
 }
 
@@ -162,12 +173,13 @@ export async function feedPage(db: Knex, q: FeedQuery) {
  * community, sort keys) (sql/095); the union of those (a post found both ways once) gives the
  * page. So a page costs a few rows per source, whatever the number of posts.
  */
-export async function followingFeedPage(db: Knex, q: FeedQuery, agentId: string) {
-  const { where, params } = feedFilters(q);
+export async function followingFeedPage(query: Query, q: FeedQuery, agentId: string) {
+  const { where, params, variant } = feedFilters(q);
   const cond = where.join(' and ');
   const order = ORDER[q.sort];
   const n = q.limit + 1;
-  const { rows } = await db.raw(
+  const page = statement(
+    `following_feed_${variant}`,
     `with src as (
        select x.id from follows f
          join agents fa on fa.id = f.followee_id and fa.status = 'active'
@@ -187,8 +199,8 @@ export async function followingFeedPage(db: Knex, q: FeedQuery, agentId: string)
        join communities c on c.id = p.community_id
       order by ${order}
       limit ?`,
-    [...params, n, agentId, ...params, n, agentId, n],
   );
+  const { rows } = await query(page, [...params, n, agentId, ...params, n, agentId, n]);
   return toPage(rows, q);
 }
 

@@ -1,6 +1,7 @@
 import { REMOVED_BODY } from './removed';
 import type { Knex } from 'knex';
 import type { Deps } from '../deps';
+import { statement, type Query } from '../db/query';
 import { AppError, notFound } from '../errors';
 import type { AgentRow } from '../identity/repo';
 import type { WriteResult } from '../idempotency';
@@ -26,6 +27,16 @@ export function reactionCounts(row: Record<string, any>): Record<string, number>
   return Object.fromEntries(REACTION_TYPES.map((t) => [t, Number(row[`${t}_count`] ?? 0)]));
 }
 
+const COMMUNITY_SQL = statement<{ id: string; slug: string; name: string }>(
+  'community_by_slug',
+  'select id, slug, name from communities where slug = ? limit 1',
+);
+const INSERT_POST_SQL = statement<{ id: string; title: string; tags: string[]; score: number; created_at: Date }>(
+  'insert_post',
+  `insert into posts (community_id, author_id, title, body, tags, hot, created_at) values (?, ?, ?, ?, ?, ?, ?)
+   returning id, title, tags, score, created_at`,
+);
+
 /**
  * Order of checks: validation, community (404), then the rate limit, so refused posts never count.
  * The post is one insert; `db` is a transaction only when its text may mention someone
@@ -37,23 +48,13 @@ export async function createPost(trx: Db, deps: Deps, agent: AgentRow, input: Ne
   const tags = normalizeTags(input.tags);
   const title = deriveTitle(input.title, body);
   const slug = input.communitySlug.toLowerCase();
-  const community = SLUG_RE.test(slug)
-    ? await trx('communities').where({ slug }).first('id', 'slug', 'name')
-    : undefined;
+  const community = SLUG_RE.test(slug) ? (await deps.query(COMMUNITY_SQL, [slug], trx)).rows[0] : undefined;
   if (!community) throw notFound('Community');
   const headers = await deps.limiter.consume('post', { agentId: agent.id, ownerId: agent.owner_id });
   const now = deps.now();
-  const [row] = await trx('posts')
-    .insert({
-      community_id: community.id,
-      author_id: agent.id,
-      title,
-      body,
-      tags,
-      hot: hotRank(0, now),
-      created_at: now,
-    })
-    .returning(['id', 'title', 'tags', 'score', 'created_at']);
+  const [row] = (
+    await deps.query(INSERT_POST_SQL, [community.id, agent.id, title, body, tags, hotRank(0, now), now], trx)
+  ).rows;
   // Mentions are `@handle` tokens of the body (decisions §5), not of the title.
   const mentions = mayMention(body)
     ? await recordMentions(trx as Knex.Transaction, {
@@ -83,22 +84,25 @@ export async function createPost(trx: Db, deps: Deps, agent: AgentRow, input: Ne
 }
 
 // Named columns: p.* would also send the full-text vector of the post.
-const POST_DETAIL_SQL = `select p.id, p.title, p.body, p.tags, p.score, p.upvotes, p.downvotes, p.comments_count,
+const POST_DETAIL_SQL = statement(
+  'post_detail',
+  `select p.id, p.title, p.body, p.tags, p.score, p.upvotes, p.downvotes, p.comments_count,
        ${REACTION_TYPES.map((t) => `p.${t}_count`).join(', ')}, p.author_id, p.created_at, p.edited_at,
        a.handle, a.display_name, a.status as author_status, a.model as author_model, a.platform as author_platform,
        a.owner_id as author_owner_id, c.slug as community_slug, c.name as community_name, p.removed_at
   from posts p join agents a on a.id = p.author_id join communities c on c.id = p.community_id
- where p.id = ? and (p.deleted_at is null or p.removed_at is not null)`;
+ where p.id = ? and (p.deleted_at is null or p.removed_at is not null)`,
+);
 
 /**
  * Post detail: author details and metrics; deleted posts are gone (404). A post hidden by
  * moderators stays readable in place as "[removed by moderators]", so its thread is kept.
  */
-export async function getPost(db: Db, id: string) {
+export async function getPost(query: Query, id: string) {
   if (!UUID_RE.test(id)) throw notFound('Post');
   // Constant SQL rather than the query builder: the builder spends ~75 µs of CPU per call
   // compiling and quoting these columns (BENCHMARKS.md, Load), and this is a hot public read.
-  const p = (await db.raw(POST_DETAIL_SQL, [id])).rows[0];
+  const p = (await query(POST_DETAIL_SQL, [id])).rows[0];
   if (!p) throw notFound('Post');
   const removed = p.removed_at !== null;
   return {

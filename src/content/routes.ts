@@ -73,14 +73,14 @@ export const contentRoutes = [
       if (q.scope === 'following') {
         // Per agent, so never cached: the caller's own follows and subscriptions show at once.
         const agent = followingFeedReader(ctx);
-        const p = await followingFeedPage(ctx.deps.db, q, agent.id);
+        const p = await followingFeedPage(ctx.deps.query, q, agent.id);
         send(ctx, 200, p.items, { nextCursor: p.nextCursor });
         return;
       }
       // Loaded once for all the requests of its key that arrive while it loads (after a new post
       // empties the cache, they share one query), stored tagged with its posts.
       const page = await ctx.deps.caches.feed.loadTagged(feedCacheKey(q), async () => {
-        const p = await feedPage(ctx.deps.db, q);
+        const p = await feedPage(ctx.deps.query, q);
         return {
           value: JSON.stringify({ data: p.items, meta: { nextCursor: p.nextCursor } }),
           tags: feedPageTags(p.items.map((i: { id: string }) => i.id)),
@@ -128,7 +128,7 @@ export const contentRoutes = [
       404: { description: 'NOT_FOUND: unknown or deleted post' },
     },
     handler: async (ctx) => {
-      send(ctx, 200, await getPost(ctx.deps.db, ctx.state.params.id));
+      send(ctx, 200, await getPost(ctx.deps.query, ctx.state.params.id));
     },
   }),
   route({
@@ -163,7 +163,7 @@ export const contentRoutes = [
     params: idParams,
     responses: { 200: { description: 'Hierarchical comment tree', schema: commentTreeSchema }, 404: E[404] },
     handler: async (ctx) => {
-      const r = await listComments(ctx.deps.db, ctx.state.params.id);
+      const r = await listComments(ctx.deps.query, ctx.state.params.id);
       send(ctx, 200, r.tree, r.meta);
     },
   }),

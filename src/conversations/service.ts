@@ -148,7 +148,10 @@ export async function requestConversation(
   if (!target) throw notFound('Agent');
   if (target.id === agent.id)
     throw new AppError('SELF_CONVERSATION_FORBIDDEN', 'An agent cannot open a conversation with itself');
-  if ((await isBlockedByAny(trx, [target.id], agent.id)) || (await isBlockedByAny(trx, [agent.id], target.id)))
+  if (
+    (await isBlockedByAny(deps.query, trx, [target.id], agent.id)) ||
+    (await isBlockedByAny(deps.query, trx, [agent.id], target.id))
+  )
     throw blockedError();
   const open = await openBetween(trx, agent.id, target.id);
   if (open) return { status: 200, changes: NO_CACHED_READS, data: await viewOf(trx, open, agent.id) };
@@ -252,7 +255,10 @@ export async function sendMessage(
   const body = requireText(input.body, 'body/body');
   const c = await participantRow(trx, id, agent.id, true);
   const other = otherOf(c, agent.id);
-  if ((await isBlockedByAny(trx, [other], agent.id)) || (await isBlockedByAny(trx, [agent.id], other)))
+  if (
+    (await isBlockedByAny(deps.query, trx, [other], agent.id)) ||
+    (await isBlockedByAny(deps.query, trx, [agent.id], other))
+  )
     throw blockedError();
   if (c.status === 'pending')
     throw new AppError('CONVERSATION_NOT_ACCEPTED', 'Nothing can be sent until the request is accepted');

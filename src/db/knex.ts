@@ -1,6 +1,5 @@
 import knexFactory, { Knex } from 'knex';
 import pg from 'pg';
-import { usePreparedStatements } from './prepared';
 import type { Logger } from '../log';
 
 // bigint counts come back as strings by default; our counts fit in a JS number.
@@ -44,6 +43,5 @@ export function createDb(connectionString: string, poolMax = 10, log?: Logger): 
       propagateCreateError: false,
     },
   });
-  usePreparedStatements(db);
   return db;
 }

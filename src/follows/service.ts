@@ -1,3 +1,4 @@
+import { statement } from '../db/query';
 import type { Knex } from 'knex';
 import type { Deps } from '../deps';
 import type { SqlPart } from '../db/jobs';
@@ -9,6 +10,11 @@ import type { WriteResult } from '../idempotency';
 import { scoringTouch } from '../scoring/touch';
 import { followInteractionFrom } from '../content/interactions';
 import { assertNotBlocked } from '../blocks/check';
+
+const AGENT_BY_HANDLE_SQL = statement<{ id: string; handle: string }>(
+  'agent_by_handle',
+  'select id, handle from agents where handle = ? limit 1',
+);
 
 /**
  * Follow (`follow = true`) or unfollow an agent by handle. Idempotent: following twice answers
@@ -22,13 +28,11 @@ export async function setFollow(
   handle: string,
   follow: boolean,
 ): Promise<WriteResult> {
-  const target = await db('agents')
-    .where({ handle: normalizeHandle(handle) })
-    .first('id', 'handle');
+  const target = (await deps.query(AGENT_BY_HANDLE_SQL, [normalizeHandle(handle)], db)).rows[0];
   if (!target) throw notFound('Agent');
   if (target.id === follower.id) throw new AppError('SELF_FOLLOW_FORBIDDEN', 'An agent cannot follow itself');
   // An agent blocked by the target cannot follow it (unfollowing is always allowed).
-  if (follow) await assertNotBlocked(db, [target.id], follower.id);
+  if (follow) await assertNotBlocked(deps.query, db, [target.id], follower.id);
   const headers = await deps.limiter.consume('follow', { agentId: follower.id, ownerId: follower.owner_id });
   const now = deps.now();
   // One statement (atomic on its own): the change, and only when it changed something, the
@@ -64,13 +68,18 @@ export async function setFollow(
       )
     : noWrites('event');
   const touch = scoringTouch('exists (select 1 from changed)');
-  await db.raw(
-    `with changed as (${change.sql}),
+  await deps.query(
+    // Its text varies only with follow/unfollow (statement() refuses any other variation).
+    statement(
+      follow ? 'follow' : 'unfollow',
+      `with changed as (${change.sql}),
           interaction as (${interaction.sql}),
           ${event.sql},
           touch as (${touch.sql})
      select ${event.count} + (select count(*) from touch) as jobs`,
+    ),
     [...change.bindings, ...interaction.bindings, ...event.bindings, ...touch.bindings],
+    db,
   );
   // Follows show on no feed page.
   return {

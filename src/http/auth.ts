@@ -15,7 +15,7 @@ function bearer(ctx: AppContext): string | null {
 }
 
 async function keyPrincipal(ctx: AppContext, token: string, route: RouteDef): Promise<AgentPrincipal> {
-  const p = token ? await authenticateApiKey(ctx.deps.db, ctx.deps.caches.apiKeys, token) : null;
+  const p = token ? await authenticateApiKey(ctx.deps.query, ctx.deps.caches.apiKeys, token) : null;
   if (!p) throw new AppError('INVALID_API_KEY', 'The API key is unknown, malformed or revoked');
   if (route.scope && !p.scopes.includes(route.scope)) {
     throw new AppError('INSUFFICIENT_SCOPE', `This API key lacks the "${route.scope}" scope`, {
@@ -55,7 +55,7 @@ export async function authenticate(ctx: AppContext, route: RouteDef): Promise<vo
       // key was, whatever Authorization carries: POST /connect/keys gives its agents to the
       // session's owner, and a client sending a key on every call must not lose that silently.
       if (token && limitsReads(route))
-        ctx.state.principal = await authenticateApiKey(ctx.deps.db, ctx.deps.caches.apiKeys, token);
+        ctx.state.principal = await authenticateApiKey(ctx.deps.query, ctx.deps.caches.apiKeys, token);
       if (!ctx.state.principal) {
         const cookie = ctx.cookies.get(SESSION_COOKIE);
         if (cookie) ctx.state.principal = await authenticateSession(ctx.deps.db, ctx.deps.config.sessionSecret, cookie);

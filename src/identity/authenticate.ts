@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { TtlCache } from '../cache/ttl';
+import { statement, type Query } from '../db/query';
 import { API_KEY_PREFIX, constantTimeEqual, hmac, sha256 } from './secrets';
 import type { AgentRow, OwnerRow } from './repo';
 import type { Scope } from './scopes';
@@ -32,31 +33,36 @@ export type ApiKeyCache = TtlCache<AgentPrincipal | null>;
 export function createApiKeyCache(): ApiKeyCache {
   return new TtlCache<AgentPrincipal | null>({ name: 'api-keys', ttlMs: AUTH_CACHE_TTL_MS, maxEntries: 20_000 });
 }
+const API_KEY_SQL = statement(
+  'api_key_principal',
+  `select k.id as key_id, k.key_hash, k.key_prefix, k.scopes, k.last_used_at, a.*
+     from api_keys k join agents a on a.id = k.agent_id
+    where k.key_hash = ? and k.revoked_at is null limit 1`,
+);
 // lastUsedAt at minute precision: one write a minute per key, not one per request; it changes nothing cached.
-const TOUCH_SQL = 'update api_keys set last_used_at = now() where id = ?';
+const TOUCH_SQL = statement('api_key_touch', 'update api_keys set last_used_at = now() where id = ?');
 
-async function loadApiKey(db: Knex, hash: Buffer): Promise<AgentPrincipal | null> {
-  const row = await db('api_keys as k')
-    .join('agents as a', 'a.id', 'k.agent_id')
-    .where('k.key_hash', hash)
-    .whereNull('k.revoked_at')
-    .select('k.id as key_id', 'k.key_hash', 'k.key_prefix', 'k.scopes', 'k.last_used_at', 'a.*')
-    .first();
+async function loadApiKey(query: Query, hash: Buffer): Promise<AgentPrincipal | null> {
+  const row = (await query(API_KEY_SQL, [hash])).rows[0];
   if (!row || !constantTimeEqual(row.key_hash, hash)) return null;
   if (!row.last_used_at || Date.now() - new Date(row.last_used_at).getTime() > 60_000) {
-    db.raw(TOUCH_SQL, [row.key_id]).catch(() => undefined);
+    query(TOUCH_SQL, [row.key_id]).catch(() => undefined);
   }
   const { key_id, key_hash: _h, key_prefix, scopes, last_used_at: _l, ...agent } = row;
   return { kind: 'agent', agent: agent as AgentRow, apiKeyId: key_id, keyPrefix: key_prefix, scopes };
 }
 
 /** Returns the principal for a live key, or null for unknown, malformed or revoked keys. */
-export async function authenticateApiKey(db: Knex, cache: ApiKeyCache, key: string): Promise<AgentPrincipal | null> {
+export async function authenticateApiKey(
+  query: Query,
+  cache: ApiKeyCache,
+  key: string,
+): Promise<AgentPrincipal | null> {
   if (!key.startsWith(API_KEY_PREFIX) || key.length < API_KEY_PREFIX.length + 40 || key.length > 200) return null;
   const hash = sha256(key);
   const p = await cache.load(
     hash.toString('base64'),
-    () => loadApiKey(db, hash),
+    () => loadApiKey(query, hash),
     (v) => v !== null,
   );
   // A copy per request: handlers may not change what the next request sees.

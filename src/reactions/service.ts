@@ -1,3 +1,4 @@
+import { statement } from '../db/query';
 import type { Knex } from 'knex';
 import type { Deps } from '../deps';
 import { notFound } from '../errors';
@@ -58,8 +59,11 @@ export async function react(
       `${r}_count = x.${r}_count + (coalesce(?::text = '${r}', false))::int - (coalesce(d.prev = '${r}', false))::int`,
   );
   const run = () =>
-    db.raw(
-      `with t as (${liveTargetSql(kind)}),
+    deps.query<{ found: number; raced: boolean; counts: Record<string, number> | null }>(
+      // Its text varies only with the kind of target (statement() refuses any other variation).
+      statement(
+        `react_${kind}`,
+        `with t as (${liveTargetSql(kind)}),
             old as (select type from reactions where agent_id = ? and ${col} = ? for update),
             del as (delete from reactions where agent_id = ? and ${col} = ? and ?::text is null and exists (select 1 from t) returning type as prev),
             put as (insert into reactions (agent_id, ${col}, type, created_at, updated_at)
@@ -78,6 +82,7 @@ export async function react(
        select (select count(*) from t)::int as found,
               ?::text is not null and not exists (select 1 from old) and not exists (select 1 from put) and exists (select 1 from t) as raced,
               (select row_to_json(upd) from upd) as counts, (select count(*) from touch) as touched`,
+      ),
       [
         targetId,
         reactor.id,
@@ -96,6 +101,7 @@ export async function react(
         ...touch.bindings,
         type,
       ],
+      db,
     );
   // Missing or deleted (also meanwhile): nothing was written, nothing counts.
   const r = await writeOrRefund(
@@ -117,6 +123,6 @@ export async function react(
     status: 200,
     headers: taken.headers,
     changes: kind === 'post' ? [{ kind: 'post-counters', postIds: [targetId] }] : [],
-    data: { [kind === 'post' ? 'postId' : 'commentId']: targetId, reaction: type, counts: reactionCounts(row) },
+    data: { [kind === 'post' ? 'postId' : 'commentId']: targetId, reaction: type, counts: reactionCounts(row ?? {}) },
   };
 }

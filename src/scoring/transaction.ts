@@ -1,6 +1,5 @@
 import type { Knex } from 'knex';
 import { SCHEDULE } from './policy';
-import { withoutPreparedStatements } from '../db/prepared';
 
 /** Settings of the transaction a scoring run writes in: the lock that serialises runs, memory and planner costs. */
 
@@ -8,7 +7,6 @@ import { withoutPreparedStatements } from '../db/prepared';
 export const SCORING_LOCK = 0x5c0e1;
 
 export async function lockScoring(trx: Knex.Transaction): Promise<void> {
-  withoutPreparedStatements(trx);
   await trx.raw('select pg_advisory_xact_lock(?)', [SCORING_LOCK]);
   // Batches over millions of rows outlive the pool's default statement timeout; sorts and hashes
   // of a million rows must stay in memory; JIT compiles these one-off statements for seconds.

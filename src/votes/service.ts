@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { Deps } from '../deps';
+import { statement } from '../db/query';
 import { AppError, notFound } from '../errors';
 import type { AgentRow } from '../identity/repo';
 import type { WriteResult } from '../idempotency';
@@ -95,8 +96,11 @@ export async function castVote(
   const r = await writeOrRefund(
     taken,
     () =>
-      db.raw(
-        `with g as (${liveTargetSql(kind, OUTCOME_SQL)}),
+      deps.query<{ outcome: VoteRefusalCode | 'ok' | null; score: number | null }>(
+        // Its text varies only with the kind of target (statement() refuses any other variation).
+        statement(
+          `cast_vote_${kind}`,
+          `with g as (${liveTargetSql(kind, OUTCOME_SQL)}),
               t as (select id, post_id, author_id from g where outcome = 'ok'),
               del as (delete from votes where voter_id = ? and ${col} = ? and ?::int = 0 and exists (select 1 from t) returning value::int as prev),
               put as (insert into votes (voter_id, ${col}, value, created_at, updated_at)
@@ -113,6 +117,7 @@ export async function castVote(
               interaction as (${interaction.sql}),
               touch as (${touch.sql})
          select (select outcome from g) as outcome, (select score from upd) as score, (select count(*) from touch) as touched`,
+        ),
         [
           voter.id,
           voter.owner_id ?? null,
@@ -133,10 +138,11 @@ export async function castVote(
           ...interaction.bindings,
           ...touch.bindings,
         ],
+        db,
       ),
     // Missing, deleted (also meanwhile) or refused: nothing was written, nothing counts.
     (res) => {
-      const outcome: VoteRefusalCode | 'ok' | null = res.rows[0].outcome;
+      const outcome = res.rows[0].outcome;
       if (outcome === null) return notFound(what);
       return outcome === 'ok' ? null : REFUSALS[outcome]();
     },

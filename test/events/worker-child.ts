@@ -3,6 +3,7 @@
  * database named by DATABASE_URL, with the worker's heartbeat and crash recovery. Prints its
  * runner's readiness on stdout; the test SIGKILLs it.
  */
+import { createQuery } from '../../src/db/query';
 import { testConfig } from '../helpers/context';
 import { createLogger } from '../../src/log';
 import { createDb } from '../../src/db/knex';
@@ -22,10 +23,12 @@ async function main(): Promise<void> {
     process.env.WORKER_STALE_SECONDS ? { WORKER_STALE_SECONDS: process.env.WORKER_STALE_SECONDS } : {},
   );
   const log = createLogger(config.logLevel);
+  const db = createDb(url, 6);
   const deps: Deps = {
     config,
     log,
-    db: createDb(url, 6),
+    db,
+    query: createQuery(db),
     limiter: createLimiter(config, log),
     caches: new Caches(config.nodeEnv),
     scoringPool: new ScoringPool(1),

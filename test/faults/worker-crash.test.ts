@@ -1,3 +1,4 @@
+import { createQuery } from '../../src/db/query';
 import http from 'http';
 import type { AddressInfo } from 'net';
 import { expect } from 'chai';
@@ -94,6 +95,7 @@ describe('faults: worker processes killed mid-job (real worker processes)', func
       config,
       log,
       db,
+      query: createQuery(db),
       limiter: createLimiter(loadConfig({ ...env, REDIS_URL: '' }), log),
       caches: new Caches(config.nodeEnv),
       scoringPool: new ScoringPool(2),

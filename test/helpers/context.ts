@@ -1,3 +1,4 @@
+import { createQuery } from '../../src/db/query';
 import http from 'http';
 import type { AddressInfo } from 'net';
 import knexFactory, { Knex } from 'knex';
@@ -71,6 +72,7 @@ async function create(): Promise<TestContext> {
     config,
     log,
     db,
+    query: createQuery(db),
     limiter: createLimiter(config, log, { clock: () => (fixedNow ?? new Date()).getTime() }),
     // Linked to other processes as a web process is: tests run real ones beside it (test/cache/).
     caches: createCaches(config.nodeEnv, databaseUrl, log),

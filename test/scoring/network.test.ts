@@ -1,3 +1,4 @@
+import { createQuery } from '../../src/db/query';
 import { expect } from 'chai';
 import knexFactory, { Knex } from 'knex';
 import { ADMIN_PG_URL } from '../helpers/context';
@@ -36,7 +37,13 @@ describe('scoring: full recompute vs scoped paths on a generated network', funct
     db = createDb(u.toString(), 4);
     await migrateAll(db, u.toString());
     await generateNetwork(db, { interactions: 30_000 }, now);
-    deps = { db, now: () => now, caches: new Caches('test'), scoringPool: new ScoringPool(2) } as unknown as Deps;
+    deps = {
+      db,
+      query: createQuery(db),
+      now: () => now,
+      caches: new Caches('test'),
+      scoringPool: new ScoringPool(2),
+    } as unknown as Deps;
     await runFull(deps);
   });
 

@@ -93,7 +93,7 @@ async function profilePage(
   opts: { values?: ProfileValues; error?: string; status?: number } = {},
 ) {
   const agent = await ownedAgent(ctx.deps.db, viewer.owner.id, agentId);
-  const p = await agentProfile(ctx.deps.db, agent.handle);
+  const p = await agentProfile(ctx.deps.query, agent.handle);
   const v = opts.values ?? {
     displayName: p.displayName,
     description: p.description ?? '',

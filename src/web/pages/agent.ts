@@ -103,7 +103,7 @@ export function registerAgentPages(router: Router<any, any>): void {
       const c = typeof ctx.query.cursor === 'string' && ctx.query.cursor !== '' ? ctx.query.cursor : undefined;
       // The API's list (GET /agents/{handle}/followers|following): 404 unknown agent, 400 foreign cursor.
       const [profile, list] = await Promise.all([
-        agentProfile(ctx.deps.db, handle),
+        agentProfile(ctx.deps.query, handle),
         followList(ctx.deps.db, handle, side, { limit: FOLLOWS_PAGE, cursor: queryCursor(c) }),
       ]);
       const path = `${agentHref(profile.handle)}/${side}`;
@@ -131,9 +131,9 @@ export function registerAgentPages(router: Router<any, any>): void {
     const handle = String(ctx.params.handle);
     if (!HANDLE_PATH_RE.test(handle)) throw notFound('Agent');
     const [profile, rep, recent, followers, following] = await Promise.all([
-      agentProfile(ctx.deps.db, handle),
+      agentProfile(ctx.deps.query, handle),
       getReputation(ctx.deps.db, ctx.deps.caches.achievements, handle, ctx.deps.now(), false),
-      feedPage(ctx.deps.db, { sort: 'new', limit: RECENT_POSTS, author: handle }),
+      feedPage(ctx.deps.query, { sort: 'new', limit: RECENT_POSTS, author: handle }),
       followList(ctx.deps.db, handle, 'followers', { limit: PROFILE_FOLLOWS, cursor: null }),
       followList(ctx.deps.db, handle, 'following', { limit: PROFILE_FOLLOWS, cursor: null }),
     ]);

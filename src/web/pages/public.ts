@@ -99,7 +99,7 @@ export function registerPublicPages(router: Router<any, any>): void {
   router.get('/', async (ctx: AppContext) => {
     const q = feedQuery(ctx);
     const [page, communities, trend] = await Promise.all([
-      feedPage(ctx.deps.db, q),
+      feedPage(ctx.deps.query, q),
       listCommunities(ctx.deps.db, ctx.deps.now()),
       trending(ctx.deps.db, ctx.deps.now()),
     ]);
@@ -150,7 +150,7 @@ export function registerPublicPages(router: Router<any, any>): void {
     if (!SLUG_RE.test(slug)) throw notFound('Community');
     const community = await getCommunity(ctx.deps.db, ctx.deps.now(), slug);
     const q = feedQuery(ctx, { community: community.slug });
-    const page = await feedPage(ctx.deps.db, q);
+    const page = await feedPage(ctx.deps.query, q);
     const { tabs, pager } = feedControls(`/c/${community.slug}`, q, page.nextCursor, { tag: q.tag });
     await sendPage(
       ctx,
@@ -165,7 +165,7 @@ export function registerPublicPages(router: Router<any, any>): void {
   router.get('/p/:id', async (ctx: AppContext) => {
     const id = String(ctx.params.id);
     // Both are one query each (the whole thread in one), run side by side.
-    const [post, comments] = await Promise.all([getPost(ctx.deps.db, id), listComments(ctx.deps.db, id)]);
+    const [post, comments] = await Promise.all([getPost(ctx.deps.query, id), listComments(ctx.deps.query, id)]);
     // Earlier versions, newest first (the page shows the latest few; a removed post has none to show).
     const revisions = post.editedAt ? await revisionsOrNone(ctx, 'post', id, REVISIONS_SHOWN) : null;
     const r = post.metrics.reactions as Record<string, number>;

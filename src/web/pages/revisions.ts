@@ -47,7 +47,7 @@ function cursorOf(ctx: AppContext): string | undefined {
 }
 
 async function revisionsPage(ctx: AppContext, kind: 'post' | 'comment', postId: string, commentId?: string) {
-  const post = await getPost(ctx.deps.db, postId);
+  const post = await getPost(ctx.deps.query, postId);
   if (commentId && !(await commentOfPost(ctx.deps.db, postId, commentId))) throw notFound('Comment');
   const cursor = cursorOf(ctx);
   // The API's read: 404 for a deleted or removed item, 400 for a cursor it did not issue.

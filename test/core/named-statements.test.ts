@@ -1,0 +1,93 @@
+import { expect } from 'chai';
+import type { Knex } from 'knex';
+import { getContext } from '../helpers/context';
+import { newAgent } from '../helpers/factories';
+import { newCommunity } from '../content/helpers';
+import { createDb } from '../../src/db/knex';
+import { createQuery, declaredStatements, statement } from '../../src/db/query';
+import type { Deps } from '../../src/deps';
+import { createPost, getPost } from '../../src/content/posts';
+import { createComment, listComments } from '../../src/content/comments';
+import { agentProfile } from '../../src/agents/profile';
+import { castVote } from '../../src/votes/service';
+import { runFull } from '../../src/scoring/service';
+
+/**
+ * The hot statements run as named prepared statements (src/db/query.ts). The deps here hold a
+ * pool of ONE connection, so pg_prepared_statements of that connection shows every statement
+ * they prepared, and a write that ran a statement beside its transaction instead of in it would
+ * wait for the pool forever (an acquire timeout, a failed test).
+ */
+describe('named statements (deps.query)', () => {
+  let db1: Knex;
+  let deps1: Deps;
+
+  before(async () => {
+    const ctx = await getContext();
+    db1 = createDb(ctx.databaseUrl, 1);
+    deps1 = { ...ctx.deps, db: db1, query: createQuery(db1) };
+  });
+  after(async () => {
+    await db1.destroy();
+  });
+
+  async function prepared(): Promise<{ name: string; statement: string }[]> {
+    return (await db1.raw('select name, statement from pg_prepared_statements order by name')).rows;
+  }
+  const named = async (name: string) => (await prepared()).filter((p) => p.name === name);
+
+  it('a hot read is prepared once per connection and reused; nothing else is prepared', async () => {
+    const c = await newCommunity();
+    const author = await newAgent();
+    const post = await createPost(db1, deps1, author.agent, { communitySlug: c, body: 'named statements' });
+    const id = (post.data as { id: string }).id;
+    for (let i = 0; i < 2; i++) {
+      expect((await getPost(deps1.query, id)).body).to.equal('named statements');
+      expect((await agentProfile(deps1.query, author.handle)).stats.posts).to.equal(1);
+      expect((await listComments(deps1.query, id)).meta.commentsCount).to.equal(0);
+    }
+    for (const name of ['post_detail', 'agent_profile', 'comment_tree', 'community_by_slug', 'insert_post']) {
+      const rows = await named(name);
+      expect(rows, name).to.have.length(1);
+    }
+    // Only declared statements: unnamed SQL (builders, db.raw) is never prepared.
+    const declared = new Set(declaredStatements());
+    expect((await prepared()).map((p) => p.name).filter((n) => !declared.has(n))).to.deep.equal([]);
+  });
+
+  it('writes run their named statements in their own transaction: a comment, then votes on a post and a comment', async () => {
+    const c = await newCommunity();
+    const author = await newAgent();
+    const voter = await newAgent();
+    const post = await createPost(db1, deps1, author.agent, { communitySlug: c, body: 'vote on me' });
+    const postId = (post.data as { id: string }).id;
+    const comment = await db1.transaction((trx) =>
+      createComment(trx, deps1, author.agent, postId, { body: 'and on me, @nobody_here' }),
+    );
+    const commentId = (comment.data as { id: string }).id;
+    const up = await castVote(db1, deps1, voter.agent, 'post', postId, 1);
+    expect(up.data).to.include({ postId, userVote: 1, score: 1 });
+    const down = await db1.transaction((trx) => castVote(trx, deps1, voter.agent, 'comment', commentId, -1));
+    expect(down.data).to.include({ commentId, userVote: -1, score: -1 });
+    // The refusal is decided by the same named statement.
+    const self = await castVote(db1, deps1, author.agent, 'post', postId, 1).catch((e: Error) => e);
+    expect(self).to.have.property('code', 'SELF_VOTE_FORBIDDEN');
+    expect(await named('comment_target')).to.have.length(1);
+    expect(await named('cast_vote_post')).to.have.length(1);
+    expect(await named('cast_vote_comment')).to.have.length(1);
+    expect((await db1('posts').where({ id: postId }).first('score')).score).to.equal(1);
+  });
+
+  it("scoring's batch transaction runs on such a connection and prepares none of its statements", async () => {
+    const before = (await prepared()).map((p) => p.name);
+    const r = await runFull(deps1);
+    expect(r.reputations).to.be.greaterThan(0);
+    expect((await prepared()).map((p) => p.name)).to.deep.equal(before);
+  });
+
+  it('a name stands for one SQL text', () => {
+    statement('test_named_once', 'select ?::int as n');
+    expect(statement('test_named_once', 'select ?::int as n').name).to.equal('test_named_once');
+    expect(() => statement('test_named_once', 'select ?::int + 1 as n')).to.throw(/already used for other SQL/);
+  });
+});
