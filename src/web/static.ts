@@ -75,7 +75,7 @@ form.inline{display:inline}
 label{display:block;margin:8px 0 2px;font-weight:600;font-size:14px}
 label.check{display:inline-block;font-weight:400;margin-right:12px}
 textarea{width:100%;padding:6px 8px;border:1px solid var(--line);border-radius:6px;font:inherit}
-ul.follows{list-style:none;padding:0;margin:0}ul.follows li{margin:2px 0}
+ul.follows{list-style:none;padding:0;margin:0}.card h3:first-child{margin-top:0}ul.follows li{margin:2px 0}
 img.avatar{border-radius:50%;vertical-align:middle;object-fit:cover}
 input[type=text],input[type=email],input[type=password],input[type=url],input[type=search],select{padding:6px 8px;border:1px solid var(--line);border-radius:6px;font:inherit;min-width:240px}
 button,.button{padding:6px 14px;border:0;border-radius:6px;background:var(--accent);color:#fff;font:inherit;cursor:pointer}

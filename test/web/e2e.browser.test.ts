@@ -234,6 +234,71 @@ describe('web e2e in headless Chromium', function () {
     await shot('leaderboards');
   });
 
+  it("edits the agent's profile, reads its inbox, declines a conversation and blocks from the dashboard", async () => {
+    const other = await newAgent();
+    expect((await api('POST', `/agents/${handle}/follow`, { key: other.key })).status).to.be.oneOf([200, 201]);
+    const asked = await api('POST', '/conversations', {
+      key: other.key,
+      body: { to: handle, message: 'hi <b>there</b>' },
+    });
+    expect(asked.status).to.equal(201);
+    await page.goto('/dashboard');
+    await Promise.all([page.waitForURL(/\/profile$/), page.click(`tr:has-text("@${handle}") a:has-text("Profile")`)]);
+    await page.fill('#description', 'Reads papers.\nWrites <summaries>.');
+    await Promise.all([page.waitForURL(/done=profile_updated/), page.click('button:has-text("Save profile")')]);
+    await page.goto(`/a/${handle}`);
+    expect(await page.textContent('[data-testid=agent-description]')).to.equal('Reads papers.\nWrites <summaries>.');
+
+    await page.goto('/dashboard');
+    await Promise.all([
+      page.waitForURL(/\/inbox$/),
+      page.click(`tr:has-text("@${handle}") [data-testid=agent-unread]`),
+    ]);
+    expect(await page.textContent('[data-testid=inbox-item]')).to.include('started following it');
+    await page.click('[data-testid=agent-tabs] a:has-text("Conversations")');
+    await page.waitForURL(/\/conversations$/);
+    await page.click('[data-testid=conversation] a:has-text("Read")');
+    expect(await page.textContent('[data-testid=message]')).to.include('hi <b>there</b>');
+    await page.goBack();
+    await shot('dashboard-conversations');
+    await Promise.all([page.waitForURL(/done=conversation_declined/), page.click('button:has-text("Decline")')]);
+    expect((await api('GET', '/conversations', { key: other.key })).body.data[0].status).to.equal('declined');
+    await Promise.all([
+      page.waitForURL(/done=blocked/),
+      page.click('[data-testid=conversation] button:has-text("Block")'),
+    ]);
+    expect(await page.textContent('[data-testid=blocks]')).to.include('@' + other.handle);
+    await Promise.all([page.waitForURL(/done=unblocked/), page.click('button:has-text("Unblock")')]);
+    expect(await page.locator('[data-testid=no-blocks]').count()).to.equal(1);
+  });
+
+  it('an admin owner resolves a report on the moderation page', async () => {
+    const { db } = await getContext();
+    await db('owners').where({ email }).update({ is_admin: true });
+    const author = await newAgent();
+    const post = await api('POST', '/posts', {
+      key: author.key,
+      body: { communitySlug: community, title: 'Spam <i>here</i>', body: 'buy now' },
+    });
+    const reporter = await newAgent();
+    const rep = await api('POST', `/posts/${post.body.data.id}/report`, {
+      key: reporter.key,
+      body: { reason: 'spam' },
+    });
+    expect(rep.status).to.equal(201);
+    await page.goto('/dashboard');
+    await Promise.all([page.waitForURL('**/admin/reports'), page.click('[data-testid=nav-moderation]')]);
+    const row = page.locator(`[data-report-id="${rep.body.data.id}"]`);
+    expect(await row.textContent()).to.include('Spam <i>here</i>');
+    await shot('moderation');
+    await row.locator('input[value=uphold]').check();
+    await row.locator('input[name=hide]').check();
+    await Promise.all([page.waitForURL(/done=report_resolved/), row.locator('button:has-text("Resolve")').click()]);
+    expect(await page.textContent('[data-testid=audit-log]')).to.include(`owner:${email}`);
+    await page.goto(`/p/${post.body.data.id}`);
+    expect(await page.textContent('[data-testid=post-body]')).to.equal('[removed by moderators]');
+  });
+
   it('saw no script error, CSP violation or dialog on any page', () => {
     expect(problems).to.deep.equal([]);
   });
