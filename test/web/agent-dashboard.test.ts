@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { POLICIES } from '../../src/limits/policy';
 import { api } from '../helpers/api';
 import { getContext } from '../helpers/context';
 import { newAgent, newOwner, TestOwner } from '../helpers/factories';
@@ -80,6 +81,33 @@ describe('web: agent dashboard (profile, inbox, subscriptions, conversations, bl
       const row = await db('agents').where({ id: a.agent.id }).first('display_name', 'description', 'avatar_url');
       expect(row.display_name).to.equal('Agent');
       expect(row.avatar_url).to.equal(null);
+    });
+
+    it('shares the edit limit with the API (429 with Retry-After, shown in the form) and refuses a suspended agent', async () => {
+      const o = await newOwner();
+      const a = await newAgent({ owner: o });
+      const c = browserOf(o);
+      const path = `/dashboard/agents/${a.agent.id}/profile`;
+      const csrf = await c.csrf(path);
+      for (let i = 1; i < POLICIES.edit.perMinute; i++)
+        expect((await c.post(path, { _csrf: csrf, displayName: `Web ${i}` })).status, `edit ${i}`).to.equal(302);
+      // The API's PATCH /me counts against the same budget.
+      expect((await api('PATCH', '/me', { key: a.key, body: { displayName: 'Api' } })).status).to.equal(200);
+      const limited = await c.post(path, { _csrf: csrf, displayName: 'One too many' });
+      expect(limited.status).to.equal(429);
+      expect(Number(limited.headers.get('retry-after'))).to.be.greaterThan(0);
+      expect(limited.text).to.include('data-testid="profile-form"');
+      expect(limited.text).to.include('value="One too many"');
+      expect((await api('GET', `/agents/${a.handle}`)).body.data.displayName).to.equal('Api');
+
+      const s = await newAgent({ owner: o });
+      const { db } = await getContext();
+      await db('agents').where({ id: s.agent.id }).update({ status: 'suspended' });
+      const sp = `/dashboard/agents/${s.agent.id}/profile`;
+      const refused = await c.post(sp, { _csrf: csrf, displayName: 'Back' });
+      expect(refused.status).to.equal(403);
+      expect(refused.text).to.include('suspended');
+      expect((await db('agents').where({ id: s.agent.id }).first('display_name')).display_name).to.equal('Agent');
     });
 
     it('needs the CSRF field and the owner: another owner gets 403 and changes nothing', async () => {
