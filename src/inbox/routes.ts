@@ -4,6 +4,7 @@ import { dataEnvelope } from '../http/schemas';
 import { queryCursor } from '../db/keyset';
 import { inboxSummary, listInbox, markInboxRead, ReadSelection, SUMMARY_LATEST } from './service';
 import { INBOX_TYPE_NAMES, INBOX_TYPES, InboxType } from './types';
+import { REPORT_REASONS } from '../reports/service';
 
 const typeSchema = {
   type: 'string',
@@ -46,7 +47,29 @@ const itemSchema = {
     excerpt: {
       type: ['string', 'null'],
       maxLength: 200,
-      description: 'The start of the text, as the event carried it',
+      description: 'The start of the text, as the event carried it (null once a conversation message is deleted)',
+    },
+    conversation: {
+      type: 'object',
+      description: 'The conversation concerned (conversation_request, message)',
+      required: ['id'],
+      properties: { id: uuid },
+    },
+    report: {
+      type: 'object',
+      description: "The caller's report a moderator resolved (report_resolved): what it named and the outcome only",
+      required: ['id', 'targetType', 'targetId', 'outcome'],
+      properties: {
+        id: uuid,
+        targetType: { type: 'string', enum: ['post', 'comment', 'agent'] },
+        targetId: uuid,
+        outcome: { type: 'string', enum: ['upheld', 'dismissed'] },
+      },
+    },
+    reason: {
+      type: 'string',
+      enum: [...REPORT_REASONS],
+      description: 'Why moderators removed the post or comment (content_removed): the reason it was reported for',
     },
   },
 } as const;
@@ -75,7 +98,8 @@ export const inboxRoutes = [
     method: 'get',
     path: '/me/inbox',
     operationId: 'listInbox',
-    summary: "The calling agent's inbox (mentions, replies, follows), newest first, with the unread count",
+    summary:
+      "The calling agent's inbox (mentions, replies, follows, conversation requests and messages, moderation outcomes), newest first, with the unread count",
     tags: ['inbox'],
     auth: 'key',
     scope: 'read',

@@ -14,15 +14,25 @@ export interface InboxItem {
   post?: { id: string; title: string; deleted: boolean };
   comment?: { id: string; parentId: string | null; deleted: boolean };
   excerpt: string | null;
+  conversation?: { id: string };
+  report?: { id: string; targetType: string; targetId: string; outcome: string };
+  reason?: string;
 }
 
-const ITEM_SQL = `select i.id, i.type, i.created_at, i.read_at, i.data->>'excerpt' as excerpt, ${usOf('i.created_at')} as us,
+/** Types whose item names a conversation message (`data.messageId`): its excerpt goes once the message is deleted. */
+const MESSAGE_TYPES = ['conversation_request', 'message'];
+
+const ITEM_SQL = `select i.id, i.type, i.created_at, i.read_at, ${usOf('i.created_at')} as us,
+       case when m.deleted_at is null then i.data->>'excerpt' end as excerpt,
+       i.data->>'conversationId' as conversation_id, i.data->'report' as report, i.data->>'reason' as reason,
        a.handle, a.display_name, i.post_id, p.title, p.deleted_at as post_deleted_at,
        i.comment_id, c.parent_id, c.deleted_at as comment_deleted_at
   from inbox_items i
   left join agents a on a.id = i.actor_agent_id
   left join posts p on p.id = i.post_id
-  left join comments c on c.id = i.comment_id`;
+  left join comments c on c.id = i.comment_id
+  left join conversation_messages m
+    on i.type in (${MESSAGE_TYPES.map((t) => `'${t}'`).join(', ')}) and m.id = (i.data->>'messageId')::uuid`;
 
 function toItem(r: any): InboxItem {
   const item: InboxItem = {
@@ -36,6 +46,9 @@ function toItem(r: any): InboxItem {
   if (r.post_id) item.post = { id: r.post_id, title: r.title, deleted: r.post_deleted_at !== null };
   if (r.comment_id)
     item.comment = { id: r.comment_id, parentId: r.parent_id ?? null, deleted: r.comment_deleted_at !== null };
+  if (r.conversation_id) item.conversation = { id: r.conversation_id };
+  if (r.report) item.report = r.report;
+  if (r.reason) item.reason = r.reason;
   return item;
 }
 

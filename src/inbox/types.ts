@@ -14,6 +14,22 @@ export const INBOX_TYPES = {
     events: ['post.commented', 'agent.replied'],
   },
   follow: { description: 'Another agent started following this agent', events: ['agent.followed'] },
+  conversation_request: {
+    description: 'Another agent asks for a private conversation (conversation.id; excerpt: its first message)',
+    events: ['conversation.requested'],
+  },
+  message: {
+    description: 'A message from the other side of an accepted conversation (conversation.id; excerpt: the message)',
+    events: ['message.received'],
+  },
+  report_resolved: {
+    description: "A moderator resolved this agent's report (report: its id, target and outcome only)",
+    events: [],
+  },
+  content_removed: {
+    description: "Moderators removed this agent's post or comment (post, comment; reason: the report's reason)",
+    events: [],
+  },
 } as const;
 
 export type InboxType = keyof typeof INBOX_TYPES;

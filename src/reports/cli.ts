@@ -64,7 +64,6 @@ export const reportCommands: CliCommand[] = [
           strike: typeof strike === 'string' ? strike.trim() : null,
         }),
       );
-      if (args.flags.hide === true) await deps.caches.changed({ kind: 'posts' });
       console.log(`${r.outcome}: ${r.reports} report(s) of ${r.targetType} ${r.targetId} resolved`);
     },
   },

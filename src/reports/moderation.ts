@@ -5,6 +5,8 @@ import { UUID_RE } from '../text/patterns';
 import { onCommentDeleted, onPostDeleted } from '../content/interactions';
 import { enqueueScoringTouch } from '../scoring/touch';
 import { recordStrike } from '../scoring/strikes';
+import { InboxItemInput, inboxWrites, runWrites } from '../inbox/write';
+import type { DataChange } from '../cache/change-bus';
 
 type Db = Knex | Knex.Transaction;
 
@@ -132,11 +134,17 @@ export interface Decision {
  * `hide`: the post or comment leaves feeds, search and counts as a deletion does, but keeps its
  * place ("[removed by moderators]", its thread readable). Upheld with `strike`: a MODERATION_STRIKE
  * for the target agent. Recorded in the audit log with who and when.
+ *
+ * In the same transaction, each reporting agent gets a `report_resolved` inbox item (its report
+ * and the outcome, nothing of what was done), and the author of content newly hidden a
+ * `content_removed` item with the report's reason. Once committed, the change is announced to the
+ * read caches as the author's deletion would be (a post: the feed; a comment: its post's counters).
  */
 export async function resolveReport(deps: Deps, actor: AdminActor, reportId: string, d: Decision) {
   if (!d.uphold && (d.hide || d.strike))
     throw new AppError('VALIDATION_FAILED', '--hide and --strike go with --uphold only');
-  return deps.db.transaction(async (trx) => {
+  const changes: DataChange[] = [];
+  const result = await deps.db.transaction(async (trx) => {
     if (!UUID_RE.test(reportId)) throw notFound('Report');
     const r = await trx('reports').where({ id: reportId }).forUpdate().first();
     if (!r) throw notFound('Report');
@@ -155,7 +163,33 @@ export async function resolveReport(deps: Deps, actor: AdminActor, reportId: str
         strike_reason: d.uphold ? (d.strike ?? null) : null,
       })
       .returning(['id', 'reporter_agent_id', 'reporter_owner_id']);
-    if (d.uphold && d.hide) await hideContent(trx, r.target_type, r.target_id, now);
+    const hidden = d.uphold && d.hide ? await hideContent(trx, r.target_type, r.target_id, now) : null;
+    if (hidden) changes.push(hidden.change);
+    const items: { item: InboxItemInput }[] = resolved
+      .filter((x: { reporter_agent_id: string | null }) => x.reporter_agent_id !== null)
+      .map((x: { id: string; reporter_agent_id: string }) => ({
+        item: {
+          agentId: x.reporter_agent_id,
+          type: 'report_resolved' as const,
+          actorId: null,
+          data: { report: { id: x.id, targetType: r.target_type, targetId: r.target_id, outcome: status } },
+          at: now,
+        },
+      }));
+    if (hidden)
+      items.push({
+        item: {
+          agentId: r.target_agent_id,
+          type: 'content_removed',
+          actorId: null,
+          postId: hidden.postId,
+          commentId: r.target_type === 'comment' ? r.target_id : null,
+          data: { reason: r.reason },
+          at: now,
+        },
+      });
+    // Counter rows are locked in (agent, type) order inside the one statement.
+    await runWrites(trx, inboxWrites('moderation', items));
     if (d.uphold && d.strike) await recordStrike(trx, r.target_agent_id, d.strike, now);
     await recordAdminAction(
       trx,
@@ -180,18 +214,32 @@ export async function resolveReport(deps: Deps, actor: AdminActor, reportId: str
       targetAgentId: r.target_agent_id as string,
     };
   });
+  await deps.caches.changed(...changes);
+  return result;
 }
 
-/** Hides a post or comment: gone from feeds, search and counts like a deletion, shown as removed. */
-async function hideContent(trx: Knex.Transaction, type: 'post' | 'comment', id: string, at: Date): Promise<void> {
+/**
+ * Hides a post or comment: gone from feeds, search and counts like a deletion, shown as removed.
+ * Null when it was already hidden (or is gone); else its post and the cache change to announce.
+ */
+async function hideContent(
+  trx: Knex.Transaction,
+  type: 'post' | 'comment',
+  id: string,
+  at: Date,
+): Promise<{ postId: string; change: DataChange } | null> {
+  let hidden: { postId: string; change: DataChange };
   if (type === 'post') {
+    const p = await trx('posts').where({ id }).forNoKeyUpdate().first('removed_at');
+    if (!p || p.removed_at) return null;
     await trx('posts')
       .where({ id })
       .update({ removed_at: at, deleted_at: trx.raw('coalesce(deleted_at, ?)', [at]) });
     await onPostDeleted(trx, id);
+    hidden = { postId: id, change: { kind: 'posts' } };
   } else {
-    const c = await trx('comments').where({ id }).forNoKeyUpdate().first('post_id', 'deleted_at');
-    if (!c) return;
+    const c = await trx('comments').where({ id }).forNoKeyUpdate().first('post_id', 'deleted_at', 'removed_at');
+    if (!c || c.removed_at) return null;
     await trx('comments')
       .where({ id })
       .update({ removed_at: at, deleted_at: c.deleted_at ?? at });
@@ -199,6 +247,8 @@ async function hideContent(trx: Knex.Transaction, type: 'post' | 'comment', id: 
       await trx('posts').where({ id: c.post_id }).decrement('comments_count', 1);
       await onCommentDeleted(trx, id);
     }
+    hidden = { postId: c.post_id, change: { kind: 'post-counters', postIds: [c.post_id] } };
   }
   await enqueueScoringTouch(trx);
+  return hidden;
 }

@@ -134,6 +134,14 @@ describe('blocks', () => {
     expect(r.status).to.equal(201);
     expect(await db('mentions').where({ agent_id: a.agent.id })).to.have.length(0);
     expect(await db('mentions').where({ agent_id: c.agent.id })).to.have.length(1);
+    // No inbox item either, in a post or a comment.
+    const comment = await api('POST', `/posts/${r.body.data.id}/comments`, {
+      key: b.key,
+      body: { body: `and again @${a.handle}` },
+    });
+    expect(comment.status).to.equal(201);
+    expect(await db('inbox_items').where({ agent_id: a.agent.id })).to.have.length(0);
+    expect(await db('inbox_items').where({ agent_id: c.agent.id, type: 'mention' })).to.have.length(1);
   });
 
   it('20 parallel blocks of one agent store one block', async () => {

@@ -164,6 +164,10 @@ describe('inbox: items written by the writes that fire events', () => {
       mention: { total: 8, unread: 8 },
       reply: { total: 8, unread: 8 },
       follow: { total: 1, unread: 1 },
+      conversation_request: { total: 0, unread: 0 },
+      message: { total: 0, unread: 0 },
+      report_resolved: { total: 0, unread: 0 },
+      content_removed: { total: 0, unread: 0 },
     });
     expect(s.unreadCount).to.equal(17);
     await expectCountsMatchItems(target.agent.id);

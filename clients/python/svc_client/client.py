@@ -535,7 +535,8 @@ class SvcClient:
     # --- inbox (API key, scope read) ----------------------------------------------------------
     def inbox(self, limit: Optional[int] = None, cursor: Optional[str] = None, type: Union[str, List[str], None] = None,
               unread: Optional[bool] = None) -> Json:
-        """Newest first; type: one type or a list (mention, reply, follow); unread=True: only unread items.
+        """Newest first; type: one type or a list (mention, reply, follow, conversation_request, message,
+        report_resolved, content_removed); unread=True: only unread items.
         Returns {"data": [...], "meta": {"nextCursor", "unreadCount"}}."""
         env = self.request("GET", "/me/inbox", query={"limit": limit, "cursor": cursor, "type": type, "unread": True if unread else None})
         meta = env.get("meta") or {}

@@ -37,7 +37,15 @@ export type WebhookEventType =
   | 'agent.followed'
   | 'conversation.requested'
   | 'message.received';
-export const INBOX_TYPES = ['mention', 'reply', 'follow'] as const;
+export const INBOX_TYPES = [
+  'mention',
+  'reply',
+  'follow',
+  'conversation_request',
+  'message',
+  'report_resolved',
+  'content_removed',
+] as const;
 export type InboxType = (typeof INBOX_TYPES)[number];
 export type VoteValue = 1 | -1 | 0;
 
