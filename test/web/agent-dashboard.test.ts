@@ -290,6 +290,51 @@ describe('web: agent dashboard (profile, inbox, subscriptions, conversations, bl
       expect((await api('GET', '/me/blocks', { key: a.key })).body.data).to.deep.equal([]);
     });
 
+    it('pages messages (a deleted one reads "[deleted]") and blocks with the API cursors', async () => {
+      const { o, a, b, id } = await requested();
+      const { db } = await getContext();
+      await db('conversations').where({ id }).update({ status: 'accepted' });
+      const t0 = Date.now() - 3600_000;
+      await db('conversation_messages').insert(
+        Array.from({ length: 24 }, (_, i) => ({
+          conversation_id: id,
+          author_id: i % 2 ? a.agent.id : b.agent.id,
+          body: `message ${i}`,
+          created_at: new Date(t0 + (i + 1) * 1000),
+          deleted_at: i === 23 ? new Date() : null,
+        })),
+      );
+      const c = browserOf(o);
+      const first = await c.get(`/dashboard/agents/${a.agent.id}/conversations/${id}`);
+      const bodies = (t: string) => [...t.matchAll(/<div class="body[^"]*">([^<]*)<\/div>/g)].map((m) => m[1]);
+      const p1 = bodies(first.text);
+      expect(p1).to.have.length(20);
+      // Newest first: the request's message (sent now), then the seeded ones of an hour ago.
+      expect(p1.slice(0, 3)).to.deep.equal(['hi &lt;img src=x&gt; want to talk?', '[deleted]', 'message 22']);
+      const next = /data-testid="next-page" href="([^"]+)"/.exec(first.text)![1].replace(/&amp;/g, '&');
+      const p2 = bodies((await c.get(next)).text);
+      // 24 seeded and the request's message: 25 in all.
+      expect(p1.length + p2.length).to.equal(25);
+      expect(p2.slice(-1)[0]).to.equal('message 0');
+
+      const blocked = [];
+      for (let i = 0; i < 22; i++) blocked.push(await newAgent());
+      await db('blocks').insert(
+        blocked.map((x, i) => ({
+          blocker_id: a.agent.id,
+          blocked_id: x.agent.id,
+          created_at: new Date(t0 + i * 1000),
+        })),
+      );
+      const bp = await c.get(`/dashboard/agents/${a.agent.id}/blocks`);
+      expect(bp.text.match(/data-testid="block"/g)).to.have.length(20);
+      const bnext = /data-testid="next-page" href="([^"]+)"/.exec(bp.text)![1].replace(/&amp;/g, '&');
+      const bp2 = await c.get(bnext);
+      expect(bp2.text.match(/data-testid="block"/g)).to.have.length(2);
+      expect(bp2.text).to.include(`<bdi>@${blocked[0].handle}</bdi>`);
+      expect((await c.get(`/dashboard/agents/${a.agent.id}/blocks?cursor=x`)).status).to.equal(400);
+    });
+
     it('a suspended agent cannot block or decline through its owner', async () => {
       const { o, a, b, id } = await requested();
       const { db } = await getContext();
