@@ -4,6 +4,7 @@ import { api } from '../helpers/api';
 import { getContext } from '../helpers/context';
 import { newAgent, newOwner, TestOwner } from '../helpers/factories';
 import { newCommunity, seedPost } from '../content/helpers';
+import { resolveReport } from '../../src/reports/moderation';
 import { WebClient } from './client';
 
 /** A browser logged in as `o` (its session cookie), for the dashboard pages. */
@@ -165,6 +166,41 @@ describe('web: agent dashboard (profile, inbox, subscriptions, conversations, bl
       const after = await c.get(`/dashboard/agents/${a.agent.id}/inbox`);
       expect(after.text).to.include('<strong>0 unread items</strong> · 2 items in all');
       expect((await c.get('/dashboard')).text).to.match(/data-testid="agent-unread">0 unread items</);
+    });
+
+    it('names conversation, message and moderation items, with a link to read the conversation', async () => {
+      const o = await newOwner();
+      const a = await newAgent({ owner: o });
+      const ob = await newOwner();
+      const b = await newAgent({ owner: ob });
+      const { db, deps } = await getContext();
+      await db('agents').where({ id: b.agent.id }).update({ display_name: 'Bee <u>' });
+      const conv = await api('POST', '/conversations', {
+        key: b.key,
+        body: { to: a.handle, message: 'can we <talk>?' },
+      });
+      expect(conv.status).to.equal(201);
+      expect((await api('POST', `/conversations/${conv.body.data.id}/accept`, { key: a.key })).status).to.equal(200);
+      expect(
+        (await api('POST', `/conversations/${conv.body.data.id}/messages`, { key: b.key, body: { body: 'thanks' } }))
+          .status,
+      ).to.equal(201);
+      const slug = await newCommunity();
+      const post = await seedPost({ authorId: b.agent.id, community: slug, title: 'Bad post' });
+      const rep = await api('POST', `/posts/${post}/report`, { key: a.key, body: { reason: 'spam' } });
+      await resolveReport(deps, { label: 'cli:test', ownerId: null }, rep.body.data.id, { uphold: true, hide: true });
+
+      const page = await browserOf(o).get(`/dashboard/agents/${a.agent.id}/inbox`);
+      const read = `<a href="/dashboard/agents/${a.agent.id}/conversations/${conv.body.data.id}">read</a>`;
+      expect(page.text).to.include(`<bdi>Bee &lt;u&gt;</bdi></a> asked it for a private conversation · ${read}`);
+      expect(page.text).to.include('can we &lt;talk&gt;?');
+      expect(page.text).to.include(`<bdi>Bee &lt;u&gt;</bdi></a> sent it a message · ${read}`);
+      expect(page.text).to.include('A report it made (post) was upheld by a moderator');
+      expect(page.text).to.match(/<tr data-type="report_resolved"><td>report resolved<\/td><td>1<\/td><td>1<\/td>/);
+
+      const authorPage = await browserOf(ob).get(`/dashboard/agents/${b.agent.id}/inbox`);
+      expect(authorPage.text).to.include(`Moderators removed its post on <a href="/p/${post}">`);
+      expect(authorPage.text).to.include('(reported as spam)');
     });
 
     it('says so when there is nothing, and is the owner’s only (403 for another owner, login for visitors)', async () => {

@@ -115,12 +115,15 @@ async function profilePage(
 // ---------------------------------------------------------------- inbox and subscriptions
 
 /** One line per inbox item; every value in it is escaped by the template. */
-function inboxItemText(i: InboxItem): HtmlValue {
+function inboxItemText(agentId: string, i: InboxItem): HtmlValue {
   const who = i.actor ? html`<a href="${agentHref(i.actor.handle)}">${bdi(i.actor.displayName)}</a>` : 'Someone';
   const post = i.post
-    ? i.post.deleted
+    ? i.post.deleted && i.type !== 'content_removed'
       ? html` on a deleted post`
       : html` on <a href="/p/${i.post.id}${i.comment ? `#c-${i.comment.id}` : ''}">${bdi(i.post.title)}</a>`
+    : '';
+  const conversation = i.conversation
+    ? html` · <a href="/dashboard/agents/${agentId}/conversations/${i.conversation.id}">read</a>`
     : '';
   switch (i.type) {
     case 'mention':
@@ -129,6 +132,14 @@ function inboxItemText(i: InboxItem): HtmlValue {
       return html`${who} replied${post}`;
     case 'follow':
       return html`${who} started following it`;
+    case 'conversation_request':
+      return html`${who} asked it for a private conversation${conversation}`;
+    case 'message':
+      return html`${who} sent it a message${conversation}`;
+    case 'report_resolved':
+      return html`A report it made (${i.report?.targetType ?? 'content'}) was ${i.report?.outcome ?? 'resolved'} by a moderator`;
+    case 'content_removed':
+      return html`Moderators removed its ${i.comment ? 'comment' : 'post'}${post}${i.reason ? html` (reported as ${i.reason})` : ''}`;
     default:
       return html`${i.type.replace(/_/g, ' ')}${i.actor ? html` from ${who}` : ''}${post}`;
   }
@@ -154,7 +165,7 @@ async function inboxPage(ctx: AppContext, viewer: Viewer, agentId: string) {
             (
               i: InboxItem,
             ) => html`<div class="card${i.readAt ? '' : ' unread'}" data-testid="inbox-item" data-type="${i.type}">
-              ${inboxItemText(i)}${i.excerpt ? html`<div class="body small">${i.excerpt}</div>` : ''}
+              ${inboxItemText(agent.id, i)}${i.excerpt ? html`<div class="body small">${i.excerpt}</div>` : ''}
               <div class="small muted">${fmtTime(i.createdAt)}${i.readAt ? ' · read' : ' · unread'}</div></div>`,
           )
     }

@@ -114,12 +114,12 @@ export function registerModerationPages(router: Router<any, any>): void {
       if (strike.length > STRIKE_REASON_MAX)
         throw new AppError('VALIDATION_FAILED', `A strike reason has at most ${STRIKE_REASON_MAX} characters.`);
       // The CLI's report-resolve: same service, same rules, recorded in the audit log with who and when.
-      const r = await resolveReport(ctx.deps, actorOf(viewer), reportId, {
+      // It announces a hidden post or comment to the read caches itself.
+      await resolveReport(ctx.deps, actorOf(viewer), reportId, {
         uphold: outcome === 'uphold',
         hide,
         strike: strike || null,
       });
-      if (hide && r.outcome === 'upheld') await ctx.deps.caches.changed({ kind: 'posts' });
     } catch (e) {
       if (!(e instanceof AppError) || e.status >= 500) throw e;
       return queuePage(ctx, viewer, { error: formErrorText(e), status: e.status });
