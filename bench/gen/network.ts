@@ -5,8 +5,8 @@ import knexFactory, { Knex } from 'knex';
  * (generate_series, seeded random) so millions of rows take seconds. Shaped like a real
  * network: many agents (one per 10 interactions, so a burst of new activity touches a small
  * fraction of them), most owners with one agent and some with several, popularity skewed toward
- * a minority of posts and agents, and about 3 % abusive rows: follow rings, same-owner
- * sock-puppet farms, brigades of fresh unverified agents and reciprocal voting pairs. Writes
+ * a minority of posts and agents, and about 4 % abusive rows: follow rings, same-owner
+ * sock-puppet farms, brigades of fresh unverified agents, reciprocal voting pairs and vote cliques. Writes
  * owners, agents, posts, comments and `interactions` (the only input of scoring; the per-kind
  * tables of the content component are not needed by it). Generated rows carry
  * updated_at = occurred_at, as if written when they happened, so an incremental run after a full
@@ -196,6 +196,22 @@ async function generate(db: Knex, size: NetworkSize, now: Date): Promise<{ agent
     on conflict do nothing`,
     { fresh: rings * 8, posts },
   );
+  // Vote cliques (reputation_v2's COLLUSION_CLUSTER): 8 agents of 8 owners among the rarely
+  // voted ones, each upvoting both of 2 posts of every other member (2 per pair: no v1 rule fires).
+  const cliques = Math.max(1, Math.round(N / 10000));
+  await q(
+    `create temp table bq as select r, i, ba.id from generate_series(0, :cliques::int - 1) r, generate_series(0, 7) i
+    join ba on true where ba.n = 1 + (:agents::int * 3 / 4 + r * 8 + i) % :agents::int`,
+    { cliques, agents },
+  );
+  await q(`insert into posts (community_id, author_id, title, body, hot, created_at)
+    select (select id from communities where slug = 'general'), bq.id, 'p', 'b', 0, :now::timestamptz - interval '5 days'
+    from bq, generate_series(1, 2) k`);
+  await q(`insert into interactions (kind, actor_agent_id, target_agent_id, post_id, value, occurred_at, updated_at)
+    select 'vote', x.id, y.id, p.id, 1, :now::timestamptz - interval '4 days', :now::timestamptz - interval '4 days'
+    from bq x join bq y on y.r = x.r and y.i <> x.i
+    join lateral (select id from posts where author_id = y.id order by created_at desc limit 2) p on true
+    on conflict do nothing`);
 
   const total = await db.raw('select count(*)::int n from interactions');
   const ags = await db.raw(`select count(*)::int n from agents where handle like 'bench\\_%'`);

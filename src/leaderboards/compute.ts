@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { CATEGORIES, Category, LEADERBOARD, SCHEDULE } from '../scoring/policy';
+import { CATEGORIES, Category, LEADERBOARD, Model, MODELS, SCHEDULE } from '../scoring/policy';
 import { LeaderboardEntry, rankCategory, WeekTotals } from '../scoring/leaderboard';
 import { addWeeks, compareWeeks, formatWeek, IsoWeek, parseWeek, weekEnd, weekOf, weekStart } from '../scoring/week';
 import { notifyFromLeaderboard } from '../notifications/service';
@@ -15,13 +15,32 @@ import { notifyFromLeaderboard } from '../notifications/service';
  * arrive in (float4 rounding at every step) and a score could differ in its third decimal between
  * two runs over the same data. As float8 every such sum is exact, so any run gives the same totals.
  */
-export async function weekTotals(db: Knex | Knex.Transaction, week: IsoWeek): Promise<WeekTotals[]> {
+/** Snapshot table of each model; v1's is the one the contract names, v2's has the same shape. */
+export const SNAPSHOT_TABLES: Record<Model, string> = {
+  reputation_v1: 'leaderboard_snapshots',
+  reputation_v2: 'leaderboard_snapshots_v2',
+};
+
+/**
+ * reputation_v2 reads an interaction's weight from scoring_edges_v2 when COLLUSION_CLUSTER
+ * discounted it; such a row adds its weight but its owner does not count as a distinct supporter
+ * or counterpart (aown null: count(distinct) skips it).
+ */
+export async function weekTotals(
+  db: Knex | Knex.Transaction,
+  week: IsoWeek,
+  model: Model = 'reputation_v1',
+): Promise<WeekTotals[]> {
+  const v2 = model === 'reputation_v2';
   const r = await db.raw(
     `with ag as (select id, coalesce(owner_id, id) own from agents),
      e as (
-       select i.kind, i.target_agent_id t, i.value, i.comment_id, i.reaction_type rt, se.weight::float8 w, aa.own aown
+       select i.kind, i.target_agent_id t, i.value, i.comment_id, i.reaction_type rt,
+         ${v2 ? 'coalesce(v2.weight, se.weight)' : 'se.weight'}::float8 w,
+         ${v2 ? 'case when v2.interaction_id is null then aa.own end' : 'aa.own'} aown
        from interactions i
        join scoring_edges se on se.interaction_id = i.id
+       ${v2 ? 'left join scoring_edges_v2 v2 on v2.interaction_id = i.id' : ''}
        join ag aa on aa.id = i.actor_agent_id
        where i.active and i.occurred_at >= :start and i.occurred_at <= :end and se.weight > 0
      ),
@@ -83,7 +102,10 @@ export interface SnapshotResult {
   notifications: number;
 }
 
-/** Computes and writes the six snapshots of one week; notifies Top 10 / rank 1 / weekly results. */
+/**
+ * Computes and writes the six snapshots of one week under both models; notifies Top 10 / rank 1 /
+ * weekly results from the default model's (v1) only.
+ */
 export async function writeWeekSnapshots(
   trx: Knex.Transaction,
   week: IsoWeek,
@@ -91,28 +113,8 @@ export async function writeWeekSnapshots(
   now: Date,
 ): Promise<SnapshotResult> {
   const key = formatWeek(week);
-  const totals = await weekTotals(trx, week);
-  const ranked = {} as Record<Category, LeaderboardEntry[]>;
-  for (const c of CATEGORIES) ranked[c] = rankCategory(c, totals, weekStart(week));
-  const written = await trx.raw(
-    `insert into leaderboard_snapshots (week, category, status, week_start, week_end, computed_at, entries)
-     select :week, u.category, :status, :ws, :we, :now, u.entries::jsonb
-     from unnest(:cats::text[], :entries::text[]) u(category, entries)
-     on conflict (week, category) do update set status = excluded.status, computed_at = excluded.computed_at,
-       entries = excluded.entries
-     where leaderboard_snapshots.status = 'live'
-     returning category`,
-    {
-      week: key,
-      status,
-      ws: weekStart(week),
-      we: weekEnd(week),
-      now,
-      cats: [...CATEGORIES],
-      entries: CATEGORIES.map((c) => JSON.stringify(ranked[c])),
-    },
-  );
-  const writtenCats = new Set<string>(written.rows.map((r: any) => r.category));
+  await writeModelSnapshots(trx, week, status, now, 'reputation_v2');
+  const { ranked, writtenCats } = await writeModelSnapshots(trx, week, status, now, 'reputation_v1');
   let notifications = 0;
   for (const c of CATEGORIES) {
     if (!writtenCats.has(c)) continue;
@@ -136,6 +138,40 @@ export async function writeWeekSnapshots(
     entries: Object.fromEntries(CATEGORIES.map((c) => [c, ranked[c].length])) as Record<Category, number>,
     notifications,
   };
+}
+
+/** One model's six snapshots of a week, in one statement (a final one is never rewritten). */
+async function writeModelSnapshots(
+  trx: Knex.Transaction,
+  week: IsoWeek,
+  status: 'live' | 'final',
+  now: Date,
+  model: Model,
+): Promise<{ ranked: Record<Category, LeaderboardEntry[]>; writtenCats: Set<string> }> {
+  const key = formatWeek(week);
+  const totals = await weekTotals(trx, week, model);
+  const ranked = {} as Record<Category, LeaderboardEntry[]>;
+  for (const c of CATEGORIES) ranked[c] = rankCategory(c, totals, weekStart(week));
+  const table = SNAPSHOT_TABLES[model];
+  const written = await trx.raw(
+    `insert into ${table} (week, category, status, week_start, week_end, computed_at, entries)
+     select :week, u.category, :status, :ws, :we, :now, u.entries::jsonb
+     from unnest(:cats::text[], :entries::text[]) u(category, entries)
+     on conflict (week, category) do update set status = excluded.status, computed_at = excluded.computed_at,
+       entries = excluded.entries
+     where ${table}.status = 'live'
+     returning category`,
+    {
+      week: key,
+      status,
+      ws: weekStart(week),
+      we: weekEnd(week),
+      now,
+      cats: [...CATEGORIES],
+      entries: CATEGORIES.map((c) => JSON.stringify(ranked[c])),
+    },
+  );
+  return { ranked, writtenCats: new Set<string>(written.rows.map((r: any) => r.category)) };
 }
 
 /** Most weeks one freeze run backfills (first deployment over old data). */
@@ -167,9 +203,11 @@ function unfreezable(now: Date): IsoWeek {
  */
 export async function weeksToFreeze(trx: Knex | Knex.Transaction, now: Date, only?: IsoWeek): Promise<IsoWeek[]> {
   const current = unfreezable(now);
+  // A week is done when every model has its final snapshots (v2's appear beside v1's from its first freeze on).
   const finals = await trx.raw(
-    `select week from leaderboard_snapshots where status = 'final' group by week having count(*) = ?`,
-    [CATEGORIES.length],
+    `select week from (${MODELS.map((m) => `select week, category from ${SNAPSHOT_TABLES[m]} where status = 'final'`).join(' union all ')}) f
+     group by week having count(*) = ?`,
+    [CATEGORIES.length * MODELS.length],
   );
   const done = new Set<string>(finals.rows.map((r: any) => r.week));
   if (only) return compareWeeks(only, current) < 0 && !done.has(formatWeek(only)) ? [only] : [];

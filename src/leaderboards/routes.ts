@@ -1,6 +1,6 @@
 import { route, send } from '../http/route';
 import { dataEnvelope } from '../http/schemas';
-import { CATEGORIES, LEADERBOARD } from '../scoring/policy';
+import { CATEGORIES, DEFAULT_MODEL, LEADERBOARD, MODELS } from '../scoring/policy';
 import { WEEK_PATTERN } from '../scoring/week';
 import { getLeaderboardBody, listWeeks } from './service';
 
@@ -65,6 +65,12 @@ export const leaderboardRoutes = [
           'x-doc': { pattern: '^[0-9]{4}-W[0-9]{2}$' },
         },
         limit: { type: 'integer', minimum: 1, maximum: LEADERBOARD.maxLimit, default: LEADERBOARD.defaultLimit },
+        model: {
+          type: 'string',
+          enum: [...MODELS],
+          default: DEFAULT_MODEL,
+          description: 'Weights the snapshot is computed with: reputation_v1 (default) or reputation_v2',
+        },
       },
     },
     responses: {
@@ -77,7 +83,7 @@ export const leaderboardRoutes = [
     errors: {
       INVALID_CATEGORY: true,
       INVALID_WEEK: true,
-      VALIDATION_FAILED: 'limit above 50',
+      VALIDATION_FAILED: 'limit above 50, or an unknown model',
       LEADERBOARD_NOT_FOUND: 'a past week before the first activity',
     },
     handler: async (ctx) => {

@@ -1,10 +1,10 @@
 import type { Knex } from 'knex';
 import { TtlCache } from '../cache/ttl';
 import { AppError } from '../errors';
-import { CATEGORIES, LEADERBOARD } from '../scoring/policy';
+import { CATEGORIES, DEFAULT_MODEL, LEADERBOARD, Model } from '../scoring/policy';
 import { isCategory } from '../scoring/leaderboard';
 import { checkWeek, compareWeeks, formatWeek, parseWeek, weekEnd, weekOf, weekStart } from '../scoring/week';
-import { firstFreezableWeek } from './compute';
+import { firstFreezableWeek, SNAPSHOT_TABLES } from './compute';
 
 /** Reads of precomputed snapshots only (never aggregates per request). */
 
@@ -12,6 +12,8 @@ export interface LeaderboardQuery {
   category?: string;
   week?: string;
   limit?: number;
+  /** reputation_v1 (default) or reputation_v2 weights */
+  model?: Model;
 }
 
 const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
@@ -48,7 +50,8 @@ export async function getLeaderboardBody(
 ): Promise<string> {
   const { week, category } = resolveLeaderboardQuery(q, now);
   const isCurrent = compareWeeks(week, currentWeek(now).week) === 0;
-  const key = `${formatWeek(week)}|${category}|${q.limit ?? LEADERBOARD.defaultLimit}|${isCurrent ? 'current' : 'past'}`;
+  const model = q.model ?? DEFAULT_MODEL;
+  const key = `${formatWeek(week)}|${category}|${q.limit ?? LEADERBOARD.defaultLimit}|${isCurrent ? 'current' : 'past'}|${model}`;
   return cache.load(key, async () => JSON.stringify(await getLeaderboard(db, q, now)));
 }
 
@@ -80,7 +83,9 @@ export async function getLeaderboard(db: Knex, q: LeaderboardQuery, now: Date) {
   const key = formatWeek(week);
   const isCurrent = compareWeeks(week, current) === 0;
   const limit = q.limit ?? LEADERBOARD.defaultLimit;
-  const row = await db('leaderboard_snapshots').where({ week: key, category }).first();
+  const row = await db(SNAPSHOT_TABLES[q.model ?? DEFAULT_MODEL])
+    .where({ week: key, category })
+    .first();
   let status: 'live' | 'final' | 'pending';
   let entries: any[] = [];
   let computedAt: string | null = null;

@@ -3,11 +3,17 @@ import { computeReputation, crossedMilestones } from '../scoring/reputation';
 import type { ReputationSums } from '../scoring/reputation-sums';
 import { tuneScoped } from '../scoring/transaction';
 import { windowStart } from '../scoring/stage-sql';
-import { DAY_MS } from '../scoring/policy';
+import { DAY_MS, Model } from '../scoring/policy';
 import { copyInText, copyTextField } from '../scoring/copy';
 
+/** Where each model's scores live and how its weight of an interaction is read (v2: v1's unless discounted). */
+export const MODEL_TABLES: Record<Model, { scores: string; version: number }> = {
+  reputation_v1: { scores: 'reputation_scores', version: 1 },
+  reputation_v2: { scores: 'reputation_scores_v2', version: 2 },
+};
+
 /**
- * reputation_v1 for a set of agents (null: every agent) from the stored weights of the 90-day
+ * reputation_v1 (or `model`) for a set of agents (null: every agent) from the stored weights of the 90-day
  * window. SQL sums (hash aggregates; distinct owners counted as distinct pairs first), the pure
  * formula scores, one upsert writes. Runs inside the scoring lock.
  *
@@ -19,13 +25,15 @@ export async function recomputeReputations(
   trx: Knex.Transaction,
   now: Date,
   agents: string[] | null,
-  opts: { sums?: ReputationSums } = {},
+  opts: { sums?: ReputationSums; model?: Model } = {},
 ): Promise<{ agents: number; milestones: number }> {
+  const model = opts.model ?? 'reputation_v1';
+  const table = MODEL_TABLES[model];
   const ws = windowStart(now);
   const s = opts.sums && agents === null ? opts.sums : null;
   // Staged rows carry the agent number of the full run's sums instead of SQL sums.
   if (agents !== null) await tuneScoped(trx);
-  const rows = s ? await stagedRows(trx, ws, now) : await summedRows(trx, ws, now, agents);
+  const rows = s ? await stagedRows(trx, ws, now, table.scores) : await summedRows(trx, ws, now, agents, model);
   const out: string[][] = [];
   const ms = { ids: [] as string[], milestones: [] as number[], scores: [] as number[] };
   for (const row of rows) {
@@ -44,7 +52,10 @@ export async function recomputeReputations(
       suspended: row.status === 'suspended',
       strikes: Number(row.strikes),
     });
+    rep.components.version = table.version;
     out.push([row.id, String(rep.score), copyTextField(JSON.stringify(rep.components))]);
+    // Milestone notifications follow the default model only.
+    if (model !== 'reputation_v1') continue;
     for (const m of crossedMilestones(row.old_score, rep.score)) {
       ms.ids.push(row.id);
       ms.milestones.push(m);
@@ -56,7 +67,7 @@ export async function recomputeReputations(
   await trx.raw('create temp table sc_rep (agent_id uuid, score int, components jsonb) on commit drop');
   await copyInText(trx, 'sc_rep', out);
   await trx.raw(
-    `insert into reputation_scores (agent_id, score, components, computed_at)
+    `insert into ${table.scores} (agent_id, score, components, computed_at)
      select agent_id, score, components, :now from sc_rep
      on conflict (agent_id) do update set score = excluded.score, components = excluded.components, computed_at = excluded.computed_at`,
     { now },
@@ -71,13 +82,20 @@ const STRIKES = `strikes as (
   )`;
 
 /** Per-agent facts and sums in SQL: interactions of the window joined with their stored weights. */
-async function summedRows(trx: Knex.Transaction, ws: Date, now: Date, agents: string[] | null): Promise<any[]> {
+async function summedRows(
+  trx: Knex.Transaction,
+  ws: Date,
+  now: Date,
+  agents: string[] | null,
+  model: Model,
+): Promise<any[]> {
   const scoped = agents !== null;
+  const v2 = model === 'reputation_v2';
   const r = await trx.raw(
     `with e as materialized (
        select (case i.kind when 'vote' then 0 when 'reply' then 1 when 'follow' then 2 else 3 end) k,
          i.actor_agent_id a, i.target_agent_id t, coalesce(aa.owner_id, aa.id) aown, coalesce(ta.owner_id, ta.id) town,
-         i.value, se.weight::float8 w
+         i.value, ${v2 ? 'coalesce(v2.weight, se.weight)' : 'se.weight'}::float8 w, ${v2 ? 'v2.interaction_id is null' : 'true'} ind
        from ${
          scoped
            ? // Two index-friendly branches (received; replies authored to agents outside the set) instead of one OR.
@@ -87,6 +105,7 @@ async function summedRows(trx: Knex.Transaction, ws: Date, now: Date, agents: st
                  and not (target_agent_id = any(:agents::uuid[])))`
            : 'interactions'
        } i join scoring_edges se on se.interaction_id = i.id
+       ${v2 ? 'left join scoring_edges_v2 v2 on v2.interaction_id = i.id' : ''}
        join agents aa on aa.id = i.actor_agent_id join agents ta on ta.id = i.target_agent_id
        where i.active and i.occurred_at > :ws and i.occurred_at <= :now
      ),
@@ -99,14 +118,14 @@ async function summedRows(trx: Knex.Transaction, ws: Date, now: Date, agents: st
        from e group by t
      ),
      ext as (
-       select agent, count(*) n from (select distinct t agent, aown from e where k = 0 and value = 1 and w > 0 and aown <> town) d group by agent
+       select agent, count(*) n from (select distinct t agent, aown from e where k = 0 and value = 1 and w > 0 and ind and aown <> town) d group by agent
      ),
      auth as (select a agent, sum(w) ra from e where k = 1 group by a),
      conv as (
        select agent, count(*) n from (
-         select t agent, aown own from e where k = 1 and w > 0 and aown <> town
+         select t agent, aown own from e where k = 1 and w > 0 and ind and aown <> town
          union
-         select a agent, town own from e where k = 1 and w > 0 and aown <> town
+         select a agent, town own from e where k = 1 and w > 0 and ind and aown <> town
        ) x group by agent
      ),
      ${STRIKES}
@@ -121,7 +140,7 @@ async function summedRows(trx: Knex.Transaction, ws: Date, now: Date, agents: st
      left join auth on auth.agent = a.id
      left join conv on conv.agent = a.id
      left join strikes on strikes.agent_id = a.id
-     left join reputation_scores rs on rs.agent_id = a.id
+     left join ${MODEL_TABLES[model].scores} rs on rs.agent_id = a.id
      ${scoped ? 'where a.id = any(:agents::uuid[])' : ''}`,
     scoped ? { ws, now, agents } : { ws, now },
   );
@@ -129,13 +148,13 @@ async function summedRows(trx: Knex.Transaction, ws: Date, now: Date, agents: st
 }
 
 /** Per-agent facts of every staged agent, with its number `n` in the full run's sums. */
-async function stagedRows(trx: Knex.Transaction, ws: Date, now: Date): Promise<any[]> {
+async function stagedRows(trx: Knex.Transaction, ws: Date, now: Date, scores: string): Promise<any[]> {
   const r = await trx.raw(
     `with ${STRIKES}
      select ag.n, a.id, a.status, a.official_connector, a.created_at, ag.verified, coalesce(strikes.n, 0) strikes, rs.score old_score
      from sc_ag ag join agents a on a.id = ag.id
      left join strikes on strikes.agent_id = a.id
-     left join reputation_scores rs on rs.agent_id = a.id`,
+     left join ${scores} rs on rs.agent_id = a.id`,
     { ws, now },
   );
   return r.rows;

@@ -1,6 +1,7 @@
 import { route } from '../http/route';
 import { dataEnvelope } from '../http/schemas';
 import { getReputationBody } from './service';
+import { DEFAULT_MODEL, MODELS } from '../scoring/policy';
 
 const num = { type: 'number' } as const;
 const reputationSchema = dataEnvelope({
@@ -8,7 +9,7 @@ const reputationSchema = dataEnvelope({
   required: ['handle', 'model', 'score', 'suspended', 'computedAt', 'components', 'achievements'],
   properties: {
     handle: { type: 'string' },
-    model: { type: 'string', enum: ['reputation_v1'] },
+    model: { type: 'string', enum: [...MODELS] },
     score: { type: ['integer', 'null'], minimum: 0, maximum: 1000 },
     suspended: { type: 'boolean' },
     computedAt: { type: ['string', 'null'], format: 'date-time' },
@@ -89,7 +90,7 @@ export const reputationRoutes = [
     path: '/agents/:handle/reputation',
     operationId: 'getAgentReputation',
     summary:
-      'Reputation (reputation_v1) of an agent, with achievements; ?explain=true adds why interactions were discounted',
+      'Reputation (reputation_v1, or ?model=reputation_v2) of an agent, with achievements; ?explain=true adds why interactions were discounted',
     tags: ['reputation'],
     auth: 'public',
     params: {
@@ -97,7 +98,19 @@ export const reputationRoutes = [
       required: ['handle'],
       properties: { handle: { type: 'string', pattern: '^@?[A-Za-z0-9_]{3,30}$' } },
     },
-    query: { type: 'object', properties: { explain: { type: 'boolean', default: false } } },
+    query: {
+      type: 'object',
+      properties: {
+        explain: { type: 'boolean', default: false },
+        model: {
+          type: 'string',
+          enum: [...MODELS],
+          default: DEFAULT_MODEL,
+          description:
+            'reputation_v1 (default) or reputation_v2 (v1 plus COLLUSION_CLUSTER: support circulating inside a group that supports itself counts x0.2)',
+        },
+      },
+    },
     responses: {
       200: {
         description: 'The reputation; score and components are null until the first computation',
@@ -114,6 +127,7 @@ export const reputationRoutes = [
         ctx.state.params.handle,
         ctx.deps.now(),
         ctx.state.query.explain === true,
+        ctx.state.query.model ?? DEFAULT_MODEL,
       );
     },
   }),

@@ -2,7 +2,8 @@ import type { Knex } from 'knex';
 import { TtlCache } from '../cache/ttl';
 import { currentWeek } from '../leaderboards/service';
 import { notFound } from '../errors';
-import { LEADERBOARD, REPUTATION, WEIGHTS } from '../scoring/policy';
+import { COLLUSION, DEFAULT_MODEL, LEADERBOARD, Model, REPUTATION, WEIGHTS } from '../scoring/policy';
+import { MODEL_TABLES } from './compute';
 import { windowStart } from '../scoring/stage-sql';
 
 /** GET /agents/{handle}/reputation: the stored reputation, achievements and an optional explanation. */
@@ -10,20 +11,24 @@ import { windowStart } from '../scoring/stage-sql';
 const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 
 /** Per component: interactions, their weighted sum, and for each reason code how many were reduced and the weight lost. */
-async function explain(db: Knex, agentId: string, now: Date, components: any) {
+async function explain(db: Knex, agentId: string, now: Date, components: any, model: Model) {
+  // reputation_v2: v1's codes share the weight v1 removed; COLLUSION_CLUSTER the weight it removed on top (v1 − v2).
+  const v2 = model === 'reputation_v2';
   const r = await db.raw(
     `with e as (
        select case when i.kind = 'vote' then 'quality' when i.kind = 'follow' then 'reach' else 'engagement' end comp,
-              se.weight::float8 w, se.reasons
+              se.weight::float8 v1w, ${v2 ? 'coalesce(v2.weight, se.weight)' : 'se.weight'}::float8 w, se.reasons
        from interactions i join scoring_edges se on se.interaction_id = i.id
+       ${v2 ? 'left join scoring_edges_v2 v2 on v2.interaction_id = i.id' : ''}
        where i.active and i.occurred_at > ? and i.occurred_at <= ?
          and ((i.target_agent_id = ? and i.kind in ('vote', 'reply', 'follow')) or (i.actor_agent_id = ? and i.kind = 'reply'))
      ),
      totals as (select comp, count(*) n, sum(w)::float8 weighted from e group by comp),
      reductions as (
        -- The weight lost by an interaction is shared evenly by the codes that reduced it.
-       select comp, code, count(*) n, sum((1 - w) / cardinality(reasons))::float8 lost
+       select comp, code, count(*) n, sum((1 - v1w) / cardinality(reasons))::float8 lost
        from e cross join lateral unnest(reasons) code where code <> 'NORMAL' group by comp, code
+       ${v2 ? `union all select comp, '${COLLUSION.code}', count(*), sum(v1w - w)::float8 from e where w < v1w group by comp` : ''}
      )
      select t.comp, t.n, t.weighted, coalesce(json_agg(json_build_object('code', r.code, 'interactions', r.n, 'weightLost', round(r.lost::numeric, 3)) order by r.code)
        filter (where r.code is not null), '[]') reductions
@@ -71,10 +76,14 @@ export interface ReputationCaches {
   reputation: TtlCache<string>;
   achievements: AchievementsCache;
 }
+const SNAPSHOTS: Record<Model, string> = {
+  reputation_v1: 'leaderboard_snapshots',
+  reputation_v2: 'leaderboard_snapshots_v2',
+};
 export function createReputationCaches(): ReputationCaches {
   return {
     reputation: new TtlCache<string>({ name: 'reputation', ttlMs: REPUTATION_CACHE_TTL_MS, maxEntries: 5000 }),
-    // Few keys: one per current week.
+    // Few keys: one per current week and model.
     achievements: new TtlCache({ name: 'achievements', ttlMs: REPUTATION_CACHE_TTL_MS, maxEntries: 4 }),
   };
 }
@@ -90,12 +99,12 @@ interface Placement {
  * one pass over the snapshots and shared by all reputation reads until a snapshot is written
  * (or the TTL passes), instead of scanning every snapshot's entries once per agent.
  */
-async function allAchievements(db: Knex, cache: AchievementsCache, now: Date) {
+async function allAchievements(db: Knex, cache: AchievementsCache, now: Date, model: Model) {
   const week = currentWeek(now).key;
-  return cache.load(week, async () => {
+  return cache.load(`${model}|${week}`, async () => {
     const r = await db.raw(
       `select e -> 'agent' ->> 'id' as agent_id, s.week, s.category, s.status, (e ->> 'rank')::int as rank
-       from leaderboard_snapshots s cross join lateral jsonb_array_elements(s.entries) e
+       from ${SNAPSHOTS[model]} s cross join lateral jsonb_array_elements(s.entries) e
        where (e ->> 'rank')::int <= ? and (s.status = 'final' or s.week = ?)
        order by s.week desc, rank, s.category`,
       [LEADERBOARD.topN, week],
@@ -117,10 +126,11 @@ export async function getReputationBody(
   handle: string,
   now: Date,
   withExplain: boolean,
+  model: Model = DEFAULT_MODEL,
 ): Promise<string> {
-  const read = () => getReputation(db, caches.achievements, handle, now, withExplain);
+  const read = () => getReputation(db, caches.achievements, handle, now, withExplain, model);
   if (withExplain) return JSON.stringify({ data: await read() });
-  const key = `${handle.replace(/^@/, '').toLowerCase()}|${currentWeek(now).key}`;
+  const key = `${handle.replace(/^@/, '').toLowerCase()}|${currentWeek(now).key}|${model}`;
   return caches.reputation.load(key, async () => JSON.stringify({ data: await read() }));
 }
 
@@ -130,11 +140,12 @@ export async function getReputation(
   handle: string,
   now: Date,
   withExplain: boolean,
+  model: Model = DEFAULT_MODEL,
 ) {
   const h = handle.replace(/^@/, '').toLowerCase();
   // One round trip: the agent and its stored score (null columns until the first computation).
   const agent = await db('agents as a')
-    .leftJoin('reputation_scores as r', 'r.agent_id', 'a.id')
+    .leftJoin(`${MODEL_TABLES[model].scores} as r`, 'r.agent_id', 'a.id')
     .where('a.handle', h)
     .first('a.id', 'a.handle', 'a.status', 'r.agent_id as rep_agent_id', 'r.score', 'r.components', 'r.computed_at');
   if (!agent) throw notFound('Agent');
@@ -144,13 +155,13 @@ export async function getReputation(
   const suspended = agent.status === 'suspended';
   const data: Record<string, unknown> = {
     handle: '@' + agent.handle,
-    model: REPUTATION.model,
+    model,
     score: rep ? (suspended ? 0 : rep.score) : null,
     suspended,
     computedAt: rep ? iso(rep.computed_at) : null,
     components: rep ? rep.components : null,
-    achievements: (await allAchievements(db, achievementsCache, now)).get(agent.id) ?? { final: [], live: [] },
+    achievements: (await allAchievements(db, achievementsCache, now, model)).get(agent.id) ?? { final: [], live: [] },
   };
-  if (withExplain) data.explanation = rep ? await explain(db, agent.id, now, rep.components) : null;
+  if (withExplain) data.explanation = rep ? await explain(db, agent.id, now, rep.components, model) : null;
   return data;
 }

@@ -5,6 +5,7 @@ import { enqueue, runFreeze, runFull, runLeaderboards } from './service';
 import { parseWeek, IsoWeek, weekOf, compareWeeks } from './week';
 import { getReputation } from '../reputation/service';
 import { recordStrike } from './strikes';
+import { DEFAULT_MODEL, Model, MODELS } from './policy';
 
 /** Admin commands of scoring: without --now they enqueue the job, with it they run inline and print a summary. */
 
@@ -85,13 +86,15 @@ export const scoringCommands: CliCommand[] = [
   },
   {
     name: 'explain',
-    usage: 'explain --handle h',
+    usage: 'explain --handle h [--model reputation_v2]',
     description: 'Reputation of an agent with the reductions applied to its interactions',
     async run(args, deps) {
       const a = await agentByHandle(deps, requireFlag(args, 'handle'));
-      console.log(
-        JSON.stringify(await getReputation(deps.db, deps.caches.achievements, a.handle, deps.now(), true), null, 2),
-      );
+      const model = args.flags.model ?? DEFAULT_MODEL;
+      if (typeof model !== 'string' || !(MODELS as readonly string[]).includes(model))
+        throw new CliUsageError(`--model must be one of: ${MODELS.join(', ')}`);
+      const rep = await getReputation(deps.db, deps.caches.achievements, a.handle, deps.now(), true, model as Model);
+      console.log(JSON.stringify(rep, null, 2));
     },
   },
   {

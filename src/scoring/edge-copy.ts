@@ -12,7 +12,13 @@ export function storedWeights(weights: Float32Array): Float32Array {
   return out;
 }
 
-/** Streams (id, weight, reasons, computed_at) rows to `target`. */
+/** Reason codes of a mask, with `extra` (a v2 code) appended in place of NORMAL. */
+export function reasonsWith(mask: number, extra?: string): string[] {
+  if (!extra) return maskToCodes(mask);
+  return [...maskToCodes(mask).filter((c) => c !== 'NORMAL'), extra];
+}
+
+/** Streams (id, weight, reasons, computed_at) rows to `target`; `extra` adds a code to every row's reasons. */
 export async function copyEdges(
   trx: Knex.Transaction,
   target: string,
@@ -20,11 +26,12 @@ export async function copyEdges(
   rounded: Float32Array,
   masks: Int32Array,
   now: Date,
+  extra?: string,
 ): Promise<void> {
   const encoded = new Map<number, Buffer>();
   const reasons = (r: number) => {
     let b = encoded.get(masks[r]);
-    if (!b) encoded.set(masks[r], (b = encodeTextArray(maskToCodes(masks[r]))));
+    if (!b) encoded.set(masks[r], (b = encodeTextArray(reasonsWith(masks[r], extra))));
     return b;
   };
   const at = (now.getTime() - PG_EPOCH_MS) * 1000;

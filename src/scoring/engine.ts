@@ -22,6 +22,7 @@ import { buildBatches } from './batches';
 import { ReputationSums, sumReputation } from './reputation-sums';
 import { copyEdges, storedWeights } from './edge-copy';
 import { writeBrigadeFlags } from './brigade-flags';
+import { clustersFull, clustersScoped } from './collusion-run';
 
 /**
  * Weighted edges. SQL stages the scored interactions once (a temporary table holding every
@@ -46,7 +47,9 @@ export interface WeightRunResult {
   brigadeFlags: number;
   /** agents whose stored facts were refreshed */
   agentFacts: number;
-  ms: { facts: number; compute: number; write: number };
+  /** reputation_v2: collusion clusters found (full mode) and interactions they discount */
+  collusion: { clusters: number; members: number; edges: number };
+  ms: { facts: number; compute: number; write: number; collusion: number };
 }
 
 export interface WeightOptions {
@@ -59,6 +62,8 @@ export interface WeightOptions {
 export interface WeightRun extends WeightRunResult {
   /** full mode: the reputation sums of every agent (indexed by sc_ag.n) */
   sums?: ReputationSums;
+  /** full mode: the same sums under reputation_v2 */
+  sumsV2?: ReputationSums;
   /** scoped mode: agents whose reputation inputs may have changed (the targets and the authors of changed replies) */
   affected: string[] | null;
 }
@@ -167,15 +172,29 @@ export async function recomputeWeights(
   const flags = await writeBrigadeFlags(trx, brigade, now);
   const t3 = Date.now();
   let sums: ReputationSums | undefined;
-  if (!scoped) sums = sumReputation(cols, n, stored, (await trx.raw('select count(*)::int n from sc_ag')).rows[0].n);
+  let sumsV2: ReputationSums | undefined;
+  let collusion = { clusters: 0, members: 0, edges: 0 };
+  if (!scoped) {
+    const agents = (await trx.raw('select count(*)::int n from sc_ag')).rows[0].n;
+    sums = sumReputation(cols, n, stored, agents);
+    // reputation_v2: the graph rule over the window's support graph, then the same sums with its weights.
+    const c = await clustersFull(trx, cols, n, stored, masks, agents, now);
+    collusion = { clusters: c.clusters, members: c.members, edges: c.edges };
+    sumsV2 = c.edges > 0 ? sumReputation(cols, n, c.weights, agents, c.discounted) : sums;
+  } else {
+    collusion.edges = await clustersScoped(trx, now);
+  }
+  const t4 = Date.now();
   return {
     mode: scoped ? 'scoped' : 'full',
     sums,
+    sumsV2,
     affected,
     rewritten,
     interactions: n,
     brigadeFlags: flags,
     agentFacts,
-    ms: { facts: t1 - t0, compute: t2 - t1, write: t3 - t2 },
+    collusion,
+    ms: { facts: t1 - t0, compute: t2 - t1, write: t3 - t2, collusion: t4 - t3 },
   };
 }

@@ -55,6 +55,24 @@ export const WEIGHTS = {
   brigadeFactor: 0.1,
 } as const;
 
+/**
+ * COLLUSION_CLUSTER (reputation_v2 only, src/scoring/collusion.ts): a group of ≥ 3 agents, each
+ * supported back by ≥ 2 others of the group that give it ≥ 50 % of all the support it receives;
+ * interactions from one member to another (not downvotes) count × 0.2 on top of v1.
+ */
+export const COLLUSION = {
+  code: 'COLLUSION_CLUSTER',
+  minClusterSize: 3,
+  minMutualSupporters: 2,
+  minSelfSupportShare: 0.5,
+  factor: 0.2,
+} as const;
+
+/** The reputation models served: v1 (the default everywhere) and v2 (v1 plus COLLUSION_CLUSTER). */
+export const MODELS = ['reputation_v1', 'reputation_v2'] as const;
+export type Model = (typeof MODELS)[number];
+export const DEFAULT_MODEL: Model = 'reputation_v1';
+
 export const REPUTATION = {
   model: 'reputation_v1',
   version: 1,

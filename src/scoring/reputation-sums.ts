@@ -45,7 +45,17 @@ function countDistinctOwners(pairAgent: Int32Array, pairOwner: Int32Array, m: nu
   }
 }
 
-export function sumReputation(f: Facts, n: number, w: Float32Array, agents: number): ReputationSums {
+/**
+ * `notIndependent` (reputation_v2): rows discounted by COLLUSION_CLUSTER keep their weight in the
+ * sums but do not make their actor's owner a distinct supporter or counterpart.
+ */
+export function sumReputation(
+  f: Facts,
+  n: number,
+  w: Float32Array,
+  agents: number,
+  notIndependent?: Uint8Array,
+): ReputationSums {
   const s: ReputationSums = {
     up: new Float64Array(agents),
     down: new Float64Array(agents),
@@ -68,7 +78,7 @@ export function sumReputation(f: Facts, n: number, w: Float32Array, agents: numb
     if (kind === 0) {
       if (f.value[r] === 1) {
         s.up[t] += w[r];
-        if (w[r] > 0 && f.aon[r] !== f.ton[r]) {
+        if (w[r] > 0 && f.aon[r] !== f.ton[r] && !notIndependent?.[r]) {
           extA[ne] = t;
           extO[ne++] = f.aon[r];
         }
@@ -76,7 +86,7 @@ export function sumReputation(f: Facts, n: number, w: Float32Array, agents: numb
     } else if (kind === 1) {
       s.rr[t] += w[r];
       s.ra[f.an[r]] += w[r];
-      if (w[r] > 0 && f.aon[r] !== f.ton[r]) {
+      if (w[r] > 0 && f.aon[r] !== f.ton[r] && !notIndependent?.[r]) {
         convA[nc] = t;
         convO[nc++] = f.aon[r];
         convA[nc] = f.an[r];

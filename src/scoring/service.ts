@@ -11,6 +11,7 @@ import { addJob } from '../db/jobs';
 import { SCHEDULE } from './policy';
 import type { DataChange } from '../cache/change-bus';
 import type { ScoringPool } from './pool';
+import type { ReputationSums } from './reputation-sums';
 
 /**
  * Scoring runs. Each run is one transaction holding the scoring advisory lock: two worker
@@ -45,6 +46,18 @@ async function inLock<T>(
   return r;
 }
 
+/** Both models' reputations of `agents` (null: every agent; then from the full run's sums when given). */
+async function recomputeModels(
+  trx: Knex.Transaction,
+  now: Date,
+  agents: string[] | null,
+  sums?: { sums?: ReputationSums; sumsV2?: ReputationSums },
+) {
+  const v1 = await recomputeReputations(trx, now, agents, { sums: sums?.sums });
+  await recomputeReputations(trx, now, agents, { sums: sums?.sumsV2, model: 'reputation_v2' });
+  return v1;
+}
+
 async function dbClock(trx: Knex | Knex.Transaction): Promise<Date> {
   const r = await trx.raw('select clock_timestamp() t');
   return new Date(r.rows[0].t);
@@ -65,7 +78,7 @@ export async function runIncremental(deps: Deps): Promise<IncrementalResult> {
       if (targets.length > 0) {
         const { affected, ...w } = await recomputeWeights(trx, now, targets, { pool: deps.scoringPool });
         weights = w;
-        reps = await recomputeReputations(trx, now, affected);
+        reps = await recomputeModels(trx, now, affected);
       }
       await setWatermark(trx, mark);
       return {
@@ -100,7 +113,7 @@ export async function runFull(deps: Deps, opts: { agentId?: string } = {}): Prom
           freshActors: true,
           pool: deps.scoringPool,
         });
-        const reps = await recomputeReputations(trx, now, affected);
+        const reps = await recomputeModels(trx, now, affected);
         return { weights, reputations: reps.agents, milestones: reps.milestones, ms: Date.now() - started };
       }
       const { weights, reps } = await recomputeAll(trx, now, deps.scoringPool);
@@ -113,8 +126,8 @@ export async function runFull(deps: Deps, opts: { agentId?: string } = {}): Prom
 /** Every weight of the window, then every reputation; the watermark moves to the run's start. */
 async function recomputeAll(trx: Knex.Transaction, now: Date, pool: ScoringPool) {
   const mark = await dbClock(trx);
-  const { sums, affected: _everyone, ...weights } = await recomputeWeights(trx, now, null, { pool });
-  const reps = await recomputeReputations(trx, now, null, { sums });
+  const { sums, sumsV2, affected: _everyone, ...weights } = await recomputeWeights(trx, now, null, { pool });
+  const reps = await recomputeModels(trx, now, null, { sums, sumsV2 });
   await setWatermark(trx, mark);
   return { weights, reps };
 }

@@ -42,6 +42,8 @@ describe('clients/typescript: leaderboards and reputation (live server)', functi
     expect((rep as any).explanation ?? null, 'no explanation unless asked').to.equal(null);
     const explained = await bob.reputation(aliceHandle, { explain: true });
     expect((explained as any).explanation).to.be.an('object');
+    const v2 = await bob.reputation(aliceHandle, { model: 'reputation_v2' });
+    expect([v2.model, (v2.components as any).version, v2.score]).to.deep.equal(['reputation_v2', 2, rep.score]);
   });
 
   it('leaderboards: snapshot of the current week with categories in meta; weeks list', async () => {
@@ -54,6 +56,8 @@ describe('clients/typescript: leaderboards and reputation (live server)', functi
     expect([...lb.meta.categories].sort()).to.deep.equal([...CATEGORIES].sort());
     const overall = await alice.leaderboard();
     expect(overall.data.category).to.equal('overall');
+    const v2 = await alice.leaderboard({ model: 'reputation_v2' });
+    expect(v2.data.week).to.equal(overall.data.week);
     const weeks = await alice.leaderboardWeeks();
     expect(weeks.currentWeek).to.equal(overall.data.week);
     expect(weeks.weeks).to.be.an('array');
@@ -66,5 +70,7 @@ describe('clients/typescript: leaderboards and reputation (live server)', functi
     expect([badWeek.status, badWeek.code]).to.deep.equal([400, 'INVALID_WEEK']);
     const tooMany = await expectRejects(alice.leaderboard({ limit: 51 }));
     expect([tooMany.status, tooMany.code]).to.deep.equal([400, 'VALIDATION_FAILED']);
+    const model = await expectRejects(alice.leaderboard({ model: 'elo' as any }));
+    expect([model.status, model.code]).to.deep.equal([400, 'VALIDATION_FAILED']);
   });
 });

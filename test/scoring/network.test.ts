@@ -71,6 +71,25 @@ describe('scoring: full recompute vs scoped paths on a generated network', funct
     const sql = await reputations();
     expect(sql.size).to.equal(full.size);
     for (const [id, r] of full) expect(sql.get(id), id).to.deep.equal(r);
+    // The same for reputation_v2 (its discounted rows neither count as distinct owners).
+    const v2 = async () =>
+      new Map(
+        (await db('reputation_scores_v2').select('agent_id', 'score', 'components')).map((r) => [
+          r.agent_id,
+          { score: r.score, components: r.components },
+        ]),
+      );
+    const fullV2 = await v2();
+    await db.transaction(async (trx) => {
+      await lockScoring(trx);
+      await recomputeReputations(trx, now, ids, { model: 'reputation_v2' });
+    });
+    const sqlV2 = await v2();
+    expect(sqlV2.size).to.equal(full.size);
+    for (const [id, r] of fullV2) expect(sqlV2.get(id), id).to.deep.equal(r);
+    // The generated follow rings are clusters: some v2 scores are below v1's, none above.
+    expect([...fullV2].some(([id, r]) => r.score < full.get(id)!.score)).to.equal(true);
+    expect([...fullV2].every(([id, r]) => r.score <= full.get(id)!.score)).to.equal(true);
   });
 
   it('rescoring every agent through the scoped path changes no weight of the full run', async () => {
@@ -85,12 +104,18 @@ describe('scoring: full recompute vs scoped paths on a generated network', funct
       'NEW_AGENT_DISCOUNT',
     ]);
     const ids = (await db('agents').select('id')).map((r) => r.id);
+    // reputation_v2: the scoped path applies the stored clusters with the full run's arithmetic.
+    const v2 = () => db('scoring_edges_v2').select('interaction_id', 'weight', 'reasons').orderBy('interaction_id');
+    const v2Before = await v2();
+    expect(v2Before.length).to.be.greaterThan(0);
     const run = await db.transaction(async (trx) => {
       await lockScoring(trx);
       return recomputeWeights(trx, now, ids, { freshActors: true });
     });
     expect(run.interactions).to.equal(Number(before[0].n));
     expect(run.rewritten).to.equal(0);
+    expect(run.collusion.edges).to.equal(v2Before.length);
+    expect(await v2()).to.deep.equal(v2Before);
   });
 
   it('copyOut parses a stream of many chunks, rows split across chunk boundaries', async () => {

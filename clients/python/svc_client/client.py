@@ -453,16 +453,29 @@ class SvcClient:
         return self._list(f"/agents/{_handle(handle)}/comments", limit, cursor)
 
     # --- scoring -----------------------------------------------------------------------------
-    def leaderboard(self, category: Optional[str] = None, week: Optional[str] = None, limit: Optional[int] = None) -> Json:
-        env = self.request("GET", "/leaderboards", query={"category": category, "week": week, "limit": limit})
+    def leaderboard(
+        self,
+        category: Optional[str] = None,
+        week: Optional[str] = None,
+        limit: Optional[int] = None,
+        model: Optional[str] = None,
+    ) -> Json:
+        """model: "reputation_v1" (the default) or "reputation_v2"."""
+        env = self.request(
+            "GET", "/leaderboards", query={"category": category, "week": week, "limit": limit, "model": model}
+        )
         return {"data": env["data"], "meta": env.get("meta") or {"categories": list(CATEGORIES)}}
 
     def leaderboard_weeks(self) -> Json:
         return self._data("GET", "/leaderboards/weeks")
 
-    def reputation(self, handle: str, explain: bool = False) -> Json:
-        """explain=True adds the per-component explanation (README, Scoring)."""
-        return self._data("GET", f"/agents/{_handle(handle)}/reputation", query={"explain": "true" if explain else None})
+    def reputation(self, handle: str, explain: bool = False, model: Optional[str] = None) -> Json:
+        """explain=True adds the per-component explanation; model="reputation_v2" reads v2 (README, Scoring)."""
+        return self._data(
+            "GET",
+            f"/agents/{_handle(handle)}/reputation",
+            query={"explain": "true" if explain else None, "model": model},
+        )
 
     # --- owner session (decisions.md section 3) -----------------------------------------------
     def login(self, email: str, password: str) -> Json:

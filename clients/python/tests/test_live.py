@@ -189,6 +189,11 @@ class ScoringReadsTest(unittest.TestCase):
         self.assertEqual(set(rep["achievements"]), {"final", "live"})
         self.assertIsNone(rep.get("explanation"))
         self.assertIn("explanation", agent.reputation(handle, explain=True))
+        self.assertEqual(agent.reputation(handle, model="reputation_v2")["model"], "reputation_v2")
+        self.assertEqual(agent.leaderboard(model="reputation_v2")["data"]["category"], "overall")
+        with self.assertRaises(SvcError) as cm:
+            agent.leaderboard(model="elo")
+        self.assertEqual((cm.exception.status, cm.exception.code), (400, "VALIDATION_FAILED"))
 
 
 if __name__ == "__main__":

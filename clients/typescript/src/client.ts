@@ -362,10 +362,10 @@ export class SvcClient {
   leaderboardWeeks(): Promise<T.LeaderboardWeeks> {
     return this.data('GET', '/leaderboards/weeks');
   }
-  /** `explain: true` adds the per-component explanation (README, Scoring). */
-  reputation(handle: string, opts: { explain?: boolean } = {}): Promise<T.Reputation> {
+  /** `explain: true` adds the per-component explanation; `model` picks reputation_v2 (README, Scoring). */
+  reputation(handle: string, opts: { explain?: boolean; model?: T.ReputationModel } = {}): Promise<T.Reputation> {
     return this.data('GET', `/agents/${bareHandle(handle)}/reputation`, {
-      query: { explain: opts.explain ? 'true' : undefined },
+      query: { explain: opts.explain ? 'true' : undefined, model: opts.model },
     });
   }
 

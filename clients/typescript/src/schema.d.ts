@@ -1304,7 +1304,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Reputation (reputation_v1) of an agent, with achievements; ?explain=true adds why interactions were discounted
+         * Reputation (reputation_v1, or ?model=reputation_v2) of an agent, with achievements; ?explain=true adds why interactions were discounted
          * @description Public.
          */
         get: operations["getAgentReputation"];
@@ -8538,6 +8538,8 @@ export interface operations {
         parameters: {
             query?: {
                 explain?: boolean;
+                /** @description reputation_v1 (default) or reputation_v2 (v1 plus COLLUSION_CLUSTER: support circulating inside a group that supports itself counts x0.2) */
+                model?: "reputation_v1" | "reputation_v2";
             };
             header?: never;
             path: {
@@ -8557,7 +8559,7 @@ export interface operations {
                         data: {
                             handle: string;
                             /** @enum {string} */
-                            model: "reputation_v1";
+                            model: "reputation_v1" | "reputation_v2";
                             score: number | null;
                             suspended: boolean;
                             /** Format: date-time */
@@ -8653,6 +8655,8 @@ export interface operations {
                 /** @description ISO week YYYY-Www, default the current week (bad, impossible or future: 400 INVALID_WEEK) */
                 week?: string;
                 limit?: number;
+                /** @description Weights the snapshot is computed with: reputation_v1 (default) or reputation_v2 */
+                model?: "reputation_v1" | "reputation_v2";
             };
             header?: never;
             path?: never;
@@ -8697,7 +8701,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description VALIDATION_FAILED (limit above 50), INVALID_CATEGORY, INVALID_WEEK */
+            /** @description VALIDATION_FAILED (limit above 50, or an unknown model), INVALID_CATEGORY, INVALID_WEEK */
             400: {
                 headers: {
                     [name: string]: unknown;

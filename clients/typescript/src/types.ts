@@ -294,7 +294,11 @@ export interface LeaderboardQuery {
   /** ISO week, e.g. 2026-W07. */
   week?: string;
   limit?: number;
+  /** Weights the snapshot is computed with; reputation_v1 when omitted. */
+  model?: ReputationModel;
 }
+/** reputation_v1 (the default) or reputation_v2 (v1 plus COLLUSION_CLUSTER). */
+export type ReputationModel = 'reputation_v1' | 'reputation_v2';
 export type Leaderboard = { data: LeaderboardSnapshot; meta: { categories: Category[] } };
 export type LeaderboardWeeks = {
   currentWeek: string;
@@ -303,7 +307,7 @@ export type LeaderboardWeeks = {
 
 export type Reputation = {
   handle: string;
-  model: 'reputation_v1' | string;
+  model: ReputationModel | string;
   score: number | null;
   suspended: boolean;
   computedAt: string | null;
