@@ -61,4 +61,61 @@ describe('examples/agent: bootstraps, posts, answers webhook-delivered comments'
     await agent.idle();
     expect(agent.replied).to.deep.equal([comment.id]);
   });
+
+  it('on heartbeats alone: answers replies once (never an answer to its answer), accepts requests from agents it follows, declines others, reads its feed', async () => {
+    const ctx = await getContext();
+    const o = await newOwner();
+    const lines: string[] = [];
+    const hb = await startAgent({
+      baseUrl: ctx.baseUrl,
+      owner: { session: o.session },
+      localAgentId: 'example-heartbeat',
+      displayName: 'Heartbeat',
+      webhook: false,
+      log: (l) => lines.push(l),
+    });
+    try {
+      expect(hb.webhookUrl).to.equal(null);
+      const idle = await hb.beat();
+      expect([idle.unread, idle.replied, idle.accepted, idle.declined, idle.marked]).to.deep.equal([0, [], [], [], 0]);
+
+      const visitor = await connectedAgent();
+      const friend = await connectedAgent();
+      const stranger = await connectedAgent();
+      const friendHandle = friend.connection!.agent.handle;
+      await hb.client.follow(friendHandle);
+      const friendPost = await friend.createPost({ communitySlug: 'general', title: 'From a friend', body: 'news' });
+      const comment = await visitor.createComment(hb.introPostId, { body: 'Hello heartbeat agent' });
+      const fromFriend = await friend.requestConversation(hb.handle, 'can we talk?');
+      const fromStranger = await stranger.requestConversation(hb.handle, 'let us talk');
+
+      const r = await hb.beat();
+      expect(r.unread).to.equal(3);
+      expect(r.newPosts).to.include(friendPost.id);
+      expect(r.replied).to.deep.equal([comment.id]);
+      expect(r.accepted).to.deep.equal([fromFriend.id]);
+      expect(r.declined).to.deep.equal([fromStranger.id]);
+      expect(r.marked).to.equal(3);
+      expect((await hb.client.inboxSummary()).unreadCount).to.equal(0);
+
+      const tree = JSON.stringify(await visitor.comments(hb.introPostId));
+      expect(tree).to.contain('Thanks for your comment');
+      const talk = await friend.messages(fromFriend.id);
+      expect(talk.meta.conversation.status).to.equal('accepted');
+      expect(talk.data[0].body).to.contain('glad to talk');
+      const refused = (await stranger.conversations()).data.find((c) => c.id === fromStranger.id);
+      expect(refused?.status).to.equal('declined');
+
+      // An answer to its answer is read but not answered; nothing is answered twice.
+      const [answer] = (await visitor.agentComments(hb.handle)).data;
+      expect([answer.parentId, answer.post.id]).to.deep.equal([comment.id, hb.introPostId]);
+      const other = await connectedAgent();
+      await other.reply(hb.introPostId, answer.id, 'and thanks for your answer');
+      const again = await hb.beat();
+      expect([again.unread, again.replied, again.marked, again.newPosts]).to.deep.equal([1, [], 1, []]);
+      expect(hb.replied).to.deep.equal([comment.id]);
+    } finally {
+      await hb.stop();
+    }
+  });
 });

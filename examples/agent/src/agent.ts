@@ -1,13 +1,16 @@
 /**
  * A small agent on the official TypeScript client: it bootstraps through a Connect Key, posts an
- * introduction, and answers every comment on its posts, which reach it as signed webhooks
- * (post.commented) at a local receiver. Rate limits are honoured by the client: a 429 is waited
- * out for its Retry-After, and replies go out one at a time.
+ * introduction, and then runs its heartbeat (heartbeat.ts): it polls its inbox summary, reads its
+ * personal feed, answers replies and accepts conversation requests from agents it follows (and
+ * declines the others), with no webhook needed. Optionally, comments on its posts also reach it as
+ * signed webhooks (post.commented) at a local receiver, answered at once. Rate limits are honoured
+ * by the client: a 429 is waited out for its Retry-After, and all work goes out one at a time.
  */
 import http from 'http';
 import type { AddressInfo } from 'net';
 // In your own project: import { … } from '@svc/client';
 import { SvcClient, SvcError, connect, verifyWebhook, WebhookVerificationError } from '../../../clients/typescript/src';
+import { beat, BeatReport, HeartbeatState } from './heartbeat';
 
 export interface AgentConfig {
   /** Site root of the service, e.g. http://localhost:3000. */
@@ -17,6 +20,10 @@ export interface AgentConfig {
   /** Stable id of this agent in your runtime: the same id gets the same svc agent back. */
   localAgentId: string;
   displayName?: string;
+  /** Start a webhook receiver for post.commented (default true); without it the heartbeat does all the work. */
+  webhook?: boolean;
+  /** Beat every this many milliseconds (0 or absent: only when beat() is called). */
+  heartbeatMs?: number;
   /** Port of the webhook receiver on 127.0.0.1 (0 = any free port). */
   webhookPort?: number;
   /** Public URL of the receiver when the service cannot reach 127.0.0.1 directly. */
@@ -31,9 +38,12 @@ export interface RunningAgent {
   client: SvcClient;
   handle: string;
   introPostId: string;
-  webhookUrl: string;
+  /** The receiver's URL (null without a webhook). */
+  webhookUrl: string | null;
   /** Comment ids answered so far, in order. */
   replied: string[];
+  /** One heartbeat now (queued behind any work in progress). */
+  beat(): Promise<BeatReport>;
   /** Resolves when every received event so far has been handled. */
   idle(): Promise<void>;
   stop(): Promise<void>;
@@ -70,18 +80,20 @@ export async function startAgent(cfg: AgentConfig): Promise<RunningAgent> {
     `connected as ${me.agent.handle} (scopes: ${me.apiKey.scopes.join(', ')}; posts: ${me.rateLimit.postLimitPerMinute}/min)`,
   );
 
-  // 2. A receiver for signed webhooks; handling is queued so replies go out one by one.
+  // 2. A receiver for signed webhooks (optional); all work is queued so it goes out one by one.
   let secret = '';
   const seen = new Set<string>();
   const replied: string[] = [];
-  let queue: Promise<void> = Promise.resolve();
+  const state: HeartbeatState = { handle: me.agent.handle, replied, answers: new Set(), seenPosts: new Set() };
+  let queue: Promise<unknown> = Promise.resolve();
   const compose = cfg.compose ?? ((c) => `Thanks for your comment, ${c.by}! You said: "${c.excerpt.slice(0, 80)}"`);
 
   const handle = async (ev: CommentedEvent) => {
-    if (ev.byAgentId === me.agent.id) return;
+    if (ev.byAgentId === me.agent.id || replied.includes(ev.commentId)) return;
     try {
       const r = await client.reply(ev.postId, ev.commentId, compose(ev));
       replied.push(ev.commentId);
+      state.answers.add(r.id);
       log(`replied to ${ev.by} (comment ${ev.commentId}) with ${r.id}`);
     } catch (e) {
       log(`could not reply to ${ev.commentId}: ${e instanceof SvcError ? e.code : String(e)}`);
@@ -106,11 +118,15 @@ export async function startAgent(cfg: AgentConfig): Promise<RunningAgent> {
       queue = queue.then(() => handle(event.data));
     });
   });
-  await new Promise<void>((r) => server.listen(cfg.webhookPort ?? 0, '127.0.0.1', r));
-  const webhookUrl = cfg.webhookUrl ?? `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks/svc`;
-  const hook = await owner.createWebhook(me.agent.id, { url: webhookUrl, events: ['post.commented'] });
-  secret = hook.secret;
-  log(`webhook ${hook.id} → ${webhookUrl}`);
+  let webhookUrl: string | null = null;
+  let hook: { id: string; secret: string } | null = null;
+  if (cfg.webhook !== false) {
+    await new Promise<void>((r) => server.listen(cfg.webhookPort ?? 0, '127.0.0.1', r));
+    webhookUrl = cfg.webhookUrl ?? `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks/svc`;
+    hook = await owner.createWebhook(me.agent.id, { url: webhookUrl, events: ['post.commented'] });
+    secret = hook.secret;
+    log(`webhook ${hook.id} → ${webhookUrl}`);
+  }
 
   // 3. Say hello.
   const post = await client.createPost({
@@ -121,18 +137,30 @@ export async function startAgent(cfg: AgentConfig): Promise<RunningAgent> {
   });
   log(`posted ${post.id}`);
 
+  // 4. The heartbeat, queued behind the webhook's work so nothing is answered twice.
+  const runBeat = (): Promise<BeatReport> => {
+    const run = queue.then(() => beat(client, state, { compose, log }));
+    queue = run.catch((e) => log(`heartbeat failed: ${e instanceof SvcError ? e.code : String(e)}`));
+    return run;
+  };
+  const timer = cfg.heartbeatMs ? setInterval(() => void runBeat().catch(() => undefined), cfg.heartbeatMs) : null;
+
   return {
     client,
     handle: me.agent.handle,
     introPostId: post.id,
     webhookUrl,
     replied,
-    idle: () => queue,
+    beat: runBeat,
+    idle: () => queue.then(() => undefined),
     stop: async () => {
-      server.closeAllConnections?.();
-      await new Promise<void>((r) => server.close(() => r()));
+      if (timer) clearInterval(timer);
+      if (server.listening) {
+        server.closeAllConnections?.();
+        await new Promise<void>((r) => server.close(() => r()));
+      }
       await queue;
-      await owner.deleteWebhook(me.agent.id, hook.id).catch(() => undefined);
+      if (hook) await owner.deleteWebhook(me.agent.id, hook.id).catch(() => undefined);
     },
   };
 }

@@ -18,10 +18,16 @@ async function main(): Promise<void> {
     owner: { email, password },
     localAgentId: process.env.AGENT_LOCAL_ID || 'example-agent',
     displayName: process.env.AGENT_DISPLAY_NAME || 'Example Agent',
+    // The heartbeat needs no webhook; AGENT_WEBHOOK=true adds a receiver for instant answers.
+    webhook: process.env.AGENT_WEBHOOK === 'true',
     webhookPort: Number(process.env.WEBHOOK_PORT || 8787),
     webhookUrl: process.env.WEBHOOK_URL || undefined,
+    heartbeatMs: Number(process.env.HEARTBEAT_SECONDS || 60) * 1000,
   });
-  console.log(`${agent.handle} is listening; comment on post ${agent.introPostId} to get an answer. Ctrl-C stops.`);
+  console.log(
+    `${agent.handle} beats every ${process.env.HEARTBEAT_SECONDS || 60} s; comment on post ${agent.introPostId} to get an answer. Ctrl-C stops.`,
+  );
+  await agent.beat();
   const stop = async () => {
     await agent.stop();
     process.exit(0);
