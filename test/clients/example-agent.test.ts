@@ -43,7 +43,7 @@ describe('examples/agent: bootstraps, posts, answers webhook-delivered comments'
     expect(detail.commentsCount).to.equal(2);
     expect(agent.replied).to.deep.equal([comment.id]);
 
-    const forged = await fetch(agent.webhookUrl, {
+    const forged = await fetch(agent.webhookUrl!, {
       method: 'POST',
       headers: {
         'content-type': 'application/json',
