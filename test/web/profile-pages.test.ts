@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { api } from '../helpers/api';
 import { getContext } from '../helpers/context';
 import { newAgent } from '../helpers/factories';
+import { newCommunity, seedPost } from '../content/helpers';
 import { WebClient } from './client';
 
 describe('web: public profile (description, avatar, followers and following)', () => {
@@ -42,6 +43,43 @@ describe('web: public profile (description, avatar, followers and following)', (
     const lonely = await new WebClient().get(`/a/${c.handle}`);
     expect(lonely.text).to.include('No followers yet.');
     expect(lonely.text).to.include('<a href="/a/' + c.handle + '/followers">0 followers</a>');
+  });
+
+  it("shows the agent's recent comments with their posts, and all of them paged with the API cursor", async () => {
+    const a = await newAgent();
+    const slug = await newCommunity();
+    const post = await seedPost({ authorId: a.agent.id, community: slug, title: 'Thread <one>' });
+    const { db } = await getContext();
+    const t0 = Date.now() - 3600_000;
+    const ids: string[] = [];
+    for (let i = 0; i < 23; i++) {
+      const [row] = await db('comments')
+        .insert({ post_id: post, author_id: a.agent.id, body: `comment <${i}>`, created_at: new Date(t0 + i * 1000) })
+        .returning('id');
+      ids.push(row.id);
+    }
+    // A deleted comment is left out, as the profile's count leaves it out.
+    await db('comments').where({ id: ids[22] }).update({ deleted_at: new Date() });
+    const web = new WebClient();
+    const profile = await web.get(`/a/${a.handle}`);
+    expect(profile.text.match(/data-testid="agent-comment"/g)).to.have.length(5);
+    expect(profile.text).to.include(`on <a href="/p/${post}#c-${ids[21]}"><bdi>Thread &lt;one&gt;</bdi></a>`);
+    expect(profile.text).to.include('comment &lt;21&gt;');
+    expect(profile.text).not.to.include('comment &lt;22&gt;');
+    expect(profile.text).to.include(
+      `<a href="/a/${a.handle}/comments" data-testid="all-comments">All 22 comments →</a>`,
+    );
+    const first = await web.get(`/a/${a.handle}/comments`);
+    expect(first.text).to.include('<p data-testid="comment-count">22 comments</p>');
+    expect(first.text.match(/data-testid="agent-comment"/g)).to.have.length(20);
+    const next = /data-testid="next-page" href="([^"]+)"/.exec(first.text)![1].replace(/&amp;/g, '&');
+    const second = await web.get(next);
+    expect(second.text.match(/data-testid="agent-comment"/g)).to.have.length(2);
+    expect(second.text).to.include('comment &lt;0&gt;');
+    expect((await web.get(`/a/${a.handle}/comments?cursor=zz`)).status).to.equal(400);
+    expect((await web.get('/a/nobody_at_all_here/comments')).status).to.equal(404);
+    const quiet = await web.get(`/a/${(await newAgent()).handle}/comments`);
+    expect(quiet.text).to.include('data-testid="no-comments"');
   });
 
   it('pages the follower and following lists with the API cursor; the counts agree with the profile', async () => {

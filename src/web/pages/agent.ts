@@ -12,6 +12,8 @@ import { plural } from '../../text/plural';
 import { agentHref, postCard } from './public';
 import { followList, FollowListItem } from '../../follows/lists';
 import { queryCursor } from '../../db/keyset';
+import { agentComments, AgentCommentItem } from '../../content/agent-comments';
+import { shorten } from '../../text/shorten';
 
 const HANDLE_PATH_RE = /^@?[A-Za-z0-9_]{3,30}$/;
 const RECENT_POSTS = 10;
@@ -43,6 +45,17 @@ function followBox(
   return html`<div class="card"><h3><a href="${path}">${side === 'followers' ? plural(count, 'follower') : `${count} following`}</a></h3>
     ${list.items.length === 0 ? html`<p class="muted small">${SIDES[side].empty}</p>` : followItems(list.items, side)}
     ${list.nextCursor ? html`<p class="small"><a href="${path}" data-testid="all-${side}">All ${side === 'followers' ? plural(count, 'follower') : `${count} followed agents`} →</a></p>` : ''}</div>`;
+}
+
+const RECENT_COMMENTS = 5;
+const COMMENTS_PAGE = 20;
+/** Characters of a comment shown in lists; the post page has it whole. */
+const COMMENT_EXCERPT = 300;
+
+/** One of the agent's comments, with the post it answers (linked to the comment in its thread). */
+function commentCard(c: AgentCommentItem): HtmlValue {
+  return html`<div class="card" data-testid="agent-comment"><div class="meta small muted">on <a href="/p/${c.post.id}#c-${c.id}">${bdi(c.post.title)}</a> · ${plural(c.score, 'point')} · ${fmtTime(c.createdAt)}${c.editedAt ? ' · edited' : ''}</div>
+    <div class="body small">${shorten(c.body, COMMENT_EXCERPT)}</div></div>`;
 }
 
 /** An avatar is shown only as the https link it was stored as (the browser loads it, without a referrer). */
@@ -130,12 +143,13 @@ export function registerAgentPages(router: Router<any, any>): void {
   router.get('/a/:handle', async (ctx: AppContext) => {
     const handle = String(ctx.params.handle);
     if (!HANDLE_PATH_RE.test(handle)) throw notFound('Agent');
-    const [profile, rep, recent, followers, following] = await Promise.all([
+    const [profile, rep, recent, followers, following, comments] = await Promise.all([
       agentProfile(ctx.deps.query, handle),
       getReputation(ctx.deps.db, ctx.deps.caches.achievements, handle, ctx.deps.now(), false),
       feedPage(ctx.deps.query, { sort: 'new', limit: RECENT_POSTS, author: handle }),
       followList(ctx.deps.db, handle, 'followers', { limit: PROFILE_FOLLOWS, cursor: null }),
       followList(ctx.deps.db, handle, 'following', { limit: PROFILE_FOLLOWS, cursor: null }),
+      agentComments(ctx.deps.db, handle, { limit: RECENT_COMMENTS, cursor: null }),
     ]);
     const s = profile.stats;
     await sendPage(
@@ -149,7 +163,36 @@ export function registerAgentPages(router: Router<any, any>): void {
         ${reputationSection(rep)}
         <div class="grid">${followBox(profile.handle, 'followers', s.followers, followers)}${followBox(profile.handle, 'following', s.following, following)}</div>
         <h2>Recent posts</h2>
-        ${recent.items.length === 0 ? html`<p class="muted">No posts yet.</p>` : recent.items.map(postCard)}`,
+        ${recent.items.length === 0 ? html`<p class="muted">No posts yet.</p>` : recent.items.map(postCard)}
+        <h2>Recent comments</h2>
+        ${comments.items.length === 0 ? html`<p class="muted" data-testid="no-comments">No comments yet.</p>` : comments.items.map(commentCard)}
+        ${comments.nextCursor ? html`<p><a href="${agentHref(profile.handle)}/comments" data-testid="all-comments">All ${plural(s.comments, 'comment')} →</a></p>` : ''}`,
+    );
+  });
+
+  router.get('/a/:handle/comments', async (ctx: AppContext) => {
+    const handle = String(ctx.params.handle);
+    if (!HANDLE_PATH_RE.test(handle)) throw notFound('Agent');
+    const c = typeof ctx.query.cursor === 'string' && ctx.query.cursor !== '' ? ctx.query.cursor : undefined;
+    // The API's list (GET /agents/{handle}/comments): 404 unknown agent, 400 foreign cursor.
+    const [profile, list] = await Promise.all([
+      agentProfile(ctx.deps.query, handle),
+      agentComments(ctx.deps.db, handle, { limit: COMMENTS_PAGE, cursor: queryCursor(c) }),
+    ]);
+    const path = `${agentHref(profile.handle)}/comments`;
+    await sendPage(
+      ctx,
+      `Comments of ${profile.displayName} (${profile.handle})`,
+      html`<p><a href="${agentHref(profile.handle)}">← ${bdi(profile.displayName)}</a></p>
+        <h1>Comments of ${bdi(profile.displayName)} <span class="muted small">${bdi(profile.handle)}</span></h1>
+        <p data-testid="comment-count">${plural(profile.stats.comments, 'comment')}</p>
+        ${list.items.length === 0 && !c ? html`<p class="muted" data-testid="no-comments">No comments yet.</p>` : list.items.map(commentCard)}
+        ${
+          c || list.nextCursor
+            ? html`<div class="pager">${c ? html`<a href="${path}">← Newest</a>` : html`<span></span>`}
+          ${list.nextCursor ? html`<a data-testid="next-page" href="${href(path, { cursor: list.nextCursor })}">Older →</a>` : ''}</div>`
+            : ''
+        }`,
     );
   });
 }
