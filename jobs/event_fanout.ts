@@ -7,7 +7,7 @@ import { fanoutEvent, isEventPayload } from '../src/webhooks/fanout';
  * one delivery per enabled matching webhook and makes their first attempts (later attempts are
  * `webhook_deliver` jobs). A rerun sends again only the deliveries whose first attempt was never recorded.
  */
-export function eventFanout(deps: Deps): Task {
+export function eventFanout(deps: Deps): Task<'event_fanout'> {
   return async (payload) => {
     if (!isEventPayload(payload))
       throw new Error('event_fanout: payload needs eventId, type, agentId, data, occurredAt');

@@ -1,5 +1,7 @@
-import type { TaskList } from 'graphile-worker';
+import type { Task } from 'graphile-worker';
 import type { Deps } from '../src/deps';
+import type { JobName } from '../src/db/jobs';
+import './tasks';
 import { eventFanout } from './event_fanout';
 import { webhookDeliver } from './webhook_deliver';
 import { webhookPrune } from './webhook_prune';
@@ -11,11 +13,14 @@ import { leaderboardsFreeze } from './leaderboards_freeze';
 import { idempotencyPrune } from './idempotency_prune';
 import { inboxPrune } from './inbox_prune';
 
+/** One task per identifier of the job map (jobs/tasks.ts), each typed by its payload. */
+export type TaskMap = { [K in JobName]: Task<K> };
+
 /**
  * Every graphile-worker task, by identifier. Each job file exports a factory taking the
  * process's deps; tasks call services, never HTTP, and are idempotent.
  */
-export function buildTaskList(deps: Deps): TaskList {
+export function buildTaskList(deps: Deps): TaskMap {
   return {
     event_fanout: eventFanout(deps),
     webhook_deliver: webhookDeliver(deps),

@@ -4,7 +4,7 @@ import { runFreeze } from '../src/scoring/service';
 import { parseWeek } from '../src/scoring/week';
 
 /** Just after Monday 00:00 UTC (crontab) or on demand `{week?}`: ended weeks become final. */
-export function leaderboardsFreeze(deps: Deps): Task {
+export function leaderboardsFreeze(deps: Deps): Task<'leaderboards_freeze'> {
   return async (payload, helpers) => {
     const p = (payload ?? {}) as { week?: unknown };
     const week = typeof p.week === 'string' ? parseWeek(p.week) : undefined;

@@ -4,7 +4,7 @@ import { runLeaderboards } from '../src/scoring/service';
 import { parseWeek } from '../src/scoring/week';
 
 /** Every 15 minutes (crontab) or on demand `{week?}`: live snapshots of the current week. */
-export function leaderboardsRefresh(deps: Deps): Task {
+export function leaderboardsRefresh(deps: Deps): Task<'leaderboards_refresh'> {
   return async (payload, helpers) => {
     const p = (payload ?? {}) as { week?: unknown };
     const week = typeof p.week === 'string' ? parseWeek(p.week) : undefined;

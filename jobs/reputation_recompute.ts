@@ -6,7 +6,7 @@ import { runFull } from '../src/scoring/service';
  * Every 30 minutes (crontab) or on demand: full recompute of weights and reputation, which also
  * lets interactions age out of the 90-day window. Payload `{agentId?}` limits it to one agent.
  */
-export function reputationRecompute(deps: Deps): Task {
+export function reputationRecompute(deps: Deps): Task<'reputation_recompute'> {
   return async (payload, helpers) => {
     const p = (payload ?? {}) as { agentId?: unknown };
     if (p.agentId !== undefined && typeof p.agentId !== 'string')

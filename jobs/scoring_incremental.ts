@@ -6,7 +6,7 @@ import { runIncrementalAndRefresh } from '../src/scoring/service';
  * Debounced after writes (enqueueScoringTouch): rescore what changed since the watermark, and
  * bring the live leaderboards up to date within about a minute of activity.
  */
-export function scoringIncremental(deps: Deps): Task {
+export function scoringIncremental(deps: Deps): Task<'scoring_incremental'> {
   return async (_payload, helpers) => {
     const { incremental: r, refreshed, deferred } = await runIncrementalAndRefresh(deps);
     helpers.logger.info(

@@ -1,5 +1,10 @@
 import type { Knex } from 'knex';
 
+/** A job identifier: a key of the one job map, `GraphileWorker.Tasks` (declared in jobs/tasks.ts). */
+export type JobName = keyof GraphileWorker.Tasks;
+/** The payload of job `K`. */
+export type JobPayload<K extends JobName> = GraphileWorker.Tasks[K];
+
 export interface AddJobOptions {
   runAt?: Date;
   /** Instead of runAt: this many seconds from now on the database clock (the queue's own). */
@@ -18,7 +23,11 @@ export interface SqlPart {
 }
 
 /** The `graphile_worker.add_job(...)` call for a job, to run inside a larger statement. */
-export function addJobCall(identifier: string, payload: unknown, opts: AddJobOptions = {}): SqlPart {
+export function addJobCall<K extends JobName>(
+  identifier: K,
+  payload: JobPayload<K>,
+  opts: AddJobOptions = {},
+): SqlPart {
   return {
     sql: `graphile_worker.add_job(?, ?::json, queue_name => ?, run_at => coalesce(?::timestamptz, now() + ?::float8 * interval '1 second'), max_attempts => ?::int, job_key => ?, priority => ?::int, job_key_mode => coalesce(?, 'replace'))`,
     bindings: [
@@ -39,10 +48,10 @@ export function addJobCall(identifier: string, payload: unknown, opts: AddJobOpt
  * Enqueue a graphile-worker job through the caller's transaction (or connection): a committed
  * write can never lose its job and a rolled-back one never runs it.
  */
-export async function addJob(
+export async function addJob<K extends JobName>(
   trx: Knex | Knex.Transaction,
-  identifier: string,
-  payload: unknown,
+  identifier: K,
+  payload: JobPayload<K>,
   opts: AddJobOptions = {},
 ): Promise<void> {
   const call = addJobCall(identifier, payload, opts);

@@ -35,8 +35,8 @@ export const scoringCommands: CliCommand[] = [
     async run(args, deps) {
       const agent = typeof args.flags.handle === 'string' ? await agentByHandle(deps, args.flags.handle) : undefined;
       if (!args.flags.now) {
-        await enqueue(deps.db, 'reputation', agent ? { agentId: agent.id } : {});
-        console.log(`queued reputation_recompute${agent ? ` for @${agent.handle}` : ''}`);
+        const job = await enqueue(deps.db, 'reputation_recompute', agent ? { agentId: agent.id } : {});
+        console.log(`queued ${job}${agent ? ` for @${agent.handle}` : ''}`);
         return;
       }
       const r = await runFull(deps, { agentId: agent?.id });
@@ -53,8 +53,12 @@ export const scoringCommands: CliCommand[] = [
       const week = weekFlag(args, false);
       if (week && compareWeeks(week, weekOf(deps.now())) > 0) throw new CliUsageError('--week is in the future');
       if (!args.flags.now) {
-        await enqueue(deps.db, 'leaderboards', typeof args.flags.week === 'string' ? { week: args.flags.week } : {});
-        console.log('queued leaderboards_refresh');
+        const job = await enqueue(
+          deps.db,
+          'leaderboards_refresh',
+          typeof args.flags.week === 'string' ? { week: args.flags.week } : {},
+        );
+        console.log(`queued ${job}`);
         return;
       }
       const r = await runLeaderboards(deps, week);
@@ -75,8 +79,7 @@ export const scoringCommands: CliCommand[] = [
       const week = weekFlag(args, true)!;
       if (compareWeeks(week, weekOf(deps.now())) >= 0) throw new CliUsageError('only an ended week can be finalized');
       if (!args.flags.now) {
-        await enqueue(deps.db, 'freeze', { week: args.flags.week as string });
-        console.log('queued leaderboards_freeze');
+        console.log(`queued ${await enqueue(deps.db, 'leaderboards_freeze', { week: args.flags.week as string })}`);
         return;
       }
       const r = await runFreeze(deps, week);

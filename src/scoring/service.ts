@@ -7,7 +7,7 @@ import { touchedTargets } from './changes';
 import { recomputeReputations } from '../reputation/compute';
 import { freezeEndedWeeks, SnapshotResult, weeksToFreeze, writeWeekSnapshots } from '../leaderboards/compute';
 import { compareWeeks, formatWeek, IsoWeek, weekOf } from './week';
-import { addJob } from '../db/jobs';
+import { addJob, type JobPayload } from '../db/jobs';
 import { SCHEDULE } from './policy';
 import type { DataChange } from '../cache/change-bus';
 import type { ScoringPool } from './pool';
@@ -208,7 +208,7 @@ export async function runIncrementalAndRefresh(
   const delaySeconds = Math.max(1, Math.ceil(SCHEDULE.liveRefreshAfterActivitySeconds - ageSeconds));
   await addJob(
     deps.db,
-    JOBS.leaderboards,
+    'leaderboards_refresh',
     {},
     { jobKey: DEFERRED_REFRESH_KEY, jobKeyMode: 'preserve_run_at', delaySeconds },
   );
@@ -225,17 +225,15 @@ export async function runFreeze(deps: Deps, week?: IsoWeek): Promise<SnapshotRes
   );
 }
 
-/** Job identifiers, payloads and keys (CLI enqueues, crontab schedules). */
-export const JOBS = {
-  incremental: 'scoring_incremental',
-  reputation: 'reputation_recompute',
-  leaderboards: 'leaderboards_refresh',
-  freeze: 'leaderboards_freeze',
-} as const;
-
-export async function enqueue(db: Knex, job: keyof typeof JOBS, payload: Record<string, unknown> = {}): Promise<void> {
+/** Queues a scoring job on demand (the CLI, a strike, a claim); returns its identifier. */
+export async function enqueue<K extends 'reputation_recompute' | 'leaderboards_refresh' | 'leaderboards_freeze'>(
+  db: Knex,
+  job: K,
+  payload: JobPayload<K>,
+): Promise<K> {
   // jobKey: repeated requests for the same work collapse into one queued job.
-  await addJob(db, JOBS[job], payload, { jobKey: `${JOBS[job]}:${JSON.stringify(payload)}`, jobKeyMode: 'replace' });
+  await addJob(db, job, payload, { jobKey: `${job}:${JSON.stringify(payload)}`, jobKeyMode: 'replace' });
+  return job;
 }
 
 export function weekLabel(w: IsoWeek): string {

@@ -8,6 +8,6 @@ import { enqueueScoringTouch } from './touch';
  */
 export async function recordStrike(trx: Knex.Transaction, agentId: string, reason: string, at: Date): Promise<void> {
   await trx('moderation_actions').insert({ agent_id: agentId, kind: 'strike', reason, upheld: true, created_at: at });
-  await enqueue(trx as any, 'reputation', { agentId });
+  await enqueue(trx, 'reputation_recompute', { agentId });
   await enqueueScoringTouch(trx);
 }

@@ -1,6 +1,9 @@
 import type { Knex } from 'knex';
-import { addJobCall, SqlPart } from '../db/jobs';
+import { addJobCall, type JobName, SqlPart } from '../db/jobs';
 import { enqueue } from './service';
+
+/** The job a touch queues, also its job key (one queued run for a burst of writes). */
+const TOUCH_JOB = 'scoring_incremental' satisfies JobName;
 
 /** Debounce window of incremental scoring after a write. */
 export const TOUCH_DEBOUNCE_MS = 30_000;
@@ -22,15 +25,15 @@ export function scoringTouch(when = 'true'): SqlPart {
   // Real time on the database clock, not the service clock: a service clock set in the past
   // (tests, replays) would leave a run due forever and make every write re-add it.
   const call = addJobCall(
-    'scoring_incremental',
+    TOUCH_JOB,
     {},
-    { jobKey: 'scoring_incremental', jobKeyMode: 'preserve_run_at', delaySeconds: TOUCH_DEBOUNCE_MS / 1000 },
+    { jobKey: TOUCH_JOB, jobKeyMode: 'preserve_run_at', delaySeconds: TOUCH_DEBOUNCE_MS / 1000 },
   );
   return {
     sql: `select ${call.sql} as job
            where (${when})
              and not exists (select 1 from graphile_worker.jobs
-                              where key = 'scoring_incremental' and locked_at is null and run_at > now() + interval '2 seconds')`,
+                              where key = '${TOUCH_JOB}' and locked_at is null and run_at > now() + interval '2 seconds')`,
     bindings: call.bindings,
   };
 }
@@ -55,6 +58,6 @@ export async function rescoreAgents(trx: Knex.Transaction, agentIds: string[]): 
     'update interactions set updated_at = clock_timestamp() where actor_agent_id = any(?::uuid[]) or target_agent_id = any(?::uuid[])',
     [agentIds, agentIds],
   );
-  for (const id of agentIds) await enqueue(trx, 'reputation', { agentId: id });
+  for (const id of agentIds) await enqueue(trx, 'reputation_recompute', { agentId: id });
   await enqueueScoringTouch(trx);
 }

@@ -9,7 +9,6 @@ import { retryDelayAfter, shouldDisable } from './policy';
 
 /** The worker side of a delivery: one signed attempt, its record, the retry schedule, disabling. */
 
-export const DELIVER_TASK = 'webhook_deliver';
 /** graphile retries of a delivery job are for database errors only; HTTP failures never throw. */
 export const DELIVER_JOB_MAX_ATTEMPTS = 10;
 
@@ -182,7 +181,7 @@ async function recordAttempt(
         nextAt = new Date(now.getTime() + delay);
         await addJob(
           trx,
-          DELIVER_TASK,
+          'webhook_deliver',
           { deliveryId: d.id, step: step + 1 },
           { runAt: nextAt, maxAttempts: DELIVER_JOB_MAX_ATTEMPTS },
         );

@@ -1,7 +1,8 @@
 import type { Knex } from 'knex';
 import type { Deps } from '../deps';
 import type { AttemptResult } from './outbound-http';
-import { AttemptTarget, DELIVER_JOB_MAX_ATTEMPTS, DELIVER_TASK, DeliverOptions, sendAttempt } from './delivery';
+import { AttemptTarget, DELIVER_JOB_MAX_ATTEMPTS, DeliverOptions, sendAttempt } from './delivery';
+import type { JobName } from '../db/jobs';
 import { retryDelayAfter } from './policy';
 
 export interface EventPayload {
@@ -144,7 +145,7 @@ export async function recordFirstAttempts(
       error: attempts.map((a) => a.result.error?.slice(0, 500) ?? null),
       next: nextAt,
       now,
-      task: DELIVER_TASK,
+      task: 'webhook_deliver' satisfies JobName,
       maxAttempts: DELIVER_JOB_MAX_ATTEMPTS,
     },
   );

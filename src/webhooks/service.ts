@@ -7,7 +7,7 @@ import { encryptSecret, generateWebhookSecret } from './signing';
 import { checkWebhookUrl, Resolver, systemResolver } from './ssrf';
 import { ownedAgent } from '../owners/service';
 import { DELIVERIES_PAGE, MAX_WEBHOOKS_PER_AGENT, ROTATION_OVERLAP_MS } from './policy';
-import { DELIVER_JOB_MAX_ATTEMPTS, DELIVER_TASK } from './delivery';
+import { DELIVER_JOB_MAX_ATTEMPTS } from './delivery';
 
 interface WebhookRow {
   id: string;
@@ -183,7 +183,7 @@ export async function redeliver(deps: Deps, ownerId: string, agentId: string, we
       .first('d.*', 'e.type');
     if (!d) throw notFound('Delivery');
     const token = 'redeliver:' + crypto.randomUUID();
-    await addJob(trx, DELIVER_TASK, { deliveryId, token }, { maxAttempts: DELIVER_JOB_MAX_ATTEMPTS });
+    await addJob(trx, 'webhook_deliver', { deliveryId, token }, { maxAttempts: DELIVER_JOB_MAX_ATTEMPTS });
     return deliveryView(d);
   });
 }

@@ -1,3 +1,4 @@
+import type { JobName } from '../../src/db/jobs';
 import crypto from 'crypto';
 import { getContext } from '../helpers/context';
 import { uniq } from '../helpers/factories';
@@ -61,7 +62,7 @@ export async function seedComment(postId: string, authorId: string, parentId: st
 }
 
 /** Jobs queued with this identifier whose payload matches `pred`. */
-export async function jobs(identifier: string, pred: (payload: any) => boolean = () => true): Promise<any[]> {
+export async function jobs(identifier: JobName, pred: (payload: any) => boolean = () => true): Promise<any[]> {
   const { db } = await getContext();
   const { rows } = await db.raw(
     `select j.payload from graphile_worker._private_jobs j join graphile_worker._private_tasks t on t.id = j.task_id where t.identifier = ?`,

@@ -1,3 +1,4 @@
+import type { JobName } from '../../src/db/jobs';
 import http from 'http';
 import type { AddressInfo } from 'net';
 import { getContext } from '../helpers/context';
@@ -97,7 +98,7 @@ export interface QueuedJob {
 }
 
 /** Removes and returns queued jobs of a task matching `filter` (tests run task bodies directly). */
-export async function takeJobs(task: string, filter: (payload: any) => boolean): Promise<QueuedJob[]> {
+export async function takeJobs(task: JobName, filter: (payload: any) => boolean): Promise<QueuedJob[]> {
   const { db } = await getContext();
   const rows: QueuedJob[] = (
     await db.raw(

@@ -9,13 +9,13 @@ import { createLimiter } from '../../src/limits';
 import type { Deps } from '../../src/deps';
 import { migrateAll } from '../../src/db/migrate';
 import { addJob } from '../../src/db/jobs';
-import { enqueue, JOBS } from '../../src/scoring/service';
+import { enqueue } from '../../src/scoring/service';
+import type { JobName } from '../../src/db/jobs';
 import { SCORING_LOCK } from '../../src/scoring/transaction';
 import { ScoringPool } from '../../src/scoring/pool';
 import { Caches } from '../../src/caches';
 import { createAgent } from '../../src/identity/service';
 import { createWebhook } from '../../src/webhooks/service';
-import { DELIVER_TASK } from '../../src/webhooks/delivery';
 import { emitEvent } from '../../src/events/emit';
 import { generateNetwork, addFreshVotes } from '../../bench/gen/network';
 import {
@@ -48,7 +48,12 @@ import {
  * two workers together serialise and count once; a live worker's jobs are never released.
  */
 const STALE_SECONDS = 3;
-const SCORING_TASKS = [JOBS.incremental, JOBS.reputation, JOBS.leaderboards, JOBS.freeze];
+const SCORING_TASKS: JobName[] = [
+  'scoring_incremental',
+  'reputation_recompute',
+  'leaderboards_refresh',
+  'leaderboards_freeze',
+];
 
 describe('faults: worker processes killed mid-job (real worker processes)', function () {
   this.timeout(120_000);
@@ -130,13 +135,13 @@ describe('faults: worker processes killed mid-job (real worker processes)', func
   it('SIGKILL during a full reputation + leaderboard recompute: the next worker releases the job itself, it completes, snapshots are never half-written and equal a clean recompute', async () => {
     const obs = new Observer(db);
     obs.start();
-    await enqueue(db, 'reputation');
-    await enqueue(db, 'leaderboards');
+    await enqueue(db, 'reputation_recompute', {});
+    await enqueue(db, 'leaderboards_refresh', {});
     const w1 = await worker();
     // Mid-run: the job is locked by w1 and a backend holds the scoring lock (its transaction is open).
     await waitFor(
       async () => {
-        const jobs = await queuedJobs(db, [JOBS.reputation]);
+        const jobs = await queuedJobs(db, ['reputation_recompute']);
         const lock = await db.raw(
           `select count(*)::int n from pg_locks where locktype = 'advisory' and objid = ? and granted`,
           [SCORING_LOCK],
@@ -151,7 +156,7 @@ describe('faults: worker processes killed mid-job (real worker processes)', func
     const killedAt = Date.now();
 
     // The dead worker's row and lock stay behind; nothing of its run is visible.
-    const held = await queuedJobs(db, [JOBS.reputation]);
+    const held = await queuedJobs(db, ['reputation_recompute']);
     expect(
       held.map((j) => j.locked_by),
       'the job was still running when w1 died',
@@ -214,8 +219,8 @@ describe('faults: worker processes killed mid-job (real worker processes)', func
       [wa, wb] = await Promise.all([worker(), worker()]);
       // Several runs of each kind without job keys; each worker runs at most 2 at once, so both take some.
       for (let i = 0; i < 2; i++) {
-        await addJob(db, JOBS.reputation, {});
-        await addJob(db, JOBS.leaderboards, {});
+        await addJob(db, 'reputation_recompute', {});
+        await addJob(db, 'leaderboards_refresh', {});
       }
       await waitFor(
         async () => new Set((await queuedJobs(db, SCORING_TASKS)).map((j) => j.locked_by).filter(Boolean)).size === 2,
@@ -326,7 +331,7 @@ describe('faults: worker processes killed mid-job (real worker processes)', func
       const ms = Date.now() - killedAt;
       // Every job finishes: no fan-out or delivery job is left in the queue (retrying or locked).
       await waitFor(
-        async () => (await queuedJobs(db, ['event_fanout', DELIVER_TASK])).length === 0,
+        async () => (await queuedJobs(db, ['event_fanout', 'webhook_deliver'])).length === 0,
         10_000,
         'the delivery jobs to leave the queue',
       );

@@ -1,7 +1,6 @@
 import crypto from 'crypto';
 import { expect } from 'chai';
 import { getContext } from '../helpers/context';
-import { addJob } from '../../src/db/jobs';
 import { ConfigError, loadConfig } from '../../src/config';
 import { EventEmitter } from 'events';
 import { beatIntervalMs, recoverStaleWorkers, WorkerLiveness } from '../../src/db/worker-liveness';
@@ -22,7 +21,8 @@ async function lockedJob(
 ): Promise<{ id: string; task: string }> {
   const { db } = await getContext();
   const task = `liveness_${uid()}`;
-  await addJob(db, task, {}, { queueName: opts.queue });
+  // A task no worker has (so the job stays queued): not one of the job map's, so added in SQL.
+  await db.raw(`select graphile_worker.add_job(?, '{}'::json, queue_name => ?)`, [task, opts.queue ?? null]);
   const r = await db.raw(
     `select j.id from graphile_worker._private_jobs j join graphile_worker._private_tasks t on t.id = j.task_id where t.identifier = ?`,
     [task],

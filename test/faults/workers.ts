@@ -1,3 +1,4 @@
+import type { JobName } from '../../src/db/jobs';
 import type { ChildProcess } from 'child_process';
 import type { Knex } from 'knex';
 import { recomputeWeights } from '../../src/scoring/engine';
@@ -49,7 +50,7 @@ export async function waitFor(cond: () => Promise<boolean>, timeoutMs: number, w
 /** Queued (not yet completed) jobs of these tasks, with their lock holder. */
 export async function queuedJobs(
   db: Knex,
-  tasks: string[],
+  tasks: JobName[],
 ): Promise<{ id: string; task: string; locked_by: string | null; attempts: number; last_error: string | null }[]> {
   const r = await db.raw(
     `select j.id, t.identifier task, j.locked_by, j.attempts, j.last_error from graphile_worker._private_jobs j

@@ -1,3 +1,4 @@
+import type { JobName } from '../../src/db/jobs';
 import { expect } from 'chai';
 import fs from 'fs';
 import path from 'path';
@@ -26,7 +27,7 @@ async function cli(line: string): Promise<string> {
   return out.join('\n');
 }
 
-async function queued(task: string): Promise<number> {
+async function queued(task: JobName): Promise<number> {
   const { db } = await getContext();
   const r = await db.raw(`select count(*)::int n from graphile_worker.jobs where task_identifier = ?`, [task]);
   return r.rows[0].n;
@@ -69,14 +70,21 @@ describe('scoring: admin CLI, jobs and crontab', function () {
     expect(await cli('list-brigade-flags')).to.be.a('string');
   });
 
-  it('registers the scoring tasks and the crontab schedules them with ids', async () => {
+  it('registers the scoring tasks and the crontab schedules them with ids, only tasks of the job map', async () => {
     const { deps } = await getContext();
     const tasks = buildTaskList(deps);
-    for (const t of ['scoring_incremental', 'reputation_recompute', 'leaderboards_refresh', 'leaderboards_freeze'])
-      expect(tasks[t], t).to.be.a('function');
+    const scoring: JobName[] = [
+      'scoring_incremental',
+      'reputation_recompute',
+      'leaderboards_refresh',
+      'leaderboards_freeze',
+    ];
+    for (const t of scoring) expect(tasks[t], t).to.be.a('function');
     const items = parseCrontab(fs.readFileSync(path.join(__dirname, '../../jobs/crontab'), 'utf8'));
     const ids = items.map((i) => i.identifier);
     expect(ids).to.include.members(['leaderboards_refresh', 'reputation_recompute', 'leaderboards_freeze']);
+    // A crontab line naming a task the worker does not have would only fail at its hour.
+    for (const i of items) expect(Object.keys(tasks), i.identifier).to.include(i.identifier);
     const freeze = items.find((i) => i.identifier === 'leaderboards_freeze')!;
     expect(freeze.match).to.be.a('function');
   });
