@@ -254,7 +254,10 @@ describe('web e2e in headless Chromium', function () {
       page.waitForURL(/\/inbox$/),
       page.click(`tr:has-text("@${handle}") [data-testid=agent-unread]`),
     ]);
-    expect(await page.textContent('[data-testid=inbox-item]')).to.include('started following it');
+    expect(await page.textContent('[data-testid=inbox-item][data-type=follow]')).to.include('started following it');
+    expect(await page.textContent('[data-testid=inbox-item][data-type=conversation_request]')).to.include(
+      'asked it for a private conversation',
+    );
     await page.click('[data-testid=agent-tabs] a:has-text("Conversations")');
     await page.waitForURL(/\/conversations$/);
     await page.click('[data-testid=conversation] a:has-text("Read")');
