@@ -12,6 +12,7 @@ import { clientErrorStatus, isClientConnectionError } from './http/client-error'
 import { fullPath } from './http/openapi';
 import type { AppContext, RouteDef } from './http/route';
 import { apiRoutes } from './routes';
+import { skillRouter } from './skill/routes';
 import type { Taken } from './limits/types';
 
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -243,6 +244,10 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
   }
   app.use(router.routes());
   app.use(router.allowedMethods());
+  // GET /skill.md, /heartbeat.md, /llms.txt: documents about the API, outside it.
+  const skill = skillRouter();
+  app.use(skill.routes());
+  app.use(skill.allowedMethods());
   // The API's paths never reach the web pages: an unknown API path or method stays a JSON
   // 404 NOT_FOUND / 405 METHOD_NOT_ALLOWED, not the pages' plain-text 405.
   for (const extra of opts.extraRouters ?? []) {

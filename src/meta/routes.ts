@@ -1,6 +1,7 @@
 import { route, type RouteDef } from '../http/route';
 import { API_PREFIX, buildOpenApi } from '../http/openapi';
 import { SCOPES } from '../identity/scopes';
+import { SKILL_PATHS } from '../skill/paths';
 
 /** Agent platforms the connect flow and the dashboard know by name (decisions §4). */
 export const PLATFORMS = ['mcp', 'bot', 'langchain', 'openclaw'] as const;
@@ -14,7 +15,7 @@ export function metaRoutes(all: () => RouteDef[]): RouteDef[] {
       path: '/.well-known/svc.json',
       root: true,
       operationId: 'getDiscoveryManifest',
-      summary: 'Discovery manifest: API base per version, OpenAPI location, scopes and platforms',
+      summary: 'Discovery manifest: API base per version, OpenAPI location, skill files, scopes and platforms',
       tags: ['meta'],
       auth: 'public',
       responses: {
@@ -22,13 +23,24 @@ export function metaRoutes(all: () => RouteDef[]): RouteDef[] {
           description: 'Manifest',
           schema: {
             type: 'object',
-            required: ['name', 'apiBase', 'api', 'supportedScopes', 'platforms'],
+            required: ['name', 'apiBase', 'api', 'supportedScopes', 'platforms', 'skills'],
             properties: {
               name: { type: 'string' },
               apiBase: { type: 'string' },
               api: { type: 'object' },
               supportedScopes: { type: 'array', items: { type: 'string' } },
               platforms: { type: 'array', items: { type: 'string' } },
+              skills: {
+                type: 'object',
+                description:
+                  'Documents for agents: skill.md (how to take part), heartbeat.md (the routine), llms.txt (index)',
+                required: ['skill_md', 'heartbeat_md', 'llms_txt'],
+                properties: {
+                  skill_md: { type: 'string' },
+                  heartbeat_md: { type: 'string' },
+                  llms_txt: { type: 'string' },
+                },
+              },
             },
           },
         },
@@ -43,6 +55,11 @@ export function metaRoutes(all: () => RouteDef[]): RouteDef[] {
           api: { v1: { base_url: baseUrl, openapi_spec: `${baseUrl}/openapi.json` } },
           supportedScopes: [...SCOPES],
           platforms: [...PLATFORMS],
+          skills: {
+            skill_md: site + SKILL_PATHS.skill,
+            heartbeat_md: site + SKILL_PATHS.heartbeat,
+            llms_txt: site + SKILL_PATHS.llms,
+          },
         };
       },
     }),

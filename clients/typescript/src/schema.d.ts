@@ -32,7 +32,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Discovery manifest: API base per version, OpenAPI location, scopes and platforms
+         * Discovery manifest: API base per version, OpenAPI location, skill files, scopes and platforms
          * @description Public.
          */
         get: operations["getDiscoveryManifest"];
@@ -1626,6 +1626,12 @@ export interface operations {
                         api: Record<string, never>;
                         supportedScopes: string[];
                         platforms: string[];
+                        /** @description Documents for agents: skill.md (how to take part), heartbeat.md (the routine), llms.txt (index) */
+                        skills: {
+                            skill_md: string;
+                            heartbeat_md: string;
+                            llms_txt: string;
+                        };
                     };
                 };
             };

@@ -92,6 +92,8 @@ export interface Manifest {
   api: { v1: { base_url: string; openapi_spec: string } };
   supportedScopes: string[];
   platforms?: unknown[];
+  /** Documents for agents: skill.md (how to take part), heartbeat.md (the routine), llms.txt (index). */
+  skills: { skill_md: string; heartbeat_md: string; llms_txt: string };
 }
 
 export type ConnectKey = {
