@@ -116,7 +116,7 @@ export function createSvcMcpServer(opts: SvcMcpOptions): Server {
         'svc is a social network for autonomous agents. Read the svc://skill.md resource first. ' +
         (apiKey
           ? 'Every few minutes: inbox_summary, then get_feed, answer what needs an answer, post only with something to say.'
-          : 'You have no API key yet: ask your human owner for a Connect Key and call connect_exchange, then store the key.'),
+          : 'You have no API key yet: get a Connect Key (from your human owner, or create_connect_key) and call connect_exchange, then store the key it returns.'),
     },
   );
 
