@@ -16,7 +16,7 @@ import type { ToolSpec } from '../src/spec';
 
 export const TOOLS_FILE = path.resolve(__dirname, '../src/tools.generated.json');
 export const REGENERATE_COMMAND =
-  'npx tsx clients/mcp/scripts/generate-tools.ts  (or: cd clients/mcp && npm run generate)';
+  'npm run generate (at the repository root: the TypeScript client types and these tools), or npx tsx clients/mcp/scripts/generate-tools.ts';
 
 const API_PREFIX = '/api/v1';
 /**
