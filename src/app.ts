@@ -13,7 +13,7 @@ import { fullPath } from './http/openapi';
 import type { AppContext, RouteDef } from './http/route';
 import { apiRoutes } from './routes';
 import { skillRouter } from './skill/routes';
-import type { Taken } from './limits/types';
+import { settleAfter, type Taken } from './limits/types';
 
 export const MAX_BODY_BYTES = 64 * 1024;
 
@@ -78,17 +78,6 @@ function toAppError(err: any): AppError {
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-/**
- * decisions §12: a request rejected with a 4xx (validation, auth, 429, or the handler's own
- * refusal) never counts toward a rate limit; its attempts are taken back, with their headers.
- */
-async function refund(ctx: AppContext, taken: Taken[]): Promise<void> {
-  for (const t of taken) {
-    for (const name of Object.keys(t.headers)) ctx.remove(name);
-    await t.refund();
-  }
-}
-
 function routeMiddleware(route: RouteDef, deps: Deps) {
   const responses = deps.caches.responses.of(route);
   return async (ctx: AppContext) => {
@@ -109,35 +98,39 @@ function routeMiddleware(route: RouteDef, deps: Deps) {
     ctx.state.query = route.query ? validate(route.query, { ...(ctx.query as object) }, 'query') : {};
     // The body parser reads every API body as JSON; no body at all is {}.
     ctx.state.body = route.body ? validate(route.body, ctx.request.body ?? {}, 'body') : undefined;
+    // A request answered with a 4xx (validation, auth, 429, or the handler's own refusal) never
+    // counts toward a rate limit: its attempts are taken back, with their headers.
     const taken: Taken[] = [];
-    let status = 500;
-    try {
-      if (route.rateLimit) {
-        const p = ctx.state.principal;
-        const subject = {
-          agentId: p?.kind === 'agent' ? p.agent.id : undefined,
-          ownerId: p?.kind === 'agent' ? p.agent.owner_id : p?.kind === 'owner' ? p.owner.id : undefined,
-          ip: ctx.ip,
-        };
-        for (const action of Array.isArray(route.rateLimit) ? route.rateLimit : [route.rateLimit]) {
-          const t = await ctx.deps.limiter.take(action, subject);
-          taken.push(t);
-          // Several checks (search: per agent, then per address) each add their items to one field.
-          for (const [name, value] of Object.entries(t.headers)) {
-            const before = ctx.response.get(name);
-            ctx.set(name, before ? `${before}, ${value}` : value);
+    await settleAfter(
+      taken,
+      async () => {
+        if (route.rateLimit) {
+          const p = ctx.state.principal;
+          const subject = {
+            agentId: p?.kind === 'agent' ? p.agent.id : undefined,
+            ownerId: p?.kind === 'agent' ? p.agent.owner_id : p?.kind === 'owner' ? p.owner.id : undefined,
+            ip: ctx.ip,
+          };
+          for (const action of Array.isArray(route.rateLimit) ? route.rateLimit : [route.rateLimit]) {
+            const t = await ctx.deps.limiter.take(action, subject);
+            taken.push(t);
+            // Several checks (search: per agent, then per address) each add their items to one field.
+            for (const [name, value] of Object.entries(t.headers)) {
+              const before = ctx.response.get(name);
+              ctx.set(name, before ? `${before}, ${value}` : value);
+            }
           }
         }
-      }
-      await route.handler(ctx);
-      status = ctx.status;
-    } catch (e) {
-      status = toAppError(e).status;
-      throw e;
-    } finally {
-      if (status >= 400 && status < 500) await refund(ctx, taken);
-      else for (const t of taken) t.settle();
-    }
+        await route.handler(ctx);
+      },
+      (o) => {
+        const status = o.ok ? ctx.status : toAppError(o.error).status;
+        return status >= 400 && status < 500;
+      },
+      (t) => {
+        for (const name of Object.keys(t.headers)) ctx.remove(name);
+      },
+    );
     const tags = ctx.state.cacheTags;
     if (store && tags !== false && ctx.status === 200 && typeof ctx.body === 'string' && ctx.response.is('json'))
       responses!.put(store.key, ctx.body, store.gen, undefined, tags);

@@ -3,7 +3,7 @@ import type { Deps } from '../deps';
 import { AppError, notFound, tooManyRequests } from '../errors';
 import { AgentRow, normalizeHandle } from '../identity/repo';
 import type { WriteResult } from '../idempotency';
-import { writeOrRefund } from '../limits/types';
+import { settleAfter } from '../limits/types';
 import { pingPongWaitMs, PING_PONG_REPLIES, type ChainLink } from '../limits/pingpong';
 import { emitEvent } from '../events/emit';
 import { requireText } from '../content/input';
@@ -166,8 +166,8 @@ export async function requestConversation(
       `This agent declined a conversation with you in the last ${DECLINE_DAYS} days`,
     );
   const taken = await deps.limiter.take('conversation_request', { agentId: agent.id, ownerId: agent.owner_id });
-  const inserted = await writeOrRefund(
-    taken,
+  const inserted = await settleAfter(
+    [taken],
     () =>
       trx.raw(
         `insert into conversations (requester_id, recipient_id, status, created_at, last_message_at, requester_read_at)
@@ -177,11 +177,10 @@ export async function requestConversation(
          returning id`,
         [agent.id, target.id, now, now, now],
       ),
-    () => null,
+    // A parallel request between the two committed first: answered below; this attempt never counts.
+    (o) => !o.ok || o.value.rows.length === 0,
   );
   if (inserted.rows.length === 0) {
-    // A parallel request between the two committed first: answer it, and this attempt never counted.
-    await taken.refund();
     const id = await openBetween(trx, agent.id, target.id);
     if (!id) throw new AppError('CONVERSATION_CONFLICT', 'The conversation changed meanwhile; retry');
     return { status: 200, changes: NO_CACHED_READS, data: await viewOf(trx, id, agent.id) };

@@ -68,6 +68,39 @@ export interface Taken {
 
 export const NOTHING_TAKEN: Taken = { headers: {}, refund: async () => undefined, settle: () => undefined };
 
+/** How the work that attempts were taken for ended: its value, or what it threw. */
+export type Outcome<T> = { ok: true; value: T } | { ok: false; error: unknown };
+
+/**
+ * The one settlement protocol of counted attempts: runs `work`, then, once its outcome is known,
+ * refunds every attempt of `taken` when `refunds(outcome)` says the outcome must not count (a
+ * 4xx answer, a write that wrote nothing), else settles them; then returns the value or rethrows.
+ * `taken` may be filled by `work` itself (attempts taken one by one: one refused by the limiter
+ * leaves the earlier ones to settle here). `beforeRefund` runs for each attempt before its refund
+ * (the API removes its headers).
+ */
+export async function settleAfter<T>(
+  taken: readonly Taken[],
+  work: () => Promise<T>,
+  refunds: (outcome: Outcome<T>) => boolean,
+  beforeRefund?: (t: Taken) => void,
+): Promise<T> {
+  let outcome: Outcome<T>;
+  try {
+    outcome = { ok: true, value: await work() };
+  } catch (error) {
+    outcome = { ok: false, error };
+  }
+  if (refunds(outcome)) {
+    for (const t of taken) {
+      beforeRefund?.(t);
+      await t.refund();
+    }
+  } else for (const t of taken) t.settle();
+  if (!outcome.ok) throw outcome.error;
+  return outcome.value;
+}
+
 /**
  * Runs the write that `taken` was counted for; if it fails (a database error) or its result says
  * it wrote nothing (`refused` returns the error to answer: the target gone, or a rule the
@@ -79,18 +112,8 @@ export async function writeOrRefund<T>(
   write: () => Promise<T>,
   refused: (r: T) => Error | null,
 ): Promise<T> {
-  let r: T;
-  try {
-    r = await write();
-  } catch (err) {
-    await taken.refund();
-    throw err;
-  }
-  const refusal = refused(r);
-  if (refusal) {
-    await taken.refund();
-    throw refusal;
-  }
-  taken.settle();
+  let refusal: Error | null = null;
+  const r = await settleAfter([taken], write, (o) => !o.ok || (refusal = refused(o.value)) !== null);
+  if (refusal) throw refusal;
   return r;
 }

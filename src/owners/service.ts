@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import type { Deps } from '../deps';
 import { AppError, notFound } from '../errors';
 import { addJob } from '../db/jobs';
+import { settleAfter } from '../limits/types';
 import { rescoreAgents } from '../scoring/touch';
 import { createAgent, createOwner, createSession, issueApiKey } from '../identity/service';
 import { generateSecret, hashPassword, needsRehash, sha256, verifyPassword } from '../identity/secrets';
@@ -79,16 +80,7 @@ async function guessLimited<T>(
 ): Promise<T> {
   const account = sha256(email.trim().toLowerCase()).toString('hex').slice(0, 32);
   const taken = await deps.limiter.take('login_failure', { ip, account });
-  let result: T;
-  try {
-    result = await attempt();
-  } catch (e) {
-    if (e instanceof AppError && counted.includes(e.code)) taken.settle();
-    else await taken.refund();
-    throw e;
-  }
-  await taken.refund();
-  return result;
+  return settleAfter([taken], attempt, (o) => o.ok || !(o.error instanceof AppError && counted.includes(o.error.code)));
 }
 
 export async function signup(

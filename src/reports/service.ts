@@ -4,7 +4,7 @@ import { AppError, notFound } from '../errors';
 import type { AgentRow } from '../identity/repo';
 import { normalizeHandle } from '../identity/repo';
 import type { WriteResult } from '../idempotency';
-import { writeOrRefund } from '../limits/types';
+import { settleAfter } from '../limits/types';
 import { UUID_RE } from '../text/patterns';
 
 export const REPORT_REASONS = ['spam', 'harassment', 'impersonation', 'illegal', 'other'] as const;
@@ -105,8 +105,8 @@ export async function createReport(
     ownerId: reporterOwner,
   });
   const note = input.note?.trim() ? input.note.trim() : null;
-  const inserted = await writeOrRefund(
-    taken,
+  const inserted = await settleAfter(
+    [taken],
     () =>
       trx.raw(
         `insert into reports (reporter_agent_id, reporter_owner_id, target_type, target_id, target_agent_id, reason, note, created_at)
@@ -115,11 +115,10 @@ export async function createReport(
          returning *`,
         [reporter.agent?.id ?? null, reporterOwner, type, target.id, target.agentId, input.reason, note, deps.now()],
       ),
-    () => null,
+    // A parallel identical report committed first: answered below; this attempt does not count.
+    (o) => !o.ok || o.value.rows.length === 0,
   );
   if (inserted.rows.length === 0) {
-    // A parallel identical report committed first: answer it; this attempt does not count.
-    await taken.refund();
     const again = await open();
     if (!again) throw new AppError('REPORT_CONFLICT', 'The report changed meanwhile; retry');
     return { status: 200, changes: [], data: reportView(again) };

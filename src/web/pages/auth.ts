@@ -1,5 +1,5 @@
 import type Router from '@koa/router';
-import type { Taken } from '../../limits/types';
+import { settleAfter, type Outcome, type Taken } from '../../limits/types';
 import type { AppContext } from '../../http/route';
 import { AppError } from '../../errors';
 import { validate } from '../../http/validate';
@@ -51,6 +51,9 @@ async function limitAuth(ctx: AppContext): Promise<Taken> {
   return t;
 }
 
+/** A form answered with its errors (a 4xx) does not count; a server error counts, as in the API. */
+const refusedForm = (o: Outcome<unknown>) => !o.ok && o.error instanceof AppError && o.error.status < 500;
+
 export function registerAuthPages(router: Router<any, any>): void {
   router.get('/signup', async (ctx: AppContext) => {
     const next = safeNext(ctx.query.next);
@@ -66,17 +69,21 @@ export function registerAuthPages(router: Router<any, any>): void {
       password: form.get('password') ?? '',
       displayName: form.str('displayName') || null,
     };
-    let taken: Taken | undefined;
+    const taken: Taken[] = [];
     try {
-      taken = await limitAuth(ctx);
-      validate(signupBody, input, 'body');
-      const { session } = await signup(ctx.deps, input, ctx.ip);
-      setSessionCookie(ctx, session.cookie);
-      taken.settle();
+      await settleAfter(
+        taken,
+        async () => {
+          taken.push(await limitAuth(ctx));
+          validate(signupBody, input, 'body');
+          const { session } = await signup(ctx.deps, input, ctx.ip);
+          setSessionCookie(ctx, session.cookie);
+        },
+        refusedForm,
+      );
       ctx.redirect(next);
     } catch (e) {
       if (!(e instanceof AppError) || e.status >= 500) throw e;
-      await taken?.refund();
       ctx.set(e.headers);
       await sendPage(
         ctx,
@@ -97,17 +104,21 @@ export function registerAuthPages(router: Router<any, any>): void {
     const form = await readForm(ctx);
     const next = safeNext(form.get('next'));
     const email = form.str('email');
-    let taken: Taken | undefined;
+    const taken: Taken[] = [];
     try {
-      taken = await limitAuth(ctx);
-      validate(loginBody, { email, password: form.get('password') ?? '' }, 'body');
-      const { session } = await login(ctx.deps, email, form.get('password') ?? '', ctx.ip);
-      setSessionCookie(ctx, session.cookie);
-      taken.settle();
+      await settleAfter(
+        taken,
+        async () => {
+          taken.push(await limitAuth(ctx));
+          validate(loginBody, { email, password: form.get('password') ?? '' }, 'body');
+          const { session } = await login(ctx.deps, email, form.get('password') ?? '', ctx.ip);
+          setSessionCookie(ctx, session.cookie);
+        },
+        refusedForm,
+      );
       ctx.redirect(next);
     } catch (e) {
       if (!(e instanceof AppError) || e.status >= 500) throw e;
-      await taken?.refund();
       ctx.set(e.headers);
       await sendPage(ctx, 'Log in', loginForm(next, email, formErrorText(e)), { status: e.status });
     }
