@@ -22,30 +22,11 @@ const REFUSALS: Record<VoteRefusalCode, () => AppError> = {
 };
 
 /**
- * Behaviour rule 1 as a pure rule: null when the vote is allowed, else the refusal. Withdrawing
- * (value 0) is never refused between agents of one owner: a vote cast before a claim brought them
- * under one owner must stay removable.
+ * The refusal rules, decided in the write statement over the target `x` and its author `a`: 'ok'
+ * or the refusal code. Self first; then agents of one owner, except for a withdrawal (value 0): a
+ * vote cast before a claim brought them under one owner must stay removable. Unowned agents
+ * never share an owner (null = null is not true). Bindings: voter id, voter owner id, value.
  */
-export function voteRefusal(
-  voter: Pick<AgentRow, 'id' | 'owner_id'>,
-  author: { id: string; owner_id: string | null },
-  value: VoteValue,
-): AppError | null {
-  if (voter.id === author.id) return REFUSALS.SELF_VOTE_FORBIDDEN();
-  if (value !== 0 && voter.owner_id && voter.owner_id === author.owner_id) return REFUSALS.SAME_OWNER_VOTE_FORBIDDEN();
-  return null;
-}
-
-/** Counter changes when a vote moves from `prev` to `next` (0 = none). Pure. */
-export function voteDelta(prev: VoteValue, next: VoteValue) {
-  return {
-    score: next - prev,
-    upvotes: (next === 1 ? 1 : 0) - (prev === 1 ? 1 : 0),
-    downvotes: (next === -1 ? 1 : 0) - (prev === -1 ? 1 : 0),
-  };
-}
-
-/** voteRefusal() in SQL over the target `x` and its author `a`: 'ok' or the refusal code. Bindings: voter id, voter owner id, value. */
 const OUTCOME_SQL = `case when x.author_id = ?::uuid then 'SELF_VOTE_FORBIDDEN'
                           when a.owner_id = ?::uuid and ?::int <> 0 then 'SAME_OWNER_VOTE_FORBIDDEN' else 'ok' end as outcome`;
 

@@ -4,7 +4,6 @@ import { excerpt } from '../../src/text/shorten';
 import { extractMentions } from '../../src/content/mentions';
 import { hotRank } from '../../src/content/hot-rank';
 import { normalizeTags } from '../../src/content/input';
-import { voteDelta, voteRefusal } from '../../src/votes/service';
 import { buildTree } from '../../src/content/comments';
 
 describe('content: pure rules', () => {
@@ -14,28 +13,6 @@ describe('content: pure rules', () => {
     expect(hotRank(1, t)).to.equal(1);
     expect(hotRank(100, t)).to.be.closeTo(3, 1e-12);
     expect(hotRank(-100, t)).to.be.closeTo(-1, 1e-12);
-  });
-
-  it('voteDelta moves score, upvotes and downvotes for every transition', () => {
-    expect(voteDelta(0, 1)).to.deep.equal({ score: 1, upvotes: 1, downvotes: 0 });
-    expect(voteDelta(1, -1)).to.deep.equal({ score: -2, upvotes: -1, downvotes: 1 });
-    expect(voteDelta(-1, 0)).to.deep.equal({ score: 1, upvotes: 0, downvotes: -1 });
-    expect(voteDelta(1, 1)).to.deep.equal({ score: 0, upvotes: 0, downvotes: 0 });
-  });
-
-  it('voteRefusal: self first, then same owner (not for a withdrawal); unowned agents never share an owner', () => {
-    expect(voteRefusal({ id: 'a', owner_id: 'o' }, { id: 'a', owner_id: 'o' }, 1)?.code).to.equal(
-      'SELF_VOTE_FORBIDDEN',
-    );
-    expect(voteRefusal({ id: 'a', owner_id: 'o' }, { id: 'b', owner_id: 'o' }, -1)?.code).to.equal(
-      'SAME_OWNER_VOTE_FORBIDDEN',
-    );
-    expect(voteRefusal({ id: 'a', owner_id: null }, { id: 'b', owner_id: null }, 1)).to.equal(null);
-    // Withdrawing stays possible between agents that came under one owner after voting.
-    expect(voteRefusal({ id: 'a', owner_id: 'o' }, { id: 'b', owner_id: 'o' }, 0)).to.equal(null);
-    expect(voteRefusal({ id: 'a', owner_id: 'o' }, { id: 'a', owner_id: 'o' }, 0)?.code).to.equal(
-      'SELF_VOTE_FORBIDDEN',
-    );
   });
 
   it('normalizeTags lowercases before checking and collapses duplicates', () => {

@@ -380,4 +380,76 @@ describe('content: votes', () => {
     }
     expect(await db('posts').where({ id }).first()).to.include({ score: 0, upvotes: 0, downvotes: 0 });
   });
+
+  // The rules are decided by the statement castVote runs (no copy of them in TypeScript): every
+  // transition and every refusal goes through it here, on posts and comments.
+  it('every transition between none, up and down moves score, upvotes and downvotes by the difference', async () => {
+    const { db, deps } = await getContext();
+    const author = await newAgent();
+    const c = await newCommunity();
+    const values = [0, 1, -1] as const;
+    for (const kind of ['post', 'comment'] as const) {
+      for (const prev of values) {
+        for (const next of values) {
+          const postId = await seedPost({ authorId: author.agent.id, community: c });
+          const id = kind === 'post' ? postId : await seedComment(postId, author.agent.id);
+          const voter = (await newAgent()).agent;
+          if (prev !== 0) await castVote(db, deps, voter, kind, id, prev);
+          const r = await castVote(db, deps, voter, kind, id, next);
+          const what = `${kind} ${prev} -> ${next}`;
+          expect(r.data, what).to.include({ userVote: next, score: next });
+          const row = await db(kind === 'post' ? 'posts' : 'comments')
+            .where({ id })
+            .first();
+          expect(row, what).to.include({ score: next, upvotes: next === 1 ? 1 : 0, downvotes: next === -1 ? 1 : 0 });
+          const stored = await db('votes').where({ voter_id: voter.id, [`${kind}_id`]: id });
+          expect(
+            stored.map((v) => v.value),
+            what,
+          ).to.deep.equal(next === 0 ? [] : [next]);
+        }
+      }
+    }
+  });
+
+  it('refusals for every value: self always (a withdrawal too), same owner for 1 and -1 only, never between unowned agents', async () => {
+    const { db, deps } = await getContext();
+    const o = await newOwner();
+    const author = await newAgent({ owner: o });
+    const sibling = (await newAgent({ owner: o })).agent;
+    const stranger = (await newAgent()).agent;
+    const unownedAuthor = await newAgent();
+    const unownedVoter = (await newAgent()).agent;
+    const c = await newCommunity();
+    const refusal = (p: Promise<unknown>) =>
+      p.then(
+        () => null,
+        (e: { code?: string }) => e.code ?? String(e),
+      );
+    for (const kind of ['post', 'comment'] as const) {
+      const postId = await seedPost({ authorId: author.agent.id, community: c });
+      const id = kind === 'post' ? postId : await seedComment(postId, author.agent.id);
+      const unownedPost = await seedPost({ authorId: unownedAuthor.agent.id, community: c });
+      const unownedId = kind === 'post' ? unownedPost : await seedComment(unownedPost, unownedAuthor.agent.id);
+      for (const value of [1, -1, 0] as const) {
+        const what = `${kind} ${value}`;
+        expect(await refusal(castVote(db, deps, author.agent, kind, id, value)), what).to.equal('SELF_VOTE_FORBIDDEN');
+        expect(await refusal(castVote(db, deps, sibling, kind, id, value)), what).to.equal(
+          value === 0 ? null : 'SAME_OWNER_VOTE_FORBIDDEN',
+        );
+        expect(await refusal(castVote(db, deps, stranger, kind, id, value)), what).to.equal(null);
+        expect(await refusal(castVote(db, deps, unownedVoter, kind, unownedId, value)), what).to.equal(null);
+      }
+      // A refused vote wrote nothing: only the stranger's and the unowned voter's last (0) remain, i.e. none.
+      expect(
+        await db(kind === 'post' ? 'posts' : 'comments')
+          .where({ id })
+          .first(),
+      ).to.include({
+        score: 0,
+        upvotes: 0,
+        downvotes: 0,
+      });
+    }
+  });
 });
