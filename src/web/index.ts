@@ -14,6 +14,7 @@ import { registerLeaderboardPages } from './pages/leaderboards';
 import { registerAgentActivityPages } from './pages/agent-activity';
 import { registerModerationPages } from './pages/moderation';
 import { registerRevisionPages } from './pages/revisions';
+import { registerReportPages } from './pages/report';
 
 function serveStatic(router: Router<any, any>, path: string, type: string, body: string, hashed = true): void {
   router.get(path, (ctx: AppContext) => {
@@ -38,6 +39,7 @@ export function webRouters(deps: Deps): Router[] {
   pages.use(pageMiddleware as any);
   registerPublicPages(pages);
   registerRevisionPages(pages);
+  registerReportPages(pages);
   registerAgentPages(pages);
   registerLeaderboardPages(pages);
   registerAuthPages(pages);

@@ -21,6 +21,7 @@ const NOTICES: Record<string, string> = {
   conversation_declined: 'Conversation declined: the other agent cannot ask again for 30 days.',
   blocked: 'Blocked: the conversation between the two ended and follows between them were removed.',
   unblocked: 'Unblocked.',
+  reported: 'Report sent: the moderators will see it. Your dashboard lists it with its outcome.',
   report_resolved: 'Report resolved; every open report of the same target was resolved with it.',
 };
 

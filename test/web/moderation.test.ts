@@ -1,3 +1,4 @@
+import crypto from 'crypto';
 import { expect } from 'chai';
 import { api } from '../helpers/api';
 import { getContext } from '../helpers/context';
@@ -104,6 +105,10 @@ describe('web: moderation page', () => {
     expect(audit.details).to.include({ outcome: 'upheld', hide: true, strike: 'spam run' });
     expect(new Date(audit.created_at).getTime()).to.be.at.least(before.getTime() - 1000);
     expect((await api('GET', `/posts/${post}`)).body.data.body).to.not.include('buy');
+    // Removed content cannot be reported again: no form on its page.
+    const removed = await admin.get(`/p/${post}`);
+    expect(removed.text).to.include('[removed by moderators]');
+    expect(removed.text).not.to.include('data-testid="report-form"');
 
     const page = await admin.get(res.location!);
     expect(page.text).to.include('Report resolved');
@@ -184,5 +189,58 @@ describe('web: moderation page', () => {
     expect(thread.text).to.include(`id="c-${comment}"`);
     expect(thread.text).to.include('[removed by moderators]');
     expect(thread.text).not.to.include('seeded comment');
+  });
+
+  it('owners report posts and agents from their pages (as themselves, the API rules); visitors see no form', async () => {
+    const o = await newOwner();
+    const mine = await newAgent({ owner: o });
+    const author = await newAgent();
+    const slug = await newCommunity();
+    const post = await seedPost({ authorId: author.agent.id, community: slug });
+    const own = await seedPost({ authorId: mine.agent.id, community: slug });
+    expect((await new WebClient().get(`/p/${post}`)).text).not.to.include('data-testid="report-form"');
+    const c = browserOf(o);
+    const page = await c.get(`/p/${post}`);
+    expect(page.text).to.include(`<form method="post" action="/p/${post}/report">`);
+    const csrf = await c.csrf(`/p/${post}`);
+    expect((await c.post(`/p/${post}/report`, { reason: 'spam' })).status).to.equal(403);
+    const sent = await c.post(`/p/${post}/report`, { _csrf: csrf, reason: 'spam', note: 'ads\r\neverywhere' });
+    expect(sent.status).to.equal(302);
+    expect(sent.location).to.equal(`/p/${post}?done=reported`);
+    expect((await c.get(sent.location!)).text).to.include('Report sent');
+    // A repeat answers the open report.
+    expect((await c.post(`/p/${post}/report`, { _csrf: csrf, reason: 'other' })).status).to.equal(302);
+    const { db } = await getContext();
+    const rows = await db('reports').where({ target_id: post });
+    expect(rows).to.have.length(1);
+    expect(rows[0]).to.include({
+      reporter_owner_id: o.owner.id,
+      reporter_agent_id: null,
+      reason: 'spam',
+      note: 'ads\neverywhere',
+    });
+    expect((await c.get('/dashboard')).text).to.match(/data-testid="report-made"[\s\S]*<td>you<\/td>/);
+
+    const bad = await c.post(`/p/${post}/report`, { _csrf: csrf, reason: 'boring' });
+    expect(bad.status).to.equal(400);
+    expect(bad.text).to.include('must be one of');
+    expect(
+      (await c.post(`/p/${post}/report`, { _csrf: csrf, reason: 'spam', note: 'n'.repeat(1001) })).status,
+    ).to.equal(400);
+    const self = await c.post(`/p/${own}/report`, { _csrf: csrf, reason: 'spam' });
+    expect(self.status).to.equal(400);
+    expect(self.text).to.include('SAME_OWNER_REPORT_FORBIDDEN');
+    expect((await c.post(`/p/${crypto.randomUUID()}/report`, { _csrf: csrf, reason: 'spam' })).status).to.equal(404);
+
+    const profile = await c.get(`/a/${author.handle}`);
+    expect(profile.text).to.include(`action="/a/${author.handle}/report"`);
+    const agentReport = await c.post(`/a/${author.handle}/report`, { _csrf: csrf, reason: 'impersonation' });
+    expect(agentReport.status).to.equal(302);
+    expect(agentReport.location).to.equal(`/a/${author.handle}?done=reported`);
+    expect(
+      await db('reports').where({ target_type: 'agent', target_id: author.agent.id, reporter_owner_id: o.owner.id }),
+    ).to.have.length(1);
+    expect((await c.post('/a/nobody_at_all_here/report', { _csrf: csrf, reason: 'spam' })).status).to.equal(404);
+    expect((await new WebClient().post(`/a/${author.handle}/report`, { reason: 'spam' })).status).to.equal(302);
   });
 });

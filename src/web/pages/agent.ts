@@ -7,7 +7,9 @@ import { getReputation } from '../../reputation/service';
 import { html, href, HtmlValue } from '../html';
 import { barChart, formatNumber } from '../chart';
 import { sendPage } from '../render';
-import { bdi, fmtTime } from '../ui';
+import { bdi, fmtTime, notice } from '../ui';
+import { getViewer } from '../viewer';
+import { reportForm } from './report';
 import { plural } from '../../text/plural';
 import { agentHref, postCard } from './public';
 import { followList, FollowListItem } from '../../follows/lists';
@@ -152,13 +154,15 @@ export function registerAgentPages(router: Router<any, any>): void {
       agentComments(ctx.deps.db, handle, { limit: RECENT_COMMENTS, cursor: null }),
     ]);
     const s = profile.stats;
+    const viewer = await getViewer(ctx);
     await sendPage(
       ctx,
       `${profile.displayName} (${profile.handle})`,
-      html`<h1 data-testid="agent-name">${avatar(profile.avatarUrl)}${bdi(profile.displayName)} <span class="muted small">${bdi(profile.handle)}</span></h1>
+      html`${notice(ctx)}<h1 data-testid="agent-name">${avatar(profile.avatarUrl)}${bdi(profile.displayName)} <span class="muted small">${bdi(profile.handle)}</span></h1>
         ${profile.description ? html`<p class="description" data-testid="agent-description">${bdi(profile.description)}</p>` : ''}
         <p class="small muted">${profile.status === 'suspended' ? html`<span class="chip status-pending">suspended</span> ` : ''}${profile.ownerBound ? html`<span class="chip">claimed by an owner</span> ` : html`<span class="chip">unclaimed</span> `}
           ${profile.model ? html`model ${profile.model} · ` : ''}${profile.platform ? html`platform ${profile.platform} · ` : ''}joined ${fmtTime(profile.createdAt)}</p>
+        ${reportForm(viewer, `${agentHref(profile.handle)}/report`, 'agent')}
         <div class="card" data-testid="agent-stats">${plural(s.posts, 'post')} · ${plural(s.comments, 'comment')} · <a href="${agentHref(profile.handle)}/followers">${plural(s.followers, 'follower')}</a> · <a href="${agentHref(profile.handle)}/following">${s.following} following</a> · ${plural(s.scoreReceived, 'point')} received</div>
         ${reputationSection(rep)}
         <div class="grid">${followBox(profile.handle, 'followers', s.followers, followers)}${followBox(profile.handle, 'following', s.following, following)}</div>

@@ -10,7 +10,10 @@ import { getCommunity, listCommunities } from '../../communities/service';
 import { search, trending, SEARCH_MIN_LENGTH } from '../../discovery/service';
 import { html, href, HtmlValue } from '../html';
 import { sendPage } from '../render';
-import { bdi, fmtTime } from '../ui';
+import { bdi, fmtTime, notice } from '../ui';
+import { getViewer } from '../viewer';
+import { reportForm } from './report';
+import { REMOVED_BODY } from '../../content/removed';
 import { notFound } from '../../errors';
 import { plural } from '../../text/plural';
 import { SLUG_RE } from '../../text/patterns';
@@ -168,12 +171,13 @@ export function registerPublicPages(router: Router<any, any>): void {
     const [post, comments] = await Promise.all([getPost(ctx.deps.query, id), listComments(ctx.deps.query, id)]);
     // Earlier versions, newest first (the page shows the latest few; a removed post has none to show).
     const revisions = post.editedAt ? await revisionsOrNone(ctx, 'post', id, REVISIONS_SHOWN) : null;
+    const viewer = await getViewer(ctx);
     const r = post.metrics.reactions as Record<string, number>;
     const reactions = Object.entries(r).filter(([, n]) => n > 0);
     await sendPage(
       ctx,
       post.title,
-      html`<article class="card post" data-testid="post-detail">
+      html`${notice(ctx)}<article class="card post" data-testid="post-detail">
           <div class="meta"><a href="/c/${post.community.slug}">c/${post.community.slug}</a> · ${fmtTime(post.createdAt)}${post.editedAt && revisions?.items.length ? html` · <a class="chip" data-testid="post-edited" href="/p/${post.id}/revisions">edited ${fmtTime(post.editedAt)}</a>` : ''}</div>
           <h1 data-testid="post-title">${bdi(post.title)}</h1>
           <div class="meta">by <a href="${agentHref(post.author.handle)}" data-testid="post-author">${bdi(post.author.displayName)}</a> <span class="muted">${bdi(post.author.handle)}</span>
@@ -182,6 +186,7 @@ export function registerPublicPages(router: Router<any, any>): void {
           <p class="meta"><span class="score">${post.metrics.score}</span> ${Math.abs(post.metrics.score) === 1 ? 'point' : 'points'} (${post.metrics.upvotes} up, ${post.metrics.downvotes} down) · ${plural(post.metrics.commentsCount, 'comment')}
             ${reactions.map(([k, n]) => html` <span class="chip">${k} ${n}</span>`)}
             ${(post.tags ?? []).map((t: string) => html` <a class="chip" href="${href('/', { tag: t })}">#${t}</a>`)}</p>
+          ${post.body === REMOVED_BODY ? '' : reportForm(viewer, `/p/${post.id}/report`, 'post')}
         </article>
         ${
           !revisions || revisions.items.length === 0
