@@ -14,7 +14,10 @@
  * other, and the tables show medians: on this shared machine a single run of one size can be
  * 20 % off the next one.
  * Targets (issue 5): full recompute of 1M interactions ≤ 20 s; 2x data ≤ 2.3x time; incremental
- * after 1,000 new interactions ≤ 2 s.
+ * after 1,000 new interactions ≤ 2 s. reputation_v2's cost (issue 33: ≤ +50 % at 1M): after the
+ * second full run (both models, what every run does), a third one computes v1 only (the baseline,
+ * `runFull(deps, { v1Only: true })`); the table prints second / third. The incremental run is timed
+ * the same way: v1 only after 1,000 new votes, then both models after 1,000 more.
  */
 import { createQuery } from '../src/db/query';
 import knexFactory, { Knex } from 'knex';
@@ -43,6 +46,7 @@ interface Sized {
 interface Round {
   full: FullResult;
   again: FullResult;
+  v1: FullResult;
 }
 
 async function prepare(admin: Knex, size: number, now: Date): Promise<Sized> {
@@ -71,7 +75,9 @@ async function prepare(admin: Knex, size: number, now: Date): Promise<Sized> {
  * repeats the first round's work.
  */
 async function reset(db: Knex): Promise<void> {
-  await db.raw('truncate scoring_edges, scoring_agent_facts, reputation_scores, brigade_flags, scoring_watermarks');
+  await db.raw(
+    'truncate scoring_edges, scoring_agent_facts, reputation_scores, brigade_flags, scoring_watermarks, scoring_edges_v2, scoring_clusters, reputation_scores_v2',
+  );
   await db.raw(`delete from notifications where type = 'reputation_milestone'`);
   await db.raw('vacuum (analyze) notifications, scoring_edges, scoring_agent_facts, reputation_scores');
   await db.raw('checkpoint');
@@ -82,8 +88,10 @@ const median = (xs: number[]) => {
   const v = [...xs].sort((a, b) => a - b);
   return v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
 };
-const parts = (f: FullResult) =>
-  `facts ${f.weights.ms.facts} ms, weights ${f.weights.ms.compute} ms, write ${f.weights.ms.write} ms, reputation ${f.ms - f.weights.ms.facts - f.weights.ms.compute - f.weights.ms.write} ms`;
+const parts = (f: FullResult) => {
+  const w = f.weights.ms;
+  return `facts ${w.facts} ms, weights ${w.compute} ms, write ${w.write} ms, clusters ${w.collusion} ms, reputation ${f.ms - w.facts - w.compute - w.write - w.collusion} ms`;
+};
 
 async function main() {
   const args = process.argv.slice(2);
@@ -109,37 +117,45 @@ async function main() {
         if (r > 0) await reset(n.db);
         const full = await runFull(n.deps);
         const again = await runFull(n.deps);
-        runs[i].push({ full, again });
+        const v1 = await runFull(n.deps, { v1Only: true });
+        runs[i].push({ full, again, v1 });
+        const c = again.weights.collusion;
         console.log(
           `round ${r + 1}, size ${n.size}: full recompute ${s(full.ms)} s (${parts(full)}) = ${Math.round(n.interactions / (full.ms / 1000))} interactions/s, ` +
-            `${full.reputations} reputations, ${full.milestones} milestone notifications; second full run ${s(again.ms)} s (${parts(again)})`,
+            `${full.reputations} reputations, ${full.milestones} milestone notifications; second full run ${s(again.ms)} s (${parts(again)}; ` +
+            `${c.clusters} clusters of ${c.members} agents, ${c.edges} interactions discounted); v1 only ${s(v1.ms)} s (${parts(v1)})`,
         );
       }
     }
-    const tail: { lbMs: number; added: number; inc: IncrementalResult }[] = [];
+    const tail: { lbMs: number; added: number; inc: IncrementalResult; incV1: IncrementalResult }[] = [];
     for (const n of nets) {
       const l0 = Date.now();
       await runLeaderboards(n.deps);
       const lbMs = Date.now() - l0;
+      // v1 only first (the baseline), then both models, each after 1,000 new votes.
+      await addFreshVotes(n.db, 1000, now);
+      const incV1 = await runIncremental(n.deps, { v1Only: true });
       const added = await addFreshVotes(n.db, 1000, now);
       const inc = await runIncremental(n.deps);
-      tail.push({ lbMs, added, inc });
+      tail.push({ lbMs, added, inc, incV1 });
       console.log(
         `size ${n.size}: live leaderboards ${lbMs} ms; incremental after ${added} new: ${inc.ms} ms (${inc.targets} touched agents = ${((100 * inc.targets) / n.agents).toFixed(1)} %, ` +
-          `${inc.weights?.interactions ?? 0} interactions rescored, ${inc.weights?.rewritten ?? 0} edges changed, ${inc.reputations} reputations)`,
+          `${inc.weights?.interactions ?? 0} interactions rescored, ${inc.weights?.rewritten ?? 0} edges changed, ${inc.weights?.collusion.edges ?? 0} discounted by v2, ${inc.reputations} reputations); ` +
+          `v1 only: ${incV1.ms} ms (${incV1.targets} touched agents)`,
       );
     }
     const full = runs.map((rs) => median(rs.map((x) => x.full.ms)));
     const again = runs.map((rs) => median(rs.map((x) => x.again.ms)));
+    const v1 = runs.map((rs) => median(rs.map((x) => x.v1.ms)));
     const label = rounds > 1 ? ` (median of ${rounds} rounds)` : '';
     console.log(
-      `\n| interactions | agents | full recompute (s)${label} | interactions/s | time ratio vs first | data ratio vs first | second full run (s)${label} | incremental after 1,000 (ms) |`,
+      `\n| interactions | agents | full recompute (s)${label} | interactions/s | time ratio vs first | data ratio vs first | second full run (s)${label} | same, v1 only (s) | v1+v2 / v1 only | incremental after 1,000 (ms) | same, v1 only (ms) |`,
     );
-    console.log('|---:|---:|---:|---:|---:|---:|---:|---:|');
+    console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
     for (const [i, n] of nets.entries()) {
       console.log(
         `| ${n.interactions} | ${n.agents} | ${s(full[i])} | ${Math.round(n.interactions / (full[i] / 1000))} | ${(full[i] / full[0]).toFixed(2)} | ` +
-          `${(n.interactions / nets[0].interactions).toFixed(2)} | ${s(again[i])} | ${tail[i].inc.ms} |`,
+          `${(n.interactions / nets[0].interactions).toFixed(2)} | ${s(again[i])} | ${s(v1[i])} | ${(again[i] / v1[i]).toFixed(2)} | ${tail[i].inc.ms} | ${tail[i].incV1.ms} |`,
       );
     }
     for (let i = 1; i < nets.length; i++) {

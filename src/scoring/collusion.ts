@@ -34,39 +34,38 @@ export interface Clusters {
   members: number;
 }
 
-/** Pairs (src, dst) with their summed weight, sorted by src then dst. */
-function aggregatePairs(agents: number, e: SupportEdges) {
-  const order = new Int32Array(e.m);
-  for (let i = 0; i < e.m; i++) order[i] = i;
-  // Counting sort by src, then each src bucket sorted by dst (buckets are small).
+/** Stable counting sort of the positions `order` by key[position] in [0, agents). */
+function countingSort(order: Int32Array, key: Int32Array, agents: number): Int32Array {
   const start = new Int32Array(agents + 1);
-  for (let i = 0; i < e.m; i++) start[e.src[i] + 1]++;
+  for (let i = 0; i < order.length; i++) start[key[order[i]] + 1]++;
   for (let a = 0; a < agents; a++) start[a + 1] += start[a];
-  const fill = start.slice(0, agents);
-  for (let i = 0; i < e.m; i++) order[fill[e.src[i]]++] = i;
-  const pSrc: number[] = [];
-  const pDst: number[] = [];
-  const pW: number[] = [];
-  const outStart = new Int32Array(agents + 1);
-  for (let a = 0; a < agents; a++) {
-    const from = start[a];
-    const to = start[a + 1];
-    outStart[a] = pSrc.length;
-    if (to === from) continue;
-    const bucket = Array.from(order.subarray(from, to)).sort((x, y) => e.dst[x] - e.dst[y]);
-    for (const i of bucket) {
-      const d = e.dst[i];
-      const last = pSrc.length - 1;
-      if (last >= outStart[a] && pDst[last] === d) pW[last] += e.w[i];
-      else {
-        pSrc.push(a);
-        pDst.push(d);
-        pW.push(e.w[i]);
-      }
+  const out = new Int32Array(order.length);
+  for (let i = 0; i < order.length; i++) out[start[key[order[i]]]++] = order[i];
+  return out;
+}
+
+/** Pairs (src, dst) with their summed weight, sorted by src then dst (two stable counting sorts). */
+function aggregatePairs(agents: number, e: SupportEdges) {
+  const ids = new Int32Array(e.m);
+  for (let i = 0; i < e.m; i++) ids[i] = i;
+  const order = countingSort(countingSort(ids, e.dst, agents), e.src, agents);
+  const src = new Int32Array(e.m);
+  const dst = new Int32Array(e.m);
+  const w = new Float64Array(e.m);
+  let n = 0;
+  for (let k = 0; k < e.m; k++) {
+    const i = order[k];
+    if (n > 0 && src[n - 1] === e.src[i] && dst[n - 1] === e.dst[i]) w[n - 1] += e.w[i];
+    else {
+      src[n] = e.src[i];
+      dst[n] = e.dst[i];
+      w[n++] = e.w[i];
     }
   }
-  outStart[agents] = pSrc.length;
-  return { n: pSrc.length, src: Int32Array.from(pSrc), dst: Int32Array.from(pDst), w: Float64Array.from(pW), outStart };
+  const outStart = new Int32Array(agents + 1);
+  for (let i = 0; i < n; i++) outStart[src[i] + 1]++;
+  for (let a = 0; a < agents; a++) outStart[a + 1] += outStart[a];
+  return { n, src: src.subarray(0, n), dst: dst.subarray(0, n), w: w.subarray(0, n), outStart };
 }
 
 /** Index of pair (a, b) in the sorted pairs, or -1. */
@@ -82,7 +81,14 @@ function findPair(p: ReturnType<typeof aggregatePairs>, a: number, b: number): n
   return -1;
 }
 
-export function findClusters(agents: number, e: SupportEdges): Clusters {
+export interface ClusterRule {
+  minClusterSize: number;
+  minMutualSupporters: number;
+  minSelfSupportShare: number;
+}
+
+/** `rule`: the policy's (COLLUSION); bench/collusion-methods.ts compares variants. */
+export function findClusters(agents: number, e: SupportEdges, rule: ClusterRule = COLLUSION): Clusters {
   const p = aggregatePairs(agents, e);
   const received = new Float64Array(agents);
   for (let i = 0; i < p.n; i++) received[p.dst[i]] += p.w[i];
@@ -112,12 +118,18 @@ export function findClusters(agents: number, e: SupportEdges): Clusters {
   const adj = new Int32Array(2 * mm);
   /** weight the neighbour at adj[k] gives to the agent whose list holds it */
   const adjW = new Float64Array(2 * mm);
+  /** position of the same pair in the neighbour's list */
+  const twin = new Int32Array(2 * mm);
   const fill = adjStart.slice(0, agents);
   for (let k = 0; k < mm; k++) {
-    adj[fill[mu[k]]] = mv[k];
-    adjW[fill[mu[k]]++] = wToU[k];
-    adj[fill[mv[k]]] = mu[k];
-    adjW[fill[mv[k]]++] = wToV[k];
+    const pu = fill[mu[k]]++;
+    const pv = fill[mv[k]]++;
+    adj[pu] = mv[k];
+    adjW[pu] = wToU[k];
+    adj[pv] = mu[k];
+    adjW[pv] = wToV[k];
+    twin[pu] = pv;
+    twin[pv] = pu;
   }
 
   const alive = new Uint8Array(agents);
@@ -132,7 +144,7 @@ export function findClusters(agents: number, e: SupportEdges): Clusters {
     for (let k = adjStart[a]; k < adjStart[a + 1]; k++) inside[a] += adjW[k];
   }
   const weak = (a: number) =>
-    deg[a] < COLLUSION.minMutualSupporters || inside[a] < COLLUSION.minSelfSupportShare * received[a] - 1e-9;
+    deg[a] < rule.minMutualSupporters || inside[a] < rule.minSelfSupportShare * received[a] - 1e-9;
   for (let a = 0; a < agents; a++)
     if (alive[a] && weak(a)) {
       queue.push(a);
@@ -147,11 +159,7 @@ export function findClusters(agents: number, e: SupportEdges): Clusters {
       if (!alive[b]) continue;
       deg[b]--;
       // the weight a gave to b: stored in b's list at the entry for a
-      for (let q = adjStart[b]; q < adjStart[b + 1]; q++)
-        if (adj[q] === a) {
-          inside[b] -= adjW[q];
-          break;
-        }
+      inside[b] -= adjW[twin[k]];
       if (!queued[b] && weak(b)) {
         queued[b] = 1;
         queue.push(b);
@@ -182,7 +190,7 @@ export function findClusters(agents: number, e: SupportEdges): Clusters {
         }
       }
     }
-    if (group.length < COLLUSION.minClusterSize) {
+    if (group.length < rule.minClusterSize) {
       for (const a of group) cluster[a] = -1;
       continue;
     }

@@ -57,6 +57,8 @@ export interface WeightOptions {
   freshActors?: boolean;
   /** The process's thread pool (deps.scoringPool); without one every batch is computed inline. */
   pool?: ScoringPool;
+  /** false: v1 only, reputation_v2's tables left as they are (the benchmark's baseline for v2's cost). */
+  v2?: boolean;
 }
 
 export interface WeightRun extends WeightRunResult {
@@ -170,18 +172,21 @@ export async function recomputeWeights(
   const brigade: number[] = [];
   for (let r = 0; r < n; r++) if (masks[r] & BIT.BRIGADE_PATTERN) brigade.push(cols.id[r]);
   const flags = await writeBrigadeFlags(trx, brigade, now);
-  const t3 = Date.now();
+  let t3 = Date.now();
   let sums: ReputationSums | undefined;
   let sumsV2: ReputationSums | undefined;
   let collusion = { clusters: 0, members: 0, edges: 0 };
   if (!scoped) {
     const agents = (await trx.raw('select count(*)::int n from sc_ag')).rows[0].n;
     sums = sumReputation(cols, n, stored, agents);
+    t3 = Date.now();
     // reputation_v2: the graph rule over the window's support graph, then the same sums with its weights.
-    const c = await clustersFull(trx, cols, n, stored, masks, agents, now);
-    collusion = { clusters: c.clusters, members: c.members, edges: c.edges };
-    sumsV2 = c.edges > 0 ? sumReputation(cols, n, c.weights, agents, c.discounted) : sums;
-  } else {
+    if (opts.v2 !== false) {
+      const c = await clustersFull(trx, cols, n, stored, masks, agents, now);
+      collusion = { clusters: c.clusters, members: c.members, edges: c.edges };
+      sumsV2 = c.edges > 0 ? sumReputation(cols, n, c.weights, agents, c.discounted) : sums;
+    }
+  } else if (opts.v2 !== false) {
     collusion.edges = await clustersScoped(trx, now);
   }
   const t4 = Date.now();
@@ -195,6 +200,7 @@ export async function recomputeWeights(
     brigadeFlags: flags,
     agentFacts,
     collusion,
+    // collusion: reputation_v2's clusters, their writes and sums (v1's sums count as write)
     ms: { facts: t1 - t0, compute: t2 - t1, write: t3 - t2, collusion: t4 - t3 },
   };
 }

@@ -52,9 +52,10 @@ async function recomputeModels(
   now: Date,
   agents: string[] | null,
   sums?: { sums?: ReputationSums; sumsV2?: ReputationSums },
+  v2 = true,
 ) {
   const v1 = await recomputeReputations(trx, now, agents, { sums: sums?.sums });
-  await recomputeReputations(trx, now, agents, { sums: sums?.sumsV2, model: 'reputation_v2' });
+  if (v2) await recomputeReputations(trx, now, agents, { sums: sums?.sumsV2, model: 'reputation_v2' });
   return v1;
 }
 
@@ -63,8 +64,11 @@ async function dbClock(trx: Knex | Knex.Transaction): Promise<Date> {
   return new Date(r.rows[0].t);
 }
 
-/** Rescores what changed since the watermark: interactions received by touched agents, then their reputation. */
-export async function runIncremental(deps: Deps): Promise<IncrementalResult> {
+/**
+ * Rescores what changed since the watermark: interactions received by touched agents, then their
+ * reputation under both models (`v1Only`: the benchmark's baseline for v2's cost).
+ */
+export async function runIncremental(deps: Deps, opts: { v1Only?: boolean } = {}): Promise<IncrementalResult> {
   const started = Date.now();
   return inLock(
     deps,
@@ -76,9 +80,12 @@ export async function runIncremental(deps: Deps): Promise<IncrementalResult> {
       let weights: WeightRunResult | null = null;
       let reps = { agents: 0, milestones: 0 };
       if (targets.length > 0) {
-        const { affected, ...w } = await recomputeWeights(trx, now, targets, { pool: deps.scoringPool });
+        const { affected, ...w } = await recomputeWeights(trx, now, targets, {
+          pool: deps.scoringPool,
+          v2: !opts.v1Only,
+        });
         weights = w;
-        reps = await recomputeModels(trx, now, affected);
+        reps = await recomputeModels(trx, now, affected, undefined, !opts.v1Only);
       }
       await setWatermark(trx, mark);
       return {
@@ -101,8 +108,11 @@ export interface FullResult {
   ms: number;
 }
 
-/** Full recompute: every weight of the window, then every reputation (or one agent's). */
-export async function runFull(deps: Deps, opts: { agentId?: string } = {}): Promise<FullResult> {
+/**
+ * Full recompute: every weight of the window, then every reputation (or one agent's), under both
+ * models. `v1Only` leaves reputation_v2's tables as they are: the benchmark's baseline for v2's cost.
+ */
+export async function runFull(deps: Deps, opts: { agentId?: string; v1Only?: boolean } = {}): Promise<FullResult> {
   const started = Date.now();
   return inLock(
     deps,
@@ -116,7 +126,7 @@ export async function runFull(deps: Deps, opts: { agentId?: string } = {}): Prom
         const reps = await recomputeModels(trx, now, affected);
         return { weights, reputations: reps.agents, milestones: reps.milestones, ms: Date.now() - started };
       }
-      const { weights, reps } = await recomputeAll(trx, now, deps.scoringPool);
+      const { weights, reps } = await recomputeAll(trx, now, deps.scoringPool, !opts.v1Only);
       return { weights, reputations: reps.agents, milestones: reps.milestones, ms: Date.now() - started };
     },
     () => SCORES,
@@ -124,10 +134,10 @@ export async function runFull(deps: Deps, opts: { agentId?: string } = {}): Prom
 }
 
 /** Every weight of the window, then every reputation; the watermark moves to the run's start. */
-async function recomputeAll(trx: Knex.Transaction, now: Date, pool: ScoringPool) {
+async function recomputeAll(trx: Knex.Transaction, now: Date, pool: ScoringPool, v2 = true) {
   const mark = await dbClock(trx);
-  const { sums, sumsV2, affected: _everyone, ...weights } = await recomputeWeights(trx, now, null, { pool });
-  const reps = await recomputeModels(trx, now, null, { sums, sumsV2 });
+  const { sums, sumsV2, affected: _everyone, ...weights } = await recomputeWeights(trx, now, null, { pool, v2 });
+  const reps = await recomputeModels(trx, now, null, { sums, sumsV2 }, v2);
   await setWatermark(trx, mark);
   return { weights, reps };
 }
