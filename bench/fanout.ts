@@ -5,12 +5,16 @@
  * to the same receiver at the same concurrency (no queue, no database), so the ratio is the
  * cost of durable, recorded, retryable delivery.
  *
- *   npx tsx bench/fanout.ts [--events 300] [--webhooks 1] [--concurrency 4]
+ *   npx tsx bench/fanout.ts [--events 300] [--webhooks 1] [--concurrency 4] [--rounds 3]
+ *     [--local-queue N] [--complete-batch MS]   (graphile-worker batching; default: the worker's own)
+ *     [--cpu-prof FILE]   (a V8 CPU profile of the queued phases only)
  *   (TEST_ADMIN_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/postgres; a scratch
  *   database is created and dropped)
  */
+import fs from 'fs';
 import { createQuery } from '../src/db/query';
 import http from 'http';
+import inspector from 'inspector';
 import type { AddressInfo } from 'net';
 import knexFactory from 'knex';
 import pg from 'pg';
@@ -31,10 +35,42 @@ import { webhookHeaders } from '../src/webhooks/signing';
 import { eventFanout } from '../jobs/event_fanout';
 import { webhookDeliver } from '../jobs/webhook_deliver';
 import { numberArg } from './lib/args';
+import { graphileRunOptions } from '../src/worker-runner';
+import { procAvailable, readCpu, Reading, spent } from './lib/proc-cpu';
 
 const EVENTS = numberArg('events', 300);
 const WEBHOOKS = numberArg('webhooks', 1);
 const CONCURRENCY = numberArg('concurrency', 4);
+const ROUNDS = numberArg('rounds', 3);
+const LOCAL_QUEUE = process.argv.includes('--local-queue') ? numberArg('local-queue', 0) : undefined;
+const COMPLETE_BATCH = process.argv.includes('--complete-batch') ? numberArg('complete-batch', 0) : undefined;
+
+/** `--cpu-prof FILE`: a V8 CPU profile of this process during the queued phases only. */
+const CPU_PROF = process.argv.includes('--cpu-prof') ? process.argv[process.argv.indexOf('--cpu-prof') + 1] : null;
+const inspectorSession = CPU_PROF ? new inspector.Session() : null;
+function post(method: string, params?: object): Promise<any> {
+  return new Promise((resolve, reject) =>
+    inspectorSession!.post(method, params, (err, res) => (err ? reject(err) : resolve(res))),
+  );
+}
+
+type Role = 'bench' | 'pg';
+/** This process and the PostgreSQL backends of the bench's database (titled "postgres: <cluster>: <user> <db> ..."). */
+function cpuReading(database: string): Reading<Role> | null {
+  if (!procAvailable) return null;
+  return readCpu<Role>((pid, cmd) => {
+    if (pid === process.pid) return 'bench';
+    const backend = /^postgres: [^:]+: (\S+) (\S+) /.exec(cmd);
+    return backend && backend[2] === database ? 'pg' : null;
+  });
+}
+/** CPU milliseconds of this process and of PostgreSQL between two readings. */
+function cpuSpent(a: Reading<Role> | null, b: Reading<Role> | null): { bench: number; pg: number } {
+  if (!a || !b) return { bench: 0, pg: 0 };
+  const by = spent(a, b).byRole;
+  const ms = (r: Role) => (by.get(r)?.user ?? 0) + (by.get(r)?.sys ?? 0);
+  return { bench: ms('bench'), pg: ms('pg') };
+}
 const ADMIN = process.env.TEST_ADMIN_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 
 async function main() {
@@ -42,7 +78,7 @@ async function main() {
   const server = http.createServer((req, res) => {
     req.resume();
     req.on('end', () => {
-      received++;
+      if (req.headers['webhook-id'] !== 'evt_bench') received++;
       res.writeHead(204).end();
     });
   });
@@ -82,73 +118,152 @@ async function main() {
     for (let i = 0; i < WEBHOOKS; i++)
       secret = (await createWebhook(deps, owner.id, agent.id, { url, events: ['agent.mentioned'] })).secret;
     const total = EVENTS * WEBHOOKS;
+    const perRound = Math.ceil(EVENTS / ROUNDS);
 
-    // Baseline: the same signed POSTs, straight from this process.
+    // The signed POSTs of the baseline, straight from this process.
     const body = JSON.stringify({
       type: 'agent.mentioned',
       timestamp: new Date().toISOString(),
       data: { agentId: agent.id, n: 0 },
     });
-    let next = 0;
-    const b0 = performance.now();
-    await Promise.all(
-      Array.from({ length: CONCURRENCY }, async () => {
-        while (next < total) {
-          next++;
-          await postWebhook({
-            url,
-            headers: webhookHeaders(secret, 'evt_bench', new Date(), body),
-            body,
-            guard: { allowPrivate: true },
-          });
-        }
-      }),
-    );
-    const baselineSecs = (performance.now() - b0) / 1000;
-    received = 0;
+    async function direct(n: number): Promise<void> {
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: CONCURRENCY }, async () => {
+          while (next < n) {
+            next++;
+            await postWebhook({
+              url,
+              headers: webhookHeaders(secret, 'evt_bench', new Date(), body),
+              body,
+              guard: { allowPrivate: true },
+            });
+          }
+        }),
+      );
+    }
+    await direct(Math.min(200, total)); // warm-up
 
-    // Queued: emit in transactions (as writes do), then let the worker drain it.
-    const e0 = performance.now();
-    for (let i = 0; i < EVENTS; i++)
-      await db.transaction((trx) => emitEvent(trx, { type: 'agent.mentioned', agentId: agent.id, data: { n: i } }));
-    const emitSecs = (performance.now() - e0) / 1000;
-    const t0 = performance.now();
     const pgPool = new pg.Pool({ connectionString: databaseUrl, max: CONCURRENCY + 2 });
     pgPool.on('error', () => undefined);
     pgPool.on('connect', (c) => c.on('error', () => undefined));
     const runner = await run({
       pgPool,
-      concurrency: CONCURRENCY,
       taskList: { event_fanout: eventFanout(deps), webhook_deliver: webhookDeliver(deps) },
       noHandleSignals: true,
-      pollInterval: 200,
       logger: new Logger(() => () => undefined),
+      ...graphileRunOptions(CONCURRENCY, {
+        ...(LOCAL_QUEUE !== undefined ? { localQueueSize: LOCAL_QUEUE } : {}),
+        ...(COMPLETE_BATCH !== undefined ? { completeJobBatchDelay: COMPLETE_BATCH } : {}),
+      }),
     });
-    const deadline = Date.now() + 120_000;
-    for (;;) {
-      const [{ count }] = await db('webhook_deliveries')
-        .where({ status: 'succeeded' })
-        .count<{ count: number }[]>('* as count');
-      if (Number(count) >= total) break;
-      if (Date.now() > deadline) throw new Error(`only ${count}/${total} deliveries after 120 s`);
-      await new Promise((r) => setTimeout(r, 20));
+
+    // Rounds alternate the baseline and the queued run, so both see the same machine.
+    const rate = (x: number, secs: number) => Math.round(x / secs);
+    const us = (ms: number) => Math.round((ms * 1000) / total);
+    let baselineSecs = 0;
+    let queuedSecs = 0;
+    let emitSecs = 0;
+    const baselineCpu = { bench: 0, pg: 0 };
+    const queuedCpu = { bench: 0, pg: 0 };
+    const add = (to: { bench: number; pg: number }, d: { bench: number; pg: number }) => {
+      to.bench += d.bench;
+      to.pg += d.pg;
+    };
+    let done = 0;
+    let emitted = 0;
+    const ratios: string[] = [];
+    const profiles: any[] = [];
+    if (inspectorSession) {
+      inspectorSession.connect();
+      await post('Profiler.enable');
     }
-    const queuedSecs = (performance.now() - t0) / 1000;
+    for (let r = 0; r < ROUNDS && emitted < EVENTS; r++) {
+      const n = Math.min(perRound, EVENTS - emitted);
+      const c0 = cpuReading(dbName);
+      const b0 = performance.now();
+      await direct(n * WEBHOOKS);
+      const b = (performance.now() - b0) / 1000;
+      add(baselineCpu, cpuSpent(c0, cpuReading(dbName)));
+
+      // Queued: the round's events emitted in one transaction (as writes do, each its own
+      // statement); the worker sees them at commit, and the clock runs from there until every
+      // delivery is recorded as succeeded.
+      const e0 = performance.now();
+      await db.transaction(async (trx) => {
+        for (let i = 0; i < n; i++)
+          await emitEvent(trx, { type: 'agent.mentioned', agentId: agent.id, data: { n: emitted + i } });
+      });
+      emitSecs += (performance.now() - e0) / 1000;
+      emitted += n;
+      done += n * WEBHOOKS;
+      if (inspectorSession) await post('Profiler.start');
+      const c1 = cpuReading(dbName);
+      const t0 = performance.now();
+      const deadline = Date.now() + 120_000;
+      for (;;) {
+        // The database is asked only once the receiver has every request (asking all along
+        // would add its own load to the measured PostgreSQL CPU).
+        if (received < done && Date.now() < deadline) {
+          await new Promise((res) => setTimeout(res, 2));
+          continue;
+        }
+        const [{ count }] = await db('webhook_deliveries')
+          .where({ status: 'succeeded' })
+          .count<{ count: number }[]>('* as count');
+        if (Number(count) >= done) break;
+        if (Date.now() > deadline) throw new Error(`only ${count}/${done} deliveries after 120 s`);
+        await new Promise((res) => setTimeout(res, 5));
+      }
+      const q = (performance.now() - t0) / 1000;
+      add(queuedCpu, cpuSpent(c1, cpuReading(dbName)));
+      if (inspectorSession) profiles.push((await post('Profiler.stop')).profile);
+      baselineSecs += b;
+      queuedSecs += q;
+      ratios.push(`${(b / q).toFixed(2)} (${rate(n * WEBHOOKS, b)}/${rate(n * WEBHOOKS, q)})`);
+    }
+    // The rounds' profiles as one: their nodes and samples side by side (ids made unique).
+    if (CPU_PROF && profiles.length) {
+      const merged = {
+        nodes: [] as any[],
+        startTime: profiles[0].startTime,
+        endTime: 0,
+        samples: [] as number[],
+        timeDeltas: [] as number[],
+      };
+      profiles.forEach((p, i) => {
+        const off = i * 10_000_000;
+        for (const n of p.nodes)
+          merged.nodes.push({ ...n, id: n.id + off, children: n.children?.map((c: number) => c + off) });
+        merged.samples.push(...p.samples.map((x: number) => x + off));
+        merged.timeDeltas.push(...p.timeDeltas);
+        merged.endTime = p.endTime;
+      });
+      fs.writeFileSync(CPU_PROF, JSON.stringify(merged));
+    }
     await runner.stop();
     await pgPool.end();
     const lost = total - received;
+    const attempts = Number((await db('webhook_delivery_attempts').count<{ count: number }[]>('* as count'))[0].count);
 
-    const rate = (n: number, s: number) => Math.round(n / s);
-    console.log(`events=${EVENTS} webhooks/agent=${WEBHOOKS} deliveries=${total} concurrency=${CONCURRENCY}`);
-    console.log(`baseline  direct signed POSTs:            ${rate(total, baselineSecs)} deliveries/s`);
+    console.log(
+      `events=${EVENTS} webhooks/agent=${WEBHOOKS} deliveries=${total} concurrency=${CONCURRENCY} rounds=${ratios.length} ` +
+        `localQueue=${LOCAL_QUEUE ?? 'default'} completeJobBatchDelay=${COMPLETE_BATCH ?? 'default'}`,
+    );
+    console.log(
+      `baseline  direct signed POSTs:            ${rate(total, baselineSecs)} deliveries/s, CPU µs each: ${us(baselineCpu.bench)} node (sender and receiver)`,
+    );
     console.log(`emit      emitEvent in a transaction:     ${rate(EVENTS, emitSecs)} events/s`);
     console.log(
-      `queued    fan-out + delivery (worker):    ${rate(EVENTS, queuedSecs)} events/s, ${rate(total, queuedSecs)} deliveries/s`,
+      `queued    fan-out + delivery (worker):    ${rate(EVENTS, queuedSecs)} events/s, ${rate(total, queuedSecs)} deliveries/s, ` +
+        `CPU µs each: ${us(queuedCpu.bench)} node (worker and receiver) + ${us(queuedCpu.pg)} PostgreSQL`,
     );
     console.log(
-      `ratio     queued / baseline deliveries:   ${(rate(total, queuedSecs) / rate(total, baselineSecs)).toFixed(3)}`,
+      `ratio     queued / baseline deliveries:   ${(baselineSecs / queuedSecs).toFixed(3)} (rounds, ratio (baseline/queued deliveries/s): ${ratios.join(' ')})`,
     );
-    console.log(`receiver  requests=${received} missing=${Math.max(0, lost)}`);
+    console.log(
+      `receiver  requests=${received} missing=${Math.max(0, lost)} attempts recorded=${attempts} (deliveries ${total})`,
+    );
   } finally {
     await deps.limiter.close();
     await db.destroy();

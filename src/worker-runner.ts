@@ -54,15 +54,42 @@ export async function runWithLiveness(deps: Deps, options: RunnerOptions): Promi
   };
 }
 
+export interface BatchingOptions {
+  /** Jobs fetched (and locked) per query into the pool's local queue; -1 fetches one per worker. */
+  localQueueSize?: number;
+  /** Milliseconds job completions wait to be written together; -1 writes each at once. */
+  completeJobBatchDelay?: number;
+}
+
+/**
+ * The graphile-worker options the worker runs with (bench/fanout.ts measures the same).
+ */
+export function graphileRunOptions(
+  concurrency: number,
+  b: BatchingOptions = {},
+): Pick<RunnerOptions, 'concurrency' | 'pollInterval' | 'preset'> {
+  const localQueueSize = b.localQueueSize ?? -1;
+  const completeJobBatchDelay = b.completeJobBatchDelay ?? -1;
+  return {
+    concurrency,
+    pollInterval: 1000,
+    preset: {
+      worker: {
+        ...(localQueueSize > 1 ? { localQueue: { size: localQueueSize } } : {}),
+        completeJobBatchDelay,
+      },
+    },
+  };
+}
+
 /** Starts graphile-worker with the project's task list and crontab. */
 export async function startWorker(deps: Deps, connectionString: string): Promise<Runner> {
   const runner = await runWithLiveness(deps, {
     connectionString,
-    concurrency: deps.config.workerConcurrency,
+    ...graphileRunOptions(deps.config.workerConcurrency),
     taskList: buildTaskList(deps),
     crontabFile: path.join(repoRoot, 'jobs', 'crontab'),
     noHandleSignals: true,
-    pollInterval: 1000,
     logger: workerLogger(deps.log),
   });
   // The scoring thread pool ends with the runner (graceful shutdown stops the runner).

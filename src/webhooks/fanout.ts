@@ -1,4 +1,5 @@
-import type { Knex } from 'knex';
+import { GroupCommit } from '../db/group-commit';
+import { statement } from '../db/query';
 import type { Deps } from '../deps';
 import type { AttemptResult } from './outbound-http';
 import { AttemptTarget, DELIVER_JOB_MAX_ATTEMPTS, DeliverOptions, sendAttempt } from './delivery';
@@ -25,60 +26,41 @@ export function isEventPayload(p: any): p is EventPayload {
   );
 }
 
-/** A delivery waiting for its first attempt, with what the attempt needs. */
-export interface FirstAttempt extends AttemptTarget {
-  deliveryId: string;
-}
+/** A webhook the event is to be sent to for the first time, with what the attempt needs. */
+export type FirstAttempt = AttemptTarget;
 
-/** What the fan-out of one event did: its deliveries waiting for a first attempt, and their outcomes. */
+/** The first attempt's outcome: recorded as succeeded, recorded as failed with a retry queued, or already recorded. */
 export type FirstOutcome = 'succeeded' | 'retrying' | 'skipped';
 
+const PENDING_WEBHOOKS = statement<{
+  webhook_id: string;
+  url: string;
+  secret_enc: string;
+  previous_secret_enc: string | null;
+  previous_secret_until: Date | null;
+  payload: unknown;
+}>(
+  'webhooks_fanout_pending',
+  `select w.id webhook_id, w.url, w.secret_enc, w.previous_secret_enc, w.previous_secret_until, ?::jsonb payload
+   from webhooks w
+   where w.agent_id = ? and w.enabled and ?::text = any(w.events)
+     and not exists (select 1 from webhook_deliveries d where d.event_id = ? and d.webhook_id = w.id)`,
+);
+
+function eventBody(e: EventPayload): string {
+  return JSON.stringify({ type: e.type, timestamp: e.occurredAt, data: { agentId: e.agentId, ...e.data } });
+}
+
 /**
- * Stores the event and creates one delivery per enabled webhook of the agent subscribed to the
- * type, in one statement, and answers every delivery of the event still waiting for its first
- * attempt (the new ones, and on a rerun after a crash those created but never recorded as
- * attempted). Deliveries are unique per (event, webhook), so a rerun creates nothing twice. A
- * waiting delivery whose webhook was disabled meanwhile ends as failed. Events nobody subscribed
- * to are not stored.
+ * The webhooks an event still has to be sent to: every enabled webhook of the agent subscribed to
+ * the type that has no delivery of the event yet (a delivery is recorded with its first attempt,
+ * so on a rerun after a crash those are the ones whose first attempt was never recorded). A read:
+ * nothing is written before the attempts. The payload comes back as jsonb gives it, so the first
+ * attempt sends the same bytes as every later one (read from the stored event).
  */
-export async function createDeliveries(db: Knex, e: EventPayload): Promise<FirstAttempt[]> {
-  const payload = { type: e.type, timestamp: e.occurredAt, data: { agentId: e.agentId, ...e.data } };
-  const r = await db.raw(
-    `with hooks as (
-       select id, url, secret_enc, previous_secret_enc, previous_secret_until from webhooks
-       where agent_id = :agent and enabled and :type = any(events)
-     ),
-     ev as (
-       insert into webhook_events (id, type, agent_id, payload, occurred_at)
-       select :id, :type, :agent, :payload::jsonb, :at from (select 1 from hooks limit 1) h
-       on conflict (id) do nothing
-     ),
-     created as (
-       insert into webhook_deliveries (event_id, webhook_id, next_attempt_at)
-       select :id, h.id, now() from hooks h
-       on conflict (event_id, webhook_id) do nothing
-       returning id, webhook_id
-     ),
-     -- (data-modifying CTEs run whether or not the query reads them)
-     orphaned as (
-       update webhook_deliveries d set status = 'failed', last_error = 'webhook disabled', next_attempt_at = null, updated_at = now()
-       from webhooks w
-       where d.event_id = :id and d.status = 'pending' and d.step = 0 and w.id = d.webhook_id and not w.enabled
-       returning d.id
-     ),
-     waiting as (
-       select id, webhook_id from created
-       union all
-       select d.id, d.webhook_id from webhook_deliveries d
-       where d.event_id = :id and d.status = 'pending' and d.step = 0 and d.webhook_id in (select id from hooks)
-     )
-     select w.id delivery_id, h.id webhook_id, h.url, h.secret_enc, h.previous_secret_enc, h.previous_secret_until,
-            :payload::jsonb payload
-     from waiting w join hooks h on h.id = w.webhook_id`,
-    { id: e.eventId, type: e.type, agent: e.agentId, payload: JSON.stringify(payload), at: e.occurredAt },
-  );
-  return (r.rows as any[]).map((row) => ({
-    deliveryId: row.delivery_id,
+export async function pendingWebhooks(deps: Pick<Deps, 'query'>, e: EventPayload): Promise<FirstAttempt[]> {
+  const r = await deps.query(PENDING_WEBHOOKS, [eventBody(e), e.agentId, e.type, e.eventId]);
+  return r.rows.map((row) => ({
     eventId: e.eventId,
     webhookId: row.webhook_id,
     url: row.url,
@@ -89,83 +71,117 @@ export async function createDeliveries(db: Knex, e: EventPayload): Promise<First
   }));
 }
 
+/** One first attempt to record: its event, its webhook and what the attempt got. */
+export interface FirstAttemptRecord {
+  event: EventPayload;
+  webhookId: string;
+  result: AttemptResult;
+}
+
+const RECORD_FIRST_ATTEMPTS = statement<{ keys: string[] }>(
+  'webhooks_record_first_attempts',
+  `with p as (select ?::text[] ev, ?::text[] type, ?::uuid[] agent, ?::jsonb[] payload, ?::timestamptz[] at,
+                     ?::uuid[] hook, ?::bool[] ok, ?::int[] code, ?::int[] latency, ?::text[] error,
+                     ?::timestamptz now, ?::timestamptz next, ?::text task, ?::int max_attempts),
+   r as (
+     select u.* from p, unnest(p.ev, p.type, p.agent, p.payload, p.at, p.hook, p.ok, p.code, p.latency, p.error)
+       as u(ev, type, agent, payload, at, hook, ok, code, latency, error)
+   ),
+   ev as (
+     insert into webhook_events (id, type, agent_id, payload, occurred_at)
+     select distinct on (r.ev) r.ev, r.type, r.agent, r.payload, r.at from r
+     on conflict (id) do nothing
+   ),
+   ins as (
+     insert into webhook_deliveries
+       (event_id, webhook_id, status, step, attempts, response_code, latency_ms, last_error, next_attempt_at, updated_at)
+     select r.ev, r.hook, case when r.ok then 'succeeded' else 'pending' end, 1, 1, r.code, r.latency, r.error,
+            case when r.ok then null else p.next end, p.now
+     from r, p
+     where exists (select 1 from webhooks w where w.id = r.hook)
+     on conflict (event_id, webhook_id) do nothing
+     returning id, event_id, webhook_id, status, response_code, latency_ms, last_error
+   ),
+   att as (
+     insert into webhook_delivery_attempts (delivery_id, token, attempt, ok, response_code, latency_ms, error, created_at)
+     select ins.id, 'step:1', 1, ins.status = 'succeeded', ins.response_code, ins.latency_ms, ins.last_error, p.now
+     from ins, p
+     returning delivery_id
+   ),
+   jobs as (
+     select graphile_worker.add_job(p.task, json_build_object('deliveryId', ins.id, 'step', 2),
+              run_at => p.next, max_attempts => p.max_attempts) j
+     from ins, p where ins.status = 'pending'
+   ),
+   hooks as (
+     update webhooks w set consecutive_failures = 0, last_success_at = p.now
+     from p
+     where w.id in (select webhook_id from ins where status = 'succeeded')
+       and (w.consecutive_failures <> 0 or w.last_success_at is null
+            or w.last_success_at < p.now - interval '1 minute' or w.last_success_at > p.now)
+     returning w.id
+   )
+   select array(select event_id || ' ' || webhook_id from ins) keys, (select count(*) from att) att,
+          (select count(*) from jobs) jobs, (select count(*) from hooks) hooks`,
+);
+
 /**
- * Records the first attempts of deliveries in one statement: each attempt row (token `step:1`),
- * the delivery's state, the job of the second attempt for a failure (its own runAt, the retry
- * schedule), and the webhook's success (only when that changes it, to the minute, so a busy
- * webhook's row is not rewritten by every delivery). A delivery already past its first attempt
- * is skipped, so a rerun records nothing twice. Outcomes in the order of `attempts`.
+ * Records first attempts in one statement: the event (once), per attempt its delivery (step 1,
+ * its latest attempt's code, latency and error), the attempt row (token `step:1`), for a failure
+ * the job of the second attempt at its own runAt (the retry schedule, not graphile's backoff),
+ * and for a success the webhook's state (only when that changes it, to the minute, so a busy
+ * webhook's row is not rewritten by every delivery). A delivery already recorded is skipped (a
+ * rerun records nothing twice), and so is a webhook deleted since. Outcomes in the order given.
  */
-export async function recordFirstAttempts(
-  deps: Deps,
-  attempts: { deliveryId: string; result: AttemptResult }[],
-): Promise<FirstOutcome[]> {
-  if (attempts.length === 0) return [];
+export async function recordFirstAttempts(deps: Deps, records: FirstAttemptRecord[]): Promise<FirstOutcome[]> {
+  if (records.length === 0) return [];
   const now = deps.now();
-  const delay = retryDelayAfter(1)!;
-  const nextAt = new Date(now.getTime() + delay);
-  const r = await deps.db.raw(
-    `with r as (
-       select * from unnest(:ids::uuid[], :ok::bool[], :code::int[], :latency::int[], :error::text[])
-         as r(id, ok, code, latency, error)
-     ),
-     upd as (
-       update webhook_deliveries d
-       set status = case when r.ok then 'succeeded' else 'pending' end, step = 1, attempts = d.attempts + 1,
-           response_code = r.code, latency_ms = r.latency, last_error = r.error,
-           next_attempt_at = case when r.ok then null else :next::timestamptz end, updated_at = :now
-       from r where d.id = r.id and d.status = 'pending' and d.step < 1
-       returning d.id, d.webhook_id, d.attempts, r.ok, r.code, r.latency, r.error
-     ),
-     att as (
-       insert into webhook_delivery_attempts (delivery_id, token, attempt, ok, response_code, latency_ms, error, created_at)
-       select id, 'step:1', attempts, ok, code, latency, error, :now from upd
-       on conflict (delivery_id, token) do nothing
-       returning delivery_id
-     ),
-     jobs as (
-       select graphile_worker.add_job(:task, json_build_object('deliveryId', id, 'step', 2),
-                run_at => :next::timestamptz, max_attempts => :maxAttempts::int) j
-       from upd where not ok
-     ),
-     hooks as (
-       update webhooks w set consecutive_failures = 0, last_success_at = :now
-       where w.id in (select webhook_id from upd where ok)
-         and (w.consecutive_failures <> 0 or w.last_success_at is null
-              or w.last_success_at < :now::timestamptz - interval '1 minute' or w.last_success_at > :now)
-       returning w.id
-     )
-     select array(select id from upd) ids, (select count(*) from att) att, (select count(*) from jobs) jobs,
-            (select count(*) from hooks) hooks`,
-    {
-      ids: attempts.map((a) => a.deliveryId),
-      ok: attempts.map((a) => a.result.ok),
-      code: attempts.map((a) => a.result.responseCode),
-      latency: attempts.map((a) => a.result.latencyMs),
-      error: attempts.map((a) => a.result.error?.slice(0, 500) ?? null),
-      next: nextAt,
-      now,
-      task: 'webhook_deliver' satisfies JobName,
-      maxAttempts: DELIVER_JOB_MAX_ATTEMPTS,
-    },
+  const nextAt = new Date(now.getTime() + retryDelayAfter(1)!);
+  const r = await deps.query(RECORD_FIRST_ATTEMPTS, [
+    records.map((a) => a.event.eventId),
+    records.map((a) => a.event.type),
+    records.map((a) => a.event.agentId),
+    records.map((a) => eventBody(a.event)),
+    records.map((a) => a.event.occurredAt),
+    records.map((a) => a.webhookId),
+    records.map((a) => a.result.ok),
+    records.map((a) => a.result.responseCode),
+    records.map((a) => a.result.latencyMs),
+    records.map((a) => a.result.error?.slice(0, 500) ?? null),
+    now,
+    nextAt,
+    'webhook_deliver' satisfies JobName,
+    DELIVER_JOB_MAX_ATTEMPTS,
+  ]);
+  const recorded = new Set(r.rows[0].keys);
+  return records.map((a) =>
+    !recorded.has(`${a.event.eventId} ${a.webhookId}`) ? 'skipped' : a.result.ok ? 'succeeded' : 'retrying',
   );
-  const recorded = new Set<string>(r.rows[0].ids);
-  return attempts.map((a) => (!recorded.has(a.deliveryId) ? 'skipped' : a.result.ok ? 'succeeded' : 'retrying'));
 }
 
 /**
- * The fan-out of one event: its deliveries (createDeliveries), their first attempts sent at once,
- * and the attempts recorded together (recordFirstAttempts). A crash between sending and recording
- * leaves the deliveries waiting for their first attempt, and the rerun of the fan-out job sends
- * them again (at-least-once). Later attempts are `webhook_deliver` jobs (src/webhooks/delivery.ts).
- * Never throws for HTTP failures; database errors throw and let graphile retry the job.
+ * One group commit of first attempts per Deps (the worker process has one): the fan-outs running
+ * at the same time record their attempts together, in one statement and one commit.
+ */
+const recorders = new WeakMap<Deps, GroupCommit<FirstAttemptRecord, FirstOutcome>>();
+function recorderOf(deps: Deps): GroupCommit<FirstAttemptRecord, FirstOutcome> {
+  let g = recorders.get(deps);
+  if (!g) recorders.set(deps, (g = new GroupCommit((records) => recordFirstAttempts(deps, records))));
+  return g;
+}
+
+/**
+ * The fan-out of one event: the webhooks it still has to reach (pendingWebhooks), their first
+ * attempts sent at once, then recorded (recordFirstAttempts, grouped with the fan-outs running at
+ * the same time). Nothing is written before the attempts: a crash before the record leaves the
+ * event without deliveries, and the rerun of the fan-out job sends them again (at-least-once).
+ * Later attempts are `webhook_deliver` jobs (src/webhooks/delivery.ts). Never throws for HTTP
+ * failures; database errors throw and let graphile retry the job. Events nobody subscribed to
+ * are not stored.
  */
 export async function fanoutEvent(deps: Deps, e: EventPayload, opts: DeliverOptions = {}): Promise<FirstOutcome[]> {
-  const targets = await createDeliveries(deps.db, e);
+  const targets = await pendingWebhooks(deps, e);
   if (targets.length === 0) return [];
   const results = await Promise.all(targets.map((t) => sendAttempt(deps, t, opts)));
-  return recordFirstAttempts(
-    deps,
-    targets.map((t, i) => ({ deliveryId: t.deliveryId, result: results[i] })),
-  );
+  return recorderOf(deps).run(targets.map((t, i) => ({ event: e, webhookId: t.webhookId, result: results[i] })));
 }

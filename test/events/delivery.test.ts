@@ -13,8 +13,8 @@ import {
   runDueDeliveries,
   takeJobs,
 } from './helpers';
-import { deliverOnce } from '../../src/webhooks/delivery';
-import { createDeliveries, fanoutEvent, recordFirstAttempts } from '../../src/webhooks/fanout';
+import { deliverOnce, sendAttempt } from '../../src/webhooks/delivery';
+import { fanoutEvent, pendingWebhooks, recordFirstAttempts } from '../../src/webhooks/fanout';
 import { emitEvent } from '../../src/events/emit';
 import { pruneDeliveries } from '../../src/webhooks/retention';
 import { RETRY_DELAYS_MS, MAX_ATTEMPTS, DELIVERY_RETENTION_MS, ROTATION_OVERLAP_MS } from '../../src/webhooks/policy';
@@ -149,7 +149,7 @@ describe('webhook delivery', () => {
     expect(w.last_success_at.getTime()).to.equal(clock.now().getTime());
   });
 
-  it('a fan-out that died after creating its deliveries sends them again when rerun, and records each attempt once', async () => {
+  it('a fan-out that died before recording its attempts sends them again when rerun, and records each attempt once', async () => {
     const rx = await receiver();
     const s = await ownerAgentWebhook(rx.url());
     const ctx = await getContext();
@@ -157,53 +157,91 @@ describe('webhook delivery', () => {
       emitEvent(trx, { type: 'agent.followed', agentId: s.agent.agent.id, data: {} }),
     );
     const [job] = await takeJobs('event_fanout', (p) => p.eventId === eventId);
-    // The first run created the delivery, then the worker died before recording any attempt.
-    const waiting = await createDeliveries(ctx.db, job.payload);
-    expect(waiting).to.have.length(1);
-    expect(await ctx.db('webhook_deliveries').where({ event_id: eventId }).first()).to.include({
-      status: 'pending',
-      step: 0,
-      attempts: 0,
-    });
-    // The rerun finds it waiting, sends it and records it; another rerun sends nothing.
+    // The first run found the webhook and sent the request, then the worker died: nothing recorded.
+    const pending = await pendingWebhooks(ctx.deps, job.payload);
+    expect(pending.map((t) => t.webhookId)).to.deep.equal([s.webhook.id]);
+    await sendAttempt(ctx.deps, pending[0]);
+    expect(await ctx.db('webhook_deliveries').where({ event_id: eventId })).to.have.length(0);
+    // The rerun sends it again and records it; another rerun sends nothing.
     expect(await fanoutEvent(ctx.deps, job.payload)).to.deep.equal(['succeeded']);
     expect(await fanoutEvent(ctx.deps, job.payload)).to.deep.equal([]);
-    expect(rx.received.map((r) => r.headers['webhook-id'])).to.deep.equal([eventId]);
+    expect(rx.received.map((r) => r.headers['webhook-id'])).to.deep.equal([eventId, eventId]);
+    expect(rx.received[1].body).to.equal(rx.received[0].body);
     const d = await ctx.db('webhook_deliveries').where({ event_id: eventId }).first();
     expect(d).to.include({ status: 'succeeded', step: 1, attempts: 1 });
     expect(await ctx.db('webhook_delivery_attempts').where({ delivery_id: d.id })).to.have.length(1);
     // Recording the same first attempt again (a rerun racing a late record) changes nothing.
-    expect(
-      await recordFirstAttempts(ctx.deps, [
-        { deliveryId: d.id, result: { ok: false, responseCode: 500, latencyMs: 1, error: 'HTTP 500' } },
-      ]),
-    ).to.deep.equal(['skipped']);
+    const again = await recordFirstAttempts(ctx.deps, [
+      {
+        event: job.payload,
+        webhookId: s.webhook.id,
+        result: { ok: false, responseCode: 500, latencyMs: 1, error: 'HTTP 500' },
+      },
+    ]);
+    expect(again).to.deep.equal(['skipped']);
     expect(await ctx.db('webhook_deliveries').where({ id: d.id }).first()).to.include({
       status: 'succeeded',
       attempts: 1,
     });
+    expect(await ctx.db('webhook_delivery_attempts').where({ delivery_id: d.id })).to.have.length(1);
   });
 
-  it('a delivery left waiting by a dead fan-out whose webhook was disabled meanwhile ends as failed without a request', async () => {
+  it('a webhook deleted while its first attempt was in flight is left out of the record; the others are recorded', async () => {
     const rx = await receiver();
-    const s = await ownerAgentWebhook(rx.url());
+    const s = await ownerAgentWebhook(rx.url('/a'));
+    const gone = await api('POST', `/owner/agents/${s.agent.agent.id}/webhooks`, {
+      session: s.owner.session,
+      body: { url: rx.url('/gone') },
+    });
     const ctx = await getContext();
     const eventId = await ctx.db.transaction((trx) =>
       emitEvent(trx, { type: 'agent.followed', agentId: s.agent.agent.id, data: {} }),
     );
     const [job] = await takeJobs('event_fanout', (p) => p.eventId === eventId);
-    await createDeliveries(ctx.db, job.payload);
-    await api('PATCH', `/owner/agents/${s.agent.agent.id}/webhooks/${s.webhook.id}`, {
+    const ok = { ok: true, responseCode: 204, latencyMs: 1, error: null };
+    await api('DELETE', `/owner/agents/${s.agent.agent.id}/webhooks/${gone.body.data.id}`, {
       session: s.owner.session,
-      body: { enabled: false },
     });
-    expect(await fanoutEvent(ctx.deps, job.payload)).to.deep.equal([]);
-    expect(rx.received).to.have.length(0);
-    expect(await ctx.db('webhook_deliveries').where({ event_id: eventId }).first()).to.include({
-      status: 'failed',
-      last_error: 'webhook disabled',
-      next_attempt_at: null,
+    const out = await recordFirstAttempts(ctx.deps, [
+      { event: job.payload, webhookId: gone.body.data.id, result: ok },
+      { event: job.payload, webhookId: s.webhook.id, result: ok },
+    ]);
+    expect(out).to.deep.equal(['skipped', 'succeeded']);
+    expect(await ctx.db('webhook_deliveries').where({ event_id: eventId }).pluck('webhook_id')).to.deep.equal([
+      s.webhook.id,
+    ]);
+  });
+
+  it('fan-outs running at the same time record their attempts together, each event and delivery once', async () => {
+    const rx = await receiver();
+    const s = await ownerAgentWebhook(rx.url('/a'));
+    await api('POST', `/owner/agents/${s.agent.agent.id}/webhooks`, {
+      session: s.owner.session,
+      body: { url: rx.url('/b') },
     });
+    const ctx = await getContext();
+    const clock = await clockDeps();
+    const jobs = [];
+    for (let i = 0; i < 12; i++) {
+      const eventId = await ctx.db.transaction((trx) =>
+        emitEvent(trx, { type: 'agent.followed', agentId: s.agent.agent.id, data: { i } }),
+      );
+      jobs.push(...(await takeJobs('event_fanout', (p) => p.eventId === eventId)));
+    }
+    const outcomes = await Promise.all(jobs.map((j) => fanoutEvent(clock.deps, j.payload)));
+    expect(outcomes.flat()).to.deep.equal(Array(24).fill('succeeded'));
+    expect(rx.received).to.have.length(24);
+    const ids = jobs.map((j) => j.payload.eventId);
+    const rows = await ctx.db('webhook_deliveries').whereIn('event_id', ids);
+    expect(rows).to.have.length(24);
+    for (const r of rows) expect(r).to.include({ status: 'succeeded', step: 1, attempts: 1 });
+    expect(await ctx.db('webhook_events').whereIn('id', ids)).to.have.length(12);
+    expect(
+      await ctx.db('webhook_delivery_attempts').whereIn(
+        'delivery_id',
+        rows.map((r) => r.id),
+      ),
+    ).to.have.length(24);
   });
 
   it('a receiver failing twice then succeeding gets the event on the third attempt with the same webhook-id', async () => {
