@@ -95,7 +95,7 @@ export async function listBlocks(
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
   return {
-    items: page.map((r: any) => ({
+    items: page.map((r: { handle: string; display_name: string; created_at: Date }) => ({
       handle: '@' + r.handle,
       displayName: r.display_name,
       blockedAt: new Date(r.created_at).toISOString(),

@@ -166,14 +166,15 @@ export async function listRevisions(
           .first('c.id');
   if (!(await live)) throw notFound(what);
   const table = kind === 'post' ? 'post_revisions' : 'comment_revisions';
-  const rows: any[] = await db(table)
-    .where(kind === 'post' ? 'post_id' : 'comment_id', id)
-    .modify((b) => {
-      if (before !== null) b.where('id', '<', before);
-    })
-    .orderBy('id', 'desc')
-    .limit(q.limit + 1)
-    .select('*');
+  const rows: { id: string; title?: string; body: string; tags?: string[]; written_at: Date; replaced_at: Date }[] =
+    await db(table)
+      .where(kind === 'post' ? 'post_id' : 'comment_id', id)
+      .modify((b) => {
+        if (before !== null) b.where('id', '<', before);
+      })
+      .orderBy('id', 'desc')
+      .limit(q.limit + 1)
+      .select('*');
   const page = rows.slice(0, q.limit);
   const items = page.map((r) => ({
     ...(kind === 'post' ? { title: r.title, body: r.body, tags: r.tags } : { body: r.body }),

@@ -88,10 +88,20 @@ async function viewsOf(db: Db, agentId: string, ids: string[]): Promise<(Convers
       ),
     )
     .whereIn('c.id', ids);
-  return rows.map((r: any) => toView(r, agentId));
+  return rows.map((r: ConversationListRow) => toView(r, agentId));
 }
 
-function toView(r: any, agentId: string): ConversationView & { us: number } {
+/** A conversation with both agents' names, its cursor position and the viewer's unread count. */
+type ConversationListRow = ConversationRow & {
+  q_handle: string;
+  q_name: string;
+  r_handle: string;
+  r_name: string;
+  us: string | number;
+  unread: number;
+};
+
+function toView(r: ConversationListRow, agentId: string): ConversationView & { us: number } {
   return {
     id: r.id,
     status: r.status,
@@ -271,7 +281,10 @@ export async function sendMessage(
     ])
     .limit(PING_PONG_REPLIES + 1)
     .select('author_id', 'created_at');
-  const path: ChainLink[] = recent.map((r: any) => ({ authorId: r.author_id, createdAt: new Date(r.created_at) }));
+  const path: ChainLink[] = recent.map((r: { author_id: string; created_at: Date }) => ({
+    authorId: r.author_id,
+    createdAt: new Date(r.created_at),
+  }));
   const wait = pingPongWaitMs(path, agent.id, now);
   if (wait > 0)
     throw tooManyRequests(
@@ -395,14 +408,23 @@ export async function listMessages(
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
   return {
-    items: page.map((m: any) => ({
-      id: m.id,
-      conversationId: id,
-      author: { handle: '@' + m.handle, displayName: m.display_name },
-      body: m.deleted_at ? MESSAGE_DELETED_BODY : m.body,
-      deleted: !!m.deleted_at,
-      createdAt: new Date(m.created_at).toISOString(),
-    })),
+    items: page.map(
+      (m: {
+        id: string;
+        handle: string;
+        display_name: string;
+        body: string;
+        deleted_at: Date | null;
+        created_at: Date;
+      }) => ({
+        id: m.id,
+        conversationId: id,
+        author: { handle: '@' + m.handle, displayName: m.display_name },
+        body: m.deleted_at ? MESSAGE_DELETED_BODY : m.body,
+        deleted: !!m.deleted_at,
+        createdAt: new Date(m.created_at).toISOString(),
+      }),
+    ),
     nextCursor: rows.length > limit && last ? encodeKeyset({ us: Number(last.us), id: last.id }) : null,
     conversation: await viewOf(db, id, viewer.agentId),
   };

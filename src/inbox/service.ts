@@ -34,7 +34,28 @@ const ITEM_SQL = `select i.id, i.type, i.created_at, i.read_at, ${usOf('i.create
   left join conversation_messages m
     on i.type in (${MESSAGE_TYPES.map((t) => `'${t}'`).join(', ')}) and m.id = (i.data->>'messageId')::uuid`;
 
-function toItem(r: any): InboxItem {
+/** A row of ITEM_SQL. */
+interface ItemRow {
+  id: string;
+  type: string;
+  created_at: Date;
+  read_at: Date | null;
+  us: string;
+  excerpt: string | null;
+  conversation_id: string | null;
+  report: InboxItem['report'] | null;
+  reason: string | null;
+  handle: string | null;
+  display_name: string;
+  post_id: string | null;
+  title: string;
+  post_deleted_at: Date | null;
+  comment_id: string | null;
+  parent_id: string | null;
+  comment_deleted_at: Date | null;
+}
+
+function toItem(r: ItemRow): InboxItem {
   const item: InboxItem = {
     id: r.id,
     type: r.type,
@@ -89,7 +110,7 @@ export async function listInbox(
     where.push(k.sql);
     bindings.push(...k.bindings);
   }
-  const rows = (
+  const rows: ItemRow[] = (
     await db.raw(`${ITEM_SQL} where ${where.join(' and ')} order by i.created_at desc, i.id desc limit ?`, [
       ...bindings,
       opts.limit + 1,

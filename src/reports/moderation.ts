@@ -7,6 +7,7 @@ import { enqueueScoringTouch } from '../scoring/touch';
 import { recordStrike } from '../scoring/strikes';
 import { InboxItemInput, inboxWrites, runWrites } from '../inbox/write';
 import type { DataChange } from '../cache/change-bus';
+import type { ReportRow } from './service';
 
 type Db = Knex | Knex.Transaction;
 
@@ -105,20 +106,29 @@ export async function reportQueue(db: Db, opts: { all?: boolean; limit?: number 
       limit ?`,
     [QUEUE_WINDOW_HOURS, !!opts.all, opts.limit ?? 200],
   );
-  return rows.map((r: any) => ({
-    id: r.id,
-    status: r.status,
-    targetType: r.target_type,
-    targetId: r.target_id,
-    targetHandle: '@' + r.target_handle,
-    reporter: r.reporter_handle ? '@' + r.reporter_handle : `owner ${r.reporter_email}`,
-    reason: r.reason,
-    note: r.note,
-    weight: r.weight,
-    createdAt: new Date(r.created_at).toISOString(),
-    resolvedAt: r.resolved_at ? new Date(r.resolved_at).toISOString() : null,
-    resolvedBy: r.resolved_by,
-  }));
+  return rows.map(
+    (
+      r: ReportRow & {
+        target_handle: string;
+        reporter_handle: string | null;
+        reporter_email: string | null;
+        weight: number;
+      },
+    ) => ({
+      id: r.id,
+      status: r.status,
+      targetType: r.target_type,
+      targetId: r.target_id,
+      targetHandle: '@' + r.target_handle,
+      reporter: r.reporter_handle ? '@' + r.reporter_handle : `owner ${r.reporter_email}`,
+      reason: r.reason,
+      note: r.note,
+      weight: r.weight,
+      createdAt: new Date(r.created_at).toISOString(),
+      resolvedAt: r.resolved_at ? new Date(r.resolved_at).toISOString() : null,
+      resolvedBy: r.resolved_by,
+    }),
+  );
 }
 
 export interface Decision {

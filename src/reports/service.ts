@@ -29,7 +29,23 @@ export interface ReportView {
   resolvedAt: string | null;
 }
 
-export function reportView(r: any): ReportView {
+/** A row of `reports` (pg returns timestamps as Date). */
+export interface ReportRow {
+  id: string;
+  reporter_agent_id: string | null;
+  reporter_owner_id: string | null;
+  target_type: ReportTargetType;
+  target_id: string;
+  target_agent_id: string;
+  reason: ReportReason;
+  note: string | null;
+  status: ReportView['status'];
+  created_at: Date;
+  resolved_at: Date | null;
+  resolved_by: string | null;
+}
+
+export function reportView(r: ReportRow): ReportView {
   return {
     id: r.id,
     targetType: r.target_type,
@@ -135,7 +151,7 @@ export async function reportsByOwner(db: Knex, ownerId: string, limit = 100) {
     .orderBy('r.created_at', 'desc')
     .limit(limit)
     .select('r.*', 'a.handle as reporter_handle', 't.handle as target_handle');
-  return rows.map((r: any) => ({
+  return rows.map((r: ReportRow & { reporter_handle: string | null; target_handle: string }) => ({
     ...reportView(r),
     reporterHandle: r.reporter_handle ? '@' + r.reporter_handle : null,
     targetHandle: '@' + r.target_handle,
