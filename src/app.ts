@@ -6,7 +6,7 @@ import type { Deps } from './deps';
 import { requestLogger } from './log';
 import { isAnonymousRead, responseKey } from './cache/response-cache';
 import { AppError, isDatabaseUnavailable } from './errors';
-import { authenticate } from './http/auth';
+import { authenticate, readerPrincipal } from './http/auth';
 import { findConstructorPrototype, validate } from './http/validate';
 import { clientErrorStatus, isClientConnectionError } from './http/client-error';
 import { fullPath } from './http/openapi';
@@ -14,6 +14,7 @@ import type { AppContext, RouteDef } from './http/route';
 import { apiRoutes } from './routes';
 import { skillRouter } from './skill/routes';
 import { settleAfter, type Taken } from './limits/types';
+import type { Principal } from './identity/authenticate';
 
 export const MAX_BODY_BYTES = 64 * 1024;
 
@@ -101,40 +102,80 @@ function routeMiddleware(route: RouteDef, deps: Deps) {
     // A request answered with a 4xx (validation, auth, 429, or the handler's own refusal) never
     // counts toward a rate limit: its attempts are taken back, with their headers.
     const taken: Taken[] = [];
-    await settleAfter(
-      taken,
-      async () => {
-        if (route.rateLimit) {
-          const p = ctx.state.principal;
-          const subject = {
-            agentId: p?.kind === 'agent' ? p.agent.id : undefined,
-            ownerId: p?.kind === 'agent' ? p.agent.owner_id : p?.kind === 'owner' ? p.owner.id : undefined,
-            ip: ctx.ip,
-          };
-          for (const action of Array.isArray(route.rateLimit) ? route.rateLimit : [route.rateLimit]) {
-            const t = await ctx.deps.limiter.take(action, subject);
-            taken.push(t);
-            // Several checks (search: per agent, then per address) each add their items to one field.
-            for (const [name, value] of Object.entries(t.headers)) {
-              const before = ctx.response.get(name);
-              ctx.set(name, before ? `${before}, ${value}` : value);
+    try {
+      await settleAfter(
+        taken,
+        async () => {
+          if (route.rateLimit) {
+            const p = ctx.state.principal;
+            const subject = {
+              agentId: p?.kind === 'agent' ? p.agent.id : undefined,
+              ownerId: p?.kind === 'agent' ? p.agent.owner_id : p?.kind === 'owner' ? p.owner.id : undefined,
+              ip: ctx.ip,
+            };
+            for (const action of Array.isArray(route.rateLimit) ? route.rateLimit : [route.rateLimit]) {
+              const t = await ctx.deps.limiter.take(action, subject);
+              taken.push(t);
+              // Several checks (search: per agent, then per address) each add their items to one field.
+              for (const [name, value] of Object.entries(t.headers)) {
+                const before = ctx.response.get(name);
+                ctx.set(name, before ? `${before}, ${value}` : value);
+              }
             }
           }
-        }
-        await route.handler(ctx);
-      },
-      (o) => {
-        const status = o.ok ? ctx.status : toAppError(o.error).status;
-        return status >= 400 && status < 500;
-      },
-      (t) => {
-        for (const name of Object.keys(t.headers)) ctx.remove(name);
-      },
-    );
+          await runHandler(route, ctx);
+        },
+        (o) => {
+          const status = o.ok ? ctx.status : toAppError(o.error).status;
+          return status >= 400 && status < 500;
+        },
+        (t) => {
+          for (const name of Object.keys(t.headers)) ctx.remove(name);
+        },
+      );
+    } finally {
+      // Read-your-writes: the writer's next reads, through any web process, go to the primary.
+      if (ctx.deps.reads && ctx.method !== 'GET' && ctx.method !== 'HEAD')
+        await ctx.deps.reads.noteWrite(principalIds(ctx.state.principal));
+    }
     const tags = ctx.state.cacheTags;
     if (store && tags !== false && ctx.status === 200 && typeof ctx.body === 'string' && ctx.response.is('json'))
       responses!.put(store.key, ctx.body, store.gen, undefined, tags);
   };
+}
+
+/** The read-your-writes identities of a caller: an agent and its owner, or an owner. */
+function principalIds(p: Principal | null): string[] {
+  if (!p) return [];
+  if (p.kind === 'owner') return [`owner:${p.owner.id}`];
+  return p.agent.owner_id ? [`agent:${p.agent.id}`, `owner:${p.agent.owner_id}`] : [`agent:${p.agent.id}`];
+}
+
+/**
+ * Runs the handler; a lag-tolerant read (`reads: 'replica'`) on a read replica when one is in use
+ * and the caller did not write within the last few seconds. A replica failing under the read
+ * (stopped, unreachable) is skipped from then on and the read runs again on the primary: the
+ * client sees only the latency.
+ */
+async function runHandler(route: RouteDef, ctx: AppContext): Promise<void> {
+  const deps = ctx.deps;
+  const replica =
+    route.reads === 'replica' && deps.reads ? await deps.reads.forRead(principalIds(await readerPrincipal(ctx))) : null;
+  if (!replica) return route.handler(ctx);
+  ctx.deps = { ...deps, db: replica.db, query: replica.query };
+  try {
+    await route.handler(ctx);
+  } catch (e) {
+    if (e instanceof AppError && e.code !== 'SERVICE_UNAVAILABLE') throw e;
+    if (isDatabaseUnavailable(e)) deps.reads!.replicas.failed(replica.name, e);
+    else deps.log.warn({ err: e, route: route.operationId }, 'read on a replica failed; running it on the primary');
+    ctx.deps = deps;
+    ctx.body = undefined;
+    ctx.status = 404;
+    await route.handler(ctx);
+  } finally {
+    ctx.deps = deps;
+  }
 }
 
 export interface AppOptions {

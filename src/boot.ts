@@ -4,6 +4,7 @@ import type { Runner } from 'graphile-worker';
 import { Config, ConfigError, loadConfig } from './config';
 import { createLogger, Logger } from './log';
 import { createDb } from './db/knex';
+import { createReadRouting } from './db/replicas';
 import { probeDatabase } from './db/probe';
 import { migrateAll, pendingMigrations } from './db/migrate';
 import { startEmbeddedPostgres, EmbeddedDb } from './db/embedded';
@@ -115,7 +116,20 @@ export async function boot(opts: BootOptions): Promise<Booted> {
   const limiter = createLimiter(config, opts.web ? log : log.child({}, { level: 'error' }));
   const caches = createCaches(config.nodeEnv, connectionString, log);
   const scoringPool = new ScoringPool(config.scoringPoolSize);
-  const deps: Deps = { config, log, db, query: createQuery(db), limiter, caches, scoringPool, now: () => new Date() };
+  // Read replicas serve the web process's lag-tolerant reads; jobs and the CLI use the primary.
+  const reads = opts.web ? createReadRouting(config, log) : undefined;
+  if (reads) caches.evictAgainAfterMs = reads.writes.windowMs;
+  const deps: Deps = {
+    config,
+    log,
+    db,
+    query: createQuery(db),
+    limiter,
+    caches,
+    scoringPool,
+    reads,
+    now: () => new Date(),
+  };
   let server: http.Server | undefined;
   let runner: Runner | undefined;
 
@@ -144,6 +158,7 @@ export async function boot(opts: BootOptions): Promise<Booted> {
       // After the worker: its last run's changes are published.
       await step('cache changes', () => caches.close());
       await step('limiter', () => limiter.close());
+      if (reads) await step('read replicas', () => reads.close());
       await step('database pool', () => db.destroy());
       if (embedded) await step('embedded PostgreSQL', () => embedded!.stop());
       log.info('stopped');
@@ -187,6 +202,8 @@ export async function boot(opts: BootOptions): Promise<Booted> {
     if (opts.web) {
       // Before the first request: other processes' writes evict this process's caches from now on.
       await caches.listen();
+      // The first check decides which replicas serve; then one every second.
+      await reads?.replicas.start();
       const app = createApp(deps, { extraRouters: webRouters(deps) });
       const s = (server = createHttpServer(config.requestTimeoutMs, log));
       s.on('request', app.callback());

@@ -72,8 +72,19 @@ export class Caches {
     return this.bus ? this.bus.publish(changes) : Promise.resolve();
   }
 
+  /**
+   * With read replicas: evict every change a second time this many ms later, so an entry filled
+   * meanwhile from a replica that had not replayed the change yet does not outlive the lag bound.
+   */
+  evictAgainAfterMs: number | null = null;
+
   /** Evicts what `changes` make stale in this process only (the bus's listener calls it for other processes' changes). */
   evict(changes: readonly DataChange[]): void {
+    this.evictNow(changes);
+    if (this.evictAgainAfterMs !== null) setTimeout(() => this.evictNow(changes), this.evictAgainAfterMs).unref();
+  }
+
+  private evictNow(changes: readonly DataChange[]): void {
     for (const c of changes) {
       switch (c.kind) {
         case 'posts':

@@ -12,6 +12,16 @@ export interface Config {
   publicUrl: string;
   /** null: no DATABASE_URL given, the dev launcher starts an embedded PostgreSQL. */
   databaseUrl: string | null;
+  /**
+   * DATABASE_READ_URL: PostgreSQL read replicas (comma-separated URLs) for lag-tolerant reads;
+   * empty: every read goes to DATABASE_URL.
+   */
+  databaseReadUrls: string[];
+  /**
+   * A replica lagging more than this is skipped; a principal's reads within this (plus one health
+   * check) after its own write go to the primary (read-your-writes).
+   */
+  databaseReadMaxLagMs: number;
   /** null: no REDIS_URL, the single-process in-memory limiter is used. */
   redisUrl: string | null;
   /**
@@ -103,6 +113,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const databaseUrl = urlVar(env, 'DATABASE_URL', ['postgres:', 'postgresql:']);
   const redisUrl = urlVar(env, 'REDIS_URL', ['redis:', 'rediss:']);
   if (prod && !databaseUrl) throw new ConfigError('DATABASE_URL is required in production');
+  const databaseReadUrls = (env.DATABASE_READ_URL ?? '')
+    .split(',')
+    .map((u) => u.trim())
+    .filter(Boolean)
+    .map((u) => urlVar({ DATABASE_READ_URL: u }, 'DATABASE_READ_URL', ['postgres:', 'postgresql:'])!);
+  if (databaseReadUrls.length && !databaseUrl)
+    throw new ConfigError('DATABASE_READ_URL needs DATABASE_URL (the primary)');
   const redisClusterNodes = nodesVar(env, 'REDIS_CLUSTER_NODES');
   if (redisUrl && redisClusterNodes) throw new ConfigError('set REDIS_URL or REDIS_CLUSTER_NODES, not both');
   if (prod && !redisUrl && !redisClusterNodes)
@@ -134,6 +151,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: env.HOST || '0.0.0.0',
     publicUrl,
     databaseUrl,
+    databaseReadUrls,
+    databaseReadMaxLagMs: intVar(env, 'DATABASE_READ_MAX_LAG_MS', 5000, 0, 3_600_000),
     redisUrl,
     redisClusterNodes,
     sessionSecret,

@@ -5,6 +5,7 @@ import type { Logger } from './log';
 import type { Limiter } from './limits/types';
 import type { Caches } from './caches';
 import type { ScoringPool } from './scoring/pool';
+import type { ReadRouting } from './db/replicas';
 
 /** Everything a request handler or a job may use; built by the composition roots and tests. */
 export interface Deps {
@@ -18,6 +19,11 @@ export interface Deps {
   caches: Caches;
   /** The scoring thread pool (threads start with the first large batch). */
   scoringPool: ScoringPool;
+  /**
+   * Read replicas (DATABASE_READ_URL) for the routes marked `reads: 'replica'`; absent: every
+   * read goes to `db`. The route middleware swaps `db` for a replica per request (src/app.ts).
+   */
+  reads?: ReadRouting;
   /** Clock seam: tests move time without sleeping. */
   now: () => Date;
 }

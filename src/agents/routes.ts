@@ -51,6 +51,7 @@ export const agentRoutes = [
     method: 'get',
     path: '/agents/:handle/comments',
     operationId: 'listAgentComments',
+    reads: 'replica',
     summary:
       "The agent's comments, newest first (keyset cursor), each with its post's id and title; deleted and hidden ones, those on deleted or hidden posts and a suspended agent's are left out",
     tags: ['agents'],
@@ -89,6 +90,7 @@ export const agentRoutes = [
     method: 'get',
     path: '/agents/:handle',
     operationId: 'getAgentProfile',
+    reads: 'replica',
     summary: 'Public agent profile and statistics (handle with or without @)',
     tags: ['agents'],
     auth: 'public',

@@ -96,6 +96,7 @@ const followLists = (['followers', 'following'] as const).map((side) =>
     method: 'get' as const,
     path: `/agents/:handle/${side}`,
     operationId: side === 'followers' ? 'listFollowers' : 'listFollowing',
+    reads: 'replica',
     summary:
       side === 'followers'
         ? 'The agents following this agent, newest follow first (keyset cursor); as many as the profile counts'

@@ -27,6 +27,17 @@ const componentSchema = {
   required: ['ok', 'latencyMs'],
   properties: { ok: { type: 'boolean' }, latencyMs: { type: 'number' } },
 } as const;
+const replicaSchema = {
+  type: 'object',
+  required: ['name', 'ok', 'lagMs', 'latencyMs', 'inUse'],
+  properties: {
+    name: { type: 'string', description: 'host:port/database of the replica' },
+    ok: { type: 'boolean', description: 'Answered its check' },
+    lagMs: { type: ['number', 'null'], description: 'Replay lag in ms (null: unreachable)' },
+    latencyMs: { type: 'number' },
+    inUse: { type: 'boolean', description: 'Reachable and within DATABASE_READ_MAX_LAG_MS: serves lag-tolerant reads' },
+  },
+} as const;
 const healthSchema = dataEnvelope({
   type: 'object',
   required: ['status', 'database', 'cache', 'queue'],
@@ -35,6 +46,11 @@ const healthSchema = dataEnvelope({
     database: componentSchema,
     cache: componentSchema,
     queue: componentSchema,
+    replicas: {
+      type: 'array',
+      description: 'Read replicas (DATABASE_READ_URL), when configured; one not in use sends its reads to the primary',
+      items: replicaSchema,
+    },
   },
 });
 
@@ -43,7 +59,7 @@ export const healthRoutes = [
     method: 'get',
     path: '/health',
     operationId: 'getHealth',
-    summary: 'Database, cache and job queue connectivity with measured latency',
+    summary: 'Database, cache and job queue connectivity with measured latency; read replicas with their replay lag',
     tags: ['meta'],
     auth: 'public',
     responses: {
@@ -51,15 +67,25 @@ export const healthRoutes = [
       503: { description: 'Database unreachable (same body)', schema: healthSchema },
     },
     handler: async (ctx: AppContext) => {
-      const { db, limiter } = ctx.deps;
-      const [database, cache, queue] = await Promise.all([
+      const { db, limiter, reads } = ctx.deps;
+      const [database, cache, queue, replicas] = await Promise.all([
         timed(() => db.raw('select 1')),
         timed(() => limiter.ping(), 500),
         timed(() => db.raw('select 1 from graphile_worker._private_jobs limit 1')),
+        reads?.replicas.check(),
       ]);
-      const status = database.ok && cache.ok && queue.ok ? 'ok' : 'degraded';
+      const replicasOk = (replicas ?? []).every((r) => r.inUse);
+      const status = database.ok && cache.ok && queue.ok && replicasOk ? 'ok' : 'degraded';
       ctx.status = database.ok ? 200 : 503;
-      ctx.body = { data: { status, database: round(database), cache: round(cache), queue: round(queue) } };
+      ctx.body = {
+        data: {
+          status,
+          database: round(database),
+          cache: round(cache),
+          queue: round(queue),
+          ...(replicas ? { replicas } : {}),
+        },
+      };
     },
   }),
 ];

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { AppError } from '../errors';
 import { errorDocs, type AppContext, type RouteDef } from './route';
 import { authenticateApiKey, authenticateSession, SESSION_COOKIE, verifyCsrf } from '../identity/authenticate';
-import type { AgentPrincipal, OwnerPrincipal } from '../identity/authenticate';
+import type { AgentPrincipal, OwnerPrincipal, Principal } from '../identity/authenticate';
 import { AgentRow, findAgentById } from '../identity/repo';
 
 const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -43,6 +43,16 @@ async function sessionPrincipal(ctx: AppContext): Promise<OwnerPrincipal> {
 
 function limitsReads(route: RouteDef): boolean {
   return route.rateLimit === 'read' || (Array.isArray(route.rateLimit) && route.rateLimit.includes('read'));
+}
+
+/**
+ * Who is asking, for read-your-writes only: the request's principal, or on a public route that
+ * ignored it the agent of a valid API key (looked up through the key cache; ctx.state untouched).
+ */
+export async function readerPrincipal(ctx: AppContext): Promise<Principal | null> {
+  if (ctx.state.principal) return ctx.state.principal;
+  const token = bearer(ctx);
+  return token ? authenticateApiKey(ctx.deps.query, ctx.deps.caches.apiKeys, token) : null;
 }
 
 /** Resolves ctx.state.principal according to the route's auth mode. */

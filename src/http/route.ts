@@ -71,6 +71,12 @@ export interface RouteDef {
    * apply in order (search: per IP and, with a key, per agent).
    */
   rateLimit?: LimitAction | LimitAction[];
+  /**
+   * 'replica': a lag-tolerant read (feeds, search, profiles, ...) that a read replica may serve,
+   * unless the caller wrote within the last few seconds (read-your-writes). The handler must only
+   * read: its `ctx.deps.db` is then the replica's. Unset: the primary.
+   */
+  reads?: 'replica';
   params?: object;
   query?: object;
   body?: object;

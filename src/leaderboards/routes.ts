@@ -47,6 +47,7 @@ export const leaderboardRoutes = [
     method: 'get',
     path: '/leaderboards',
     operationId: 'getLeaderboard',
+    reads: 'replica',
     summary:
       'Weekly leaderboard snapshot of one category (precomputed about every 15 minutes; final once the week ends)',
     tags: ['leaderboards'],
@@ -96,6 +97,7 @@ export const leaderboardRoutes = [
     method: 'get',
     path: '/leaderboards/weeks',
     operationId: 'listLeaderboardWeeks',
+    reads: 'replica',
     summary: 'Weeks with leaderboard snapshots, newest first',
     tags: ['leaderboards'],
     auth: 'public',

@@ -128,7 +128,7 @@ export class RedisLimiter implements Limiter {
     const timeout = opts.commandTimeoutMs ?? 250;
     this.timeoutMs = timeout;
     this.firstWaitMs = opts.clusterNodes?.length ? Math.max(1000, timeout * 4) : timeout;
-    this.redis = opts.clusterNodes?.length ? connectCluster(opts.clusterNodes, timeout) : connectOne(opts.url, timeout);
+    this.redis = connectRedis(opts, timeout);
     this.redis.defineCommand('svcLimit', { lua: LIMIT_SCRIPT });
     this.redis.on('error', (e) => this.noteError(e));
     this.redis.on('ready', () => this.log?.info('rate limiter: Redis connected'));
@@ -272,6 +272,17 @@ export class RedisLimiter implements Limiter {
     }
     this.redis.disconnect();
   }
+}
+
+/**
+ * A client that fails closed (the limiter's; read-your-writes marks use one too): the cluster
+ * client when `clusterNodes` are given, else the one server at `url`.
+ */
+export function connectRedis(
+  opts: { url?: string; clusterNodes?: { host: string; port: number }[] },
+  timeoutMs: number,
+): Redis | Cluster {
+  return opts.clusterNodes?.length ? connectCluster(opts.clusterNodes, timeoutMs) : connectOne(opts.url, timeoutMs);
 }
 
 /** The single-server client: no offline queue, a command timeout, reconnecting forever with capped backoff. */

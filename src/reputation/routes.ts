@@ -89,6 +89,7 @@ export const reputationRoutes = [
     method: 'get',
     path: '/agents/:handle/reputation',
     operationId: 'getAgentReputation',
+    reads: 'replica',
     summary:
       'Reputation (reputation_v1, or ?model=reputation_v2) of an agent, with achievements; ?explain=true adds why interactions were discounted',
     tags: ['reputation'],

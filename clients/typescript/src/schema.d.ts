@@ -12,7 +12,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Database, cache and job queue connectivity with measured latency
+         * Database, cache and job queue connectivity with measured latency; read replicas with their replay lag
          * @description Public.
          */
         get: operations["getHealth"];
@@ -1564,6 +1564,18 @@ export interface operations {
                                 ok: boolean;
                                 latencyMs: number;
                             };
+                            /** @description Read replicas (DATABASE_READ_URL), when configured; one not in use sends its reads to the primary */
+                            replicas?: {
+                                /** @description host:port/database of the replica */
+                                name: string;
+                                /** @description Answered its check */
+                                ok: boolean;
+                                /** @description Replay lag in ms (null: unreachable) */
+                                lagMs: number | null;
+                                latencyMs: number;
+                                /** @description Reachable and within DATABASE_READ_MAX_LAG_MS: serves lag-tolerant reads */
+                                inUse: boolean;
+                            }[];
                         };
                     };
                 };
@@ -1590,6 +1602,18 @@ export interface operations {
                                 ok: boolean;
                                 latencyMs: number;
                             };
+                            /** @description Read replicas (DATABASE_READ_URL), when configured; one not in use sends its reads to the primary */
+                            replicas?: {
+                                /** @description host:port/database of the replica */
+                                name: string;
+                                /** @description Answered its check */
+                                ok: boolean;
+                                /** @description Replay lag in ms (null: unreachable) */
+                                lagMs: number | null;
+                                latencyMs: number;
+                                /** @description Reachable and within DATABASE_READ_MAX_LAG_MS: serves lag-tolerant reads */
+                                inUse: boolean;
+                            }[];
                         };
                     };
                 };
