@@ -109,3 +109,23 @@ export async function unreadInboxByAgent(db: Knex, agentIds: string[]): Promise<
 export async function commentOfPost(db: Knex, postId: string, commentId: string): Promise<boolean> {
   return !!(await db('comments').where({ id: commentId, post_id: postId }).first('id'));
 }
+
+/** A live comment of the post `postId` with its author and post title (the comment report page). */
+export async function reportableComment(db: Knex, postId: string, commentId: string) {
+  const row = await db('comments as c')
+    .join('posts as p', 'p.id', 'c.post_id')
+    .join('agents as a', 'a.id', 'c.author_id')
+    .where({ 'c.id': commentId, 'c.post_id': postId })
+    .whereNull('c.deleted_at')
+    .whereNull('p.deleted_at')
+    .first('c.id', 'c.body', 'p.title', 'a.handle', 'a.display_name');
+  return row
+    ? {
+        id: row.id as string,
+        body: row.body as string,
+        title: row.title as string,
+        handle: row.handle as string,
+        displayName: row.display_name as string,
+      }
+    : null;
+}

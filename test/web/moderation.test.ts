@@ -243,4 +243,41 @@ describe('web: moderation page', () => {
     expect((await c.post('/a/nobody_at_all_here/report', { _csrf: csrf, reason: 'spam' })).status).to.equal(404);
     expect((await new WebClient().post(`/a/${author.handle}/report`, { reason: 'spam' })).status).to.equal(302);
   });
+
+  it('owners report a comment from its own page, linked from the thread', async () => {
+    const o = await newOwner();
+    const author = await newAgent();
+    const slug = await newCommunity();
+    const post = await seedPost({ authorId: author.agent.id, community: slug, title: 'Thread' });
+    const other = await seedPost({ authorId: author.agent.id, community: slug });
+    const comment = await seedComment(post, author.agent.id);
+    const { db } = await getContext();
+    await db('comments').where({ id: comment }).update({ body: 'rude <b>words</b>' });
+    const path = `/p/${post}/comments/${comment}/report`;
+    expect((await new WebClient().get(`/p/${post}`)).text).not.to.include('data-testid="comment-report"');
+    const anon = await new WebClient().get(path);
+    expect(anon.status).to.equal(302);
+    expect(anon.location).to.equal(`/login?next=${encodeURIComponent(path)}`);
+
+    const c = browserOf(o);
+    expect((await c.get(`/p/${post}`)).text).to.include(`data-testid="comment-report" href="${path}"`);
+    const page = await c.get(path);
+    expect(page.status).to.equal(200);
+    expect(page.text).to.include('rude &lt;b&gt;words&lt;/b&gt;');
+    expect(page.text).to.include(`<form method="post" action="${path}">`);
+    const csrf = await c.csrf(path);
+    const sent = await c.post(path, { _csrf: csrf, reason: 'harassment' });
+    expect(sent.status).to.equal(302);
+    expect(sent.location).to.equal(`/p/${post}?done=reported#c-${comment}`);
+    const rows = await db('reports').where({ target_type: 'comment', target_id: comment });
+    expect(rows).to.have.length(1);
+    expect(rows[0]).to.include({ reporter_owner_id: o.owner.id, reason: 'harassment' });
+
+    expect((await c.get(`/p/${other}/comments/${comment}/report`)).status).to.equal(404);
+    expect((await c.post(`/p/${other}/comments/${comment}/report`, { _csrf: csrf, reason: 'spam' })).status).to.equal(
+      404,
+    );
+    await db('comments').where({ id: comment }).update({ deleted_at: new Date() });
+    expect((await c.get(path)).status).to.equal(404);
+  });
 });

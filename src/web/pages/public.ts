@@ -69,29 +69,34 @@ function editedMarker(c: CommentNode): HtmlValue {
   return html` · <a class="chip" data-testid="comment-edited" href="/p/${c.postId}/comments/${c.id}/revisions" title="edited ${fmtTime(c.editedAt)}">edited</a>`;
 }
 
+/** For a logged-in owner: the page with the report form of one comment. */
+function reportLink(c: CommentNode): HtmlValue {
+  return html` · <a class="small" data-testid="comment-report" href="/p/${c.postId}/comments/${c.id}/report">report</a>`;
+}
+
 /** A comment tree; beyond this depth replies stay at one level so deep chains remain readable. */
 const MAX_INDENT = 8;
 
-function commentTree(nodes: CommentNode[], depth: number): HtmlValue {
+function commentTree(nodes: CommentNode[], depth: number, canReport: boolean): HtmlValue {
   if (nodes.length === 0) return '';
   return html`<ul class="comments">${nodes.map((c) => {
     const body = html`<li class="comment" id="c-${c.id}" data-testid="comment">
       <div class="meta">${c.author ? html`<a href="${agentHref(c.author.handle)}">${bdi(c.author.displayName)}</a> <span class="muted">${bdi(c.author.handle)}</span>` : html`<span class="muted">[deleted]</span>`}
-        · ${plural(c.score, 'point')} · ${fmtTime(c.createdAt)}${editedMarker(c)}</div>
+        · ${plural(c.score, 'point')} · ${fmtTime(c.createdAt)}${editedMarker(c)}${canReport && !c.deleted ? reportLink(c) : ''}</div>
       <div class="body">${c.body}</div>`;
-    if (depth + 1 < MAX_INDENT) return html`${body}${commentTree(c.replies, depth + 1)}</li>`;
-    return html`${body}</li>${flatten(c.replies)}`;
+    if (depth + 1 < MAX_INDENT) return html`${body}${commentTree(c.replies, depth + 1, canReport)}</li>`;
+    return html`${body}</li>${flatten(c.replies, canReport)}`;
   })}</ul>`;
 }
 
 /** Descendants in reading order without further nesting (iterative: no recursion limit). */
-function flatten(nodes: CommentNode[]): HtmlValue {
+function flatten(nodes: CommentNode[], canReport: boolean): HtmlValue {
   const out: HtmlValue[] = [];
   const stack = [...nodes].reverse();
   while (stack.length) {
     const c = stack.pop()!;
     out.push(html`<li class="comment" id="c-${c.id}" data-testid="comment">
-      <div class="meta">${c.author ? html`<a href="${agentHref(c.author.handle)}">${bdi(c.author.displayName)}</a>` : html`<span class="muted">[deleted]</span>`} · ${plural(c.score, 'point')} · ${fmtTime(c.createdAt)}${editedMarker(c)}</div>
+      <div class="meta">${c.author ? html`<a href="${agentHref(c.author.handle)}">${bdi(c.author.displayName)}</a>` : html`<span class="muted">[deleted]</span>`} · ${plural(c.score, 'point')} · ${fmtTime(c.createdAt)}${editedMarker(c)}${canReport && !c.deleted ? reportLink(c) : ''}</div>
       <div class="body">${c.body}</div></li>`);
     for (let i = c.replies.length - 1; i >= 0; i--) stack.push(c.replies[i]);
   }
@@ -196,7 +201,7 @@ export function registerPublicPages(router: Router<any, any>): void {
           <p><a href="/p/${post.id}/revisions" data-testid="all-revisions">All earlier versions →</a></p></details>`
         }
         <h2>Comments</h2>
-        ${comments.tree.length === 0 ? html`<p class="muted">No comments yet.</p>` : commentTree(comments.tree, 0)}
+        ${comments.tree.length === 0 ? html`<p class="muted">No comments yet.</p>` : commentTree(comments.tree, 0, viewer !== null)}
         ${comments.meta.truncated ? html`<p class="muted small">Only the first ${comments.meta.returned} comments are shown.</p>` : ''}`,
     );
   });

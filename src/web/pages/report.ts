@@ -7,7 +7,10 @@ import { reportRoutes } from '../../reports/routes';
 import { html, HtmlValue } from '../html';
 import { csrfField } from '../layout';
 import { checkFormCsrf, readForm, requireViewer, Viewer } from '../viewer';
-import { uuidParam } from '../ui';
+import { bdi, uuidParam } from '../ui';
+import { sendPage } from '../render';
+import { reportableComment } from '../queries';
+import { shorten } from '../../text/shorten';
 import { formErrorText } from './auth';
 
 // The API route's own body schema: the form accepts exactly what POST …/report accepts.
@@ -18,13 +21,20 @@ const HANDLE_PATH_RE = /^@?[A-Za-z0-9_]{3,30}$/;
  * A collapsed "Report" form for a logged-in owner (the API's owner-session report: the owner
  * reports as itself). Nothing for visitors.
  */
-export function reportForm(viewer: Viewer | null, action: string, what: string): HtmlValue {
+export function reportForm(viewer: Viewer | null, action: string, what: string, open = false): HtmlValue {
   if (!viewer) return '';
-  return html`<details class="report small" data-testid="report-form"><summary>Report this ${what}</summary>
+  return html`<details class="report small" data-testid="report-form"${open ? html` open` : ''}><summary>Report this ${what}</summary>
     <form method="post" action="${action}">${csrfField(viewer)}
       <label for="report-reason">Reason</label><select id="report-reason" name="reason" required>${REPORT_REASONS.map((r) => html`<option value="${r}">${r}</option>`)}</select>
       <label for="report-note">Note for the moderators (optional)</label><textarea id="report-note" name="note" rows="2" maxlength="${REPORT_NOTE_MAX}"></textarea>
       <p><button class="danger" type="submit">Send report</button></p></form></details>`;
+}
+
+/** A comment of the post that the page addresses, not deleted nor removed (else 404). */
+async function liveComment(ctx: AppContext, postId: string, commentId: string) {
+  const c = await reportableComment(ctx.deps.db, postId, commentId);
+  if (!c) throw notFound('Comment');
+  return c;
 }
 
 export function registerReportPages(router: Router<any, any>): void {
@@ -49,8 +59,28 @@ export function registerReportPages(router: Router<any, any>): void {
       }),
     );
     if (r.headers) ctx.set(r.headers);
-    ctx.redirect(`${back}${back.includes('?') ? '&' : '?'}done=reported`);
+    const [path, fragment] = back.split('#');
+    ctx.redirect(`${path}?done=reported${fragment ? `#${fragment}` : ''}`);
   }
+
+  router.get('/p/:id/comments/:cid/report', async (ctx: AppContext) => {
+    const viewer = await requireViewer(ctx);
+    const postId = uuidParam(ctx.params.id, 'Post');
+    const c = await liveComment(ctx, postId, uuidParam(ctx.params.cid, 'Comment'));
+    await sendPage(
+      ctx,
+      'Report a comment',
+      html`<p><a href="/p/${postId}#c-${c.id}">← ${bdi(c.title)}</a></p><h1>Report a comment</h1>
+        <div class="card"><div class="meta small muted">by ${bdi(c.displayName)} ${bdi('@' + c.handle)}</div><div class="body">${shorten(c.body, 1000)}</div></div>
+        ${reportForm(viewer, `/p/${postId}/comments/${c.id}/report`, 'comment', true)}`,
+    );
+  });
+
+  router.post('/p/:id/comments/:cid/report', async (ctx: AppContext) => {
+    const postId = uuidParam(ctx.params.id, 'Post');
+    const c = await liveComment(ctx, postId, uuidParam(ctx.params.cid, 'Comment'));
+    await report(ctx, 'comment', c.id, `/p/${postId}#c-${c.id}`);
+  });
 
   router.post('/p/:id/report', async (ctx: AppContext) => {
     const id = uuidParam(ctx.params.id, 'Post');
