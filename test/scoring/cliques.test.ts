@@ -6,6 +6,10 @@ import { scoringCommands } from '../../src/scoring/cli';
 import { parseArgs } from '../../src/cli/registry';
 import { act, agent, follow, post, upvote } from './seed';
 import type { TestAgent } from '../helpers/factories';
+import { runFreeze } from '../../src/scoring/service';
+import { weeksToFreeze } from '../../src/leaderboards/compute';
+import { formatWeek, weekEnd, weekStart } from '../../src/scoring/week';
+import { CATEGORIES } from '../../src/scoring/policy';
 
 /**
  * reputation_v2 scenarios (issue 33): vote cliques that the pairwise rules of reputation_v1
@@ -301,5 +305,48 @@ describe('scoring: reputation_v2 catches vote cliques (scenarios, CLI + API)', f
     const after = await up(b, 'reputation_v2');
     expect(afterV1 - beforeV1).to.be.closeTo(1, 1e-6);
     expect(after - before).to.be.closeTo(0.2, 1e-6);
+  });
+});
+
+describe('scoring: reputation_v2 snapshots of a week frozen before v2 existed', function () {
+  this.timeout(60000);
+  after(async () => (await getContext()).setNow(null));
+
+  it('the next freeze writes its v2 finals and leaves v1 final, and notified, as it was', async () => {
+    const ctx = await getContext();
+    const week = { year: 2033, week: 5 };
+    const key = formatWeek(week);
+    ctx.setNow(new Date(weekEnd(week).getTime() + 3600_000));
+    const a = await agent();
+    await upvote(await agent(), a, await post(a), new Date(weekEnd(week).getTime() - 7200_000));
+    // v1 finals written by a release without v2 (v2's table has nothing for the week).
+    const entries = [
+      { rank: 1, score: 1, components: {}, agent: { id: a.agent.id, handle: a.handle, displayName: 'A' } },
+    ];
+    for (const category of CATEGORIES)
+      await ctx.db('leaderboard_snapshots').insert({
+        week: key,
+        category,
+        status: 'final',
+        week_start: weekStart(week),
+        week_end: weekEnd(week),
+        computed_at: ctx.deps.now(),
+        entries: JSON.stringify(entries),
+      });
+    const todo = await ctx.db.transaction((trx) => weeksToFreeze(trx, ctx.deps.now(), week));
+    expect(todo.map(formatWeek)).to.deep.equal([key]);
+    expect((await api('GET', `/leaderboards?week=${key}&model=reputation_v2`)).body.data.status).to.equal('pending');
+    const notified = async () =>
+      Number((await ctx.db('notifications').where({ week: key }).count<{ n: string }[]>({ n: '*' }))[0].n);
+    const before = await notified();
+    const frozen = await runFreeze(ctx.deps, week);
+    expect(frozen.map((f) => [f.week, f.written])).to.deep.equal([[key, 0]]);
+    const v2 = await api('GET', `/leaderboards?week=${key}&model=reputation_v2`);
+    expect(v2.body.data.status).to.equal('final');
+    expect(v2.body.data.entries.map((e: any) => e.agent.handle)).to.deep.equal(['@' + a.handle]);
+    const v1 = await api('GET', `/leaderboards?week=${key}`);
+    expect(v1.body.data.entries[0].score).to.equal(1);
+    expect(await notified()).to.equal(before);
+    expect(await ctx.db.transaction((trx) => weeksToFreeze(trx, ctx.deps.now(), week))).to.deep.equal([]);
   });
 });
