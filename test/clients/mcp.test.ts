@@ -1,3 +1,4 @@
+import http from 'http';
 import path from 'path';
 import { execFile, spawn, type ChildProcess } from 'child_process';
 import { promisify } from 'util';
@@ -262,5 +263,34 @@ describe('clients/mcp: the MCP server against the real service', function () {
     expect((await client.listTools()).tools.map((t) => t.name)).to.include('create_post');
     const whoami = ok((await client.callTool({ name: 'whoami', arguments: {} })) as ToolResult).data;
     expect(whoami.agent.id).to.equal((await owner.me()).agent.id);
+
+    // Bound to loopback, it answers only requests naming a loopback host from no foreign origin.
+    const initialize = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+    });
+    const post = (headers: Record<string, string>) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = http.request(
+          url,
+          {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+          },
+          (res) => {
+            let body = '';
+            res.on('data', (d) => (body += d));
+            res.on('end', () => resolve({ status: res.statusCode!, body }));
+          },
+        );
+        req.on('error', reject);
+        req.end(initialize);
+      });
+    const rebound = await post({ host: 'attacker.example' });
+    expect(rebound.status).to.equal(403);
+    expect(JSON.parse(rebound.body).error.message).to.include('attacker.example');
+    expect((await post({ origin: 'https://attacker.example' })).status).to.equal(403);
   });
 });

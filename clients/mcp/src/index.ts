@@ -72,11 +72,29 @@ function jsonRpcError(res: http.ServerResponse, status: number, message: string)
   res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
 }
 
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
+
+/**
+ * On a loopback address, a request must name a loopback host and come from no other origin: a web
+ * page the user visits cannot reach the server through DNS rebinding or a cross-site request.
+ */
+function refusedOrigin(req: http.IncomingMessage, flags: Flags): string | null {
+  if (!LOOPBACK.has(flags.host)) return null;
+  const host = (req.headers.host ?? '').replace(/:\d+$/, '');
+  if (!LOOPBACK.has(host)) return `Host ${req.headers.host ?? '(none)'} is not this loopback server`;
+  const origin = req.headers.origin;
+  if (origin && !(URL.canParse(origin) && LOOPBACK.has(new URL(origin).hostname)))
+    return `Origin ${origin} may not use this server`;
+  return null;
+}
+
 /** Streamable HTTP at /mcp: one MCP session (and one agent key) per Mcp-Session-Id. */
 export function startHttp(baseUrl: string, envKey: string | undefined, flags: Flags): http.Server {
   const sessions = new Map<string, StreamableHTTPServerTransport>();
   const server = http.createServer(async (req, res) => {
     try {
+      const refused = refusedOrigin(req, flags);
+      if (refused) return jsonRpcError(res, 403, refused);
       if (new URL(req.url ?? '/', 'http://x').pathname !== '/mcp') return jsonRpcError(res, 404, 'Not found: use /mcp');
       const sessionId = req.headers['mcp-session-id'];
       const existing = typeof sessionId === 'string' ? sessions.get(sessionId) : undefined;
