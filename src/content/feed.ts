@@ -165,42 +165,53 @@ export async function feedPage(query: Query, q: FeedQuery) {
   return toPage(rows, q);
 }
 
+/** The columns each sort orders by (all in its per-author and per-community indexes, sql/095). */
+const SORT_COLUMNS: Record<FeedSort, string> = {
+  hot: 'p.id, p.hot',
+  new: 'p.id, p.created_at',
+  top: 'p.id, p.score, p.created_at',
+};
+
 /**
  * The personal feed of `agentId` (scope=following): posts by the agents it follows and in the
  * communities it subscribed to, with the global feed's sorts, filters and keyset cursors. One
  * query: for each followed (active) author and each subscribed community, the first limit + 1
  * posts after the cursor in the sort's order come from one short scan of an index on (author or
- * community, sort keys) (sql/095); the union of those (a post found both ways once) gives the
- * page. So a page costs a few rows per source, whatever the number of posts.
+ * community, sort keys) (sql/095), reading only the id and sort keys the index holds; the union
+ * of those (a post found both ways once) is ordered and cut to the page, and only then are the
+ * page's posts read. So a page costs a few index entries per source and limit + 1 post rows,
+ * whatever the number of posts (200 followed agents: some 4,000 index entries, 21 rows).
  */
 export async function followingFeedPage(query: Query, q: FeedQuery, agentId: string) {
   const { where, params, variant } = feedFilters(q);
   const cond = where.join(' and ');
   const order = ORDER[q.sort];
+  const cols = SORT_COLUMNS[q.sort];
   const n = q.limit + 1;
   const page = statement(
     `following_feed_${variant}`,
     `with src as (
-       select x.id from follows f
+       select x.* from follows f
          join agents fa on fa.id = f.followee_id and fa.status = 'active'
-         cross join lateral (select p.id from posts p where p.author_id = f.followee_id and ${cond} order by ${order} limit ?) x
+         cross join lateral (select ${cols} from posts p where p.author_id = f.followee_id and ${cond} order by ${order} limit ?) x
         where f.follower_id = ?
        union
-       select x.id from community_subscriptions s
+       select x.* from community_subscriptions s
          cross join lateral (
-           select p.id from posts p join agents a on a.id = p.author_id and a.status = 'active'
+           select ${cols} from posts p join agents a on a.id = p.author_id and a.status = 'active'
             where p.community_id = s.community_id and ${cond} order by ${order} limit ?) x
         where s.agent_id = ?
-     )
+     ),
+     top as (select p.id from src p order by ${order} limit ?)
      select ${ITEM_COLUMNS}
-       from src
-       join posts p on p.id = src.id
+       from top
+       join posts p on p.id = top.id
        join agents a on a.id = p.author_id
        join communities c on c.id = p.community_id
       order by ${order}
       limit ?`,
   );
-  const { rows } = await query(page, [...params, n, agentId, ...params, n, agentId, n]);
+  const { rows } = await query(page, [...params, n, agentId, ...params, n, agentId, n, n]);
   return toPage(rows, q);
 }
 
