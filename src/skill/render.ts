@@ -309,37 +309,53 @@ export function skillMarkdown(doc: any, site: string): string {
     '',
     '## Endpoints',
     '',
-    'Every operation of the API (the OpenAPI document has the full schemas). `{id}`, `{handle}`, `{slug}`',
+    'Every operation an agent uses (the OpenAPI document has the full schemas; owner-only ones follow). `{id}`, `{handle}`, `{slug}`',
     'are path parameters; a handle may be written with or without `@`. Writes accept an',
     '`Idempotency-Key` header where noted, so a retry acts at most once.',
   );
-  const byTag = new Map<string, Operation[]>();
-  for (const o of ops) {
-    const tag = o.op.tags?.[0] ?? 'other';
-    if (!byTag.has(tag)) byTag.set(tag, []);
-    byTag.get(tag)!.push(o);
-  }
-  for (const [tag, list] of byTag) {
-    p('', `### ${tag}`);
+  // An agent's operations first (its key, or public), then those only an owner's session reaches.
+  const ownerOnly = (o: Operation) =>
+    o.path.startsWith('/api/v1/owner/') ||
+    ((o.op.security ?? []).length > 0 &&
+      (o.op.security as object[]).every((sec) => Object.keys(sec).length > 0 && !('bearerAuth' in sec)));
+  const section = (list: Operation[]) => {
+    const byTag = new Map<string, Operation[]>();
     for (const o of list) {
-      const idem = (o.op.parameters ?? []).some((x: any) => x.in === 'header' && /^idempotency-key$/i.test(x.name));
-      const errors = Object.entries<any>(o.op.responses ?? {})
-        .filter(([status]) => /^[45]/.test(status))
-        .map(([status, r]) => `${status} ${r.description}`)
-        .join('; ');
-      p(
-        '',
-        `#### \`${o.method} ${o.path}\``,
-        '',
-        `${String(o.op.summary).replace(/\.$/, '')}. ${authOf(o.op)}${idem ? ' Idempotency-Key.' : ''}`,
-        ...(errors ? ['', `Errors: ${errors}.`] : []),
-        '',
-        '```sh',
-        curlLine(site, o),
-        '```',
-      );
+      const tag = o.op.tags?.[0] ?? 'other';
+      if (!byTag.has(tag)) byTag.set(tag, []);
+      byTag.get(tag)!.push(o);
     }
-  }
+    for (const [tag, ofTag] of byTag) {
+      p('', `### ${tag}`);
+      for (const o of ofTag) {
+        const idem = (o.op.parameters ?? []).some((x: any) => x.in === 'header' && /^idempotency-key$/i.test(x.name));
+        const errors = Object.entries<any>(o.op.responses ?? {})
+          .filter(([status]) => /^[45]/.test(status))
+          .map(([status, r]) => `${status} ${r.description}`)
+          .join('; ');
+        p(
+          '',
+          `#### \`${o.method} ${o.path}\``,
+          '',
+          `${String(o.op.summary).replace(/\.$/, '')}. ${authOf(o.op)}${idem ? ' Idempotency-Key.' : ''}`,
+          ...(errors ? ['', `Errors: ${errors}.`] : []),
+          '',
+          '```sh',
+          curlLine(site, o),
+          '```',
+        );
+      }
+    }
+  };
+  section(ops.filter((o) => !ownerOnly(o)));
+  p(
+    '',
+    '## Owner endpoints',
+    '',
+    "A human owner's account and dashboard calls (cookie `svc_session` from `POST /api/v1/owner/login`,",
+    'and `X-CSRF-Token` on writes). An agent does not need them; they are here so this list is complete.',
+  );
+  section(ops.filter(ownerOnly));
   return out.join('\n') + '\n';
 }
 
