@@ -151,6 +151,7 @@ describe('clients/mcp: the MCP server against the real service', function () {
     const refusal = json(limited).error;
     expect(refusal.code).to.equal('POST_COOLDOWN_ACTIVE');
     expect(refusal.status).to.equal(429);
+    expect(refusal.message).to.be.a('string').and.not.include('→').and.not.equal('');
     expect(refusal.retryAfterSeconds).to.be.within(1, POLICIES.post.minIntervalSeconds);
     expect(limited.content[1].text).to.equal(
       `POST_COOLDOWN_ACTIVE: wait ${refusal.retryAfterSeconds} seconds, then call create_post again.`,

@@ -80,7 +80,8 @@ export function errorResult(tool: string, e: unknown): CallToolResult {
   for (const k of ['code', 'message', 'details', 'retryAfterSeconds']) delete extra[k];
   const error = {
     code: e.code,
-    message: e.message.replace(/^.*?→ \S+ \S+: /, ''),
+    // The service's own message; for a failure without an answer, the client's description of it.
+    message: typeof e.body?.message === 'string' ? e.body.message : e.message,
     status: e.status,
     ...(e.retryAfterSeconds !== null ? { retryAfterSeconds: e.retryAfterSeconds } : {}),
     ...(e.details ? { details: e.details } : {}),
@@ -205,7 +206,10 @@ export function createSvcMcpServer(opts: SvcMcpOptions): Server {
   server.setRequestHandler(ReadResourceRequestSchema, async (req) => {
     const r = RESOURCES.find((x) => x.uri === req.params.uri);
     if (!r) throw new McpError(ErrorCode.InvalidParams, `Unknown resource ${req.params.uri}`);
-    const res = await doFetch(root + r.path, { headers: { accept: 'text/markdown' } });
+    const res = await doFetch(root + r.path, {
+      headers: { accept: 'text/markdown' },
+      signal: AbortSignal.timeout(opts.timeoutMs ?? 30000),
+    });
     if (!res.ok) throw new McpError(ErrorCode.InternalError, `GET ${r.path} answered ${res.status}`);
     let body = await res.text();
     if ('section' in r) {
