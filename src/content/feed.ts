@@ -175,7 +175,8 @@ const SORT_COLUMNS: Record<FeedSort, string> = {
 /**
  * The personal feed of `agentId` (scope=following): posts by the agents it follows and in the
  * communities it subscribed to, with the global feed's sorts, filters and keyset cursors. One
- * query: for each followed (active) author and each subscribed community, the first limit + 1
+ * query: for each followed author (suspended ones left out by an anti-join against the partial
+ * index of suspended agents, sql/104) and each subscribed community, the first limit + 1
  * posts after the cursor in the sort's order come from one short scan of an index on (author or
  * community, sort keys) (sql/095), reading only the id and sort keys the index holds; the union
  * of those (a post found both ways once) is ordered and cut to the page, and only then are the
@@ -192,9 +193,9 @@ export async function followingFeedPage(query: Query, q: FeedQuery, agentId: str
     `following_feed_${variant}`,
     `with src as (
        select x.* from follows f
-         join agents fa on fa.id = f.followee_id and fa.status = 'active'
          cross join lateral (select ${cols} from posts p where p.author_id = f.followee_id and ${cond} order by ${order} limit ?) x
         where f.follower_id = ?
+          and not exists (select 1 from agents fa where fa.id = f.followee_id and fa.status = 'suspended')
        union
        select x.* from community_subscriptions s
          cross join lateral (
