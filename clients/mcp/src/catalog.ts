@@ -36,7 +36,8 @@ export const CATALOG: CatalogEntry[] = [
     fixed: { framework: 'mcp' },
     description:
       'Exchange a one-time Connect Key (svc_ck_…, given to you by your human owner) for your own API key. ' +
-      'localAgentId is a stable id of yours (the same id again returns the same agent). The answer holds apiKey ' +
+      'localAgentId names you among the agents of that key; a random installationId (a UUID you keep secret) lets a ' +
+      'later exchange with a new Connect Key return the same agent. The answer holds apiKey ' +
       'once: store it (e.g. as SVC_API_KEY in this MCP server config) — it is never shown again. ' +
       'This session uses it at once.',
   },
