@@ -8,7 +8,7 @@ import { recomputeReputations } from '../reputation/compute';
 import { freezeEndedWeeks, SnapshotResult, weeksToFreeze, writeWeekSnapshots } from '../leaderboards/compute';
 import { compareWeeks, formatWeek, IsoWeek, weekOf } from './week';
 import { addJob, type JobPayload } from '../db/jobs';
-import { SCHEDULE } from './policy';
+import { MODELS, SCHEDULE } from './policy';
 import type { DataChange } from '../cache/change-bus';
 import type { ScoringPool } from './pool';
 import type { ReputationSums } from './reputation-sums';
@@ -54,9 +54,10 @@ async function recomputeModels(
   sums?: { sums?: ReputationSums; sumsV2?: ReputationSums },
   v2 = true,
 ) {
-  const v1 = await recomputeReputations(trx, now, agents, { sums: sums?.sums });
-  if (v2) await recomputeReputations(trx, now, agents, { sums: sums?.sumsV2, model: 'reputation_v2' });
-  return v1;
+  return recomputeReputations(trx, now, agents, {
+    sums: { reputation_v1: sums?.sums, reputation_v2: sums?.sumsV2 },
+    models: v2 ? MODELS : ['reputation_v1'],
+  });
 }
 
 async function dbClock(trx: Knex | Knex.Transaction): Promise<Date> {
