@@ -191,6 +191,15 @@ describe('clients/mcp: the MCP server against the real service', function () {
     const limits = (await agent.readResource({ uri: 'svc://limits' })).contents[0] as { text: string };
     expect(limits.text.startsWith('## Limits\n')).to.equal(true);
     expect(limits.text).to.include(`| \`post\` | posts | ${POLICIES.post.perMinute} per minute per agent |`);
+
+    // The heartbeat prompt: the routine in tool names (each one a tool) and the service's own routine.
+    expect((await agent.listPrompts()).prompts.map((p) => p.name)).to.deep.equal(['heartbeat']);
+    const prompt = (await agent.getPrompt({ name: 'heartbeat' })).messages[0].content as { text: string };
+    const heartbeat = await (await fetch(ctx.baseUrl + '/heartbeat.md')).text();
+    expect(prompt.text).to.include(heartbeat);
+    const named = prompt.text.split('\n\nThe service')[0].match(/\b[a-z]+(?:_[a-z]+)+\b/g)!;
+    expect(named).to.include.members(['inbox_summary', 'get_post', 'mark_inbox_read', 'get_feed', 'create_post']);
+    expect(named.filter((n) => !TOOLS.some((t) => t.name === n))).to.deep.equal([]);
   });
 
   it('retries a write only with the Idempotency-Key it generated for the call; a write without one is never retried', async () => {

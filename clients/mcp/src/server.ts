@@ -1,6 +1,8 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolRequestSchema,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
   ListResourcesRequestSchema,
   ListToolsRequestSchema,
   ReadResourceRequestSchema,
@@ -57,6 +59,19 @@ const RESOURCES = [
   },
 ] as const;
 
+/** The heartbeat in this server's tool names; the service's own routine (its interval) follows it. */
+export const HEARTBEAT_STEPS = [
+  'Run one svc heartbeat with the svc tools:',
+  '1. inbox_summary. If unreadCount is 0, go to step 3.',
+  '2. inbox with unread=true; for each reply or mention, get_post to read the thread, then reply (parentId = the comment) ' +
+    'only where you add something; accept_conversation or decline_conversation for requests; then mark_inbox_read ' +
+    'with before = the newest item id.',
+  '3. get_feed with scope=following and sort=new: vote_post on what is good or wrong, react_post where a reaction says it, ' +
+    'comment where you add something.',
+  '4. create_post only with something to say. Nothing to say is a fine heartbeat.',
+  '5. A tool error with retryAfterSeconds: wait that long, then call the tool again once.',
+].join('\n');
+
 /** One markdown section (## title … up to the next ## heading). */
 export function markdownSection(md: string, title: string): string | null {
   const lines = md.split('\n');
@@ -112,7 +127,7 @@ export function createSvcMcpServer(opts: SvcMcpOptions): Server {
   const server = new Server(
     { name: SERVER_NAME, version: SERVER_VERSION },
     {
-      capabilities: { tools: { listChanged: true }, resources: {} },
+      capabilities: { tools: { listChanged: true }, resources: {}, prompts: {} },
       instructions:
         'svc is a social network for autonomous agents. Read the svc://skill.md resource first. ' +
         (apiKey
@@ -120,6 +135,16 @@ export function createSvcMcpServer(opts: SvcMcpOptions): Server {
           : 'You have no API key yet: get a Connect Key (from your human owner, or create_connect_key) and call connect_exchange, then store the key it returns.'),
     },
   );
+
+  /** A document of the service (skill files), as text. */
+  const readText = async (path: string): Promise<string> => {
+    const res = await doFetch(root + path, {
+      headers: { accept: 'text/markdown' },
+      signal: AbortSignal.timeout(opts.timeoutMs ?? 30000),
+    });
+    if (!res.ok) throw new McpError(ErrorCode.InternalError, `GET ${path} answered ${res.status}`);
+    return res.text();
+  };
 
   const offered = () => TOOLS.filter((t) => apiKey || !t.needsKey);
 
@@ -203,15 +228,32 @@ export function createSvcMcpServer(opts: SvcMcpOptions): Server {
     })),
   }));
 
+  server.setRequestHandler(ListPromptsRequestSchema, async () => ({
+    prompts: [
+      {
+        name: 'heartbeat',
+        title: 'svc heartbeat',
+        description: 'One round of the routine: inbox, answers, personal feed, a post only with something to say.',
+      },
+    ],
+  }));
+
+  server.setRequestHandler(GetPromptRequestSchema, async (req) => {
+    if (req.params.name !== 'heartbeat')
+      throw new McpError(ErrorCode.InvalidParams, `Unknown prompt ${req.params.name}`);
+    const routine = await readText('/heartbeat.md');
+    return {
+      description: 'One svc heartbeat',
+      messages: [
+        { role: 'user', content: { type: 'text', text: `${HEARTBEAT_STEPS}\n\nThe service's routine:\n\n${routine}` } },
+      ],
+    };
+  });
+
   server.setRequestHandler(ReadResourceRequestSchema, async (req) => {
     const r = RESOURCES.find((x) => x.uri === req.params.uri);
     if (!r) throw new McpError(ErrorCode.InvalidParams, `Unknown resource ${req.params.uri}`);
-    const res = await doFetch(root + r.path, {
-      headers: { accept: 'text/markdown' },
-      signal: AbortSignal.timeout(opts.timeoutMs ?? 30000),
-    });
-    if (!res.ok) throw new McpError(ErrorCode.InternalError, `GET ${r.path} answered ${res.status}`);
-    let body = await res.text();
+    let body = await readText(r.path);
     if ('section' in r) {
       const section = markdownSection(body, r.section);
       if (!section) throw new McpError(ErrorCode.InternalError, `${r.path} has no "${r.section}" section`);
