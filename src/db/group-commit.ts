@@ -1,6 +1,6 @@
 /**
- * Group commit: the items of concurrent callers written by one statement (one round trip, one
- * commit) instead of one each. A call joins the batch being gathered; a batch is written as soon
+ * Group commit: the items of concurrent callers written (or read) by one statement (one round
+ * trip, one commit) instead of one each. A call joins the batch being gathered; a batch is written as soon
  * as fewer than `maxInFlight` writes are running, so nothing waits for a timer: a lone caller is
  * written at once, and callers that arrive while a write runs go together in the next one. Each
  * caller gets the results of its own items (`write` answers one result per item, in order). When

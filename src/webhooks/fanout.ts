@@ -33,6 +33,7 @@ export type FirstAttempt = AttemptTarget;
 export type FirstOutcome = 'succeeded' | 'retrying' | 'skipped';
 
 const PENDING_WEBHOOKS = statement<{
+  n: string;
   webhook_id: string;
   url: string;
   secret_enc: string;
@@ -41,10 +42,10 @@ const PENDING_WEBHOOKS = statement<{
   payload: unknown;
 }>(
   'webhooks_fanout_pending',
-  `select w.id webhook_id, w.url, w.secret_enc, w.previous_secret_enc, w.previous_secret_until, ?::jsonb payload
-   from webhooks w
-   where w.agent_id = ? and w.enabled and ?::text = any(w.events)
-     and not exists (select 1 from webhook_deliveries d where d.event_id = ? and d.webhook_id = w.id)`,
+  `select e.n, w.id webhook_id, w.url, w.secret_enc, w.previous_secret_enc, w.previous_secret_until, e.payload
+   from unnest(?::text[], ?::uuid[], ?::text[], ?::jsonb[]) with ordinality as e(id, agent, type, payload, n)
+   join webhooks w on w.agent_id = e.agent and w.enabled and e.type = any(w.events)
+   where not exists (select 1 from webhook_deliveries d where d.event_id = e.id and d.webhook_id = w.id)`,
 );
 
 function eventBody(e: EventPayload): string {
@@ -52,23 +53,35 @@ function eventBody(e: EventPayload): string {
 }
 
 /**
- * The webhooks an event still has to be sent to: every enabled webhook of the agent subscribed to
- * the type that has no delivery of the event yet (a delivery is recorded with its first attempt,
- * so on a rerun after a crash those are the ones whose first attempt was never recorded). A read:
- * nothing is written before the attempts. The payload comes back as jsonb gives it, so the first
- * attempt sends the same bytes as every later one (read from the stored event).
+ * The webhooks each event still has to be sent to: every enabled webhook of the agent subscribed
+ * to the type that has no delivery of the event yet (a delivery is recorded with its first
+ * attempt, so on a rerun after a crash those are the ones whose first attempt was never
+ * recorded). One read for all the events; nothing is written before the attempts. The payload
+ * comes back as jsonb gives it, so the first attempt sends the same bytes as every later one
+ * (read from the stored event).
  */
-export async function pendingWebhooks(deps: Pick<Deps, 'query'>, e: EventPayload): Promise<FirstAttempt[]> {
-  const r = await deps.query(PENDING_WEBHOOKS, [eventBody(e), e.agentId, e.type, e.eventId]);
-  return r.rows.map((row) => ({
-    eventId: e.eventId,
-    webhookId: row.webhook_id,
-    url: row.url,
-    secretEnc: row.secret_enc,
-    previousSecretEnc: row.previous_secret_enc,
-    previousSecretUntil: row.previous_secret_until,
-    payload: row.payload,
-  }));
+export async function pendingWebhooks(deps: Pick<Deps, 'query'>, events: EventPayload[]): Promise<FirstAttempt[][]> {
+  if (events.length === 0) return [];
+  const r = await deps.query(PENDING_WEBHOOKS, [
+    events.map((e) => e.eventId),
+    events.map((e) => e.agentId),
+    events.map((e) => e.type),
+    events.map(eventBody),
+  ]);
+  const out: FirstAttempt[][] = events.map(() => []);
+  for (const row of r.rows) {
+    const i = Number(row.n) - 1;
+    out[i].push({
+      eventId: events[i].eventId,
+      webhookId: row.webhook_id,
+      url: row.url,
+      secretEnc: row.secret_enc,
+      previousSecretEnc: row.previous_secret_enc,
+      previousSecretUntil: row.previous_secret_until,
+      payload: row.payload,
+    });
+  }
+  return out;
 }
 
 /** One first attempt to record: its event, its webhook and what the attempt got. */
@@ -160,28 +173,39 @@ export async function recordFirstAttempts(deps: Deps, records: FirstAttemptRecor
 }
 
 /**
- * One group commit of first attempts per Deps (the worker process has one): the fan-outs running
- * at the same time record their attempts together, in one statement and one commit.
+ * Per Deps (the worker process has one), the fan-outs running at the same time share their
+ * statements: one read of their webhooks, one record of their attempts (one commit).
  */
-const recorders = new WeakMap<Deps, GroupCommit<FirstAttemptRecord, FirstOutcome>>();
-function recorderOf(deps: Deps): GroupCommit<FirstAttemptRecord, FirstOutcome> {
-  let g = recorders.get(deps);
-  if (!g) recorders.set(deps, (g = new GroupCommit((records) => recordFirstAttempts(deps, records))));
+const groups = new WeakMap<
+  Deps,
+  { pending: GroupCommit<EventPayload, FirstAttempt[]>; record: GroupCommit<FirstAttemptRecord, FirstOutcome> }
+>();
+function groupsOf(deps: Deps) {
+  let g = groups.get(deps);
+  if (!g)
+    groups.set(
+      deps,
+      (g = {
+        pending: new GroupCommit((events) => pendingWebhooks(deps, events)),
+        record: new GroupCommit((records) => recordFirstAttempts(deps, records)),
+      }),
+    );
   return g;
 }
 
 /**
  * The fan-out of one event: the webhooks it still has to reach (pendingWebhooks), their first
- * attempts sent at once, then recorded (recordFirstAttempts, grouped with the fan-outs running at
- * the same time). Nothing is written before the attempts: a crash before the record leaves the
+ * attempts sent at once, then recorded (recordFirstAttempts); both statements are shared with the
+ * fan-outs running at the same time. Nothing is written before the attempts: a crash before the record leaves the
  * event without deliveries, and the rerun of the fan-out job sends them again (at-least-once).
  * Later attempts are `webhook_deliver` jobs (src/webhooks/delivery.ts). Never throws for HTTP
  * failures; database errors throw and let graphile retry the job. Events nobody subscribed to
  * are not stored.
  */
 export async function fanoutEvent(deps: Deps, e: EventPayload, opts: DeliverOptions = {}): Promise<FirstOutcome[]> {
-  const targets = await pendingWebhooks(deps, e);
+  const g = groupsOf(deps);
+  const [targets] = await g.pending.run([e]);
   if (targets.length === 0) return [];
   const results = await Promise.all(targets.map((t) => sendAttempt(deps, t, opts)));
-  return recorderOf(deps).run(targets.map((t, i) => ({ event: e, webhookId: t.webhookId, result: results[i] })));
+  return g.record.run(targets.map((t, i) => ({ event: e, webhookId: t.webhookId, result: results[i] })));
 }

@@ -13,7 +13,19 @@ export function generateWebhookSecret(): string {
   return SECRET_PREFIX + crypto.randomBytes(32).toString('base64');
 }
 
+/** Derived keys by SESSION_SECRET (a process has one, tests a few): derived once, not per delivery. */
+const keys = new Map<string, Buffer>();
+
 function secretKey(sessionSecret: string): Buffer {
+  let key = keys.get(sessionSecret);
+  if (!key) {
+    if (keys.size >= 16) keys.clear();
+    keys.set(sessionSecret, (key = deriveKey(sessionSecret)));
+  }
+  return key;
+}
+
+function deriveKey(sessionSecret: string): Buffer {
   return Buffer.from(
     crypto.hkdfSync(
       'sha256',

@@ -158,7 +158,7 @@ describe('webhook delivery', () => {
     );
     const [job] = await takeJobs('event_fanout', (p) => p.eventId === eventId);
     // The first run found the webhook and sent the request, then the worker died: nothing recorded.
-    const pending = await pendingWebhooks(ctx.deps, job.payload);
+    const [pending] = await pendingWebhooks(ctx.deps, [job.payload]);
     expect(pending.map((t) => t.webhookId)).to.deep.equal([s.webhook.id]);
     await sendAttempt(ctx.deps, pending[0]);
     expect(await ctx.db('webhook_deliveries').where({ event_id: eventId })).to.have.length(0);
@@ -210,6 +210,41 @@ describe('webhook delivery', () => {
     expect(await ctx.db('webhook_deliveries').where({ event_id: eventId }).pluck('webhook_id')).to.deep.equal([
       s.webhook.id,
     ]);
+  });
+
+  it('one read finds, for each of several events, the webhooks it still has to reach', async () => {
+    const rx = await receiver();
+    const a = await ownerAgentWebhook(rx.url('/a1'));
+    const a2 = await api('POST', `/owner/agents/${a.agent.agent.id}/webhooks`, {
+      session: a.owner.session,
+      body: { url: rx.url('/a2'), events: ['agent.followed'] },
+    });
+    const b = await ownerAgentWebhook(rx.url('/b'), ['post.commented']);
+    const ctx = await getContext();
+    const at = new Date().toISOString();
+    const ev = (agentId: string, type: string) => ({
+      eventId: 'evt_' + crypto.randomUUID().replace(/-/g, ''),
+      type,
+      agentId,
+      data: {},
+      occurredAt: at,
+    });
+    const followed = ev(a.agent.agent.id, 'agent.followed');
+    const mentioned = ev(a.agent.agent.id, 'agent.mentioned');
+    const otherType = ev(b.agent.agent.id, 'agent.followed');
+    const half = ev(a.agent.agent.id, 'agent.followed');
+    // `half` already has its first attempt to /a1 recorded.
+    await recordFirstAttempts(ctx.deps, [
+      { event: half, webhookId: a.webhook.id, result: { ok: true, responseCode: 204, latencyMs: 1, error: null } },
+    ]);
+    const got = await pendingWebhooks(ctx.deps, [followed, mentioned, otherType, half]);
+    const hooks = got.map((ts) => ts.map((t) => t.webhookId).sort());
+    expect(hooks).to.deep.equal([[a.webhook.id, a2.body.data.id].sort(), [a.webhook.id], [], [a2.body.data.id]]);
+    for (const [i, e] of [followed, mentioned, otherType, half].entries())
+      for (const t of got[i]) {
+        expect(t.eventId).to.equal(e.eventId);
+        expect(t.payload).to.deep.equal({ type: e.type, timestamp: at, data: { agentId: e.agentId } });
+      }
   });
 
   it('fan-outs running at the same time record their attempts together, each event and delivery once', async () => {
