@@ -5,7 +5,12 @@
  * and reputation-only reads. Every figure is a ratio to a bare Koa route (its own child process)
  * measured in the same run.
  *
- *   npx tsx bench/load.ts [--seconds 12] [--rounds 3] [--connections 16] [--agents 800] [--posts 5000] [--breakdown] [--cpu-prof DIR] [--log-level info] [--only mixed,lb,rep,writes,floor,floor-limited,floor-reads] [--write-share 0.2] [--body-words 0] [--hold]
+ *   npx tsx bench/load.ts [--seconds 12] [--rounds 3] [--connections 16] [--agents 800] [--posts 5000] [--breakdown] [--cpu-prof DIR] [--log-level info] [--only mixed,lb,rep,writes,floor,floor-limited,floor-reads] [--write-share 0.2] [--body-words 0] [--hold] [--replica]
+ *
+ * `--replica`: the database is a private primary with a streaming replica (test/helpers/pg-replica.ts)
+ * instead of the machine's PostgreSQL, and a second web process whose lag-tolerant reads go to
+ * the replica (DATABASE_READ_URL) runs beside the first (reads on the primary): the mix is
+ * measured on both in interleaved rounds, each over its own half of the agents.
  *
  * The server is `node dist/src/server.js` when dist/ is built (`--tsx` runs src/server.ts
  * through tsx instead), against a fresh database on the machine's PostgreSQL
@@ -26,6 +31,7 @@ import { HOT_EPOCH_SECONDS, HOT_SCALE_SECONDS } from '../src/content/hot-rank';
 import { Classify, procAvailable, readCpu, spent, svcClassifier, SvcRole } from './lib/proc-cpu';
 import { numberArg } from './lib/args';
 import { seededBodySql } from './lib/bodies';
+import { startPgReplicaPair } from '../test/helpers/pg-replica';
 
 const SECONDS = numberArg('seconds', 12);
 /** Each workload's SECONDS are split into this many slices, interleaved with the other workloads'. */
@@ -41,7 +47,8 @@ const WRITE_SHARE = numberArg('write-share', 0.2);
  * variety is what full-text indexing pays for.
  */
 const BODY_WORDS = numberArg('body-words', 0);
-const ADMIN = process.env.BENCH_ADMIN_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+let ADMIN = process.env.BENCH_ADMIN_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+const REPLICA = process.argv.includes('--replica');
 const REDIS = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 const ROOT = path.resolve(__dirname, '..');
 const USE_DIST = !process.argv.includes('--tsx') && fs.existsSync(path.join(ROOT, 'dist/src/server.js'));
@@ -376,6 +383,8 @@ function cpuRow(label: string, m: Result): string {
 }
 
 async function main() {
+  const pair = REPLICA ? await startPgReplicaPair() : null;
+  if (pair) ADMIN = pair.primaryUrl.replace(/\/svc$/, '/postgres');
   const name = `svc_bench_load_${Date.now().toString(36)}`;
   const admin = knexFactory({ client: 'pg', connection: ADMIN, pool: { min: 0, max: 1 } });
   await admin.raw(`create database "${name}"`);
@@ -415,12 +424,27 @@ async function main() {
       USE_DIST ? [path.join(ROOT, 'dist/src/worker.js')] : ['-r', 'tsx/cjs', path.join(ROOT, 'src/worker.ts')],
       { cwd: ROOT, env, stdio: ['ignore', logFd, 'inherit'] },
     );
+    // --replica: a second web process, its lag-tolerant reads on the replica.
+    const replicaPort = pair ? await freePort() : 0;
+    const replicaServer = pair
+      ? await startChild(
+          entry,
+          {
+            ...env,
+            PORT: String(replicaPort),
+            PUBLIC_URL: `http://127.0.0.1:${replicaPort}`,
+            DATABASE_READ_URL: pair.replicaUrl.replace(/\/svc$/, `/${name}`),
+          },
+          replicaPort,
+          logFd,
+        )
+      : null;
     fs.closeSync(logFd);
-    children.push(server, worker);
+    children.push(server, worker, ...(replicaServer ? [replicaServer] : []));
     const barePids: number[] = [];
     const floorPids: number[] = [];
     classify = svcClassifier({
-      web: () => [server.pid!, ...floorPids],
+      web: () => [server.pid!, ...(replicaServer ? [replicaServer.pid!] : []), ...floorPids],
       worker: () => [worker.pid!],
       bare: () => barePids,
       database: name,
@@ -450,6 +474,7 @@ async function main() {
         file,
         JSON.stringify({
           port,
+          ...(replicaServer ? { replicaPort } : {}),
           url,
           database: name,
           pids: { web: server.pid, worker: worker.pid },
@@ -481,7 +506,13 @@ async function main() {
       };
       return { sent, next };
     };
-    const { sent, next: mixed } = withWrites(WRITE_SHARE);
+    // --replica: the two web processes' mixes write as disjoint halves of the agents (shared limits).
+    const half = Math.floor(agents.length / 2);
+    const { sent, next: mixed } = withWrites(
+      WRITE_SHARE,
+      pair ? new Writer(agents.slice(0, half), posts, slugs, authorOf) : w,
+    );
+    const onReplica = withWrites(WRITE_SHARE, new Writer(agents.slice(half), posts, slugs, authorOf));
     // The floors answer far faster than the server: each schedule gets enough (unchecked) agents
     // that a write finds one free, so it too sends its share of writes.
     const floorAgents = Array.from({ length: 8000 }, (_, i) => ({
@@ -535,11 +566,13 @@ async function main() {
 
     await measure(barePort, bareReq, 2); // warm-up
     await measure(port, read, 2);
+    if (replicaServer) await measure(replicaPort, read, 2);
     // Interleaved rounds (bare, mixed, leaderboards, reputation, then again): load from other
     // processes on the shared machine falls on the baseline and the app alike.
-    const runs: Record<'bare' | 'mixed' | 'lb' | 'rep' | 'writes', Result[]> = {
+    const runs: Record<'bare' | 'mixed' | 'mixedReplica' | 'lb' | 'rep' | 'writes', Result[]> = {
       bare: [],
       mixed: [],
+      mixedReplica: [],
       lb: [],
       rep: [],
       writes: [],
@@ -549,6 +582,8 @@ async function main() {
     for (let i = 0; i < ROUNDS; i++) {
       runs.bare.push(await measure(barePort, bareReq, slice));
       if (ONLY.includes('mixed')) runs.mixed.push(await measure(port, mixed, slice));
+      if (ONLY.includes('mixed') && replicaServer)
+        runs.mixedReplica.push(await measure(replicaPort, onReplica.next, slice));
       if (ONLY.includes('lb')) runs.lb.push(await measure(port, lb, slice));
       if (ONLY.includes('rep')) runs.rep.push(await measure(port, rep, slice));
       if (ONLY.includes('writes')) runs.writes.push(await measure(port, writesOnly, slice));
@@ -577,7 +612,16 @@ async function main() {
     const pct = Math.round(WRITE_SHARE * 100);
     if (ONLY.includes('mixed'))
       console.log(
-        row(`mixed: ${100 - pct}% reads, ${pct}% writes`, mix, WRITE_SHARE === 0.2 ? '>= 0.30' : '(not the workload)'),
+        row(
+          `mixed: ${100 - pct}% reads, ${pct}% writes${replicaServer ? ' (reads on the primary)' : ''}`,
+          mix,
+          WRITE_SHARE === 0.2 ? '>= 0.30' : '(not the workload)',
+        ),
+      );
+    const mixReplica = replicaServer && ONLY.includes('mixed') ? combine(runs.mixedReplica) : null;
+    if (mixReplica)
+      console.log(
+        row(`mixed, lag-tolerant reads on the streaming replica`, mixReplica, '(compare: reads on the primary)'),
       );
     if (ONLY.includes('lb')) console.log(row('GET /leaderboards (6 categories)', lbr, '>= 0.6'));
     if (ONLY.includes('rep')) console.log(row('GET /agents/{handle}/reputation', repr, '>= 0.6'));
@@ -585,6 +629,7 @@ async function main() {
     for (const f of floors) console.log(row(f.label, combine(f.runs), '(no server does less)'));
     const measured: [string, Result][] = [['bare Koa route', bare]];
     if (ONLY.includes('mixed')) measured.push(['mixed', mix]);
+    if (mixReplica) measured.push(['mixed, reads on the replica', mixReplica]);
     if (ONLY.includes('lb')) measured.push(['GET /leaderboards', lbr]);
     if (ONLY.includes('rep')) measured.push(['GET /agents/{handle}/reputation', repr]);
     if (ONLY.includes('writes')) measured.push(['writes alone', writesAlone]);
@@ -595,6 +640,10 @@ async function main() {
         `\nmixed: ${sent.writes} of ${sent.all} requests sent were writes (${share.toFixed(1)} %)${share < pct - 1 ? `: below ${pct} %, too few agents free for this rate (raise --agents)` : ''}`,
       );
     }
+    if (mixReplica)
+      console.log(
+        `mixed on the replica's web process: ${onReplica.sent.writes} of ${onReplica.sent.all} requests sent were writes (${((100 * onReplica.sent.writes) / Math.max(1, onReplica.sent.all)).toFixed(1)} %)`,
+      );
     for (const f of floors)
       console.log(
         `${f.name}: ${f.sent.writes} of ${f.sent.all} requests sent were writes (${((100 * f.sent.writes) / Math.max(1, f.sent.all)).toFixed(1)} %)`,
@@ -653,6 +702,7 @@ async function main() {
     fs.rmSync(logFile, { force: true });
     await admin.raw(`drop database if exists "${name}" with (force)`);
     await admin.destroy();
+    await pair?.destroy();
   }
 }
 
