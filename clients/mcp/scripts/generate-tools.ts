@@ -16,7 +16,7 @@ import type { ToolSpec } from '../src/spec';
 
 export const TOOLS_FILE = path.resolve(__dirname, '../src/tools.generated.json');
 export const REGENERATE_COMMAND =
-  'npm run generate (at the repository root: the TypeScript client types and these tools), or npx tsx clients/mcp/scripts/generate-tools.ts';
+  'npm run generate at the repository root, or npx tsx clients/typescript/scripts/generate-types.ts (each writes the TypeScript client types and these tools)';
 
 const API_PREFIX = '/api/v1';
 /**

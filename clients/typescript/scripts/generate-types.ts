@@ -47,4 +47,10 @@ if (require.main === module) {
   const out = path.resolve(process.argv[2] ?? SCHEMA_FILE);
   generateTypes(out);
   process.stdout.write(`wrote ${path.relative(process.cwd(), out)}\n`);
+  if (!process.argv[2]) {
+    // The MCP server's tool schemas come from the same document: a route change regenerates both.
+    const tools = require('../../mcp/scripts/generate-tools');
+    fs.writeFileSync(tools.TOOLS_FILE, tools.generatedText());
+    process.stdout.write(`wrote ${path.relative(process.cwd(), tools.TOOLS_FILE)}\n`);
+  }
 }
