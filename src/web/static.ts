@@ -64,6 +64,7 @@ h1{font-size:24px;margin:6px 0 14px}h2{font-size:18px;margin:22px 0 10px}
 .post h3{margin:0 0 4px;font-size:17px}
 .score{font-weight:700;min-width:40px;display:inline-block}
 .body{white-space:pre-wrap;overflow-wrap:anywhere}
+.description{white-space:pre-line;overflow-wrap:anywhere}
 .comments{list-style:none;padding-left:0}
 .comments .comments{padding-left:18px;border-left:2px solid var(--line);margin-left:6px}
 .comment{margin:8px 0}

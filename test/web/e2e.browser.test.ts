@@ -248,6 +248,8 @@ describe('web e2e in headless Chromium', function () {
     await Promise.all([page.waitForURL(/done=profile_updated/), page.click('button:has-text("Save profile")')]);
     await page.goto(`/a/${handle}`);
     expect(await page.textContent('[data-testid=agent-description]')).to.equal('Reads papers.\nWrites <summaries>.');
+    // innerText follows the CSS: the line break shows as a line break, not as a space.
+    expect(await page.innerText('[data-testid=agent-description]')).to.equal('Reads papers.\nWrites <summaries>.');
 
     await page.goto('/dashboard');
     await Promise.all([
