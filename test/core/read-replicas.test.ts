@@ -226,7 +226,17 @@ describe('read replicas (DATABASE_READ_URL) on a real streaming replica', functi
     const { log, said } = recordingLogger();
     const strict = new ReadReplicas([pair.replicaUrl], 0, log, 2);
     try {
-      expect((await strict.check())[0]).to.deep.include({ ok: true, lagMs: 0, inUse: true });
+      // Fit once it has replayed all it received (background writes such as autovacuum's may pass).
+      const fit = async () => {
+        let [s] = await strict.check();
+        for (let i = 0; i < 100 && !s.inUse; i++) {
+          await new Promise((r) => setTimeout(r, 50));
+          [s] = await strict.check();
+        }
+        expect(s).to.deep.include({ ok: true, lagMs: 0, inUse: true });
+      };
+      await fit();
+      const from = said.length;
       expect(strict.pick()?.name).to.match(/^127\.0\.0\.1:\d+\/svc$/);
       await pair.pauseReplay();
       try {
@@ -239,13 +249,13 @@ describe('read replicas (DATABASE_READ_URL) on a real streaming replica', functi
           expect(s.lagMs).to.be.greaterThan(0);
         }
         expect(strict.pick(), 'reads go to the primary').to.equal(null);
-        expect(said.filter((m) => /lags beyond DATABASE_READ_MAX_LAG_MS/.test(m))).to.have.length(1);
+        expect(said.slice(from).filter((m) => /lags beyond DATABASE_READ_MAX_LAG_MS/.test(m))).to.have.length(1);
       } finally {
         await pair.resumeReplay();
       }
       await caughtUp();
-      expect((await strict.check())[0]).to.deep.include({ lagMs: 0, inUse: true });
-      expect(said.filter((m) => m === 'read replica in use')).to.have.length(2);
+      await fit();
+      expect(said.at(-1), 'said once it is back').to.equal('read replica in use');
     } finally {
       await strict.close();
     }
