@@ -10,6 +10,8 @@ import { SettlingLimiter } from '../../src/limits/settling';
 import { TEST_REDIS_URL } from '../helpers/context';
 import { sharedRedisCluster } from '../helpers/redis-cluster';
 import { attempt, Clock, id, makeLimiter, redisTarget } from './helpers';
+import { POLICIES } from '../../src/limits/policy';
+import { rulesFor } from '../../src/limits/rules';
 
 const prefix = () => `svc:test:limits:${crypto.randomBytes(5).toString('hex')}:`;
 
@@ -52,6 +54,59 @@ for (const kind of ['redis', 'cluster'] as const)
       }
     });
   });
+
+describe('limits: on a Redis Cluster, one slot per script', function () {
+  this.timeout(20_000);
+
+  it('every action of the policy table, with every subject field, names keys of one hash slot', async () => {
+    const { nodes } = await sharedRedisCluster();
+    const r = new Redis(nodes[0]);
+    try {
+      const subjects = [
+        { agentId: id(), ownerId: id(), threadId: id(), ip: '10.1.2.3', account: 'acct' },
+        { agentId: id(), ownerId: null, threadId: id(), ip: '2001:db8::1', account: 'acct' },
+      ];
+      let checked = 0;
+      for (const action of Object.keys(POLICIES) as (keyof typeof POLICIES)[])
+        for (const subject of subjects) {
+          const keys = (rulesFor(action, subject, 'svc:') ?? []).map((x) => x.key);
+          const slots = new Set(await Promise.all(keys.map((k) => r.call('CLUSTER', 'KEYSLOT', k))));
+          expect(slots.size, `${action}: ${keys.join(' ')}`).to.be.at.most(1);
+          checked += keys.length;
+        }
+      expect(checked).to.be.greaterThan(Object.keys(POLICIES).length);
+    } finally {
+      r.disconnect();
+    }
+  });
+
+  it("adopt(): an agent whose own tag and its new owner's live on different masters keeps its history", async () => {
+    const cluster = await sharedRedisCluster();
+    // An agent and an owner whose hash tags the cluster serves from two different masters.
+    let agentId = id();
+    let ownerId = id();
+    while ((await cluster.masterOf(`{agent:${agentId}}`)) === (await cluster.masterOf(`{owner:${ownerId}}`))) {
+      agentId = id();
+      ownerId = id();
+    }
+    const clock = new Clock();
+    const l = await makeLimiter('cluster', clock);
+    try {
+      for (let i = 0; i < 60; i++) expect((await attempt(l, 'vote', { agentId })).ok).to.equal(true);
+      await l.adopt(agentId, ownerId);
+      const vote = await attempt(l, 'vote', { agentId, ownerId });
+      expect(vote.ok === false && vote.code).to.equal('RATE_LIMITED');
+      // The owner's log on its own master holds the 60 votes: two other agents of the owner share
+      // the 60 left of its 120 (without the move they would get 100 of 100).
+      const others = [id(), id()];
+      let ok = 0;
+      for (let i = 0; i < 100; i++) if ((await attempt(l, 'vote', { agentId: others[i % 2], ownerId })).ok) ok++;
+      expect(ok).to.equal(60);
+    } finally {
+      await l.close();
+    }
+  });
+});
 
 describe('limits: Redis limiter', function () {
   this.timeout(20_000);
