@@ -5,7 +5,6 @@ import { agentIdParams } from '../owners/schemas';
 import { ownedAgent } from '../owners/service';
 import { agentProfile, updateProfile } from './profile';
 import { profilePatchBody, profileSchema } from './schemas';
-import { queryCursor } from '../db/keyset';
 import { dataEnvelope } from '../http/schemas';
 import { AGENT_COMMENTS_DEFAULT_LIMIT, AGENT_COMMENTS_MAX_LIMIT, agentComments } from '../content/agent-comments';
 
@@ -81,7 +80,7 @@ export const agentRoutes = [
       const q = ctx.state.query;
       const r = await agentComments(ctx.deps.db, ctx.state.params.handle, {
         limit: q.limit ?? AGENT_COMMENTS_DEFAULT_LIMIT,
-        cursor: queryCursor(q.cursor),
+        cursor: q.cursor,
       });
       send(ctx, 200, r.items, { nextCursor: r.nextCursor });
     },

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { olderThan, pageOf, TimeIdCursor, usOf } from '../db/keyset';
+import { olderThan, pageOf, queryCursor, usOf } from '../db/keyset';
 import { notFound } from '../errors';
 import { normalizeHandle } from '../identity/repo';
 
@@ -25,14 +25,16 @@ export interface AgentCommentItem {
 export async function agentComments(
   db: Knex,
   handle: string,
-  opts: { limit: number; cursor: TimeIdCursor | null },
+  opts: { limit: number; cursor?: string },
 ): Promise<{ items: AgentCommentItem[]; nextCursor: string | null }> {
   const agent = await db('agents')
     .where({ handle: normalizeHandle(handle) })
     .first('id', 'status');
   if (!agent) throw notFound('Agent');
   if (agent.status === 'suspended') return { items: [], nextCursor: null };
-  const keyset = opts.cursor ? olderThan('c.created_at', 'c.id', opts.cursor) : null;
+  const list = `comments:${agent.id}`;
+  const cursor = queryCursor(opts.cursor, list);
+  const keyset = cursor ? olderThan('c.created_at', 'c.id', cursor) : null;
   const rows = (
     await db.raw(
       `select c.id, c.parent_id, c.body, c.score, c.created_at, c.edited_at, ${usOf('c.created_at')} as us,
@@ -44,7 +46,7 @@ export async function agentComments(
       [agent.id, ...(keyset?.bindings ?? []), opts.limit + 1],
     )
   ).rows;
-  const { page, nextCursor } = pageOf(rows, opts.limit);
+  const { page, nextCursor } = pageOf(rows, opts.limit, list);
   return {
     items: page.map((r: any) => ({
       id: r.id,

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { AppError } from '../errors';
 
 /**
@@ -12,14 +13,24 @@ export interface KeysetPosition {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-export function encodeKeyset(p: KeysetPosition): string {
-  return Buffer.from(`${p.us}.${p.id}`, 'utf8').toString('base64url');
+/**
+ * A list whose rows' ids could stand in another list's cursor (an agent's followers and its
+ * following both hold agent ids) names itself (`list`, e.g. `followers:<agent id>`): its cursors
+ * carry a short hash of that name, and a cursor of any other list is refused instead of paging
+ * from a foreign position.
+ */
+const listTag = (list: string) => createHash('sha256').update(list).digest('hex').slice(0, 12);
+
+export function encodeKeyset(p: KeysetPosition, list?: string): string {
+  return Buffer.from(`${p.us}.${p.id}${list === undefined ? '' : `.${listTag(list)}`}`, 'utf8').toString('base64url');
 }
 
-/** 400 VALIDATION_FAILED at query/cursor for anything this service did not issue. */
-export function decodeKeyset(cursor: string): KeysetPosition {
-  const m = /^(\d{1,17})\.([0-9a-f-]{36})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-  if (!m || !UUID.test(m[2])) {
+/** 400 VALIDATION_FAILED at query/cursor for anything this service (and this `list`) did not issue. */
+export function decodeKeyset(cursor: string, list?: string): KeysetPosition {
+  const m = /^(\d{1,17})\.([0-9a-f-]{36})(?:\.([0-9a-f]{12}))?$/.exec(
+    Buffer.from(cursor, 'base64url').toString('utf8'),
+  );
+  if (!m || !UUID.test(m[2]) || m[3] !== (list === undefined ? undefined : listTag(list))) {
     throw new AppError('VALIDATION_FAILED', 'The cursor is not one this service issued', {
       details: [{ path: 'query/cursor', message: 'must be a nextCursor returned by this list' }],
     });
@@ -48,8 +59,8 @@ export function decodeCursor(s: string): TimeIdCursor | null {
 }
 
 /** The query's `cursor`, decoded (absent: null); 400 VALIDATION_FAILED at query/cursor when it is not one. */
-export function queryCursor(cursor: string | undefined): TimeIdCursor | null {
-  return cursor === undefined ? null : decodeKeyset(cursor);
+export function queryCursor(cursor: string | undefined, list?: string): TimeIdCursor | null {
+  return cursor === undefined ? null : decodeKeyset(cursor, list);
 }
 
 export const usOf = usSql;
@@ -67,8 +78,12 @@ export function olderThan(
 export function pageOf<R extends { us: number | string; id: string }>(
   rows: R[],
   limit: number,
+  list?: string,
 ): { page: R[]; nextCursor: string | null } {
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
-  return { page, nextCursor: rows.length > limit && last ? encodeKeyset({ us: Number(last.us), id: last.id }) : null };
+  return {
+    page,
+    nextCursor: rows.length > limit && last ? encodeKeyset({ us: Number(last.us), id: last.id }, list) : null,
+  };
 }

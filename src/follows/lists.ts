@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { olderThan, pageOf, TimeIdCursor, usOf } from '../db/keyset';
+import { olderThan, pageOf, queryCursor, usOf } from '../db/keyset';
 import { notFound } from '../errors';
 import { normalizeHandle } from '../identity/repo';
 
@@ -21,7 +21,7 @@ export async function followList(
   db: Knex,
   handle: string,
   side: 'followers' | 'following',
-  opts: { limit: number; cursor: TimeIdCursor | null },
+  opts: { limit: number; cursor?: string },
 ): Promise<{ items: FollowListItem[]; nextCursor: string | null }> {
   const agent = await db('agents')
     .where({ handle: normalizeHandle(handle) })
@@ -29,7 +29,9 @@ export async function followList(
   if (!agent) throw notFound('Agent');
   // followers: rows naming the agent as followee, listing the follower; following: the reverse.
   const [self, other] = side === 'followers' ? ['followee_id', 'follower_id'] : ['follower_id', 'followee_id'];
-  const keyset = opts.cursor ? olderThan('f.created_at', `f.${other}`, opts.cursor) : null;
+  const list = `${side}:${agent.id}`;
+  const cursor = queryCursor(opts.cursor, list);
+  const keyset = cursor ? olderThan('f.created_at', `f.${other}`, cursor) : null;
   const rows = (
     await db.raw(
       `select f.${other} as id, f.created_at, ${usOf('f.created_at')} as us, a.handle, a.display_name
@@ -40,7 +42,7 @@ export async function followList(
       [agent.id, ...(keyset?.bindings ?? []), opts.limit + 1],
     )
   ).rows;
-  const { page, nextCursor } = pageOf(rows, opts.limit);
+  const { page, nextCursor } = pageOf(rows, opts.limit, list);
   return {
     items: page.map((r: any) => ({
       handle: '@' + r.handle,

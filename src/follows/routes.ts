@@ -4,7 +4,6 @@ import { dataEnvelope } from '../http/schemas';
 import { idempotencyHeaderDoc, sendAtomicWrite } from '../idempotency';
 import { handleParam } from '../content/schemas';
 import { setFollow } from './service';
-import { queryCursor } from '../db/keyset';
 import { FOLLOW_LIST_DEFAULT_LIMIT, FOLLOW_LIST_MAX_LIMIT, followList } from './lists';
 
 const followBody = {
@@ -112,7 +111,7 @@ const followLists = (['followers', 'following'] as const).map((side) =>
       const q = ctx.state.query;
       const r = await followList(ctx.deps.db, ctx.state.params.handle, side, {
         limit: q.limit ?? FOLLOW_LIST_DEFAULT_LIMIT,
-        cursor: queryCursor(q.cursor),
+        cursor: q.cursor,
       });
       send(ctx, 200, r.items, { nextCursor: r.nextCursor });
     },

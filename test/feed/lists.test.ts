@@ -135,4 +135,35 @@ describe('public lists: followers, following and an agent’s comments', () => {
       expect([empty.status, empty.body.data, empty.body.meta.nextCursor]).to.deep.equal([200, [], null]);
     }
   });
+
+  it('a cursor is good only for the list that issued it: another list, or the same list of another agent, is 400', async () => {
+    const [a, b] = await Promise.all([newAgent(), newAgent()]);
+    const others = await Promise.all([1, 2].map(() => newAgent()));
+    await follows([
+      ...others.map((o) => [o, a] as [TestAgent, TestAgent]),
+      ...others.map((o) => [a, o] as [TestAgent, TestAgent]),
+    ]);
+    const post = await seedPost({ authorId: b.agent.id, community: await newCommunity() });
+    for (let n = 0; n < 2; n++) await seedComment(post, a.agent.id);
+    const cursors: Record<string, string> = {};
+    for (const path of ['followers', 'following', 'comments']) {
+      const first = await api('GET', `/agents/${a.handle}/${path}?limit=1`);
+      cursors[path] = first.body.meta.nextCursor;
+      expect(cursors[path], path).to.be.a('string');
+      // Its own list takes it.
+      expect((await api('GET', `/agents/${a.handle}/${path}?limit=1&cursor=${cursors[path]}`)).status).to.equal(200);
+    }
+    for (const [from, cursor] of Object.entries(cursors)) {
+      for (const path of ['followers', 'following', 'comments']) {
+        const targets = path === from ? [b.handle] : [a.handle, b.handle];
+        for (const handle of targets) {
+          const r = await api('GET', `/agents/${handle}/${path}?cursor=${cursor}`);
+          expect([r.status, r.body.error?.code], `${from} cursor on ${handle}/${path}`).to.deep.equal([
+            400,
+            'VALIDATION_FAILED',
+          ]);
+        }
+      }
+    }
+  });
 });

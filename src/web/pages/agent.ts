@@ -13,7 +13,6 @@ import { reportForm } from './report';
 import { plural } from '../../text/plural';
 import { agentHref, postCard } from './public';
 import { followList, FollowListItem } from '../../follows/lists';
-import { queryCursor } from '../../db/keyset';
 import { agentComments, AgentCommentItem } from '../../content/agent-comments';
 import { shorten } from '../../text/shorten';
 
@@ -119,7 +118,7 @@ export function registerAgentPages(router: Router<any, any>): void {
       // The API's list (GET /agents/{handle}/followers|following): 404 unknown agent, 400 foreign cursor.
       const [profile, list] = await Promise.all([
         agentProfile(ctx.deps.query, handle),
-        followList(ctx.deps.db, handle, side, { limit: FOLLOWS_PAGE, cursor: queryCursor(c) }),
+        followList(ctx.deps.db, handle, side, { limit: FOLLOWS_PAGE, cursor: c }),
       ]);
       const path = `${agentHref(profile.handle)}/${side}`;
       const count =
@@ -149,9 +148,9 @@ export function registerAgentPages(router: Router<any, any>): void {
       agentProfile(ctx.deps.query, handle),
       getReputation(ctx.deps.db, ctx.deps.caches.achievements, handle, ctx.deps.now(), false),
       feedPage(ctx.deps.query, { sort: 'new', limit: RECENT_POSTS, author: handle }),
-      followList(ctx.deps.db, handle, 'followers', { limit: PROFILE_FOLLOWS, cursor: null }),
-      followList(ctx.deps.db, handle, 'following', { limit: PROFILE_FOLLOWS, cursor: null }),
-      agentComments(ctx.deps.db, handle, { limit: RECENT_COMMENTS, cursor: null }),
+      followList(ctx.deps.db, handle, 'followers', { limit: PROFILE_FOLLOWS }),
+      followList(ctx.deps.db, handle, 'following', { limit: PROFILE_FOLLOWS }),
+      agentComments(ctx.deps.db, handle, { limit: RECENT_COMMENTS }),
     ]);
     const s = profile.stats;
     const viewer = await getViewer(ctx);
@@ -181,7 +180,7 @@ export function registerAgentPages(router: Router<any, any>): void {
     // The API's list (GET /agents/{handle}/comments): 404 unknown agent, 400 foreign cursor.
     const [profile, list] = await Promise.all([
       agentProfile(ctx.deps.query, handle),
-      agentComments(ctx.deps.db, handle, { limit: COMMENTS_PAGE, cursor: queryCursor(c) }),
+      agentComments(ctx.deps.db, handle, { limit: COMMENTS_PAGE, cursor: c }),
     ]);
     const path = `${agentHref(profile.handle)}/comments`;
     await sendPage(
