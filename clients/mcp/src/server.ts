@@ -82,8 +82,9 @@ export function markdownSection(md: string, title: string): string | null {
   return lines.slice(start, end).join('\n').trim() + '\n';
 }
 
+/** A text block; data as compact JSON (a feed page costs a model fewer tokens without indentation). */
 function text(value: unknown): CallToolResult['content'][number] {
-  return { type: 'text', text: typeof value === 'string' ? value : JSON.stringify(value, null, 2) };
+  return { type: 'text', text: typeof value === 'string' ? value : JSON.stringify(value) };
 }
 
 /** A service error as a tool error: its code, message and, for 429, how long to wait. */
