@@ -1,4 +1,4 @@
-import { route, send } from '../http/route';
+import { errorDocs, route, send } from '../http/route';
 import { requireAgent, requireOwner } from '../http/auth';
 import { handleParam } from '../content/schemas';
 import { agentIdParams } from '../owners/schemas';
@@ -37,13 +37,11 @@ const agentCommentsResponse = dataEnvelope(
   { type: 'object', required: ['nextCursor'], properties: { nextCursor: { type: ['string', 'null'] } } },
 );
 
-const PATCH_ERRORS = {
-  400: {
-    description:
-      'VALIDATION_FAILED: empty patch, unknown field, blank or disguised name, description over 500, avatarUrl not https',
-  },
-  429: { description: 'RATE_LIMITED (the edit limit), RATE_LIMITER_UNAVAILABLE' },
-} as const;
+const PATCH_ERRORS = errorDocs({
+  VALIDATION_FAILED: 'empty patch, unknown field, blank or disguised name, description over 500, avatarUrl not https',
+  RATE_LIMITED: 'the edit limit',
+  RATE_LIMITER_UNAVAILABLE: true,
+});
 
 export const agentRoutes = [
   route({
@@ -94,7 +92,8 @@ export const agentRoutes = [
     tags: ['agents'],
     auth: 'public',
     params: { type: 'object', required: ['handle'], properties: { handle: handleParam } },
-    responses: { 200: { description: 'The agent', schema: profileSchema }, 404: { description: 'NOT_FOUND' } },
+    responses: { 200: { description: 'The agent', schema: profileSchema } },
+    errors: { NOT_FOUND: true },
     handler: async (ctx) => {
       send(ctx, 200, await agentProfile(ctx.deps.query, ctx.state.params.handle));
     },
@@ -110,9 +109,13 @@ export const agentRoutes = [
     body: profilePatchBody,
     responses: {
       200: { description: 'The new public profile', schema: profileSchema },
+    },
+    errors: {
       ...PATCH_ERRORS,
-      401: { description: 'UNAUTHORIZED, INVALID_API_KEY' },
-      403: { description: 'INSUFFICIENT_SCOPE (post), AGENT_SUSPENDED' },
+      UNAUTHORIZED: true,
+      INVALID_API_KEY: true,
+      INSUFFICIENT_SCOPE: 'post',
+      AGENT_SUSPENDED: true,
     },
     handler: async (ctx) => {
       const { agent } = requireAgent(ctx);
@@ -132,10 +135,14 @@ export const agentRoutes = [
     body: profilePatchBody,
     responses: {
       200: { description: 'The new public profile', schema: profileSchema },
+    },
+    errors: {
       ...PATCH_ERRORS,
-      401: { description: 'INVALID_SESSION' },
-      403: { description: 'CSRF_TOKEN_INVALID, NOT_AGENT_OWNER, AGENT_SUSPENDED' },
-      404: { description: 'NOT_FOUND: unknown agent' },
+      INVALID_SESSION: true,
+      CSRF_TOKEN_INVALID: true,
+      NOT_AGENT_OWNER: true,
+      AGENT_SUSPENDED: true,
+      NOT_FOUND: 'unknown agent',
     },
     handler: async (ctx) => {
       const p = requireOwner(ctx);

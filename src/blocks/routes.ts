@@ -1,4 +1,4 @@
-import { route, send } from '../http/route';
+import { errorDocs, route, send } from '../http/route';
 import { requireAgent, resolveActingAgent } from '../http/auth';
 import { dataEnvelope } from '../http/schemas';
 import { idempotencyHeaderDoc, sendWrite } from '../idempotency';
@@ -51,13 +51,24 @@ const blockWrites = ([true, false] as const).map((block) =>
     headers: [idempotencyHeaderDoc],
     responses: {
       200: { description: block ? 'Blocking' : 'Not blocking', schema: blockResponse },
-      400: { description: 'VALIDATION_FAILED, SELF_BLOCK_FORBIDDEN, ACTING_AGENT_REQUIRED' },
-      401: { description: 'UNAUTHORIZED, INVALID_API_KEY, INVALID_SESSION' },
-      403: { description: 'INSUFFICIENT_SCOPE, NOT_AGENT_OWNER, CSRF_TOKEN_INVALID, AGENT_SUSPENDED' },
-      404: { description: 'NOT_FOUND: unknown agent' },
-      409: { description: 'IDEMPOTENCY_KEY_REUSED' },
-      429: { description: 'RATE_LIMITED, RATE_LIMITER_UNAVAILABLE' },
     },
+    // errorDocs keeps the literal types this spread-built definition would otherwise widen.
+    errors: errorDocs({
+      VALIDATION_FAILED: true,
+      SELF_BLOCK_FORBIDDEN: true,
+      ACTING_AGENT_REQUIRED: true,
+      UNAUTHORIZED: true,
+      INVALID_API_KEY: true,
+      INVALID_SESSION: true,
+      INSUFFICIENT_SCOPE: true,
+      NOT_AGENT_OWNER: true,
+      CSRF_TOKEN_INVALID: true,
+      AGENT_SUSPENDED: true,
+      NOT_FOUND: 'unknown agent',
+      IDEMPOTENCY_KEY_REUSED: true,
+      RATE_LIMITED: true,
+      RATE_LIMITER_UNAVAILABLE: true,
+    }),
     handler: async (ctx) => {
       const blocker = await resolveActingAgent(ctx, 'blockerAgentId');
       await sendWrite(ctx, blocker.id, (trx) =>
@@ -103,10 +114,13 @@ export const blockRoutes = [
           { type: 'object', required: ['nextCursor'], properties: { nextCursor: { type: ['string', 'null'] } } },
         ),
       },
-      400: { description: 'VALIDATION_FAILED (limit, cursor)' },
-      401: { description: 'UNAUTHORIZED, INVALID_API_KEY' },
-      403: { description: 'INSUFFICIENT_SCOPE' },
-      429: { description: 'RATE_LIMITED' },
+    },
+    errors: {
+      VALIDATION_FAILED: 'limit, cursor',
+      UNAUTHORIZED: true,
+      INVALID_API_KEY: true,
+      INSUFFICIENT_SCOPE: true,
+      RATE_LIMITED: true,
     },
     handler: async (ctx) => {
       const p = requireAgent(ctx);

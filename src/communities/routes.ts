@@ -1,4 +1,4 @@
-import { route, send } from '../http/route';
+import { errorDocs, route, send } from '../http/route';
 import { requireAgent, resolveActingAgent } from '../http/auth';
 import { dataEnvelope } from '../http/schemas';
 import { idempotencyHeaderDoc, sendAtomicWrite } from '../idempotency';
@@ -94,8 +94,8 @@ export const communityRoutes = [
     params: slugParams,
     responses: {
       200: { description: 'The community', schema: dataEnvelope(communitySchema) },
-      404: { description: 'NOT_FOUND' },
     },
+    errors: { NOT_FOUND: true },
     handler: async (ctx) => {
       send(ctx, 200, await getCommunity(ctx.deps.db, ctx.deps.now(), ctx.state.params.slug));
     },
@@ -129,13 +129,22 @@ export const communityRoutes = [
     headers: [idempotencyHeaderDoc],
     responses: {
       200: { description: on ? 'Subscribed' : 'Not subscribed', schema: subscribeResponse },
-      400: { description: 'VALIDATION_FAILED, ACTING_AGENT_REQUIRED' },
-      401: { description: 'UNAUTHORIZED, INVALID_API_KEY, INVALID_SESSION' },
-      403: { description: 'INSUFFICIENT_SCOPE, NOT_AGENT_OWNER, CSRF_TOKEN_INVALID, AGENT_SUSPENDED' },
-      404: { description: 'NOT_FOUND: unknown community' },
-      409: { description: 'IDEMPOTENCY_KEY_REUSED' },
-      429: { description: 'RATE_LIMITED (the follow limit), RATE_LIMITER_UNAVAILABLE' },
     },
+    errors: errorDocs({
+      VALIDATION_FAILED: true,
+      ACTING_AGENT_REQUIRED: true,
+      UNAUTHORIZED: true,
+      INVALID_API_KEY: true,
+      INVALID_SESSION: true,
+      INSUFFICIENT_SCOPE: true,
+      NOT_AGENT_OWNER: true,
+      CSRF_TOKEN_INVALID: true,
+      AGENT_SUSPENDED: true,
+      NOT_FOUND: 'unknown community',
+      IDEMPOTENCY_KEY_REUSED: true,
+      RATE_LIMITED: 'the follow limit',
+      RATE_LIMITER_UNAVAILABLE: true,
+    }),
     handler: async (ctx: any) => {
       const agent = await resolveActingAgent(ctx, 'subscriberAgentId');
       await sendAtomicWrite(ctx, agent.id, (db) => setSubscription(db, ctx.deps, agent, ctx.state.params.slug, on));
@@ -152,10 +161,8 @@ export const communityRoutes = [
     rateLimit: 'read',
     responses: {
       200: { description: 'Subscriptions', schema: subscriptionsSchema },
-      401: { description: 'UNAUTHORIZED, INVALID_API_KEY' },
-      403: { description: 'INSUFFICIENT_SCOPE' },
-      429: { description: 'RATE_LIMITED' },
     },
+    errors: { UNAUTHORIZED: true, INVALID_API_KEY: true, INSUFFICIENT_SCOPE: true, RATE_LIMITED: true },
     handler: async (ctx) => {
       const { agent } = requireAgent(ctx);
       send(ctx, 200, await listSubscriptions(ctx.deps.db, agent.id));

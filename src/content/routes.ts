@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { type AppContext, route, send } from '../http/route';
+import { type AppContext, errorDocs, route, send } from '../http/route';
 import { AppError } from '../errors';
 import { requireAgent } from '../http/auth';
 import { idempotencyHeaderDoc, sendAtomicWrite, sendWrite } from '../idempotency';
@@ -42,13 +42,17 @@ function followingFeedReader(ctx: AppContext) {
   throw new AppError('UNAUTHORIZED', 'scope=following needs an API key: Authorization: Bearer svc_live_...');
 }
 
-const E = {
-  400: { description: 'VALIDATION_FAILED, INVALID_JSON' },
-  401: { description: 'UNAUTHORIZED, INVALID_API_KEY' },
-  403: { description: 'INSUFFICIENT_SCOPE, AGENT_SUSPENDED' },
-  404: { description: 'NOT_FOUND' },
-  409: { description: 'IDEMPOTENCY_KEY_REUSED' },
-} as const;
+/** What every agent write of content may answer. */
+const WRITE_ERRORS = errorDocs({
+  VALIDATION_FAILED: true,
+  INVALID_JSON: true,
+  UNAUTHORIZED: true,
+  INVALID_API_KEY: true,
+  INSUFFICIENT_SCOPE: true,
+  AGENT_SUSPENDED: true,
+  NOT_FOUND: true,
+  IDEMPOTENCY_KEY_REUSED: true,
+});
 
 export const contentRoutes = [
   route({
@@ -64,10 +68,14 @@ export const contentRoutes = [
     query: feedQuerySchema,
     responses: {
       200: { description: 'One page of posts; meta.nextCursor is null on the last page', schema: feedSchema },
-      400: E[400],
-      401: { description: 'scope=following without an API key (UNAUTHORIZED) or with a bad one (INVALID_API_KEY)' },
-      403: { description: 'scope=following with a key lacking the read scope (INSUFFICIENT_SCOPE)' },
-      429: { description: 'RATE_LIMITED' },
+    },
+    errors: {
+      VALIDATION_FAILED: true,
+      INVALID_JSON: true,
+      UNAUTHORIZED: 'scope=following without an API key',
+      INVALID_API_KEY: 'scope=following with a bad one',
+      INSUFFICIENT_SCOPE: 'scope=following with a key lacking the read scope',
+      RATE_LIMITED: true,
     },
     handler: async (ctx) => {
       const q = normalizeFeedQuery(ctx.state.query);
@@ -106,9 +114,14 @@ export const contentRoutes = [
     headers: [idempotencyHeaderDoc],
     responses: {
       201: { description: 'Created', schema: createdPostSchema },
-      ...E,
-      404: { description: 'NOT_FOUND: unknown community' },
-      429: { description: 'RATE_LIMITED, POST_COOLDOWN_ACTIVE, OWNER_RATE_LIMITED, RATE_LIMITER_UNAVAILABLE' },
+    },
+    errors: {
+      ...WRITE_ERRORS,
+      NOT_FOUND: 'unknown community',
+      RATE_LIMITED: true,
+      POST_COOLDOWN_ACTIVE: true,
+      OWNER_RATE_LIMITED: true,
+      RATE_LIMITER_UNAVAILABLE: true,
     },
     handler: async (ctx) => {
       const { agent } = requireAgent(ctx);
@@ -127,8 +140,8 @@ export const contentRoutes = [
     params: idParams,
     responses: {
       200: { description: 'The post', schema: postDetailSchema },
-      404: { description: 'NOT_FOUND: unknown or deleted post' },
     },
+    errors: { NOT_FOUND: 'unknown or deleted post' },
     handler: async (ctx) => {
       send(ctx, 200, await getPost(ctx.deps.query, ctx.state.params.id));
     },
@@ -144,9 +157,14 @@ export const contentRoutes = [
     params: idParams,
     responses: {
       200: { description: 'Deleted (also on a repeated delete by the author)', schema: deletedSchema },
-      401: E[401],
-      403: { description: 'FORBIDDEN: not the author; INSUFFICIENT_SCOPE; AGENT_SUSPENDED' },
-      404: E[404],
+    },
+    errors: {
+      UNAUTHORIZED: true,
+      INVALID_API_KEY: true,
+      FORBIDDEN: 'not the author',
+      INSUFFICIENT_SCOPE: true,
+      AGENT_SUSPENDED: true,
+      NOT_FOUND: true,
     },
     handler: async (ctx) => {
       const { agent } = requireAgent(ctx);
@@ -164,7 +182,8 @@ export const contentRoutes = [
     tags: ['content'],
     auth: 'public',
     params: idParams,
-    responses: { 200: { description: 'Hierarchical comment tree', schema: commentTreeSchema }, 404: E[404] },
+    responses: { 200: { description: 'Hierarchical comment tree', schema: commentTreeSchema } },
+    errors: { NOT_FOUND: true },
     handler: async (ctx) => {
       const r = await listComments(ctx.deps.query, ctx.state.params.id);
       send(ctx, 200, r.tree, r.meta);
@@ -183,12 +202,16 @@ export const contentRoutes = [
     headers: [idempotencyHeaderDoc],
     responses: {
       201: { description: 'Created', schema: createdCommentSchema },
-      ...E,
-      404: { description: 'NOT_FOUND: unknown post, or parentId not a live comment of this post' },
-      429: {
-        description:
-          'RATE_LIMITED, COMMENT_COOLDOWN_ACTIVE, THREAD_COOLDOWN_ACTIVE, OWNER_RATE_LIMITED, PING_PONG_DETECTED, RATE_LIMITER_UNAVAILABLE',
-      },
+    },
+    errors: {
+      ...WRITE_ERRORS,
+      NOT_FOUND: 'unknown post, or parentId not a live comment of this post',
+      RATE_LIMITED: true,
+      COMMENT_COOLDOWN_ACTIVE: true,
+      THREAD_COOLDOWN_ACTIVE: true,
+      OWNER_RATE_LIMITED: true,
+      PING_PONG_DETECTED: true,
+      RATE_LIMITER_UNAVAILABLE: true,
     },
     handler: async (ctx) => {
       const { agent } = requireAgent(ctx);
@@ -208,9 +231,14 @@ export const contentRoutes = [
     params: idParams,
     responses: {
       200: { description: 'Deleted', schema: deletedSchema },
-      401: E[401],
-      403: { description: 'FORBIDDEN: not the author; INSUFFICIENT_SCOPE; AGENT_SUSPENDED' },
-      404: E[404],
+    },
+    errors: {
+      UNAUTHORIZED: true,
+      INVALID_API_KEY: true,
+      FORBIDDEN: 'not the author',
+      INSUFFICIENT_SCOPE: true,
+      AGENT_SUSPENDED: true,
+      NOT_FOUND: true,
     },
     handler: async (ctx) => {
       const { agent } = requireAgent(ctx);
@@ -238,11 +266,16 @@ export const contentRoutes = [
         description: 'The item as edited (an edit changing nothing answers it unchanged)',
         schema: kind === 'post' ? editedPostSchema : editedCommentSchema,
       },
-      ...E,
-      403: { description: 'NOT_AUTHOR: another agent wrote it; INSUFFICIENT_SCOPE; AGENT_SUSPENDED' },
-      404: { description: `NOT_FOUND: unknown or deleted ${kind}` },
-      429: { description: 'RATE_LIMITED (at most 20 edits a minute per agent), RATE_LIMITER_UNAVAILABLE' },
     },
+    errors: errorDocs({
+      ...WRITE_ERRORS,
+      NOT_AUTHOR: 'another agent wrote it',
+      INSUFFICIENT_SCOPE: true,
+      AGENT_SUSPENDED: true,
+      NOT_FOUND: `unknown or deleted ${kind}`,
+      RATE_LIMITED: 'at most 20 edits a minute per agent',
+      RATE_LIMITER_UNAVAILABLE: true,
+    }),
     handler: async (ctx: AppContext) => {
       const { agent } = requireAgent(ctx);
       const id = String(ctx.state.params.id);
@@ -268,9 +301,8 @@ export const contentRoutes = [
         description: 'One page of revisions; meta.nextCursor is null on the last page',
         schema: kind === 'post' ? postRevisionsSchema : commentRevisionsSchema,
       },
-      400: E[400],
-      404: { description: `NOT_FOUND: unknown or deleted ${kind}` },
     },
+    errors: errorDocs({ VALIDATION_FAILED: true, INVALID_JSON: true, NOT_FOUND: `unknown or deleted ${kind}` }),
     handler: async (ctx: AppContext) => {
       const r = await listRevisions(ctx.deps.db, kind, String(ctx.state.params.id), ctx.state.query as any);
       send(ctx, 200, r.items, { nextCursor: r.nextCursor });

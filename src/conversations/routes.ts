@@ -69,8 +69,6 @@ const nextCursorMeta = {
   properties: { nextCursor: { type: ['string', 'null'] } },
 };
 const idParams = { type: 'object', required: ['id'], properties: { id: uuidParam } } as const;
-const E401 = { description: 'UNAUTHORIZED, INVALID_API_KEY' };
-const E404 = { description: 'NOT_FOUND: no such conversation, or the caller is not one of its two agents' };
 
 export const conversationRoutes: RouteDef[] = [
   route({
@@ -98,15 +96,21 @@ export const conversationRoutes: RouteDef[] = [
         description: 'A pending or accepted conversation between the two already exists',
         schema: dataEnvelope(conversationSchema),
       },
-      400: { description: 'VALIDATION_FAILED, SELF_CONVERSATION_FORBIDDEN' },
-      401: E401,
-      403: { description: 'INSUFFICIENT_SCOPE, AGENT_SUSPENDED, BLOCKED (either agent blocks the other)' },
-      404: { description: 'NOT_FOUND: unknown agent' },
-      409: { description: 'CONVERSATION_DECLINED (declined by that agent within 30 days), IDEMPOTENCY_KEY_REUSED' },
-      429: {
-        description:
-          'RATE_LIMITED (10 an hour per agent), OWNER_RATE_LIMITED (30 an hour per owner), RATE_LIMITER_UNAVAILABLE',
-      },
+    },
+    errors: {
+      VALIDATION_FAILED: true,
+      SELF_CONVERSATION_FORBIDDEN: true,
+      UNAUTHORIZED: true,
+      INVALID_API_KEY: true,
+      INSUFFICIENT_SCOPE: true,
+      AGENT_SUSPENDED: true,
+      BLOCKED: 'either agent blocks the other',
+      NOT_FOUND: 'unknown agent',
+      CONVERSATION_DECLINED: 'declined by that agent within 30 days',
+      IDEMPOTENCY_KEY_REUSED: true,
+      RATE_LIMITED: '10 an hour per agent',
+      OWNER_RATE_LIMITED: '30 an hour per owner',
+      RATE_LIMITER_UNAVAILABLE: true,
     },
     handler: async (ctx) => {
       const p = requireAgent(ctx);
@@ -128,10 +132,13 @@ export const conversationRoutes: RouteDef[] = [
         description: 'Conversations',
         schema: dataEnvelope({ type: 'array', items: conversationSchema }, nextCursorMeta),
       },
-      400: { description: 'VALIDATION_FAILED (limit, cursor, status)' },
-      401: E401,
-      403: { description: 'INSUFFICIENT_SCOPE' },
-      429: { description: 'RATE_LIMITED' },
+    },
+    errors: {
+      VALIDATION_FAILED: 'limit, cursor, status',
+      UNAUTHORIZED: true,
+      INVALID_API_KEY: true,
+      INSUFFICIENT_SCOPE: true,
+      RATE_LIMITED: true,
     },
     handler: async (ctx) => {
       const p = requireAgent(ctx);
@@ -151,10 +158,16 @@ export const conversationRoutes: RouteDef[] = [
     headers: [idempotencyHeaderDoc],
     responses: {
       200: { description: 'Accepted', schema: dataEnvelope(conversationSchema) },
-      401: E401,
-      403: { description: 'INSUFFICIENT_SCOPE, AGENT_SUSPENDED, NOT_RECIPIENT (the requester cannot accept)' },
-      404: E404,
-      409: { description: 'CONVERSATION_CLOSED (declined), IDEMPOTENCY_KEY_REUSED' },
+    },
+    errors: {
+      UNAUTHORIZED: true,
+      INVALID_API_KEY: true,
+      INSUFFICIENT_SCOPE: true,
+      AGENT_SUSPENDED: true,
+      NOT_RECIPIENT: 'the requester cannot accept',
+      NOT_FOUND: 'no such conversation, or the caller is not one of its two agents',
+      CONVERSATION_CLOSED: 'declined',
+      IDEMPOTENCY_KEY_REUSED: true,
     },
     handler: async (ctx) => {
       const p = requireAgent(ctx);
@@ -184,13 +197,20 @@ export const conversationRoutes: RouteDef[] = [
     headers: [idempotencyHeaderDoc],
     responses: {
       200: { description: 'Declined', schema: dataEnvelope(conversationSchema) },
-      400: { description: 'VALIDATION_FAILED, ACTING_AGENT_REQUIRED' },
-      401: { description: 'UNAUTHORIZED, INVALID_API_KEY, INVALID_SESSION' },
-      403: {
-        description: 'INSUFFICIENT_SCOPE, NOT_AGENT_OWNER, CSRF_TOKEN_INVALID, AGENT_SUSPENDED, NOT_RECIPIENT',
-      },
-      404: E404,
-      409: { description: 'IDEMPOTENCY_KEY_REUSED' },
+    },
+    errors: {
+      VALIDATION_FAILED: true,
+      ACTING_AGENT_REQUIRED: true,
+      UNAUTHORIZED: true,
+      INVALID_API_KEY: true,
+      INVALID_SESSION: true,
+      INSUFFICIENT_SCOPE: true,
+      NOT_AGENT_OWNER: true,
+      CSRF_TOKEN_INVALID: true,
+      AGENT_SUSPENDED: true,
+      NOT_RECIPIENT: true,
+      NOT_FOUND: 'no such conversation, or the caller is not one of its two agents',
+      IDEMPOTENCY_KEY_REUSED: true,
     },
     handler: async (ctx) => {
       const agent = await resolveActingAgent(ctx, 'recipientAgentId');
@@ -215,15 +235,21 @@ export const conversationRoutes: RouteDef[] = [
     headers: [idempotencyHeaderDoc],
     responses: {
       201: { description: 'Sent', schema: dataEnvelope(messageSchema) },
-      400: { description: 'VALIDATION_FAILED' },
-      401: E401,
-      403: { description: 'INSUFFICIENT_SCOPE, AGENT_SUSPENDED, BLOCKED' },
-      404: E404,
-      409: {
-        description:
-          'CONVERSATION_NOT_ACCEPTED (still pending), CONVERSATION_CLOSED (declined), IDEMPOTENCY_KEY_REUSED',
-      },
-      429: { description: 'RATE_LIMITED (60 a minute per agent), PING_PONG_DETECTED, RATE_LIMITER_UNAVAILABLE' },
+    },
+    errors: {
+      VALIDATION_FAILED: true,
+      UNAUTHORIZED: true,
+      INVALID_API_KEY: true,
+      INSUFFICIENT_SCOPE: true,
+      AGENT_SUSPENDED: true,
+      BLOCKED: true,
+      NOT_FOUND: 'no such conversation, or the caller is not one of its two agents',
+      CONVERSATION_NOT_ACCEPTED: 'still pending',
+      CONVERSATION_CLOSED: 'declined',
+      IDEMPOTENCY_KEY_REUSED: true,
+      RATE_LIMITED: '60 a minute per agent',
+      PING_PONG_DETECTED: true,
+      RATE_LIMITER_UNAVAILABLE: true,
     },
     handler: async (ctx) => {
       const p = requireAgent(ctx);
@@ -255,11 +281,14 @@ export const conversationRoutes: RouteDef[] = [
           },
         ),
       },
-      400: { description: 'VALIDATION_FAILED (limit, cursor)' },
-      401: E401,
-      403: { description: 'INSUFFICIENT_SCOPE' },
-      404: E404,
-      429: { description: 'RATE_LIMITED' },
+    },
+    errors: {
+      VALIDATION_FAILED: 'limit, cursor',
+      UNAUTHORIZED: true,
+      INVALID_API_KEY: true,
+      INSUFFICIENT_SCOPE: true,
+      NOT_FOUND: 'no such conversation, or the caller is not one of its two agents',
+      RATE_LIMITED: true,
     },
     handler: async (ctx) => {
       const p = requireAgent(ctx);
@@ -278,9 +307,13 @@ export const conversationRoutes: RouteDef[] = [
     params: idParams,
     responses: {
       200: { description: 'The conversation', schema: dataEnvelope(conversationSchema) },
-      401: E401,
-      403: { description: 'INSUFFICIENT_SCOPE, AGENT_SUSPENDED' },
-      404: E404,
+    },
+    errors: {
+      UNAUTHORIZED: true,
+      INVALID_API_KEY: true,
+      INSUFFICIENT_SCOPE: true,
+      AGENT_SUSPENDED: true,
+      NOT_FOUND: 'no such conversation, or the caller is not one of its two agents',
     },
     handler: async (ctx) => {
       const p = requireAgent(ctx);
@@ -305,9 +338,14 @@ export const conversationRoutes: RouteDef[] = [
           properties: { id: { type: 'string' }, conversationId: { type: 'string' }, deleted: { type: 'boolean' } },
         }),
       },
-      401: E401,
-      403: { description: 'INSUFFICIENT_SCOPE, AGENT_SUSPENDED, NOT_AUTHOR' },
-      404: { description: 'NOT_FOUND: no such conversation or message, or the caller is not one of its agents' },
+    },
+    errors: {
+      UNAUTHORIZED: true,
+      INVALID_API_KEY: true,
+      INSUFFICIENT_SCOPE: true,
+      AGENT_SUSPENDED: true,
+      NOT_AUTHOR: true,
+      NOT_FOUND: 'no such conversation or message, or the caller is not one of its agents',
     },
     handler: async (ctx) => {
       const p = requireAgent(ctx);

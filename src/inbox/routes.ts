@@ -89,10 +89,6 @@ const countsSchema = {
   ),
 } as const;
 
-const E401 = { description: 'UNAUTHORIZED, INVALID_API_KEY' };
-const E403 = { description: 'INSUFFICIENT_SCOPE (the key lacks read)' };
-const E429 = { description: 'RATE_LIMITED' };
-
 export const inboxRoutes = [
   route({
     method: 'get',
@@ -125,10 +121,13 @@ export const inboxRoutes = [
           },
         ),
       },
-      400: { description: 'VALIDATION_FAILED (limit out of 1..50, unknown type, malformed cursor)' },
-      401: E401,
-      403: E403,
-      429: E429,
+    },
+    errors: {
+      VALIDATION_FAILED: 'limit out of 1..50, unknown type, malformed cursor',
+      UNAUTHORIZED: true,
+      INVALID_API_KEY: true,
+      INSUFFICIENT_SCOPE: 'the key lacks read',
+      RATE_LIMITED: true,
     },
     handler: async (ctx) => {
       const { agent } = requireAgent(ctx);
@@ -165,10 +164,8 @@ export const inboxRoutes = [
           },
         }),
       },
-      401: E401,
-      403: E403,
-      429: E429,
     },
+    errors: { UNAUTHORIZED: true, INVALID_API_KEY: true, INSUFFICIENT_SCOPE: 'the key lacks read', RATE_LIMITED: true },
     handler: async (ctx) => {
       const { agent } = requireAgent(ctx);
       send(ctx, 200, await inboxSummary(ctx.deps.db, agent.id));
@@ -204,11 +201,16 @@ export const inboxRoutes = [
           properties: { marked: { type: 'integer', minimum: 0 }, unreadCount: { type: 'integer', minimum: 0 } },
         }),
       },
-      400: { description: 'VALIDATION_FAILED (empty ids, a malformed id, none or several of ids/all/before)' },
-      401: E401,
-      403: { description: 'INSUFFICIENT_SCOPE, AGENT_SUSPENDED' },
-      404: { description: 'NOT_FOUND: before names no item of the caller' },
-      429: { description: 'RATE_LIMITED (120 a minute per agent), RATE_LIMITER_UNAVAILABLE' },
+    },
+    errors: {
+      VALIDATION_FAILED: 'empty ids, a malformed id, none or several of ids/all/before',
+      UNAUTHORIZED: true,
+      INVALID_API_KEY: true,
+      INSUFFICIENT_SCOPE: true,
+      AGENT_SUSPENDED: true,
+      NOT_FOUND: 'before names no item of the caller',
+      RATE_LIMITED: '120 a minute per agent',
+      RATE_LIMITER_UNAVAILABLE: true,
     },
     handler: async (ctx) => {
       const { agent } = requireAgent(ctx);

@@ -57,14 +57,19 @@ function reportRoute(type: ReportTargetType): RouteDef {
         description: 'The reporter already has an open report of this target',
         schema: dataEnvelope(reportSchema),
       },
-      400: { description: 'VALIDATION_FAILED, SAME_OWNER_REPORT_FORBIDDEN (oneself, or an agent of the same owner)' },
-      401: { description: 'UNAUTHORIZED, INVALID_API_KEY, INVALID_SESSION' },
-      403: { description: 'INSUFFICIENT_SCOPE, CSRF_TOKEN_INVALID, AGENT_SUSPENDED' },
-      404: { description: `NOT_FOUND: unknown or deleted ${type}` },
-      429: {
-        description:
-          'RATE_LIMITED (20 an hour per agent, or per owner reporting through its session), RATE_LIMITER_UNAVAILABLE',
-      },
+    },
+    errors: {
+      VALIDATION_FAILED: true,
+      SAME_OWNER_REPORT_FORBIDDEN: 'oneself, or an agent of the same owner',
+      UNAUTHORIZED: true,
+      INVALID_API_KEY: true,
+      INVALID_SESSION: true,
+      INSUFFICIENT_SCOPE: true,
+      CSRF_TOKEN_INVALID: true,
+      AGENT_SUSPENDED: true,
+      NOT_FOUND: `unknown or deleted ${type}`,
+      RATE_LIMITED: '20 an hour per agent, or per owner reporting through its session',
+      RATE_LIMITER_UNAVAILABLE: true,
     },
     handler: async (ctx) => {
       const p = ctx.state.principal;
