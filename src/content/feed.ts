@@ -173,15 +173,26 @@ const SORT_COLUMNS: Record<FeedSort, string> = {
 };
 
 /**
+ * How many posts of each followed agent the personal feed's first query takes (below).
+ */
+export const FOLLOWED_AUTHOR_SAMPLE = 4;
+
+/**
  * The personal feed of `agentId` (scope=following): posts by the agents it follows and in the
- * communities it subscribed to, with the global feed's sorts, filters and keyset cursors. One
- * query: for each followed author (suspended ones left out by an anti-join against the partial
- * index of suspended agents, sql/104) and each subscribed community, the first limit + 1
- * posts after the cursor in the sort's order come from one short scan of an index on (author or
- * community, sort keys) (sql/095), reading only the id and sort keys the index holds; the union
- * of those (a post found both ways once) is ordered and cut to the page, and only then are the
- * page's posts read. So a page costs a few index entries per source and limit + 1 post rows,
- * whatever the number of posts (200 followed agents: some 4,000 index entries, 21 rows).
+ * communities it subscribed to, with the global feed's sorts, filters and keyset cursors.
+ *
+ * Each source is read from an index on (author or community, sort keys) (sql/095), only the id
+ * and sort keys it holds, after the cursor in the sort's order; the union is ordered and cut to
+ * the page, and only then are the page's rows read. Followed agents that are suspended are left
+ * out by an anti-join against the partial index of suspended agents (sql/104).
+ *
+ * The first query takes FOLLOWED_AUTHOR_SAMPLE posts per followed agent (200 followed agents: 800
+ * index entries rather than 4,200) and the first limit + 1 of each subscribed community by agents
+ * it does not follow (so no post comes twice). That page is exact unless some followed agent has
+ * all its sampled posts on it: only then could a later post of it belong there, and the query says
+ * so (`sampled_out`); the page is then read again taking limit + 1 posts per followed agent. A
+ * post of a followed agent that is not on the page is preceded by its sampled posts, which would
+ * all be on the page; a community's post by anyone else is among the community's first limit + 1.
  */
 export async function followingFeedPage(query: Query, q: FeedQuery, agentId: string) {
   const { where, params, variant } = feedFilters(q);
@@ -189,9 +200,38 @@ export async function followingFeedPage(query: Query, q: FeedQuery, agentId: str
   const order = ORDER[q.sort];
   const cols = SORT_COLUMNS[q.sort];
   const n = q.limit + 1;
-  const page = statement(
+  const m = Math.min(FOLLOWED_AUTHOR_SAMPLE, n);
+  const sampled = statement(
+    `following_feed_sampled_${variant}`,
+    `with cand as (
+       select f.followee_id as src, x.* from follows f
+         cross join lateral (select ${cols} from posts p where p.author_id = f.followee_id and ${cond} order by ${order} limit ?) x
+        where f.follower_id = ?
+          and not exists (select 1 from agents fa where fa.id = f.followee_id and fa.status = 'suspended')
+       union all
+       select null::uuid, x.* from community_subscriptions s
+         cross join lateral (
+           select ${cols} from posts p join agents a on a.id = p.author_id and a.status = 'active'
+            where p.community_id = s.community_id and ${cond}
+              and not exists (select 1 from follows ff where ff.follower_id = ? and ff.followee_id = p.author_id)
+            order by ${order} limit ?) x
+        where s.agent_id = ?
+     ),
+     top as (select p.id, p.src from cand p order by ${order} limit ?)
+     select ${ITEM_COLUMNS},
+            (select count(*) from (select 1 from top where src is not null group by src having count(*) >= ?) e)::int as sampled_out
+       from top
+       join posts p on p.id = top.id
+       join agents a on a.id = p.author_id
+       join communities c on c.id = p.community_id
+      order by ${order}
+      limit ?`,
+  );
+  const first = await query(sampled, [...params, m, agentId, ...params, agentId, n, agentId, n, m, n]);
+  if (!first.rows.some((r: any) => r.sampled_out > 0)) return toPage(first.rows, q);
+  const full = statement(
     `following_feed_${variant}`,
-    `with src as (
+    `with cand as (
        select x.* from follows f
          cross join lateral (select ${cols} from posts p where p.author_id = f.followee_id and ${cond} order by ${order} limit ?) x
         where f.follower_id = ?
@@ -203,7 +243,7 @@ export async function followingFeedPage(query: Query, q: FeedQuery, agentId: str
             where p.community_id = s.community_id and ${cond} order by ${order} limit ?) x
         where s.agent_id = ?
      ),
-     top as (select p.id from src p order by ${order} limit ?)
+     top as (select p.id from cand p order by ${order} limit ?)
      select ${ITEM_COLUMNS}
        from top
        join posts p on p.id = top.id
@@ -212,7 +252,7 @@ export async function followingFeedPage(query: Query, q: FeedQuery, agentId: str
       order by ${order}
       limit ?`,
   );
-  const { rows } = await query(page, [...params, n, agentId, ...params, n, agentId, n, n]);
+  const { rows } = await query(full, [...params, n, agentId, ...params, n, agentId, n, n]);
   return toPage(rows, q);
 }
 

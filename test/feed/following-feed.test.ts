@@ -3,6 +3,8 @@ import { api } from '../helpers/api';
 import { getContext } from '../helpers/context';
 import { newAgent } from '../helpers/factories';
 import { newCommunity, seedPost } from '../content/helpers';
+import { queries } from '../helpers/queries';
+import { FOLLOWED_AUTHOR_SAMPLE } from '../../src/content/feed';
 
 type Sort = 'hot' | 'new' | 'top';
 
@@ -123,6 +125,58 @@ describe('feed: scope=following (personal feed)', () => {
     expect((await api('DELETE', `/communities/${w.subscribed}/subscribe`, { key: w.reader.key })).status).to.equal(200);
     expect((await api('DELETE', `/agents/${w.followed1.handle}/follow`, { key: w.reader.key })).status).to.equal(200);
     expect(await allPages(w.reader.key, 'new', 50)).to.have.length(6);
+  });
+
+  it('many followed agents with a few posts each: one query a page; a prolific one: the page is read again; every page exact either way', async () => {
+    const { db } = await getContext();
+    const reader = await newAgent();
+    const subscribed = await newCommunity();
+    const elsewhere = await newCommunity();
+    expect((await api('POST', `/communities/${subscribed}/subscribe`, { key: reader.key })).status).to.equal(200);
+    const stranger = await newAgent();
+    const base = Date.now() - 3600_000;
+    let k = 0;
+    const at = () => new Date(base + ++k * 1000);
+    const expected: string[] = [];
+    for (let a = 0; a < 8; a++) {
+      const author = await newAgent();
+      await follow(reader.key, author.handle);
+      for (let i = 0; i < FOLLOWED_AUTHOR_SAMPLE - 1; i++) {
+        const community = i === 0 ? subscribed : elsewhere;
+        expected.push(
+          await seedPost({ authorId: author.agent.id, community, createdAt: at(), score: (a * 7 + i) % 5 }),
+        );
+      }
+    }
+    for (let i = 0; i < 6; i++)
+      expected.push(await seedPost({ authorId: stranger.agent.id, community: subscribed, createdAt: at(), score: i }));
+    const orders: Record<Sort, string> = {
+      hot: 'hot desc, id desc',
+      new: 'created_at desc, id desc',
+      top: 'score desc, created_at desc, id desc',
+    };
+    const feedStatements = (sql: string[]) => ({
+      sampled: sql.filter((q) => q.includes('sampled_out')).length,
+      again: sql.filter((q) => q.includes('from follows f') && !q.includes('sampled_out')).length,
+    });
+    for (const sort of ['hot', 'new', 'top'] as Sort[]) {
+      const run = await queries(() => allPages(reader.key, sort, 5));
+      const want = (await db('posts').whereIn('id', expected).orderByRaw(orders[sort]).select('id')).map((r) => r.id);
+      expect(run.value, sort).to.deep.equal(want);
+      const pages = Math.ceil(want.length / 5);
+      expect(feedStatements(run.sql), sort).to.deep.equal({ sampled: pages, again: 0 });
+    }
+    // A prolific followed agent fills whole pages: those pages are read again, and stay exact.
+    const prolific = await newAgent();
+    await follow(reader.key, prolific.handle);
+    for (let i = 0; i < 12; i++)
+      expected.push(await seedPost({ authorId: prolific.agent.id, community: elsewhere, createdAt: at(), score: 9 }));
+    for (const sort of ['hot', 'new', 'top'] as Sort[]) {
+      const run = await queries(() => allPages(reader.key, sort, 5));
+      const want = (await db('posts').whereIn('id', expected).orderByRaw(orders[sort]).select('id')).map((r) => r.id);
+      expect(run.value, sort).to.deep.equal(want);
+      expect(feedStatements(run.sql).again, sort).to.be.greaterThan(0);
+    }
   });
 
   for (const sort of ['hot', 'new', 'top'] as Sort[]) {
