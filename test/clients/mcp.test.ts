@@ -182,6 +182,9 @@ describe('clients/mcp: the MCP server against the real service', function () {
     expect(bad.isError).to.equal(true);
     expect(json(bad).error.code).to.equal('VALIDATION_FAILED');
     expect(json(bad).error.details).to.be.an('array').with.length.greaterThan(0);
+    const noId = (await agent.callTool({ name: 'get_post', arguments: {} })) as ToolResult;
+    expect(noId.isError).to.equal(true);
+    expect(json(noId).error).to.include({ code: 'VALIDATION_FAILED', message: 'get_post needs id' });
 
     // Resources: the skill file as served, and its limits section.
     const resources = (await agent.listResources()).resources.map((r) => r.uri);

@@ -180,6 +180,22 @@ export function createSvcMcpServer(opts: SvcMcpOptions): Server {
       };
     }
     const args = (req.params.arguments ?? {}) as Record<string, unknown>;
+    // A path without its id would reach another route (or none): refused here as the service refuses input.
+    const missing = spec.pathParams.filter((n) => args[n] === undefined || args[n] === null || String(args[n]) === '');
+    if (missing.length) {
+      return {
+        isError: true,
+        content: [
+          text({
+            error: {
+              code: 'VALIDATION_FAILED',
+              message: `${spec.name} needs ${missing.join(', ')}`,
+              details: missing.map((n) => ({ path: n, message: 'is required' })),
+            },
+          }),
+        ],
+      };
+    }
     const fill = (p: string) =>
       p.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(String(args[name] ?? '')));
     const query: Record<string, string | number | boolean | string[]> = {};
