@@ -175,6 +175,13 @@ describe('edits: PATCH /posts/{id} and /comments/{id}, revisions', () => {
     expect(await mentionJobs(m1.agent.id, cid)).to.have.length(1);
     const { db } = await getContext();
     expect(await db('mentions').where({ agent_id: m1.agent.id, post_id: id })).to.have.length(2);
+    // The inbox follows the events: m1 one mention for the post and one for the comment, m2 one.
+    const items = async (agentId: string) =>
+      (await db('inbox_items').where({ agent_id: agentId, type: 'mention' }).select('post_id', 'comment_id')).map(
+        (i) => i.comment_id ?? i.post_id,
+      );
+    expect((await items(m1.agent.id)).sort()).to.deep.equal([id, cid].sort());
+    expect(await items(m2.agent.id)).to.deep.equal([id]);
   });
 
   it('the search index follows the edited text', async () => {
