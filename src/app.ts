@@ -15,6 +15,7 @@ import { apiRoutes } from './routes';
 import { skillRouter } from './skill/routes';
 import { settleAfter, type Taken } from './limits/types';
 import type { Principal } from './identity/authenticate';
+import { resolvedViewer } from './web/viewer';
 
 export const MAX_BODY_BYTES = 64 * 1024;
 
@@ -102,42 +103,36 @@ function routeMiddleware(route: RouteDef, deps: Deps) {
     // A request answered with a 4xx (validation, auth, 429, or the handler's own refusal) never
     // counts toward a rate limit: its attempts are taken back, with their headers.
     const taken: Taken[] = [];
-    try {
-      await settleAfter(
-        taken,
-        async () => {
-          if (route.rateLimit) {
-            const p = ctx.state.principal;
-            const subject = {
-              agentId: p?.kind === 'agent' ? p.agent.id : undefined,
-              ownerId: p?.kind === 'agent' ? p.agent.owner_id : p?.kind === 'owner' ? p.owner.id : undefined,
-              ip: ctx.ip,
-            };
-            for (const action of Array.isArray(route.rateLimit) ? route.rateLimit : [route.rateLimit]) {
-              const t = await ctx.deps.limiter.take(action, subject);
-              taken.push(t);
-              // Several checks (search: per agent, then per address) each add their items to one field.
-              for (const [name, value] of Object.entries(t.headers)) {
-                const before = ctx.response.get(name);
-                ctx.set(name, before ? `${before}, ${value}` : value);
-              }
+    await settleAfter(
+      taken,
+      async () => {
+        if (route.rateLimit) {
+          const p = ctx.state.principal;
+          const subject = {
+            agentId: p?.kind === 'agent' ? p.agent.id : undefined,
+            ownerId: p?.kind === 'agent' ? p.agent.owner_id : p?.kind === 'owner' ? p.owner.id : undefined,
+            ip: ctx.ip,
+          };
+          for (const action of Array.isArray(route.rateLimit) ? route.rateLimit : [route.rateLimit]) {
+            const t = await ctx.deps.limiter.take(action, subject);
+            taken.push(t);
+            // Several checks (search: per agent, then per address) each add their items to one field.
+            for (const [name, value] of Object.entries(t.headers)) {
+              const before = ctx.response.get(name);
+              ctx.set(name, before ? `${before}, ${value}` : value);
             }
           }
-          await runHandler(route, ctx);
-        },
-        (o) => {
-          const status = o.ok ? ctx.status : toAppError(o.error).status;
-          return status >= 400 && status < 500;
-        },
-        (t) => {
-          for (const name of Object.keys(t.headers)) ctx.remove(name);
-        },
-      );
-    } finally {
-      // Read-your-writes: the writer's next reads, through any web process, go to the primary.
-      if (ctx.deps.reads && ctx.method !== 'GET' && ctx.method !== 'HEAD')
-        await ctx.deps.reads.noteWrite(principalIds(ctx.state.principal));
-    }
+        }
+        await runHandler(route, ctx);
+      },
+      (o) => {
+        const status = o.ok ? ctx.status : toAppError(o.error).status;
+        return status >= 400 && status < 500;
+      },
+      (t) => {
+        for (const name of Object.keys(t.headers)) ctx.remove(name);
+      },
+    );
     const tags = ctx.state.cacheTags;
     if (store && tags !== false && ctx.status === 200 && typeof ctx.body === 'string' && ctx.response.is('json'))
       responses!.put(store.key, ctx.body, store.gen, undefined, tags);
@@ -275,6 +270,27 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
   const router = new Router();
   for (const r of apiRoutes()) {
     router[r.method](fullPath(r), routeMiddleware(r, deps) as any);
+  }
+  // Read-your-writes with read replicas: a write by an agent or owner (an API call, or a web form
+  // of the owner's session) marks it before the answer goes out, so its next lag-tolerant reads,
+  // through any web process, go to the primary.
+  if (deps.reads) {
+    const reads = deps.reads;
+    app.use(async (ctx, next) => {
+      try {
+        await next();
+      } finally {
+        if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
+          const viewer = resolvedViewer(ctx as AppContext);
+          const who = ctx.state.principal
+            ? principalIds(ctx.state.principal)
+            : viewer
+              ? [`owner:${viewer.owner.id}`]
+              : [];
+          await reads.noteWrite(who);
+        }
+      }
+    });
   }
   app.use(router.routes());
   app.use(router.allowedMethods());

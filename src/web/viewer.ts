@@ -25,6 +25,11 @@ export async function getViewer(ctx: AppContext): Promise<Viewer | null> {
   return viewer;
 }
 
+/** The viewer this request already resolved (undefined: no page asked for one). */
+export function resolvedViewer(ctx: AppContext): Viewer | null | undefined {
+  return (ctx as AppContext & { [VIEWER]?: Viewer | null })[VIEWER];
+}
+
 /** Thrown by owner pages without a session: the page middleware redirects to /login?next=…. */
 export class LoginRequired extends Error {}
 

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'net';
 import { expect } from 'chai';
 import type { Knex } from 'knex';
 import { createApp } from '../../src/app';
+import { webRouters } from '../../src/web';
 import { createCaches } from '../../src/caches';
 import { ConfigError, loadConfig } from '../../src/config';
 import type { Deps } from '../../src/deps';
@@ -11,7 +12,7 @@ import { createDb } from '../../src/db/knex';
 import { createQuery } from '../../src/db/query';
 import { migrateAll } from '../../src/db/migrate';
 import { createReadRouting, ReadReplicas, type ReadRouting } from '../../src/db/replicas';
-import { createAgent, issueApiKey } from '../../src/identity/service';
+import { createAgent, createOwner, createSession, issueApiKey } from '../../src/identity/service';
 import { SCOPES } from '../../src/identity/scopes';
 import { createLimiter } from '../../src/limits';
 import { createLogger, type Logger } from '../../src/log';
@@ -76,7 +77,7 @@ describe('read replicas (DATABASE_READ_URL) on a real streaming replica', functi
       now: () => new Date(),
     };
     await caches.listen();
-    const server = http.createServer(createApp(deps).callback());
+    const server = http.createServer(createApp(deps, { extraRouters: webRouters(deps) }).callback());
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const web = { deps, reads, server, said, base: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
     webs.push(web);
@@ -187,6 +188,42 @@ describe('read replicas (DATABASE_READ_URL) on a real streaming replica', functi
     expect(h.body.data.replicas[0]).to.deep.include({ ok: true, inUse: true });
     expect(h.body.data.replicas[0].name).to.match(/^127\.0\.0\.1:\d+\/svc$/);
     expect(h.body.data.replicas[0].lagMs).to.be.a('number');
+  });
+
+  it("an owner's web form write: its agents' reads go to the primary at once, others' to the replica", async () => {
+    const web = await startWeb();
+    const owner = await createOwner(db, {
+      email: `rr-${crypto.randomBytes(4).toString('hex')}@example.test`,
+      password: 'correct horse battery staple',
+      displayName: 'Owner',
+    });
+    const session = await createSession(db, web.deps.config.sessionSecret, owner.id);
+    const agent = await createAgent(db, {
+      handle: `rr_${crypto.randomBytes(4).toString('hex')}`,
+      displayName: 'Before',
+      ownerId: owner.id,
+    });
+    const key = (await issueApiKey(db, agent.id, [...SCOPES])).key;
+    await caughtUp();
+    await pair.pauseReplay();
+    try {
+      const form = await fetch(`${web.base}/dashboard/agents/${agent.id}/profile`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { cookie: `svc_session=${session.cookie}`, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ _csrf: session.csrfToken, displayName: 'After', description: '', avatarUrl: '' }),
+      });
+      expect([form.status, form.headers.get('location')]).to.deep.equal([
+        302,
+        `/dashboard/agents/${agent.id}/profile?done=profile_updated`,
+      ]);
+      const name = async (k?: string) => (await call(web, 'GET', `/agents/${agent.handle}`, k)).body.data.displayName;
+      expect(await name(key), "the owner's agent reads the primary").to.equal('After');
+      expect(await name(reader.key), 'another agent reads the replica, not replayed yet').to.equal('Before');
+      expect(await name(), 'so does an anonymous reader').to.equal('Before');
+    } finally {
+      await pair.resumeReplay();
+    }
   });
 
   it('a stopped replica changes nothing a client sees beyond latency; it is logged once and used again when back', async () => {
