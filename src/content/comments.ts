@@ -106,7 +106,10 @@ export async function createComment(
   const r = await writeOrRefund(
     taken,
     () =>
-      db.raw(
+      runComment(
+        deps.query,
+        db,
+        targets.length === 0,
         `with c as (insert into comments (id, post_id, parent_id, author_id, body, created_at)
                     select ?, ?, ?, ?, ?, ?
                      where exists (select 1 from posts where id = ? and deleted_at is null)
@@ -160,6 +163,17 @@ export async function createComment(
       createdAt: row.created_at,
     },
   };
+}
+
+/**
+ * Runs a comment's write statement. Without mentions its text is one of a few (which events it
+ * writes), each named by its text's hash so PostgreSQL plans it once per connection; with
+ * mentions (their CTEs vary with their number) it runs unnamed.
+ */
+function runComment(query: Query, db: Db, named: boolean, text: string, values: unknown[]) {
+  if (!named) return db.raw(text, values as Knex.RawBinding[]);
+  const name = 'comment_insert_' + crypto.createHash('sha1').update(text).digest('hex').slice(0, 16);
+  return query<{ id: string; created_at: Date }>(statement(name, text), values, db);
 }
 
 function parentNotFound(): AppError {

@@ -9,11 +9,12 @@ import { AgentRow, normalizeHandle } from '../identity/repo';
 import type { WriteResult } from '../idempotency';
 import { scoringTouch } from '../scoring/touch';
 import { followInteractionFrom } from '../content/interactions';
-import { assertNotBlocked } from '../blocks/check';
+import { blockedBySql, blockedError } from '../blocks/check';
 
-const AGENT_BY_HANDLE_SQL = statement<{ id: string; handle: string }>(
-  'agent_by_handle',
-  'select id, handle from agents where handle = ? limit 1',
+/** The agent to follow and whether it blocks the follower: one round trip before the limiter. */
+const FOLLOW_TARGET_SQL = statement<{ id: string; handle: string; blocked: boolean }>(
+  'follow_target',
+  `select a.id, a.handle, ${blockedBySql('a.id', '?::uuid')} as blocked from agents a where a.handle = ? limit 1`,
 );
 
 /**
@@ -28,11 +29,11 @@ export async function setFollow(
   handle: string,
   follow: boolean,
 ): Promise<WriteResult> {
-  const target = (await deps.query(AGENT_BY_HANDLE_SQL, [normalizeHandle(handle)], db)).rows[0];
+  const target = (await deps.query(FOLLOW_TARGET_SQL, [follower.id, normalizeHandle(handle)], db)).rows[0];
   if (!target) throw notFound('Agent');
   if (target.id === follower.id) throw new AppError('SELF_FOLLOW_FORBIDDEN', 'An agent cannot follow itself');
   // An agent blocked by the target cannot follow it (unfollowing is always allowed).
-  if (follow) await assertNotBlocked(deps.query, db, [target.id], follower.id);
+  if (follow && target.blocked) throw blockedError();
   const headers = await deps.limiter.consume('follow', { agentId: follower.id, ownerId: follower.owner_id });
   const now = deps.now();
   // One statement (atomic on its own): the change, and only when it changed something, the

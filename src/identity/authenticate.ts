@@ -33,22 +33,27 @@ export type ApiKeyCache = TtlCache<AgentPrincipal | null>;
 export function createApiKeyCache(): ApiKeyCache {
   return new TtlCache<AgentPrincipal | null>({ name: 'api-keys', ttlMs: AUTH_CACHE_TTL_MS, maxEntries: 20_000 });
 }
+/**
+ * The principal of a live key, and its last-use time at minute precision (one write a minute per
+ * key, not one per request; it changes nothing cached) in the same statement: one round trip.
+ * The update takes the key row's lock only when the minute passed, so concurrent first uses of a
+ * key wait for each other only then.
+ */
 const API_KEY_SQL = statement(
-  'api_key_principal',
-  `select k.id as key_id, k.key_hash, k.key_prefix, k.scopes, k.last_used_at, a.*
-     from api_keys k join agents a on a.id = k.agent_id
-    where k.key_hash = ? and k.revoked_at is null limit 1`,
+  'api_key_principal_touch',
+  `with k as (select k.id as key_id, k.key_hash, k.key_prefix, k.scopes, a.*
+                from api_keys k join agents a on a.id = k.agent_id
+               where k.key_hash = ? and k.revoked_at is null limit 1),
+        t as (update api_keys set last_used_at = now()
+               where id = (select key_id from k) and (last_used_at is null or last_used_at < now() - interval '1 minute')
+               returning 1)
+   select k.*, (select count(*) from t) as touched from k`,
 );
-// lastUsedAt at minute precision: one write a minute per key, not one per request; it changes nothing cached.
-const TOUCH_SQL = statement('api_key_touch', 'update api_keys set last_used_at = now() where id = ?');
 
 async function loadApiKey(query: Query, hash: Buffer): Promise<AgentPrincipal | null> {
   const row = (await query(API_KEY_SQL, [hash])).rows[0];
   if (!row || !constantTimeEqual(row.key_hash, hash)) return null;
-  if (!row.last_used_at || Date.now() - new Date(row.last_used_at).getTime() > 60_000) {
-    query(TOUCH_SQL, [row.key_id]).catch(() => undefined);
-  }
-  const { key_id, key_hash: _h, key_prefix, scopes, last_used_at: _l, ...agent } = row;
+  const { key_id, key_hash: _h, key_prefix, scopes, touched: _t, ...agent } = row;
   return { kind: 'agent', agent: agent as AgentRow, apiKeyId: key_id, keyPrefix: key_prefix, scopes };
 }
 

@@ -124,6 +124,7 @@ export const reputationRoutes = [
       ctx.type = 'application/json; charset=utf-8';
       ctx.body = await getReputationBody(
         ctx.deps.db,
+        ctx.deps.query,
         ctx.deps.caches,
         ctx.state.params.handle,
         ctx.deps.now(),

@@ -5,6 +5,7 @@ import { notFound } from '../errors';
 import { COLLUSION, DEFAULT_MODEL, LEADERBOARD, Model, REPUTATION, WEIGHTS } from '../scoring/policy';
 import { MODEL_TABLES } from './compute';
 import { windowStart } from '../scoring/stage-sql';
+import { statement, type Query, type Statement } from '../db/query';
 
 /** GET /agents/{handle}/reputation: the stored reputation, achievements and an optional explanation. */
 
@@ -119,16 +120,39 @@ async function allAchievements(db: Knex, cache: AchievementsCache, now: Date, mo
   });
 }
 
+/** The agent and its stored score (null columns until the first computation), per model: one named statement each. */
+interface AgentScoreRow {
+  id: string;
+  handle: string;
+  status: string;
+  rep_agent_id: string | null;
+  score: number | null;
+  components: unknown;
+  computed_at: Date | null;
+}
+const AGENT_SCORE_SQL = Object.fromEntries(
+  (Object.keys(MODEL_TABLES) as Model[]).map((m) => [
+    m,
+    statement<AgentScoreRow>(
+      `reputation_agent_score_${m}`,
+      `select a.id, a.handle, a.status, r.agent_id as rep_agent_id, r.score, r.components, r.computed_at
+         from agents a left join ${MODEL_TABLES[m].scores} r on r.agent_id = a.id
+        where a.handle = ? limit 1`,
+    ),
+  ]),
+) as Record<Model, Statement<AgentScoreRow>>;
+
 /** GET /agents/{handle}/reputation as its serialized body; ?explain=true is computed every time. */
 export async function getReputationBody(
   db: Knex,
+  query: Query,
   caches: ReputationCaches,
   handle: string,
   now: Date,
   withExplain: boolean,
   model: Model = DEFAULT_MODEL,
 ): Promise<string> {
-  const read = () => getReputation(db, caches.achievements, handle, now, withExplain, model);
+  const read = () => getReputation(db, query, caches.achievements, handle, now, withExplain, model);
   if (withExplain) return JSON.stringify({ data: await read() });
   const key = `${handle.replace(/^@/, '').toLowerCase()}|${currentWeek(now).key}|${model}`;
   return caches.reputation.load(key, async () => JSON.stringify({ data: await read() }));
@@ -136,6 +160,7 @@ export async function getReputationBody(
 
 export async function getReputation(
   db: Knex,
+  query: Query,
   achievementsCache: AchievementsCache,
   handle: string,
   now: Date,
@@ -144,10 +169,7 @@ export async function getReputation(
 ) {
   const h = handle.replace(/^@/, '').toLowerCase();
   // One round trip: the agent and its stored score (null columns until the first computation).
-  const agent = await db('agents as a')
-    .leftJoin(`${MODEL_TABLES[model].scores} as r`, 'r.agent_id', 'a.id')
-    .where('a.handle', h)
-    .first('a.id', 'a.handle', 'a.status', 'r.agent_id as rep_agent_id', 'r.score', 'r.components', 'r.computed_at');
+  const agent = (await query(AGENT_SCORE_SQL[model], [h])).rows[0];
   if (!agent) throw notFound('Agent');
   const rep = agent.rep_agent_id
     ? { score: agent.score as number, components: agent.components, computed_at: agent.computed_at as Date }

@@ -96,7 +96,15 @@ export const scoringCommands: CliCommand[] = [
       const model = args.flags.model ?? DEFAULT_MODEL;
       if (typeof model !== 'string' || !(MODELS as readonly string[]).includes(model))
         throw new CliUsageError(`--model must be one of: ${MODELS.join(', ')}`);
-      const rep = await getReputation(deps.db, deps.caches.achievements, a.handle, deps.now(), true, model as Model);
+      const rep = await getReputation(
+        deps.db,
+        deps.query,
+        deps.caches.achievements,
+        a.handle,
+        deps.now(),
+        true,
+        model as Model,
+      );
       console.log(JSON.stringify(rep, null, 2));
     },
   },

@@ -11,6 +11,8 @@ import { createComment, listComments } from '../../src/content/comments';
 import { agentProfile } from '../../src/agents/profile';
 import { castVote } from '../../src/votes/service';
 import { runFull } from '../../src/scoring/service';
+import { setFollow } from '../../src/follows/service';
+import { getReputationBody } from '../../src/reputation/service';
 
 /**
  * The hot statements run as named prepared statements (src/db/query.ts). The deps here hold a
@@ -76,6 +78,28 @@ describe('named statements (deps.query)', () => {
     expect(await named('cast_vote_post')).to.have.length(1);
     expect(await named('cast_vote_comment')).to.have.length(1);
     expect((await db1('posts').where({ id: postId }).first('score')).score).to.equal(1);
+  });
+
+  it('a comment without mentions, a follow and a reputation read run named statements, once prepared each', async () => {
+    const c = await newCommunity();
+    const author = await newAgent();
+    const other = await newAgent();
+    const post = await createPost(db1, deps1, author.agent, { communitySlug: c, body: 'comment on me' });
+    const postId = (post.data as { id: string }).id;
+    const inserts = async () => (await prepared()).filter((p) => p.name.startsWith('comment_insert_'));
+    const before = (await inserts()).length;
+    // The same shape twice (one post.commented event, no mention): one statement, prepared once.
+    for (const a of [other, await newAgent()]) await createComment(db1, deps1, a.agent, postId, { body: 'a reply' });
+    expect((await inserts()).length).to.equal(before + 1);
+    expect((await db1('posts').where({ id: postId }).first('comments_count')).comments_count).to.equal(2);
+    const f = await setFollow(db1, deps1, other.agent, author.handle, true);
+    expect(f.data).to.include({ following: true });
+    expect(await named('follow_target')).to.have.length(1);
+    const body = JSON.parse(
+      await getReputationBody(db1, deps1.query, deps1.caches, author.handle, new Date(), false, 'reputation_v2'),
+    );
+    expect(body.data).to.include({ handle: '@' + author.handle, model: 'reputation_v2' });
+    expect(await named('reputation_agent_score_reputation_v2')).to.have.length(1);
   });
 
   it("scoring's batch transaction runs on such a connection and prepares none of its statements", async () => {
