@@ -45,16 +45,20 @@ function prototypeKeyRefused(): AppError {
   });
 }
 
+/** What the fields of a thrown value that the mapping reads may hold (body parser and http-errors fields). */
+type Thrown = { type?: string; status?: number; expose?: boolean; message?: string; body?: unknown } | null | undefined;
+
 /** Maps anything thrown to the one envelope; 5xx never carry a stack or internal message. */
-function toAppError(err: any): AppError {
-  if (err instanceof AppError) return err;
+function toAppError(thrown: unknown): AppError {
+  if (thrown instanceof AppError) return thrown;
+  const err = thrown as Thrown;
   if (err?.type === 'entity.too.large' || err?.status === 413)
     return new AppError('PAYLOAD_TOO_LARGE', `Request body exceeds ${MAX_BODY_BYTES} bytes`);
   // Valid JSON, but with a key that would reach an object's prototype (the parser refuses it).
   if (/forbidden prototype property/.test(err?.message ?? '')) return prototypeKeyRefused();
   if (
     err?.type === 'entity.parse.failed' ||
-    (err?.status === 400 && (err instanceof SyntaxError || /json/i.test(err?.message ?? '')))
+    (err?.status === 400 && (thrown instanceof SyntaxError || /json/i.test(err?.message ?? '')))
   ) {
     // The strict parser refuses a bare JSON value (null, "x", 42): that is JSON, only not an object.
     if (/only supports object and array/.test(err?.message ?? '') && isJsonText(err?.body))
@@ -66,7 +70,7 @@ function toAppError(err: any): AppError {
   if (err?.type === 'encoding.unsupported' || err?.status === 415)
     return new AppError('UNSUPPORTED_MEDIA_TYPE', 'Unsupported content encoding');
   if (err?.status === 405) return new AppError('METHOD_NOT_ALLOWED', 'Method not allowed on this path');
-  if (err?.expose && err?.status >= 400 && err?.status < 500)
+  if (err?.expose && err.status !== undefined && err.status >= 400 && err.status < 500)
     return new AppError('BAD_REQUEST', String(err.message || 'Bad request'), {}, {}, err.status);
   if (isDatabaseUnavailable(err))
     return new AppError(
@@ -253,10 +257,10 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
     if (!(ctx.get('content-length') || ctx.get('transfer-encoding'))) return next();
     try {
       await parseJson(ctx, async () => undefined);
-    } catch (e: any) {
+    } catch (e) {
       // A body Node gave up on (too slow, bad framing) was answered by the server's clientError
       // handler, whose status the access line takes; what is thrown here reaches no one.
-      if (e instanceof AppError || typeof e?.status === 'number') throw e;
+      if (e instanceof AppError || typeof (e as Thrown)?.status === 'number') throw e;
       throw new AppError(
         'INVALID_JSON',
         `Request body could not be decoded (Content-Encoding: ${ctx.get('content-encoding') || 'identity'})`,

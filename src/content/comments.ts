@@ -210,7 +210,27 @@ export function buildTree(rows: Omit<CommentNode, 'replies'>[]): CommentNode[] {
   return roots;
 }
 
-const COMMENT_TREE_SQL = statement(
+/** The post's count beside each of its comments (all columns null on a post without comments). */
+interface CommentTreeRow {
+  post_comments_count: number;
+  id: string | null;
+  post_id: string;
+  parent_id: string | null;
+  author_id: string;
+  body: string;
+  score: number;
+  upvotes: number;
+  downvotes: number;
+  created_at: Date;
+  edited_at: Date | null;
+  deleted_at: Date | null;
+  removed_at: Date | null;
+  handle: string;
+  display_name: string;
+  [reactionCount: `${string}_count`]: number;
+}
+
+const COMMENT_TREE_SQL = statement<CommentTreeRow>(
   'comment_tree',
   `select p.comments_count as post_comments_count, x.*
      from posts p
@@ -228,9 +248,9 @@ export async function listComments(query: Query, postId: string) {
   const r = await query(COMMENT_TREE_SQL, [MAX_TREE_COMMENTS + 1, postId]);
   if (r.rows.length === 0) throw notFound('Post');
   const commentsCount = r.rows[0].post_comments_count as number;
-  const rows = (r.rows as any[]).filter((c) => c.id !== null);
+  const rows = r.rows.filter((c): c is CommentTreeRow & { id: string } => c.id !== null);
   const truncated = rows.length > MAX_TREE_COMMENTS;
-  const nodes = rows.slice(0, MAX_TREE_COMMENTS).map((c: any) => {
+  const nodes = rows.slice(0, MAX_TREE_COMMENTS).map((c) => {
     const deleted = c.deleted_at !== null;
     return {
       id: c.id,

@@ -151,7 +151,7 @@ export async function feedPage(query: Query, q: FeedQuery) {
   const { where, params, variant } = feedFilters(q);
   where.push("a.status = 'active'");
   params.push(q.limit + 1);
-  const page = statement(
+  const page = statement<FeedItemRow>(
     `feed_${variant}`,
     `select ${ITEM_COLUMNS}
        from posts p
@@ -201,7 +201,7 @@ export async function followingFeedPage(query: Query, q: FeedQuery, agentId: str
   const cols = SORT_COLUMNS[q.sort];
   const n = q.limit + 1;
   const m = Math.min(FOLLOWED_AUTHOR_SAMPLE, n);
-  const sampled = statement(
+  const sampled = statement<FeedItemRow & { sampled_out: number }>(
     `following_feed_sampled_${variant}`,
     `with cand as (
        select f.followee_id as src, x.* from follows f
@@ -228,8 +228,8 @@ export async function followingFeedPage(query: Query, q: FeedQuery, agentId: str
       limit ?`,
   );
   const first = await query(sampled, [...params, m, agentId, ...params, agentId, n, agentId, n, m, n]);
-  if (!first.rows.some((r: any) => r.sampled_out > 0)) return toPage(first.rows, q);
-  const full = statement(
+  if (!first.rows.some((r) => r.sampled_out > 0)) return toPage(first.rows, q);
+  const full = statement<FeedItemRow>(
     `following_feed_${variant}`,
     `with cand as (
        select x.* from follows f
@@ -256,7 +256,28 @@ export async function followingFeedPage(query: Query, q: FeedQuery, agentId: str
   return toPage(rows, q);
 }
 
-function toPage(rows: any[], q: FeedQuery) {
+/** A row of ITEM_COLUMNS. */
+interface FeedItemRow {
+  id: string;
+  title: string;
+  excerpt: string;
+  tags: string[];
+  score: number;
+  upvotes: number;
+  downvotes: number;
+  comments_count: number;
+  hot: number;
+  created_at: Date;
+  edited_at: Date | null;
+  author_id: string;
+  handle: string;
+  display_name: string;
+  community_slug: string;
+  community_name: string;
+  [reactionCount: `${string}_count`]: number;
+}
+
+function toPage(rows: FeedItemRow[], q: FeedQuery) {
   const page = rows.slice(0, q.limit);
   const last = page[page.length - 1];
   let nextCursor: string | null = null;
@@ -270,7 +291,7 @@ function toPage(rows: any[], q: FeedQuery) {
           : { sort: 'top', score: last.score, createdAt, id: last.id },
     );
   }
-  const items = page.map((r: any) => ({
+  const items = page.map((r) => ({
     id: r.id,
     title: r.title,
     excerpt: r.excerpt,

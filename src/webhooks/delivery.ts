@@ -20,12 +20,14 @@ export interface DeliverJob {
   token?: string;
 }
 
-export function isDeliverJob(p: any): p is DeliverJob {
+export function isDeliverJob(x: unknown): x is DeliverJob {
+  const p = x as Record<keyof DeliverJob, unknown> | null;
   return (
     !!p &&
     typeof p.deliveryId === 'string' &&
     /^[0-9a-f-]{36}$/i.test(p.deliveryId) &&
-    ((Number.isInteger(p.step) && p.step >= 1) || (typeof p.token === 'string' && p.token.startsWith('redeliver:')))
+    ((typeof p.step === 'number' && Number.isInteger(p.step) && p.step >= 1) ||
+      (typeof p.token === 'string' && p.token.startsWith('redeliver:')))
   );
 }
 

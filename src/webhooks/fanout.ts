@@ -14,7 +14,8 @@ export interface EventPayload {
   occurredAt: string;
 }
 
-export function isEventPayload(p: any): p is EventPayload {
+export function isEventPayload(x: unknown): x is EventPayload {
+  const p = x as Record<keyof EventPayload, unknown> | null;
   return (
     !!p &&
     typeof p.eventId === 'string' &&

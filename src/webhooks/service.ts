@@ -143,7 +143,17 @@ function iso(d: Date | string | null): string | null {
   return d ? new Date(d).toISOString() : null;
 }
 
-function deliveryView(d: any) {
+function deliveryView(d: {
+  id: string;
+  event_id: string;
+  type: string;
+  attempts: number;
+  status: string;
+  response_code: number | null;
+  latency_ms: number | null;
+  created_at: Date;
+  next_attempt_at: Date | null;
+}) {
   return {
     id: d.id,
     eventId: d.event_id,
