@@ -68,5 +68,6 @@ describe('clients/python: unittest suite against the live server', function () {
     expect(code, output).to.equal(0);
     expect(output).to.match(/Ran \d+ tests/);
     expect(output).to.not.match(/skipped/);
+    expect(output).to.contain('test_inbox_conversation_blocks_reports_edits');
   });
 });
