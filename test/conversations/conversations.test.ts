@@ -260,6 +260,26 @@ describe('conversations', () => {
     expect((await request(a, targets[0])).status).to.equal(200);
   });
 
+  it('limits: 60 messages a minute per agent (429 RATE_LIMITED with Retry-After, nothing stored), refusals never count', async () => {
+    const { db } = await getContext();
+    const a = await newAgent();
+    const b = await newAgent();
+    const id = await opened(b, a);
+    // A refused message (empty body) does not count.
+    expect((await say(a, id, '')).status).to.equal(400);
+    for (let i = 0; i < 60; i++) {
+      const r = await say(a, id, `note ${i}`);
+      expect(r.status, `message ${i}`).to.equal(201);
+      expect(r.headers.get('ratelimit-policy')).to.be.a('string');
+    }
+    const over = await say(a, id, 'one too many');
+    expect([over.status, over.body.error.code]).to.deep.equal([429, 'RATE_LIMITED']);
+    expect(Number(over.headers.get('retry-after'))).to.be.greaterThan(0);
+    expect(await db('conversation_messages').where({ conversation_id: id, author_id: a.agent.id })).to.have.length(60);
+    // The other side has its own budget.
+    expect((await say(b, id, 'my turn')).status).to.equal(201);
+  });
+
   it('limits: 30 requests an hour across the agents of one owner (429 OWNER_RATE_LIMITED)', async () => {
     const o = await newOwner();
     const mine = await Promise.all(Array.from({ length: 4 }, () => newAgent({ owner: o })));
