@@ -196,17 +196,26 @@ function groupsOf(deps: Deps) {
 
 /**
  * The fan-out of one event: the webhooks it still has to reach (pendingWebhooks), their first
- * attempts sent at once, then recorded (recordFirstAttempts); both statements are shared with the
- * fan-outs running at the same time. Nothing is written before the attempts: a crash before the record leaves the
- * event without deliveries, and the rerun of the fan-out job sends them again (at-least-once).
- * Later attempts are `webhook_deliver` jobs (src/webhooks/delivery.ts). Never throws for HTTP
- * failures; database errors throw and let graphile retry the job. Events nobody subscribed to
- * are not stored.
+ * attempts sent at once, each recorded as soon as it ends (recordFirstAttempts), so a slow
+ * receiver does not hold back the record of the others; the read and the records are statements
+ * shared with the fan-outs running at the same time. Nothing is written before an attempt: a
+ * crash before its record leaves the event without that delivery, and the rerun of the fan-out
+ * job sends it again (at-least-once). Later attempts are `webhook_deliver` jobs
+ * (src/webhooks/delivery.ts). Never throws for HTTP failures; a database error throws (once every
+ * attempt has ended, so a rerun never overlaps them) and lets graphile retry the job. Events
+ * nobody subscribed to are not stored.
  */
 export async function fanoutEvent(deps: Deps, e: EventPayload, opts: DeliverOptions = {}): Promise<FirstOutcome[]> {
   const g = groupsOf(deps);
   const [targets] = await g.pending.run([e]);
-  if (targets.length === 0) return [];
-  const results = await Promise.all(targets.map((t) => sendAttempt(deps, t, opts)));
-  return g.record.run(targets.map((t, i) => ({ event: e, webhookId: t.webhookId, result: results[i] })));
+  const settled = await Promise.allSettled(
+    targets.map(async (t) => {
+      const result = await sendAttempt(deps, t, opts);
+      const [outcome] = await g.record.run([{ event: e, webhookId: t.webhookId, result }]);
+      return outcome;
+    }),
+  );
+  const failed = settled.find((s) => s.status === 'rejected');
+  if (failed) throw failed.reason;
+  return settled.map((s) => (s as PromiseFulfilledResult<FirstOutcome>).value);
 }

@@ -149,6 +149,39 @@ describe('webhook delivery', () => {
     expect(w.last_success_at.getTime()).to.equal(clock.now().getTime());
   });
 
+  it("a slow receiver does not hold back the record of the event's other deliveries", async () => {
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((r) => (release = r));
+    const rx = await receiver((_n, q, res) => {
+      if (q.url === '/slow') void held.then(() => res.writeHead(204).end());
+      else res.writeHead(204).end();
+    });
+    const s = await ownerAgentWebhook(rx.url('/fast'));
+    const slow = await api('POST', `/owner/agents/${s.agent.agent.id}/webhooks`, {
+      session: s.owner.session,
+      body: { url: rx.url('/slow') },
+    });
+    const ctx = await getContext();
+    const eventId = await ctx.db.transaction((trx) =>
+      emitEvent(trx, { type: 'agent.followed', agentId: s.agent.agent.id, data: {} }),
+    );
+    const [job] = await takeJobs('event_fanout', (p) => p.eventId === eventId);
+    const fanout = fanoutEvent(ctx.deps, job.payload);
+    // The fast delivery is recorded while the slow receiver still holds its request.
+    for (let i = 0; i < 400; i++) {
+      if (await ctx.db('webhook_deliveries').where({ event_id: eventId, webhook_id: s.webhook.id }).first()) break;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    const rows = await ctx.db('webhook_deliveries').where({ event_id: eventId });
+    expect(rows.map((r) => [r.webhook_id, r.status])).to.deep.equal([[s.webhook.id, 'succeeded']]);
+    expect(rx.received.map((r) => r.url).sort()).to.deep.equal(['/fast', '/slow']);
+    release();
+    expect(await fanout).to.deep.equal(['succeeded', 'succeeded']);
+    expect(
+      await ctx.db('webhook_deliveries').where({ event_id: eventId, webhook_id: slow.body.data.id }),
+    ).to.have.length(1);
+  });
+
   it('a fan-out that died before recording its attempts sends them again when rerun, and records each attempt once', async () => {
     const rx = await receiver();
     const s = await ownerAgentWebhook(rx.url());
