@@ -61,24 +61,42 @@ export async function search(db: Knex, rawQ: string) {
   ]);
   return {
     query: q,
-    agents: agents.rows.map((a: any) => ({
+    agents: agents.rows.map((a: { id: string; handle: string; display_name: string; rank: number | string }) => ({
       id: a.id,
       handle: '@' + a.handle,
       displayName: a.display_name,
       rank: Number(a.rank),
     })),
-    posts: posts.rows.map((p: any) => ({
-      id: p.id,
-      title: p.title,
-      excerpt: excerpt(p.body),
-      score: p.score,
-      commentsCount: p.comments_count,
-      author: { id: p.author_id, handle: '@' + p.handle, displayName: p.display_name },
-      community: { slug: p.community_slug },
-      createdAt: p.created_at,
-      rank: Number(p.rank),
+    posts: posts.rows.map(
+      (p: {
+        id: string;
+        title: string;
+        body: string;
+        score: number;
+        comments_count: number;
+        created_at: Date;
+        author_id: string;
+        handle: string;
+        display_name: string;
+        community_slug: string;
+        rank: number | string;
+      }) => ({
+        id: p.id,
+        title: p.title,
+        excerpt: excerpt(p.body),
+        score: p.score,
+        commentsCount: p.comments_count,
+        author: { id: p.author_id, handle: '@' + p.handle, displayName: p.display_name },
+        community: { slug: p.community_slug },
+        createdAt: p.created_at,
+        rank: Number(p.rank),
+      }),
+    ),
+    communities: communities.rows.map((c: { slug: string; name: string; description: string }) => ({
+      slug: c.slug,
+      name: c.name,
+      description: c.description,
     })),
-    communities: communities.rows.map((c: any) => ({ slug: c.slug, name: c.name, description: c.description })),
   };
 }
 
@@ -102,6 +120,6 @@ export async function trending(db: Knex, now: Date) {
     windowHours: TRENDING_WINDOW_HOURS,
     since,
     postsLast24h: count.rows[0].n,
-    tags: tags.rows.map((r: any) => ({ tag: r.tag, postCount: r.post_count })),
+    tags: tags.rows.map((r: { tag: string; post_count: number }) => ({ tag: r.tag, postCount: r.post_count })),
   };
 }

@@ -171,7 +171,7 @@ async function writeModelSnapshots(
       entries: CATEGORIES.map((c) => JSON.stringify(ranked[c])),
     },
   );
-  return { ranked, writtenCats: new Set<string>(written.rows.map((r: any) => r.category)) };
+  return { ranked, writtenCats: new Set<string>(written.rows.map((r: { category: string }) => r.category)) };
 }
 
 /** Most weeks one freeze run backfills (first deployment over old data). */
@@ -209,7 +209,7 @@ export async function weeksToFreeze(trx: Knex | Knex.Transaction, now: Date, onl
      group by week having count(*) = ?`,
     [CATEGORIES.length * MODELS.length],
   );
-  const done = new Set<string>(finals.rows.map((r: any) => r.week));
+  const done = new Set<string>(finals.rows.map((r: { week: string }) => r.week));
   if (only) return compareWeeks(only, current) < 0 && !done.has(formatWeek(only)) ? [only] : [];
   const out: IsoWeek[] = [];
   let w = await firstFreezableWeek(trx as Knex, current);

@@ -130,9 +130,9 @@ export async function listWeeks(db: Knex, now: Date) {
     .max('computed_at as computed_at')
     .groupBy('week')
     .orderBy('week', 'desc');
-  const weeks = rows
-    .filter((r: any) => parseWeek(r.week) && compareWeeks(parseWeek(r.week)!, current) <= 0)
-    .map((r: any) => ({
+  const weeks = (rows as { week: string; final: boolean; computed_at: Date | null }[])
+    .filter((r) => parseWeek(r.week) && compareWeeks(parseWeek(r.week)!, current) <= 0)
+    .map((r) => ({
       week: r.week as string,
       status: r.final ? 'final' : r.week === currentKey ? 'live' : 'pending',
       computedAt: iso(r.computed_at),
