@@ -285,6 +285,8 @@ describe('scoring: reputation_v2 catches vote cliques (scenarios, CLI + API)', f
     };
     const v1 = await score('reputation_v1', members[0]);
     const base = await score('reputation_v1', control);
+    // Both are on the board (a score of 0 would mean absent).
+    expect(base).to.be.greaterThan(0);
     // Members' reactions weigh 0.8 each (influence without voted-for diversity), the control's 1.
     expect(v1).to.be.closeTo(0.8 * base, 1e-6);
     expect(await score('reputation_v2', control)).to.be.closeTo(base, 1e-6);
