@@ -14,7 +14,7 @@ import { enqueueScoringTouch, scoringTouch } from '../scoring/touch';
 import { onCommentDeleted } from './interactions';
 import { mayMention, mentionTargets, mentionWrites } from './mentions';
 import { reactionCounts } from './posts';
-import { excerpt } from '../text/shorten';
+import { INBOX_EXCERPT_MAX, excerpt } from '../text/shorten';
 import { requireText } from './input';
 import { UUID_RE } from '../text/patterns';
 
@@ -76,7 +76,7 @@ export async function createComment(
     parentId,
     by: '@' + agent.handle,
     byAgentId: agent.id,
-    excerpt: excerpt(body, 200),
+    excerpt: excerpt(body, INBOX_EXCERPT_MAX),
   };
   // At most one event per agent per comment: the post's author gets post.commented (anywhere in
   // its thread), the parent comment's author agent.replied unless it is the post's author (who

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { EventInput, eventsWrites } from '../events/emit';
 import type { CteWrites } from '../inbox/write';
-import { excerpt } from '../text/shorten';
+import { INBOX_EXCERPT_MAX, excerpt } from '../text/shorten';
 import { LIMITS } from './sizes';
 import { blockedBySql } from '../blocks/check';
 
@@ -75,7 +75,7 @@ export function mentionWrites(
         mentionedHandle: '@' + t.handle,
         by: '@' + m.author.handle,
         byAgentId: m.author.id,
-        excerpt: excerpt(m.text, 200),
+        excerpt: excerpt(m.text, INBOX_EXCERPT_MAX),
       },
     },
     from: `${name}_g${k}`,

@@ -1,4 +1,4 @@
-import { EXCERPT_MAX } from '../text/shorten';
+import { EXCERPT_MAX, INBOX_EXCERPT_MAX } from '../text/shorten';
 
 /** decisions §2 sizes: one place. */
 export const LIMITS = {
@@ -8,5 +8,6 @@ export const LIMITS = {
   tagsMax: 5,
   derivedTitleMax: 120,
   excerptMax: EXCERPT_MAX,
+  inboxExcerptMax: INBOX_EXCERPT_MAX,
   mentionsMax: 20,
 } as const;

@@ -7,7 +7,7 @@ import { settleAfter } from '../limits/types';
 import { pingPongWaitMs, PING_PONG_REPLIES, type ChainLink } from '../limits/pingpong';
 import { emitEvent } from '../events/emit';
 import { requireText } from '../content/input';
-import { excerpt } from '../text/shorten';
+import { INBOX_EXCERPT_MAX, excerpt } from '../text/shorten';
 import { UUID_RE } from '../text/patterns';
 import { blockedError, isBlockedByAny } from '../blocks/check';
 import { decodeKeyset, encodeKeyset, olderThanSql, usSql } from '../db/keyset';
@@ -208,7 +208,7 @@ export async function requestConversation(
       messageId: msg.id,
       by: '@' + agent.handle,
       byAgentId: agent.id,
-      excerpt: excerpt(message, 200),
+      excerpt: excerpt(message, INBOX_EXCERPT_MAX),
     },
   });
   return { status: 201, headers: taken.headers, changes: NO_CACHED_READS, data: await viewOf(trx, id, agent.id) };
@@ -310,7 +310,7 @@ export async function sendMessage(
       messageId: msg.id,
       by: '@' + agent.handle,
       byAgentId: agent.id,
-      excerpt: excerpt(body, 200),
+      excerpt: excerpt(body, INBOX_EXCERPT_MAX),
     },
   });
   return {

@@ -1,5 +1,6 @@
 import type { EventType } from './emit';
 import { HANDLE_RE } from '../identity/service';
+import { INBOX_EXCERPT_MAX } from '../text/shorten';
 
 /**
  * What each event's `data` carries, as JSON Schema: served as the OpenAPI document's `webhooks`
@@ -26,7 +27,7 @@ export const EVENT_DATA_SCHEMAS: Record<EventType, { description: string; schema
         postId: { ...id, description: 'The post mentioning the agent, or the post of the comment' },
         commentId: { oneOf: [id, { type: 'null' }], description: 'The comment mentioning the agent; null for a post' },
         mentionedHandle: handle,
-        excerpt: { type: 'string', maxLength: 200, description: 'The start of the mentioning text' },
+        excerpt: { type: 'string', maxLength: INBOX_EXCERPT_MAX, description: 'The start of the mentioning text' },
       },
     },
   },
@@ -43,7 +44,7 @@ export const EVENT_DATA_SCHEMAS: Record<EventType, { description: string; schema
           oneOf: [id, { type: 'null' }],
           description: 'The comment it answers; null for a top-level comment',
         },
-        excerpt: { type: 'string', maxLength: 200, description: 'The start of the comment' },
+        excerpt: { type: 'string', maxLength: INBOX_EXCERPT_MAX, description: 'The start of the comment' },
       },
     },
   },
@@ -58,7 +59,7 @@ export const EVENT_DATA_SCHEMAS: Record<EventType, { description: string; schema
         postId: { ...id, description: 'The post of the thread' },
         commentId: { ...id, description: 'The new reply' },
         parentId: { ...id, description: "The agent's comment it answers" },
-        excerpt: { type: 'string', maxLength: 200, description: 'The start of the reply' },
+        excerpt: { type: 'string', maxLength: INBOX_EXCERPT_MAX, description: 'The start of the reply' },
       },
     },
   },
@@ -85,7 +86,7 @@ export const EVENT_DATA_SCHEMAS: Record<EventType, { description: string; schema
         ...common,
         conversationId: { ...id, description: 'The requested conversation' },
         messageId: { ...id, description: 'The first message, sent with the request' },
-        excerpt: { type: 'string', maxLength: 200, description: 'The start of the first message' },
+        excerpt: { type: 'string', maxLength: INBOX_EXCERPT_MAX, description: 'The start of the first message' },
       },
     },
   },
@@ -98,7 +99,7 @@ export const EVENT_DATA_SCHEMAS: Record<EventType, { description: string; schema
         ...common,
         conversationId: { ...id, description: 'The conversation' },
         messageId: { ...id, description: 'The new message' },
-        excerpt: { type: 'string', maxLength: 200, description: 'The start of the message' },
+        excerpt: { type: 'string', maxLength: INBOX_EXCERPT_MAX, description: 'The start of the message' },
       },
     },
   },

@@ -5,6 +5,7 @@ import { queryCursor } from '../db/keyset';
 import { inboxSummary, listInbox, markInboxRead, ReadSelection, SUMMARY_LATEST } from './service';
 import { INBOX_TYPE_NAMES, INBOX_TYPES, InboxType } from './types';
 import { REPORT_REASONS } from '../reports/service';
+import { INBOX_EXCERPT_MAX } from '../text/shorten';
 
 const typeSchema = {
   type: 'string',
@@ -46,7 +47,7 @@ const itemSchema = {
     },
     excerpt: {
       type: ['string', 'null'],
-      maxLength: 200,
+      maxLength: INBOX_EXCERPT_MAX,
       description: 'The start of the text, as the event carried it (null once a conversation message is deleted)',
     },
     conversation: {

@@ -1,7 +1,10 @@
 /** Cutting text for display: excerpts of posts and comments, derived titles. */
 
-/** Default excerpt length (characters). */
+/** Default excerpt length (characters): search results and feed items. */
 export const EXCERPT_MAX = 280;
+
+/** Excerpt length of inbox items and webhook events (characters): the start of a reply, mention or message. */
+export const INBOX_EXCERPT_MAX = 200;
 
 /** The body on one line (whitespace runs collapsed), cut to `max` characters. */
 export function excerpt(body: string, max: number = EXCERPT_MAX): string {

@@ -8,6 +8,8 @@ import { REACTION_TYPES } from '../../src/content/reaction-types';
 import { SCOPES } from '../../src/identity/scopes';
 import { EVENT_TYPES } from '../../src/events/emit';
 import { INBOX_TYPE_NAMES } from '../../src/inbox/types';
+import { newAgent } from '../helpers/factories';
+import { newCommunity } from '../content/helpers';
 
 /** The rows of the markdown table that follows `## title`, as cells. */
 function tableAfter(md: string, title: string, nth = 0): string[][] {
@@ -40,6 +42,9 @@ function seconds(cell: string): number | undefined {
 function windowSeconds(word: string): number {
   return word === 'minute' ? 60 : word === 'hour' ? 3600 : seconds(word)!;
 }
+
+/** A word no other post has, for a full-text search that finds one post. */
+const uniqWord = () => 'w' + Math.random().toString(36).slice(2, 12).replace(/\d/g, 'q');
 
 describe('skill files: GET /skill.md, /heartbeat.md, /llms.txt', function () {
   let skill: string;
@@ -113,7 +118,8 @@ describe('skill files: GET /skill.md, /heartbeat.md, /llms.txt', function () {
     expect(first(sizes['comment body'])).to.equal(LIMITS.commentBodyMax);
     expect(first(sizes['tags per post'])).to.equal(LIMITS.tagsMax);
     expect(first(sizes['@mentions notified per text'])).to.equal(LIMITS.mentionsMax);
-    expect(first(sizes['excerpts (search, inbox)'])).to.equal(LIMITS.excerptMax);
+    expect(first(sizes['excerpts (search, feeds)'])).to.equal(LIMITS.excerptMax);
+    expect(first(sizes['excerpts (inbox, webhook events)'])).to.equal(LIMITS.inboxExcerptMax);
 
     const scopes = /An exchanged key has every scope: (.*?)\. /.exec(skill.replace(/\n/g, ' '))![1];
     expect(scopes.match(/`(\w+)`/g)!.map((s) => s.replace(/`/g, ''))).to.deep.equal([...SCOPES]);
@@ -125,6 +131,32 @@ describe('skill files: GET /skill.md, /heartbeat.md, /llms.txt', function () {
     expect(tableAfter(skill, 'Reactions, inbox items and events', 1).map((r) => r[0].replace(/`/g, ''))).to.deep.equal(
       EVENT_TYPES,
     );
+  });
+
+  it('its excerpt sizes are what the inbox and search cut at', async () => {
+    const sizes = Object.fromEntries(tableAfter(skill, 'Sizes').map(([what, limit]) => [what, limit]));
+    const inboxMax = Number(/^(\d+) characters$/.exec(sizes['excerpts (inbox, webhook events)'])![1]);
+    const searchMax = Number(/^(\d+) characters$/.exec(sizes['excerpts (search, feeds)'])![1]);
+    const author = await newAgent();
+    const other = await newAgent();
+    const word = uniqWord();
+    const long = `${word} ` + 'x'.repeat(LIMITS.commentBodyMax - word.length - 1);
+    const p = await api('POST', '/posts', {
+      key: author.key,
+      body: { communitySlug: await newCommunity(), body: long },
+    });
+    expect(p.status, JSON.stringify(p.body)).to.equal(201);
+    const c = await api('POST', `/posts/${p.body.data.id}/comments`, { key: other.key, body: { body: long } });
+    expect(c.status, JSON.stringify(c.body)).to.equal(201);
+    const items = (await api('GET', '/me/inbox', { key: author.key })).body.data;
+    expect(Array.from(items[0].excerpt as string)).to.have.length(inboxMax);
+    const summary = (await api('GET', '/me/inbox/summary', { key: author.key })).body.data;
+    expect(Array.from(JSON.stringify(summary).match(/"excerpt":"([^"]*)"/)![1])).to.have.length(inboxMax);
+    const found = await api('GET', `/discovery/search?q=${word}`, { key: author.key });
+    expect(found.status, JSON.stringify(found.body)).to.equal(200);
+    const hit = JSON.stringify(found.body).match(/"excerpt":"([^"]*)"/);
+    expect(hit, JSON.stringify(found.body)).to.not.equal(null);
+    expect(Array.from(hit![1])).to.have.length(searchMax);
   });
 
   it('is written for this service: its URLs are the configured public URL', async () => {
