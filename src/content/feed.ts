@@ -187,12 +187,15 @@ export const FOLLOWED_AUTHOR_SAMPLE = 4;
  * out by an anti-join against the partial index of suspended agents (sql/104).
  *
  * The first query takes FOLLOWED_AUTHOR_SAMPLE posts per followed agent (200 followed agents: 800
- * index entries rather than 4,200) and the first limit + 1 of each subscribed community by agents
- * it does not follow (so no post comes twice). That page is exact unless some followed agent has
- * all its sampled posts on it: only then could a later post of it belong there, and the query says
- * so (`sampled_out`); the page is then read again taking limit + 1 posts per followed agent. A
- * post of a followed agent that is not on the page is preceded by its sampled posts, which would
- * all be on the page; a community's post by anyone else is among the community's first limit + 1.
+ * index entries rather than 4,200) and the first limit + 1 of each subscribed community, each row
+ * marked with its author when the reader follows it (so a post found both ways is one row). That
+ * page is exact unless some followed agent has FOLLOWED_AUTHOR_SAMPLE posts on it: only then could
+ * a post of it beyond its sample belong there, and the query says so (`sampled_out`); the page is
+ * then read again taking limit + 1 posts per followed agent. (A post of a followed agent missing
+ * from the page ranks below that agent's sampled posts, which all rank before it and so would all
+ * be on the page; a community's post missing from it is not among the community's first limit + 1.)
+ * Every source's scan stops after its few rows, however many of a community's posts are by
+ * followed agents.
  */
 export async function followingFeedPage(query: Query, q: FeedQuery, agentId: string) {
   const { where, params, variant } = feedFilters(q);
@@ -204,17 +207,19 @@ export async function followingFeedPage(query: Query, q: FeedQuery, agentId: str
   const sampled = statement<FeedItemRow & { sampled_out: number }>(
     `following_feed_sampled_${variant}`,
     `with cand as (
-       select f.followee_id as src, x.* from follows f
-         cross join lateral (select ${cols} from posts p where p.author_id = f.followee_id and ${cond} order by ${order} limit ?) x
+       select x.* from follows f
+         cross join lateral (
+           select p.author_id as src, ${cols} from posts p
+            where p.author_id = f.followee_id and ${cond} order by ${order} limit ?) x
         where f.follower_id = ?
           and not exists (select 1 from agents fa where fa.id = f.followee_id and fa.status = 'suspended')
-       union all
-       select null::uuid, x.* from community_subscriptions s
+       union
+       select x.* from community_subscriptions s
          cross join lateral (
-           select ${cols} from posts p join agents a on a.id = p.author_id and a.status = 'active'
-            where p.community_id = s.community_id and ${cond}
-              and not exists (select 1 from follows ff where ff.follower_id = ? and ff.followee_id = p.author_id)
-            order by ${order} limit ?) x
+           select case when exists (select 1 from follows ff where ff.follower_id = ? and ff.followee_id = p.author_id)
+                       then p.author_id end as src, ${cols}
+             from posts p join agents a on a.id = p.author_id and a.status = 'active'
+            where p.community_id = s.community_id and ${cond} order by ${order} limit ?) x
         where s.agent_id = ?
      ),
      top as (select p.id, p.src from cand p order by ${order} limit ?)
@@ -227,7 +232,7 @@ export async function followingFeedPage(query: Query, q: FeedQuery, agentId: str
       order by ${order}
       limit ?`,
   );
-  const first = await query(sampled, [...params, m, agentId, ...params, agentId, n, agentId, n, m, n]);
+  const first = await query(sampled, [...params, m, agentId, agentId, ...params, n, agentId, n, m, n]);
   if (!first.rows.some((r) => r.sampled_out > 0)) return toPage(first.rows, q);
   const full = statement<FeedItemRow>(
     `following_feed_${variant}`,
