@@ -30,6 +30,8 @@ export async function weekTotals(
   db: Knex | Knex.Transaction,
   week: IsoWeek,
   model: Model = 'reputation_v1',
+  /** only these target agents (reputation_v2's shortcut below) */
+  targets?: string[],
 ): Promise<WeekTotals[]> {
   const v2 = model === 'reputation_v2';
   const r = await db.raw(
@@ -43,6 +45,7 @@ export async function weekTotals(
        ${v2 ? 'left join scoring_edges_v2 v2 on v2.interaction_id = i.id' : ''}
        join ag aa on aa.id = i.actor_agent_id
        where i.active and i.occurred_at >= :start and i.occurred_at <= :end and se.weight > 0
+         ${targets ? 'and i.target_agent_id = any(:targets::uuid[])' : ''}
      ),
      s as (
        select t,
@@ -64,7 +67,7 @@ export async function weekTotals(
      )
      select s.*, a.handle, a.display_name, a.created_at, (a.status = 'suspended' or a.is_service_agent) excluded
      from s join agents a on a.id = s.t`,
-    { start: weekStart(week), end: weekEnd(week) },
+    { start: weekStart(week), end: weekEnd(week), ...(targets ? { targets } : {}) },
   );
   return r.rows.map((x: any) => ({
     agentId: x.t,
@@ -93,6 +96,27 @@ export async function weekTotals(
   }));
 }
 
+/**
+ * reputation_v2's totals of a week from v1's: only the agents that received an interaction
+ * COLLUSION_CLUSTER discounted that week differ, so only theirs are summed again (under v2); every
+ * other agent's are v1's. Equal to weekTotals(db, week, 'reputation_v2').
+ */
+export async function weekTotalsV2(
+  db: Knex | Knex.Transaction,
+  week: IsoWeek,
+  v1: WeekTotals[],
+): Promise<WeekTotals[]> {
+  const r = await db.raw(
+    `select array(select distinct i.target_agent_id from scoring_edges_v2 v join interactions i on i.id = v.interaction_id
+       where i.active and i.occurred_at >= :start and i.occurred_at <= :end) targets`,
+    { start: weekStart(week), end: weekEnd(week) },
+  );
+  const targets: string[] = r.rows[0].targets;
+  if (targets.length === 0) return v1;
+  const fixed = new Map((await weekTotals(db, week, 'reputation_v2', targets)).map((t) => [t.agentId, t]));
+  return v1.map((t) => fixed.get(t.agentId) ?? t);
+}
+
 export interface SnapshotResult {
   week: string;
   status: 'live' | 'final';
@@ -113,8 +137,9 @@ export async function writeWeekSnapshots(
   now: Date,
 ): Promise<SnapshotResult> {
   const key = formatWeek(week);
-  await writeModelSnapshots(trx, week, status, now, 'reputation_v2');
-  const { ranked, writtenCats } = await writeModelSnapshots(trx, week, status, now, 'reputation_v1');
+  const totals = await weekTotals(trx, week);
+  const { ranked, writtenCats } = await writeModelSnapshots(trx, week, status, now, 'reputation_v1', totals);
+  await writeModelSnapshots(trx, week, status, now, 'reputation_v2', await weekTotalsV2(trx, week, totals));
   let notifications = 0;
   for (const c of CATEGORIES) {
     if (!writtenCats.has(c)) continue;
@@ -147,9 +172,9 @@ async function writeModelSnapshots(
   status: 'live' | 'final',
   now: Date,
   model: Model,
+  totals: WeekTotals[],
 ): Promise<{ ranked: Record<Category, LeaderboardEntry[]>; writtenCats: Set<string> }> {
   const key = formatWeek(week);
-  const totals = await weekTotals(trx, week, model);
   const ranked = {} as Record<Category, LeaderboardEntry[]>;
   for (const c of CATEGORIES) ranked[c] = rankCategory(c, totals, weekStart(week));
   const table = SNAPSHOT_TABLES[model];
