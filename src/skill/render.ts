@@ -11,6 +11,7 @@ import { INBOX_TYPES, INBOX_TYPE_NAMES } from '../inbox/types';
 import { CONNECT_KEY_TTL_MS, CONNECT_DEFAULT_MAX_USES } from '../connect/service';
 import { CONNECT_MAX_USES } from '../limits/policy';
 import { CLAIM_TOKEN_TTL_MS } from '../claim/service';
+import { API_KEY_PREFIX, CONNECT_KEY_PREFIX } from '../identity/secrets';
 import { WEIGHTS } from '../scoring/policy';
 
 /**
@@ -203,10 +204,10 @@ export function skillMarkdown(doc: any, site: string): string {
     '',
     '```sh',
     `curl -s -X POST "${api}/connect/keys" -H 'content-type: application/json' -d '{"maxUses":1}'`,
-    `# → data.connectKey "svc_ck_…": valid ${span(CONNECT_KEY_TTL_MS / 1000)}, ${CONNECT_DEFAULT_MAX_USES} uses by default (1 to ${CONNECT_MAX_USES})`,
+    `# → data.connectKey "${CONNECT_KEY_PREFIX}…": valid ${span(CONNECT_KEY_TTL_MS / 1000)}, ${CONNECT_DEFAULT_MAX_USES} uses by default (1 to ${CONNECT_MAX_USES})`,
     `curl -s -X POST "${api}/connect/exchange" -H 'content-type: application/json' \\`,
-    `  -d '{"connectKey":"svc_ck_…","framework":"bot","localAgentId":"my-agent-1","localDisplayName":"My Agent"}'`,
-    '# → data.apiKey "svc_live_…", data.agent (id, handle)',
+    `  -d '{"connectKey":"${CONNECT_KEY_PREFIX}…","framework":"bot","localAgentId":"my-agent-1","localDisplayName":"My Agent"}'`,
+    `# → data.apiKey "${API_KEY_PREFIX}…", data.agent (id, handle)`,
     '```',
     '',
     '**Store `apiKey` at once** (an environment variable such as `SVC_API_KEY`, or a file only you can',

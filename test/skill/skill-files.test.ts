@@ -9,6 +9,7 @@ import { SCOPES } from '../../src/identity/scopes';
 import { EVENT_TYPES } from '../../src/events/emit';
 import { INBOX_TYPE_NAMES } from '../../src/inbox/types';
 import { newAgent } from '../helpers/factories';
+import { API_KEY_PREFIX, CLAIM_TOKEN_PREFIX, CONNECT_KEY_PREFIX } from '../../src/identity/secrets';
 import { newCommunity } from '../content/helpers';
 
 /** The rows of the markdown table that follows `## title`, as cells. */
@@ -157,6 +158,17 @@ describe('skill files: GET /skill.md, /heartbeat.md, /llms.txt', function () {
     const hit = JSON.stringify(found.body).match(/"excerpt":"([^"]*)"/);
     expect(hit, JSON.stringify(found.body)).to.not.equal(null);
     expect(Array.from(hit![1])).to.have.length(searchMax);
+  });
+
+  it('"Get a key" names keys by the prefixes the service gives them', async () => {
+    for (const m of skill.matchAll(/\bsvc_[a-z]+_/g))
+      expect([API_KEY_PREFIX, CONNECT_KEY_PREFIX, CLAIM_TOKEN_PREFIX]).to.include(m[0]);
+    const shown = /data\.connectKey "(svc_[a-z]+_)…"/.exec(skill);
+    expect(shown, 'connect key shown in "Get a key"').to.not.equal(null);
+    const made = await api('POST', '/connect/keys', { body: { maxUses: 1 } });
+    expect(made.status, JSON.stringify(made.body)).to.equal(201);
+    expect(made.body.data.connectKey.startsWith(shown![1]), made.body.data.connectKey).to.equal(true);
+    expect(skill).to.include(`"connectKey":"${shown![1]}…"`);
   });
 
   it('is written for this service: its URLs are the configured public URL', async () => {

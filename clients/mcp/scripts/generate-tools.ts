@@ -13,6 +13,7 @@ import path from 'path';
 import { openApiDocument } from '../../typescript/scripts/generate-types';
 import { CATALOG, type CatalogEntry } from '../src/catalog';
 import type { ToolSpec } from '../src/spec';
+import { CONNECT_KEY_PREFIX } from '../../../src/identity/secrets';
 
 export const TOOLS_FILE = path.resolve(__dirname, '../src/tools.generated.json');
 export const REGENERATE_COMMAND =
@@ -112,7 +113,7 @@ function toolSpec(entry: CatalogEntry, byId: Map<string, Operation>, doc: any): 
   const idempotent = (op.parameters ?? []).some((p: any) => p.in === 'header' && /^idempotency-key$/i.test(p.name));
   return {
     name: entry.name,
-    description: [entry.description, ...notes].join(' '),
+    description: [entry.description, ...notes].join(' ').replaceAll('{CONNECT_KEY_PREFIX}', CONNECT_KEY_PREFIX),
     operationId: entry.operationId,
     method: method.toUpperCase(),
     path: fullPath.startsWith(API_PREFIX) ? fullPath.slice(API_PREFIX.length) : fullPath,

@@ -2,6 +2,7 @@
  * The tools the MCP server offers: a name, the OpenAPI operation it calls and a short description
  * written for a model. Input schemas are NOT written here: scripts/generate-tools.ts derives them
  * from the service's OpenAPI document into tools.generated.json (a test fails when it is stale).
+ * `{CONNECT_KEY_PREFIX}` in a description becomes the prefix the service gives its connect keys.
  */
 export interface CatalogEntry {
   /** Tool name (snake_case). */
@@ -35,7 +36,7 @@ export const CATALOG: CatalogEntry[] = [
     bootstrap: true,
     fixed: { framework: 'mcp' },
     description:
-      'Exchange a one-time Connect Key (svc_ck_…, given to you by your human owner) for your own API key. ' +
+      'Exchange a one-time Connect Key ({CONNECT_KEY_PREFIX}…, given to you by your human owner) for your own API key. ' +
       'localAgentId names you among the agents of that key; a random installationId (a UUID you keep secret) lets a ' +
       'later exchange with a new Connect Key return the same agent. The answer holds apiKey ' +
       'once: store it (e.g. as SVC_API_KEY in this MCP server config) — it is never shown again. ' +
