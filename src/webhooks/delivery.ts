@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { Deps } from '../deps';
-import { addJob } from '../db/jobs';
+import { addJob, JobName } from '../db/jobs';
+import { statement } from '../db/query';
 import { notifyOnce } from '../notifications/service';
 import { decryptSecret, webhookHeaders } from './signing';
 import { Resolver } from './ssrf';
@@ -38,6 +39,27 @@ export interface DeliverOptions {
 
 export type DeliverOutcome = 'succeeded' | 'retrying' | 'failed' | 'redelivered' | 'skipped' | 'webhook_disabled';
 
+const DELIVERY_TO_ATTEMPT = statement<{
+  status: string;
+  step: number;
+  event_id: string;
+  webhook_id: string;
+  url: string;
+  secret_enc: string;
+  previous_secret_enc: string | null;
+  previous_secret_until: Date | null;
+  enabled: boolean;
+  payload: unknown;
+  done: boolean;
+}>(
+  'webhooks_delivery_to_attempt',
+  `select d.status, d.step, d.event_id, w.id webhook_id, w.url, w.secret_enc, w.previous_secret_enc,
+          w.previous_secret_until, w.enabled, e.payload,
+          exists (select 1 from webhook_delivery_attempts a where a.delivery_id = d.id and a.token = ?::text) done
+   from webhook_deliveries d join webhooks w on w.id = d.webhook_id join webhook_events e on e.id = d.event_id
+   where d.id = ?::uuid`,
+);
+
 /**
  * One attempt of one delivery. Idempotent: an attempt already recorded under its token (or a
  * delivery past this step) is skipped, so a rerun after a crash between the HTTP call and the
@@ -48,25 +70,7 @@ export async function deliverOnce(deps: Deps, job: DeliverJob, opts: DeliverOpti
   const { db } = deps;
   const chain = job.step !== undefined;
   const token = chain ? `step:${job.step}` : job.token!;
-  const row = await db('webhook_deliveries as d')
-    .join('webhooks as w', 'w.id', 'd.webhook_id')
-    .join('webhook_events as e', 'e.id', 'd.event_id')
-    .where('d.id', job.deliveryId)
-    .first(
-      'd.status',
-      'd.step',
-      'd.event_id',
-      'w.id as webhook_id',
-      'w.url',
-      'w.secret_enc',
-      'w.previous_secret_enc',
-      'w.previous_secret_until',
-      'w.enabled',
-      'e.payload',
-      db.raw('exists (select 1 from webhook_delivery_attempts a where a.delivery_id = d.id and a.token = ?) as done', [
-        token,
-      ]),
-    );
+  const row = (await deps.query(DELIVERY_TO_ATTEMPT, [token, job.deliveryId])).rows[0];
   if (!row || row.done) return 'skipped';
   if (chain && (row.status !== 'pending' || row.step >= job.step!)) return 'skipped';
   if (!row.enabled) {
@@ -91,7 +95,85 @@ export async function deliverOnce(deps: Deps, job: DeliverJob, opts: DeliverOpti
     },
     opts,
   );
-  return recordAttempt(deps, job, token, row.webhook_id, result);
+  const chainEnds = chain && !result.ok && retryDelayAfter(job.step!) === null;
+  return chainEnds
+    ? recordAttempt(deps, job, token, row.webhook_id, result)
+    : recordAttemptAtOnce(deps, job, token, result);
+}
+
+const RECORD_ATTEMPT = statement<{ id: string }>(
+  'webhooks_record_attempt',
+  `with p as (select ?::uuid id, ?::text token, ?::int step, ?::bool ok, ?::int code, ?::int latency, ?::text error,
+                     ?::timestamptz now, ?::timestamptz next, ?::text task, ?::int max_attempts),
+   d as (
+     update webhook_deliveries d
+     set attempts = d.attempts + 1,
+         status = case when p.ok then 'succeeded' when p.step is not null then 'pending' else d.status end,
+         step = coalesce(p.step, d.step),
+         response_code = p.code, latency_ms = p.latency, last_error = p.error,
+         next_attempt_at = case when p.ok then null when p.step is not null then p.next else d.next_attempt_at end,
+         updated_at = p.now
+     from p
+     where d.id = p.id and (p.step is null or (d.status = 'pending' and d.step < p.step))
+       and not exists (select 1 from webhook_delivery_attempts a where a.delivery_id = d.id and a.token = p.token)
+     returning d.id, d.webhook_id, d.attempts
+   ),
+   att as (
+     insert into webhook_delivery_attempts (delivery_id, token, attempt, ok, response_code, latency_ms, error, created_at)
+     select d.id, p.token, d.attempts, p.ok, p.code, p.latency, p.error, p.now from d, p
+     on conflict (delivery_id, token) do nothing
+     returning delivery_id
+   ),
+   job as (
+     select graphile_worker.add_job(p.task, json_build_object('deliveryId', d.id, 'step', p.step + 1),
+              run_at => p.next, max_attempts => p.max_attempts) j
+     from d, p where not p.ok and p.step is not null
+   ),
+   hook as (
+     update webhooks w set consecutive_failures = 0, last_success_at = p.now
+     from d, p
+     where p.ok and w.id = d.webhook_id
+       and (w.consecutive_failures <> 0 or w.last_success_at is null
+            or w.last_success_at < p.now - interval '1 minute' or w.last_success_at > p.now)
+     returning w.id
+   )
+   select d.id, (select count(*) from att) att, (select count(*) from job) job, (select count(*) from hook) hook
+   from d`,
+);
+
+/**
+ * Records an attempt in one statement, every case but the last failure of a retry chain (which
+ * counts against the webhook and may disable it: recordAttempt): the attempt row under its token,
+ * the delivery's state (a success ends it; a chain failure moves its step and next attempt; a
+ * failed redelivery leaves both), the next attempt's job at its own runAt, and on success the
+ * webhook's state (only when that changes it, to the minute). The delivery's row is updated first,
+ * so attempts on the same delivery (a retry and a redelivery) number themselves one after the
+ * other. A delivery past this step, or an attempt already recorded under its token, is skipped.
+ */
+async function recordAttemptAtOnce(
+  deps: Deps,
+  job: DeliverJob,
+  token: string,
+  result: AttemptResult,
+): Promise<DeliverOutcome> {
+  const chain = job.step !== undefined;
+  const now = deps.now();
+  const delay = chain && !result.ok ? retryDelayAfter(job.step!) : null;
+  const r = await deps.query(RECORD_ATTEMPT, [
+    job.deliveryId,
+    token,
+    job.step ?? null,
+    result.ok,
+    result.responseCode,
+    result.latencyMs,
+    result.error?.slice(0, 500) ?? null,
+    now,
+    delay === null ? null : new Date(now.getTime() + delay),
+    'webhook_deliver' satisfies JobName,
+    DELIVER_JOB_MAX_ATTEMPTS,
+  ]);
+  if (r.rows.length === 0) return 'skipped';
+  return !chain ? 'redelivered' : result.ok ? 'succeeded' : 'retrying';
 }
 
 /** What one attempt needs of its delivery, webhook and event. */
@@ -133,6 +215,10 @@ export function sendAttempt(deps: Deps, t: AttemptTarget, opts: DeliverOptions =
   });
 }
 
+/**
+ * Records an attempt in a transaction that locks the delivery: used for the last failure of a
+ * retry chain, which fails the delivery and counts against the webhook (failedDelivery).
+ */
 async function recordAttempt(
   deps: Deps,
   job: DeliverJob,

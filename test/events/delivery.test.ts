@@ -350,7 +350,15 @@ describe('webhook delivery', () => {
       .first();
     expect(d.next_attempt_at.getTime()).to.equal(clock.now().getTime() + RETRY_DELAYS_MS[1]);
     clock.advance(RETRY_DELAYS_MS[1]);
+    // Failed deliveries before this one: the success resets the webhook's count.
+    await ctx.db('webhooks').where({ id: s.webhook.id }).update({ consecutive_failures: 3 });
     expect(await runDueDeliveries(clock.deps, ids)).to.deep.equal(['succeeded']);
+    const w = await ctx.db('webhooks').where({ id: s.webhook.id }).first();
+    expect(w.consecutive_failures).to.equal(0);
+    expect(w.last_success_at.getTime()).to.equal(clock.now().getTime());
+    expect(await takeJobs('webhook_deliver', (p) => ids.has(p.deliveryId)), 'no attempt after a success').to.deep.equal(
+      [],
+    );
 
     expect(rx.received).to.have.length(3);
     expect(rx.received.map((r) => r.headers['webhook-id'])).to.deep.equal([eventId, eventId, eventId]);
