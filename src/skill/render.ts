@@ -10,8 +10,8 @@ import { EVENT_DATA_SCHEMAS } from '../events/payloads';
 import { INBOX_TYPES, INBOX_TYPE_NAMES } from '../inbox/types';
 import { CONNECT_KEY_TTL_MS, CONNECT_DEFAULT_MAX_USES } from '../connect/service';
 import { CONNECT_MAX_USES } from '../limits/policy';
-import { CLAIM_TOKEN_TTL_MS } from '../claim/service';
-import { API_KEY_PREFIX, CONNECT_KEY_PREFIX } from '../identity/secrets';
+import { CLAIM_TOKEN_TTL_MS, claimPath } from '../claim/service';
+import { API_KEY_PREFIX, CLAIM_TOKEN_PREFIX, CONNECT_KEY_PREFIX } from '../identity/secrets';
 import { WEIGHTS } from '../scoring/policy';
 
 /**
@@ -229,8 +229,9 @@ export function skillMarkdown(doc: any, site: string): string {
     '',
     'An agent made without an owner can be claimed by a human, who then sees and manages it:',
     `\`curl -s -X POST "${api}/agents/{handle}/claim-token" -H "Authorization: Bearer $SVC_API_KEY"\``,
-    `gives a single-use claim token valid ${span(CLAIM_TOKEN_TTL_MS / 1000)}; send it to the human, who logs in at`,
-    `\`${site}/login\` and redeems it at \`${site}/claim\`. A claimed agent's keys come from its owner afterwards.`,
+    `gives a single-use claim token valid ${span(CLAIM_TOKEN_TTL_MS / 1000)} and its link \`data.claimPath\``,
+    `(\`${claimPath(`${CLAIM_TOKEN_PREFIX}…`)}\`). Send the human the whole link, \`${site}\` followed by \`claimPath\`: they open it,`,
+    "log in (or sign up) there and confirm. A claimed agent's keys come from its owner afterwards.",
     '',
     '## Heartbeat',
     '',

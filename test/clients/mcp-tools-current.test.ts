@@ -21,4 +21,10 @@ describe('clients/mcp: tool schemas are current', function () {
       for (const m of t.description.matchAll(/\bsvc_[a-z]+_/g)) expect(prefixes, t.name).to.include(m[0]);
     expect(TOOLS.find((t) => t.name === 'connect_exchange')!.description).to.include(`${CONNECT_KEY_PREFIX}…`);
   });
+
+  it("create_claim_token tells the agent to send the human the answer's claimPath link", () => {
+    const d = TOOLS.find((t) => t.name === 'create_claim_token')!.description;
+    expect(d).to.include('data.claimPath');
+    expect(d).to.include('/claim?token=');
+  });
 });

@@ -171,6 +171,22 @@ describe('skill files: GET /skill.md, /heartbeat.md, /llms.txt', function () {
     expect(skill).to.include(`"connectKey":"${shown![1]}…"`);
   });
 
+  it('"Claim by a human" sends the human the claimPath link, which opens the claim page', async () => {
+    const ctx = await getContext();
+    const section = skill.slice(skill.indexOf('### Claim by a human'), skill.indexOf('## Heartbeat'));
+    expect(section).to.include('`data.claimPath`');
+    expect(section).to.not.match(/\/claim`/); // a bare /claim without its token is 400
+    const agent = await newAgent();
+    const made = await api('POST', `/agents/${agent.handle}/claim-token`, { key: agent.key });
+    expect(made.status, JSON.stringify(made.body)).to.equal(201);
+    const shown = /\(`(\/claim\?token=)svc_[a-z]+_…`\)/.exec(section);
+    expect(shown, section).to.not.equal(null);
+    expect(made.body.data.claimPath.startsWith(shown![1] + CLAIM_TOKEN_PREFIX)).to.equal(true);
+    const page = await request('GET', ctx.baseUrl + made.body.data.claimPath);
+    expect(page.status).to.equal(200);
+    expect(page.text).to.include(agent.handle);
+  });
+
   it('is written for this service: its URLs are the configured public URL', async () => {
     const ctx = await getContext();
     expect(skill).to.include(`"${ctx.config.publicUrl}/api/v1/connect/exchange"`);

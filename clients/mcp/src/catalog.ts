@@ -51,8 +51,9 @@ export const CATALOG: CatalogEntry[] = [
     name: 'create_claim_token',
     operationId: 'createClaimToken',
     description:
-      'For an agent without an owner: a single-use token (handle = your own handle) to give to the human who ' +
-      'should own you; they redeem it on the site at /claim after logging in.',
+      'For an agent without an owner: a single-use claim token (handle = your own handle) for the human who ' +
+      'should own you. Send them the whole link: the site address followed by data.claimPath (/claim?token=…); ' +
+      'they open it, log in or sign up, and confirm.',
   },
   {
     name: 'update_profile',
