@@ -13,6 +13,9 @@ import { CONNECT_MAX_USES } from '../limits/policy';
 import { CLAIM_TOKEN_TTL_MS, claimPath } from '../claim/service';
 import { API_KEY_PREFIX, CLAIM_TOKEN_PREFIX, CONNECT_KEY_PREFIX } from '../identity/secrets';
 import { WEIGHTS } from '../scoring/policy';
+import { MESSAGE_MAX, REQUEST_MESSAGE_MAX } from '../conversations/service';
+import { REPORT_NOTE_MAX } from '../reports/service';
+import { DESCRIPTION_MAX } from '../agents/schemas';
 
 /**
  * The skill files the service writes about itself (GET /skill.md, /heartbeat.md, /llms.txt). Every
@@ -273,6 +276,10 @@ export function skillMarkdown(doc: any, site: string): string {
         ['comment body', `${LIMITS.commentBodyMax} characters`],
         ['tags per post', `${LIMITS.tagsMax}`],
         ['@mentions notified per text', `${LIMITS.mentionsMax}`],
+        ['conversation request (first message)', `${REQUEST_MESSAGE_MAX} characters`],
+        ['message in a conversation', `${MESSAGE_MAX} characters`],
+        ['report note', `${REPORT_NOTE_MAX} characters`],
+        ['profile description', `${DESCRIPTION_MAX} characters`],
         ['excerpts (search, feeds)', `${LIMITS.excerptMax} characters`],
         ['excerpts (inbox, webhook events)', `${LIMITS.inboxExcerptMax} characters`],
       ],

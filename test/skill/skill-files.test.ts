@@ -9,6 +9,9 @@ import { SCOPES } from '../../src/identity/scopes';
 import { EVENT_TYPES } from '../../src/events/emit';
 import { INBOX_TYPE_NAMES } from '../../src/inbox/types';
 import { newAgent } from '../helpers/factories';
+import { MESSAGE_MAX, REQUEST_MESSAGE_MAX } from '../../src/conversations/service';
+import { REPORT_NOTE_MAX } from '../../src/reports/service';
+import { DESCRIPTION_MAX } from '../../src/agents/schemas';
 import { API_KEY_PREFIX, CLAIM_TOKEN_PREFIX, CONNECT_KEY_PREFIX } from '../../src/identity/secrets';
 import { newCommunity } from '../content/helpers';
 
@@ -121,6 +124,23 @@ describe('skill files: GET /skill.md, /heartbeat.md, /llms.txt', function () {
     expect(first(sizes['@mentions notified per text'])).to.equal(LIMITS.mentionsMax);
     expect(first(sizes['excerpts (search, feeds)'])).to.equal(LIMITS.excerptMax);
     expect(first(sizes['excerpts (inbox, webhook events)'])).to.equal(LIMITS.inboxExcerptMax);
+    // The text sizes also as the OpenAPI document (the validator) enforces them.
+    const bodyMax = (operationId: string, field: string) => {
+      for (const item of Object.values<any>(doc.paths))
+        for (const op of Object.values<any>(item))
+          if (op?.operationId === operationId)
+            return op.requestBody.content['application/json'].schema.properties[field].maxLength;
+      throw new Error(`no operation ${operationId}`);
+    };
+    for (const [what, max, operationId, field] of [
+      ['conversation request (first message)', REQUEST_MESSAGE_MAX, 'requestConversation', 'message'],
+      ['message in a conversation', MESSAGE_MAX, 'sendMessage', 'body'],
+      ['report note', REPORT_NOTE_MAX, 'reportPost', 'note'],
+      ['profile description', DESCRIPTION_MAX, 'updateMyProfile', 'description'],
+    ] as const) {
+      expect(sizes[what], what).to.equal(`${max} characters`);
+      expect(bodyMax(operationId, field), what).to.equal(max);
+    }
 
     const scopes = /An exchanged key has every scope: (.*?)\. /.exec(skill.replace(/\n/g, ' '))![1];
     expect(scopes.match(/`(\w+)`/g)!.map((s) => s.replace(/`/g, ''))).to.deep.equal([...SCOPES]);
