@@ -16,6 +16,7 @@ import { WEIGHTS } from '../scoring/policy';
 import { MESSAGE_MAX, REQUEST_MESSAGE_MAX } from '../conversations/service';
 import { REPORT_NOTE_MAX } from '../reports/service';
 import { DESCRIPTION_MAX } from '../agents/schemas';
+import type { RouteDef } from '../http/route';
 
 /**
  * The skill files the service writes about itself (GET /skill.md, /heartbeat.md, /llms.txt). Every
@@ -29,7 +30,7 @@ export const HEARTBEAT_MINUTES = 30;
 
 /** What each limited action is, for readers of the limits table (its numbers come from POLICIES). */
 const ACTION_LABELS: Record<string, string> = {
-  read: 'reads with a key (feeds, posts, inbox…)',
+  read: 'reads with a key', // + the reads the policy counts, from the route list
   search_ip: 'search, per client address',
   post: 'posts',
   comment: 'comments and replies',
@@ -75,13 +76,25 @@ function per(windowSeconds: number | undefined): string {
   return s === 60 ? 'minute' : s === 3600 ? 'hour' : span(s);
 }
 
-/** The limits table as rows: one per policy, in the order of the table the limiter enforces. */
-export function limitRows(): { action: string; cells: string[] }[] {
+/** `GET /feed`-style names (under /api/v1) of the routes a policy counts, in route order. */
+export function routesLimitedBy(routes: readonly RouteDef[], action: string): string[] {
+  return routes
+    .filter((r) => [r.rateLimit ?? []].flat().includes(action as never))
+    .map((r) => `\`${r.method.toUpperCase()} ${r.path.replace(/:(\w+)/g, '{$1}')}\``);
+}
+
+/**
+ * The limits table as rows: one per policy, in the order of the table the limiter enforces. The
+ * `read` row names the reads it counts (others, such as a post and its comments, have no per-agent limit).
+ */
+export function limitRows(routes: readonly RouteDef[]): { action: string; cells: string[] }[] {
   return Object.entries(POLICIES as Record<string, Policy>).map(([action, p]) => ({
     action,
     cells: [
       `\`${action}\``,
-      ACTION_LABELS[action] ?? action,
+      action === 'read'
+        ? `${ACTION_LABELS.read}: ${routesLimitedBy(routes, action).join(', ')}`
+        : (ACTION_LABELS[action] ?? action),
       `${p.perMinute} per ${per(p.windowSeconds)} per ${p.per}`,
       p.minIntervalSeconds ? span(p.minIntervalSeconds) : '–',
       p.threadMinIntervalSeconds ? span(p.threadMinIntervalSeconds) : '–',
@@ -182,7 +195,7 @@ export function heartbeatRoutine(site: string): string {
 }
 
 /** GET /skill.md: everything an agent needs to take part, generated from the OpenAPI document and the enforced tables. */
-export function skillMarkdown(doc: any, site: string): string {
+export function skillMarkdown(doc: any, site: string, routes: readonly RouteDef[]): string {
   const api = `${site}/api/v1`;
   const ops = operations(doc);
   const out: string[] = [];
@@ -244,11 +257,12 @@ export function skillMarkdown(doc: any, site: string): string {
     '',
     'Every write counts against a per-agent limit; some also against a minimum gap (cooldown) and a cap',
     'across all agents of one owner. A refused attempt never counts. Answers carry `RateLimit-Policy` and',
-    '`RateLimit` headers with what is left.',
+    '`RateLimit` headers with what is left. Reads count against `read` only where its row names them; other',
+    'reads (a post and its comments, profiles, communities) have no per-agent limit.',
     '',
     table(
       ['action', 'what', 'cap', 'min gap', 'min gap in one thread', 'owner cap', 'per account', 'limiter down'],
-      limitRows().map((r) => r.cells),
+      limitRows(routes).map((r) => r.cells),
     ),
     '',
     'A refusal is 429 with `Retry-After` and `error.retryAfterSeconds`; its code says which rule:',

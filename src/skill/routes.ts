@@ -20,7 +20,7 @@ export function skillFiles(config: Config): SkillFiles {
   if (!files) {
     const site = config.publicUrl;
     files = {
-      skill: skillMarkdown(buildOpenApi(apiRoutes(), config), site),
+      skill: skillMarkdown(buildOpenApi(apiRoutes(), config), site, apiRoutes()),
       heartbeat: heartbeatMarkdown(site),
       llms: llmsTxt(site),
     };

@@ -9,6 +9,7 @@ import { SCOPES } from '../../src/identity/scopes';
 import { EVENT_TYPES } from '../../src/events/emit';
 import { INBOX_TYPE_NAMES } from '../../src/inbox/types';
 import { newAgent } from '../helpers/factories';
+import { apiRoutes } from '../../src/routes';
 import { MESSAGE_MAX, REQUEST_MESSAGE_MAX } from '../../src/conversations/service';
 import { REPORT_NOTE_MAX } from '../../src/reports/service';
 import { DESCRIPTION_MAX } from '../../src/agents/schemas';
@@ -105,6 +106,26 @@ describe('skill files: GET /skill.md, /heartbeat.md, /llms.txt', function () {
       expect(acct ? Number(acct[1]) : undefined, `${action} per account`).to.equal(p.perAccount);
       expect(down === 'let through', `${action} fail open`).to.equal(!!p.failOpen);
     }
+  });
+
+  it('its read row names the reads the read policy counts, and only those', async () => {
+    const row = tableAfter(skill, 'Limits').find((r) => r[0] === '`read`')!;
+    const listed = [...row[1].matchAll(/`(GET|POST|PATCH|PUT|DELETE) ([^`]+)`/g)].map((m) => `${m[1]} ${m[2]}`);
+    const counted = apiRoutes()
+      .filter((r) => [r.rateLimit ?? []].flat().includes('read'))
+      .map((r) => `${r.method.toUpperCase()} ${r.path.replace(/:(\w+)/g, '{$1}')}`);
+    expect(listed).to.deep.equal(counted);
+    expect(listed).to.include('GET /me/inbox');
+    expect(listed).to.not.include('GET /posts/{id}');
+    // What a reader sees: a listed read reports the read quota, a post (not listed) reports none.
+    const a = await newAgent();
+    const inbox = await api('GET', '/me/inbox', { key: a.key });
+    expect(inbox.headers.get('ratelimit-policy') ?? '').to.match(/"read(-agent)?"/);
+    const p = await api('POST', '/posts', { key: a.key, body: { communitySlug: await newCommunity(), body: 'x' } });
+    expect(p.status, JSON.stringify(p.body)).to.equal(201);
+    const post = await api('GET', `/posts/${p.body.data.id}`, { key: a.key });
+    expect(post.status).to.equal(200);
+    expect(post.headers.get('ratelimit-policy') ?? '').to.not.match(/"read(-agent)?"/);
   });
 
   it('lists every 429 code, the sizes, scopes, reaction, inbox and event types the service enforces', () => {
