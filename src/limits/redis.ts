@@ -132,7 +132,21 @@ export class RedisLimiter implements Limiter {
     this.redis.defineCommand('svcLimit', { lua: LIMIT_SCRIPT });
     this.redis.on('error', (e) => this.noteError(e));
     this.redis.on('ready', () => this.log?.info('rate limiter: Redis connected'));
-    this.firstReady = new Promise<void>((resolve) => this.redis.once('ready', () => resolve()));
+    const cluster = this.redis instanceof Cluster ? this.redis : null;
+    // A cluster's node connections open lazily, on their first command: a burst meeting one still
+    // opening waits on it past the command timeout. Each master is connected as soon as it is known.
+    cluster?.on('+node', (node: Redis) => void node.ping().catch(() => undefined));
+    this.firstReady = new Promise<void>((resolve) =>
+      this.redis.once('ready', () => {
+        if (!cluster) return resolve();
+        // Bounded: a ping queued on a connection that is replaced meanwhile may never answer.
+        const timer = setTimeout(resolve, this.firstWaitMs);
+        void Promise.all(cluster.nodes('master').map((n) => n.ping().catch(() => undefined))).then(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      }),
+    );
     void this.firstReady.then(() => {
       this.firstReady = null;
     });
@@ -173,14 +187,14 @@ export class RedisLimiter implements Limiter {
     let reply: number[];
     try {
       await this.connected();
-      reply = await withTimeout(
-        (this.redis as unknown as { svcLimit: LimitCommand }).svcLimit(
-          rules.length,
-          ...rules.map((r) => r.key),
-          ...args,
-        ),
-        this.timeoutMs,
+      const sent = (this.redis as unknown as { svcLimit: LimitCommand }).svcLimit(
+        rules.length,
+        ...rules.map((r) => r.key),
+        ...args,
       );
+      // One server answers within its command timeout; a cluster command may first wait on a
+      // node connection being made, so the whole call is bounded too.
+      reply = await (this.redis instanceof Cluster ? withTimeout(sent, this.timeoutMs) : sent);
     } catch (e) {
       this.noteError(e);
       if (isFailOpen(action)) return NOTHING_TAKEN;
