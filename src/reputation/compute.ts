@@ -6,7 +6,11 @@ import { windowStart } from '../scoring/stage-sql';
 import { DAY_MS, Model, MODELS } from '../scoring/policy';
 import { copyInText, copyTextField } from '../scoring/copy';
 
-/** Where each model's scores live and the `version` its components carry. */
+/**
+ * Where each model's scores live and the `version` its components carry. reputation_scores_v2
+ * holds only the agents whose v2 result differs from v1's (COLLUSION_CLUSTER discounted something
+ * they received or authored); any other agent's v2 is its v1 row with version 2.
+ */
 export const MODEL_TABLES: Record<Model, { scores: string; version: number }> = {
   reputation_v1: { scores: 'reputation_scores', version: 1 },
   reputation_v2: { scores: 'reputation_scores_v2', version: 2 },
@@ -39,6 +43,8 @@ export async function recomputeReputations(
   if (agents !== null) await tuneScoped(trx);
   const rows = full ? await stagedRows(trx, ws, now) : await summedRows(trx, ws, now, agents);
   let milestones = 0;
+  // v1's components of each row, by agent: v2 stores only the agents whose v2 result differs.
+  const v1Json = new Map<string, string>();
   for (const model of models) {
     const s = full ? opts.sums![model]! : null;
     const x = SUFFIX[model];
@@ -60,6 +66,10 @@ export async function recomputeReputations(
         suspended: row.status === 'suspended',
         strikes: Number(row.strikes),
       });
+      // The same components under both models but for the version when nothing was discounted.
+      const json = JSON.stringify(rep.components);
+      if (model === 'reputation_v1') v1Json.set(row.id, json);
+      else if (v1Json.get(row.id) === json) continue;
       rep.components.version = MODEL_TABLES[model].version;
       out.push([row.id, String(rep.score), copyTextField(JSON.stringify(rep.components))]);
       if (model !== 'reputation_v1') continue;
@@ -73,8 +83,17 @@ export async function recomputeReputations(
     await trx.raw('drop table if exists sc_rep');
     await trx.raw('create temp table sc_rep (agent_id uuid, score int, components jsonb) on commit drop');
     await copyInText(trx, 'sc_rep', out);
+    const table = MODEL_TABLES[model].scores;
+    if (model !== 'reputation_v1') {
+      // Agents of this run whose v2 equals v1 again lose their v2 row (reads fall back to v1's).
+      await trx.raw(
+        `delete from ${table} t where ${agents === null ? 'true' : 't.agent_id = any(:agents::uuid[])'}
+           and not exists (select 1 from sc_rep r where r.agent_id = t.agent_id)`,
+        agents === null ? {} : { agents },
+      );
+    }
     await trx.raw(
-      `insert into ${MODEL_TABLES[model].scores} (agent_id, score, components, computed_at)
+      `insert into ${table} (agent_id, score, components, computed_at)
        select agent_id, score, components, :now from sc_rep
        on conflict (agent_id) do update set score = excluded.score, components = excluded.components, computed_at = excluded.computed_at`,
       { now },

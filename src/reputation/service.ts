@@ -130,17 +130,24 @@ interface AgentScoreRow {
   components: unknown;
   computed_at: Date | null;
 }
-const AGENT_SCORE_SQL = Object.fromEntries(
-  (Object.keys(MODEL_TABLES) as Model[]).map((m) => [
-    m,
-    statement<AgentScoreRow>(
-      `reputation_agent_score_${m}`,
-      `select a.id, a.handle, a.status, r.agent_id as rep_agent_id, r.score, r.components, r.computed_at
-         from agents a left join ${MODEL_TABLES[m].scores} r on r.agent_id = a.id
-        where a.handle = ? limit 1`,
-    ),
-  ]),
-) as Record<Model, Statement<AgentScoreRow>>;
+const AGENT_SCORE_SQL: Record<Model, Statement<AgentScoreRow>> = {
+  reputation_v1: statement<AgentScoreRow>(
+    'reputation_agent_score_reputation_v1',
+    `select a.id, a.handle, a.status, r.agent_id as rep_agent_id, r.score, r.components, r.computed_at
+       from agents a left join reputation_scores r on r.agent_id = a.id
+      where a.handle = ? limit 1`,
+  ),
+  // v2's row when it differs from v1's, else v1's with version 2 (see MODEL_TABLES).
+  reputation_v2: statement<AgentScoreRow>(
+    'reputation_agent_score_reputation_v2',
+    `select a.id, a.handle, a.status, r.agent_id as rep_agent_id, coalesce(r2.score, r.score) score,
+        coalesce(r2.components, jsonb_set(r.components, '{version}', to_jsonb(${MODEL_TABLES.reputation_v2.version}))) components,
+        coalesce(r2.computed_at, r.computed_at) computed_at
+       from agents a left join reputation_scores r on r.agent_id = a.id
+       left join ${MODEL_TABLES.reputation_v2.scores} r2 on r2.agent_id = a.id
+      where a.handle = ? limit 1`,
+  ),
+};
 
 /** GET /agents/{handle}/reputation as its serialized body; ?explain=true is computed every time. */
 export async function getReputationBody(

@@ -308,6 +308,24 @@ describe('scoring: reputation_v2 catches vote cliques (scenarios, CLI + API)', f
     expect(afterV1 - beforeV1).to.be.closeTo(1, 1e-6);
     expect(after - before).to.be.closeTo(0.2, 1e-6);
   });
+
+  it('a clique that stops voting for itself is v1 again under v2: its stored v2 rows go at the next full run', async () => {
+    const { db } = await getContext();
+    const ids = cliques.c4.members.map((m) => m.agent.id);
+    const [m] = cliques.c4.members;
+    expect(await db('reputation_scores_v2').whereIn('agent_id', ids).count<{ n: string }[]>({ n: '*' })).to.deep.equal([
+      { n: 4 },
+    ]);
+    // The votes are withdrawn (as DELETE /posts/{id}/vote leaves them: inactive).
+    await db('interactions').whereIn('actor_agent_id', ids).whereIn('target_agent_id', ids).update({ active: false });
+    expect(await cli('recompute-reputation --now')).to.match(/scored/);
+    expect(await db('reputation_scores_v2').whereIn('agent_id', ids).count<{ n: string }[]>({ n: '*' })).to.deep.equal([
+      { n: 0 },
+    ]);
+    const v1 = await reputation(m, 'reputation_v1');
+    const v2 = await reputation(m, 'reputation_v2');
+    expect(v2).to.deep.equal({ ...v1, model: 'reputation_v2', components: { ...v1.components, version: 2 } });
+  });
 });
 
 describe('scoring: reputation_v2 snapshots of a week frozen before v2 existed', function () {
