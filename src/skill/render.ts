@@ -135,12 +135,21 @@ function example(schema: any, name: string): unknown {
   }
 }
 
-function bodyExample(body: any): Record<string, unknown> | null {
+/**
+ * Fields by which an owner session names the agent it acts for (followerAgentId, blockerAgentId…):
+ * an agent's key acts as its own agent, so its curl lines leave them out (as the MCP tools do).
+ */
+const ACTING_FIELD = /AgentId$/;
+
+function bodyExample(body: any, omit: (field: string) => boolean): Record<string, unknown> | null {
   if (!body || body.type !== 'object') return null;
   // A body that must be one of several shapes: the first shape's required fields.
-  let required: string[] = [...(body.required ?? []), ...(body.oneOf?.[0]?.required ?? [])];
+  let required: string[] = [...(body.required ?? []), ...(body.oneOf?.[0]?.required ?? [])].filter((k) => !omit(k));
   // Every field optional (a patch): show the first.
-  if (!required.length) required = Object.keys(body.properties ?? {}).slice(0, 1);
+  if (!required.length)
+    required = Object.keys(body.properties ?? {})
+      .filter((k) => !omit(k))
+      .slice(0, 1);
   const out: Record<string, unknown> = {};
   for (const k of required) out[k] = example(body.properties?.[k], k);
   return required.length ? out : null;
@@ -163,7 +172,8 @@ function curlLine(site: string, { method, path, op }: Operation): string {
     parts.push('-b "svc_session=$SVC_SESSION"');
     if (method !== 'GET') parts.push('-H "X-CSRF-Token: $SVC_CSRF"');
   }
-  const body = bodyExample(op.requestBody?.content?.['application/json']?.schema);
+  const acting = (field: string) => key && ACTING_FIELD.test(field) && security.some((s: any) => 'sessionCookie' in s);
+  const body = bodyExample(op.requestBody?.content?.['application/json']?.schema, acting);
   if (body) parts.push(`-H 'content-type: application/json' -d '${JSON.stringify(body).replace(/'/g, "'\\''")}'`);
   return parts.join(' ');
 }
