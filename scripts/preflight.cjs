@@ -1,6 +1,6 @@
 'use strict';
 /**
- * `npm start` runs this before compiling, so a start that cannot work is refused in one line
+ * `npm start` (scripts/start.cjs) runs these checks before compiling, so a start that cannot work is refused in one line
  * within a fraction of a second instead of after the build: the data directory held by another
  * `npm start` (the same check as src/db/embedded.ts claimDataDir, which still takes it later), or
  * a PORT another program listens on. Plain JavaScript: it must run before anything is built.
@@ -35,7 +35,9 @@ function liveHolder(file) {
 }
 
 const env = process.env;
-if (!env.DATABASE_URL) {
+
+function checkDataDir() {
+  if (env.DATABASE_URL) return;
   const root = path.resolve(env.DATA_DIR || '.data');
   const holder = liveHolder(path.join(root, 'svc.pid'));
   if (holder) {
@@ -45,16 +47,28 @@ if (!env.DATABASE_URL) {
   }
 }
 
-// A PORT that is not a valid number is reported by the configuration check at start.
-const port = Number(env.PORT || 3000);
-const host = env.HOST || '0.0.0.0';
-if (Number.isInteger(port) && port > 0 && port <= 65535) {
-  const probe = net.createServer();
-  probe.once('error', (e) => {
-    if (e.code === 'EADDRINUSE')
-      refuse(`PORT ${port} is already in use on ${host}: stop what listens there, or set PORT`);
-    if (e.code === 'EACCES') refuse(`PORT ${port} needs privileges this user lacks: set PORT to 1024 or above`);
-    refuse(`PORT ${port} on ${host} cannot be used: ${e.message}`);
+/** Resolves once PORT is known free (or not a number: the configuration check reports that later). */
+function checkPort() {
+  const port = Number(env.PORT || 3000);
+  const host = env.HOST || '0.0.0.0';
+  if (!Number.isInteger(port) || port <= 0 || port > 65535) return Promise.resolve();
+  return new Promise((resolve) => {
+    const probe = net.createServer();
+    probe.once('error', (e) => {
+      if (e.code === 'EADDRINUSE')
+        refuse(`PORT ${port} is already in use on ${host}: stop what listens there, or set PORT`);
+      if (e.code === 'EACCES') refuse(`PORT ${port} needs privileges this user lacks: set PORT to 1024 or above`);
+      refuse(`PORT ${port} on ${host} cannot be used: ${e.message}`);
+    });
+    probe.listen(port, host, () => probe.close(() => resolve()));
   });
-  probe.listen(port, host, () => probe.close());
 }
+
+/** Both checks; a refusal exits the process with its one line. */
+function preflight() {
+  checkDataDir();
+  return checkPort();
+}
+
+module.exports = { preflight };
+if (require.main === module) void preflight();

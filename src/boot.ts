@@ -1,7 +1,7 @@
 import { createQuery } from './db/query';
 import http from 'http';
 import type { Runner } from 'graphile-worker';
-import { Config, ConfigError, loadConfig } from './config';
+import { Config, loadConfigOrExit } from './config';
 import { createLogger, Logger } from './log';
 import { createDb } from './db/knex';
 import { createReadRouting } from './db/replicas';
@@ -14,7 +14,6 @@ import { ScoringPool } from './scoring/pool';
 import { createApp } from './app';
 import type { Deps } from './deps';
 import { webRouters } from './web';
-import { startWorker } from './worker-runner';
 import { answerClientError } from './http/client-error';
 
 /**
@@ -46,6 +45,11 @@ export interface BootOptions {
   useDevDatabase?: boolean;
   /** Fail within this many ms when the database does not answer, before building the pool (the CLI). */
   probeDatabaseMs?: number;
+  /**
+   * Dev launcher: the configuration and logger it made, and the embedded PostgreSQL it started
+   * before loading this module, so the database boots while the modules load.
+   */
+  early?: { config: Config; log: Logger; embedded?: Promise<EmbeddedDb> };
 }
 
 export interface Booted {
@@ -55,18 +59,6 @@ export interface Booted {
   server?: http.Server;
   runner?: Runner;
   stop(): Promise<void>;
-}
-
-function readConfig(): Config {
-  try {
-    return loadConfig();
-  } catch (e) {
-    if (e instanceof ConfigError) {
-      console.error(`configuration error: ${e.message}`);
-      process.exit(1);
-    }
-    throw e;
-  }
 }
 
 /**
@@ -95,8 +87,8 @@ const REPEAT_SIGNAL_MS = 1000;
 
 /** Composition root shared by web, worker, release and the dev launcher. */
 export async function boot(opts: BootOptions): Promise<Booted> {
-  const config = readConfig();
-  const log = createLogger(config.logLevel);
+  const config = opts.early?.config ?? loadConfigOrExit();
+  const log = opts.early?.log ?? createLogger(config.logLevel);
   let embedded: EmbeddedDb | undefined;
   let connectionString = config.databaseUrl;
   if (!connectionString && opts.useDevDatabase && config.nodeEnv !== 'production') {
@@ -107,7 +99,7 @@ export async function boot(opts: BootOptions): Promise<Booted> {
       console.error('configuration error: DATABASE_URL is required (npm start uses an embedded PostgreSQL without it)');
       process.exit(1);
     }
-    embedded = await startEmbeddedPostgres(config.dataDir, config.embeddedPgPort, log);
+    embedded = await (opts.early?.embedded ?? startEmbeddedPostgres(config.dataDir, config.embeddedPgPort, log));
     connectionString = embedded.connectionString;
   }
   if (opts.probeDatabaseMs) await probeDatabase(connectionString, opts.probeDatabaseMs);
@@ -132,6 +124,8 @@ export async function boot(opts: BootOptions): Promise<Booted> {
   };
   let server: http.Server | undefined;
   let runner: Runner | undefined;
+  /** Set when the worker starts: a stop meanwhile waits for it, then stops it before the pool goes. */
+  let workerStarting: Promise<Runner> | undefined;
 
   // Each step runs even if an earlier one fails, so the embedded database (a detached
   // process) is never left behind.
@@ -153,7 +147,13 @@ export async function boot(opts: BootOptions): Promise<Booted> {
         await step('web', () => new Promise<void>((r) => s.close(() => r())));
         clearTimeout(force);
       }
-      if (runner) await step('worker', () => runner!.stop());
+      if (workerStarting)
+        await step('worker', () =>
+          workerStarting!.then(
+            (r) => r.stop(),
+            () => undefined,
+          ),
+        );
       await step('scoring pool', () => scoringPool.destroy());
       // After the worker: its last run's changes are published.
       await step('cache changes', () => caches.close());
@@ -222,8 +222,13 @@ export async function boot(opts: BootOptions): Promise<Booted> {
         `svc web listening on http://localhost:${port} (public URL ${config.publicUrl})`,
       );
     }
-    if (opts.worker) {
-      runner = await startWorker(deps, connectionString);
+    if (opts.worker && !stopping) {
+      // Loaded here, not at the top: a web process never loads the jobs and graphile-worker's runner,
+      // and `npm start` answers requests before it has.
+      // (require, not import(): under tsx in tests an import() resolves as ESM and needs extensions)
+      const { startWorker } = require('./worker-runner') as typeof import('./worker-runner');
+      workerStarting = startWorker(deps, connectionString);
+      runner = await workerStarting;
     }
   } catch (e) {
     if (server && !server.listening) server = undefined;

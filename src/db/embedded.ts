@@ -2,8 +2,7 @@ import fs from 'fs';
 import os from 'os';
 import path from 'path';
 import crypto from 'crypto';
-import { execFile } from 'child_process';
-import knexFactory from 'knex';
+import { execFile, execFileSync } from 'child_process';
 import type { Logger } from '../log';
 
 /**
@@ -14,6 +13,9 @@ import type { Logger } from '../log';
  * postmaster into its own session, so a terminal Ctrl-C reaches only our process, which then
  * stops web, worker and pool first and the database last. (The class keeps the server in our
  * process group and installs its own exit hook, which races that order.)
+ *
+ * On a restart, everything before `pg_ctl start` is synchronous and quick, so the server starts
+ * at the call and boots while the caller goes on loading the program's modules (src/dev.ts).
  */
 
 const PASSWORD = 'postgres';
@@ -65,17 +67,43 @@ function sh(cmd: string, args: string[], runAs: RunAs = {}): Promise<{ code: num
   });
 }
 
-/** PostgreSQL refuses to run as root: as root, run it as the `postgres` user. */
-async function postgresUser(): Promise<RunAs> {
+/** PostgreSQL refuses to run as root: as root, run it as the `postgres` user (from /etc/passwd, else `id`). */
+function postgresUser(): RunAs {
   if (process.getuid?.() !== 0) return {};
-  const uid = await sh('id', ['-u', USER]);
-  const gid = await sh('id', ['-g', USER]);
-  if (uid.code !== 0 || gid.code !== 0) {
+  try {
+    for (const line of fs.readFileSync('/etc/passwd', 'utf8').split('\n')) {
+      const f = line.split(':');
+      if (f[0] === USER && f.length >= 4) return { uid: Number(f[2]), gid: Number(f[3]) };
+    }
+  } catch {}
+  try {
+    const id = (flag: string) => Number(execFileSync('id', [flag, USER], { encoding: 'utf8' }).trim());
+    return { uid: id('-u'), gid: id('-g') };
+  } catch {
     throw new Error(
       'running as root: PostgreSQL needs a "postgres" system user to run as (useradd postgres), or set DATABASE_URL',
     );
   }
-  return { uid: Number(uid.out), gid: Number(gid.out) };
+}
+
+/**
+ * Whether a server may still run on `dir`: a postmaster.pid naming a live process (what `pg_ctl
+ * status` reads). A clean stop removes the file, so a restart skips `pg_ctl status`.
+ */
+function maybeRunning(dir: string): boolean {
+  let pid: number;
+  try {
+    pid = Number(fs.readFileSync(path.join(dir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  } catch {
+    return false;
+  }
+  if (!Number.isInteger(pid) || pid <= 0) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e: any) {
+    return e?.code === 'EPERM';
+  }
 }
 
 /** The permission bit that lets `uid`/`gid` search a directory with these stats: owner, group or others. */
@@ -206,7 +234,7 @@ async function startIn(root: string, port: number, log: Logger): Promise<Embedde
   const pkgDir = platformPackageDir();
   hydrateSymlinks(pkgDir);
   const bin = (b: string) => path.join(pkgDir, 'native', 'bin', b);
-  const runAs = await postgresUser();
+  const runAs = postgresUser();
   const dir = path.join(root, 'pg');
   const logFile = path.join(dir, 'server.log');
   grantSearch([root, path.join(pkgDir, 'native')], runAs, log);
@@ -240,7 +268,7 @@ async function startIn(root: string, port: number, log: Logger): Promise<Embedde
   }
 
   // A server left running by a killed run holds the directory: stop it, then start ours.
-  if ((await sh(bin('pg_ctl'), ['status', '-D', dir], runAs)).code === 0) {
+  if (maybeRunning(dir) && (await sh(bin('pg_ctl'), ['status', '-D', dir], runAs)).code === 0) {
     log.warn({ dir }, 'embedded PostgreSQL from an earlier run is still running; restarting it');
     await sh(bin('pg_ctl'), ['stop', '-D', dir, '-m', 'fast', '-w'], runAs);
   }
@@ -254,12 +282,14 @@ async function startIn(root: string, port: number, log: Logger): Promise<Embedde
   }
 
   const base = `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}`;
-  const admin = knexFactory({ client: 'pg', connection: `${base}/postgres`, pool: { min: 0, max: 1 } });
+  const { Client } = require('pg') as typeof import('pg');
+  const admin = new Client({ connectionString: `${base}/postgres` });
+  await admin.connect();
   try {
-    const exists = await admin.raw(`select 1 from pg_database where datname = 'svc'`);
-    if (exists.rows.length === 0) await admin.raw('create database svc');
+    const exists = await admin.query(`select 1 from pg_database where datname = 'svc'`);
+    if (exists.rows.length === 0) await admin.query('create database svc');
   } finally {
-    await admin.destroy();
+    await admin.end();
   }
   log.info({ port, dir }, 'embedded PostgreSQL started');
 

@@ -1,7 +1,6 @@
 import path from 'path';
 import fs from 'fs';
 import type { Knex } from 'knex';
-import { runMigrations } from 'graphile-worker';
 import { codeRoot } from './paths';
 
 /**
@@ -63,5 +62,7 @@ export async function pendingMigrations(db: Knex): Promise<string[]> {
 
 export async function migrateAll(db: Knex, connectionString: string, context: MigrationContext = {}): Promise<void> {
   await db.migrate.latest(knexMigrations(context));
+  // Loaded on use: web and worker processes only check pendingMigrations at start.
+  const { runMigrations } = require('graphile-worker') as typeof import('graphile-worker');
   await runMigrations({ connectionString, logger: undefined });
 }

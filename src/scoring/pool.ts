@@ -1,6 +1,6 @@
 import fs from 'fs';
 import path from 'path';
-import Piscina from 'piscina';
+import type Piscina from 'piscina';
 import { computeBatch, EdgeBatch, EdgeResult } from './weights';
 
 function workerFile(): string {
@@ -37,7 +37,10 @@ export class ScoringPool {
       batch.extOwners.buffer,
     ];
     const n = batch.kind.length;
-    this.pool ??= new Piscina({
+    // piscina itself is loaded with the first batch that needs threads.
+    // (its module.exports is the class itself)
+    const Pool = require('piscina') as typeof Piscina;
+    this.pool ??= new Pool({
       filename: workerFile(),
       minThreads: 1,
       maxThreads: this.size,

@@ -41,6 +41,18 @@ describe('npm start refusals: one line naming what to change, before any build w
     ]);
   });
 
+  it('npm start (scripts/start.cjs) refuses a taken PORT in one line, before building or loading anything', async () => {
+    const stamp = path.join(__dirname, '../../dist/.start-stamp');
+    const before = fs.existsSync(stamp) ? fs.statSync(stamp).mtimeMs : null;
+    const r = await run(['scripts/start.cjs'], { PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir });
+    expect(r.code).to.equal(1);
+    expect(r.stderr.trim().split('\n')).to.deep.equal([
+      `npm start refused: PORT ${port} is already in use on 127.0.0.1: stop what listens there, or set PORT`,
+    ]);
+    expect(fs.existsSync(stamp) ? fs.statSync(stamp).mtimeMs : null).to.equal(before);
+    expect(fs.readdirSync(dataDir)).to.deep.equal([]);
+  });
+
   it('preflight: a data directory held by a running npm start is refused in one line with its pid', async () => {
     const other = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
     try {
