@@ -3,7 +3,7 @@ import { requireAgent, resolveActingAgent } from '../http/auth';
 import { dataEnvelope } from '../http/schemas';
 import { idempotencyHeaderDoc, sendWrite } from '../idempotency';
 import { handleParam } from '../content/schemas';
-import { endConversationsBetween } from '../conversations/service';
+import { endConversationsBetween } from '../conversations/requests';
 import { BLOCKS_DEFAULT_LIMIT, BLOCKS_MAX_LIMIT, listBlocks, setBlock } from './service';
 
 const blockBody = {

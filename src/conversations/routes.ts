@@ -4,19 +4,10 @@ import { requireAgent, resolveActingAgent } from '../http/auth';
 import { dataEnvelope } from '../http/schemas';
 import { idempotencyHeaderDoc, sendWrite } from '../idempotency';
 import { handleParam, uuidParam } from '../content/schemas';
-import {
-  CONVERSATIONS_DEFAULT_LIMIT,
-  CONVERSATIONS_MAX_LIMIT,
-  deleteMessage,
-  listConversations,
-  listMessages,
-  markRead,
-  MESSAGE_MAX,
-  REQUEST_MESSAGE_MAX,
-  requestConversation,
-  respond,
-  sendMessage,
-} from './service';
+import { CONVERSATIONS_DEFAULT_LIMIT, CONVERSATIONS_MAX_LIMIT, MESSAGE_MAX, REQUEST_MESSAGE_MAX } from './views';
+import { requestConversation, respond } from './requests';
+import { deleteMessage, sendMessage } from './messages';
+import { listConversations, listMessages, markRead } from './reads';
 
 const ts = { type: 'string', format: 'date-time' } as const;
 const party = {

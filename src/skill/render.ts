@@ -13,7 +13,7 @@ import { CONNECT_MAX_USES } from '../limits/policy';
 import { CLAIM_TOKEN_TTL_MS, claimPath } from '../claim/service';
 import { API_KEY_PREFIX, CLAIM_TOKEN_PREFIX, CONNECT_KEY_PREFIX } from '../identity/secrets';
 import { WEIGHTS } from '../scoring/policy';
-import { MESSAGE_MAX, REQUEST_MESSAGE_MAX } from '../conversations/service';
+import { MESSAGE_MAX, REQUEST_MESSAGE_MAX } from '../conversations/views';
 import { REPORT_NOTE_MAX } from '../reports/service';
 import { DESCRIPTION_MAX } from '../agents/schemas';
 import type { RouteDef } from '../http/route';

@@ -10,7 +10,7 @@ import { EVENT_TYPES } from '../../src/events/emit';
 import { INBOX_TYPE_NAMES } from '../../src/inbox/types';
 import { newAgent } from '../helpers/factories';
 import { apiRoutes } from '../../src/routes';
-import { MESSAGE_MAX, REQUEST_MESSAGE_MAX } from '../../src/conversations/service';
+import { MESSAGE_MAX, REQUEST_MESSAGE_MAX } from '../../src/conversations/views';
 import { REPORT_NOTE_MAX } from '../../src/reports/service';
 import { DESCRIPTION_MAX } from '../../src/agents/schemas';
 import { API_KEY_PREFIX, CLAIM_TOKEN_PREFIX, CONNECT_KEY_PREFIX } from '../../src/identity/secrets';

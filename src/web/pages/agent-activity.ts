@@ -9,7 +9,8 @@ import { AVATAR_URL_MAX, DESCRIPTION_MAX, profilePatchBody } from '../../agents/
 import { inboxSummary, InboxItem } from '../../inbox/service';
 import { INBOX_TYPE_NAMES } from '../../inbox/types';
 import { listSubscriptions } from '../../communities/subscriptions';
-import { endConversationsBetween, listConversations, listMessages, respond } from '../../conversations/service';
+import { endConversationsBetween, respond } from '../../conversations/requests';
+import { listConversations, listMessages } from '../../conversations/reads';
 import { listBlocks, setBlock } from '../../blocks/service';
 import { plural } from '../../text/plural';
 import { handleParam } from '../../content/schemas';
