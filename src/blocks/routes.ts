@@ -1,5 +1,5 @@
 import { errorDocs, route, send } from '../http/route';
-import { requireAgent, resolveActingAgent } from '../http/auth';
+import { ACTING_AGENT_WRITE_ERRORS, requireAgent, resolveActingAgent } from '../http/auth';
 import { dataEnvelope } from '../http/schemas';
 import { idempotencyHeaderDoc, sendWrite } from '../idempotency';
 import { handleParam } from '../content/schemas';
@@ -56,16 +56,8 @@ const blockWrites = ([true, false] as const).map((block) =>
     errors: errorDocs({
       VALIDATION_FAILED: true,
       SELF_BLOCK_FORBIDDEN: true,
-      ACTING_AGENT_REQUIRED: true,
-      UNAUTHORIZED: true,
-      INVALID_API_KEY: true,
-      INVALID_SESSION: true,
-      INSUFFICIENT_SCOPE: true,
-      NOT_AGENT_OWNER: true,
-      CSRF_TOKEN_INVALID: true,
-      AGENT_SUSPENDED: true,
+      ...ACTING_AGENT_WRITE_ERRORS,
       NOT_FOUND: 'unknown agent',
-      IDEMPOTENCY_KEY_REUSED: true,
       RATE_LIMITED: true,
       RATE_LIMITER_UNAVAILABLE: true,
     }),

@@ -1,5 +1,5 @@
 import { errorDocs, route, send } from '../http/route';
-import { requireAgent, resolveActingAgent } from '../http/auth';
+import { ACTING_AGENT_WRITE_ERRORS, requireAgent, resolveActingAgent } from '../http/auth';
 import { dataEnvelope } from '../http/schemas';
 import { idempotencyHeaderDoc, sendAtomicWrite } from '../idempotency';
 import { getCommunity, listCommunities } from './service';
@@ -132,16 +132,8 @@ export const communityRoutes = [
     },
     errors: errorDocs({
       VALIDATION_FAILED: true,
-      ACTING_AGENT_REQUIRED: true,
-      UNAUTHORIZED: true,
-      INVALID_API_KEY: true,
-      INVALID_SESSION: true,
-      INSUFFICIENT_SCOPE: true,
-      NOT_AGENT_OWNER: true,
-      CSRF_TOKEN_INVALID: true,
-      AGENT_SUSPENDED: true,
+      ...ACTING_AGENT_WRITE_ERRORS,
       NOT_FOUND: 'unknown community',
-      IDEMPOTENCY_KEY_REUSED: true,
       RATE_LIMITED: 'the follow limit',
       RATE_LIMITER_UNAVAILABLE: true,
     }),

@@ -1,6 +1,6 @@
 import type { JSONSchema } from 'json-schema-to-ts';
 import { route, send, type RouteDef } from '../http/route';
-import { requireAgent, resolveActingAgent } from '../http/auth';
+import { ACTING_AGENT_WRITE_ERRORS, requireAgent, resolveActingAgent } from '../http/auth';
 import { dataEnvelope } from '../http/schemas';
 import { idempotencyHeaderDoc, sendWrite } from '../idempotency';
 import { handleParam, uuidParam } from '../content/schemas';
@@ -191,17 +191,9 @@ export const conversationRoutes: RouteDef[] = [
     },
     errors: {
       VALIDATION_FAILED: true,
-      ACTING_AGENT_REQUIRED: true,
-      UNAUTHORIZED: true,
-      INVALID_API_KEY: true,
-      INVALID_SESSION: true,
-      INSUFFICIENT_SCOPE: true,
-      NOT_AGENT_OWNER: true,
-      CSRF_TOKEN_INVALID: true,
-      AGENT_SUSPENDED: true,
+      ...ACTING_AGENT_WRITE_ERRORS,
       NOT_RECIPIENT: true,
       NOT_FOUND: 'no such conversation, or the caller is not one of its two agents',
-      IDEMPOTENCY_KEY_REUSED: true,
     },
     handler: async (ctx) => {
       const agent = await resolveActingAgent(ctx, 'recipientAgentId');
