@@ -12,6 +12,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { getContext } from '../helpers/context';
 import { POLICIES } from '../../src/limits/policy';
+import { LIMITS } from '../../src/content/sizes';
 import type { ToolSpec } from '../../clients/mcp/src/spec';
 import { connectedAgent, waitFor } from './helpers';
 
@@ -177,14 +178,14 @@ describe('clients/mcp: the MCP server against the real service', function () {
     ok(await call(agent, 'mark_inbox_read', { before: items[0].id }));
     expect(ok(await call(agent, 'inbox_summary')).data.unreadCount).to.equal(0);
 
-    // A refused input comes back with the service's code and details.
+    // A refused input comes back with the service's code and details (refused by the tool's own schema).
     const bad = (await agent.callTool({ name: 'vote_post', arguments: { id: post.id, value: 5 } })) as ToolResult;
     expect(bad.isError).to.equal(true);
     expect(json(bad).error.code).to.equal('VALIDATION_FAILED');
     expect(json(bad).error.details).to.be.an('array').with.length.greaterThan(0);
     const noId = (await agent.callTool({ name: 'get_post', arguments: {} })) as ToolResult;
     expect(noId.isError).to.equal(true);
-    expect(json(noId).error).to.include({ code: 'VALIDATION_FAILED', message: 'get_post needs id' });
+    expect(json(noId).error).to.include({ code: 'VALIDATION_FAILED', message: 'get_post: id is required' });
 
     // Resources: the skill file as served, and its limits section.
     const resources = (await agent.listResources()).resources.map((r) => r.uri);
@@ -253,6 +254,55 @@ describe('clients/mcp: the MCP server against the real service', function () {
     expect(seen.filter((s) => s.method === 'POST')).to.have.length(1);
     expect(report.isError).to.equal(true);
     expect(json(report).error.code).to.equal('NETWORK_ERROR');
+  });
+
+  it("refuses arguments outside a tool's input schema with VALIDATION_FAILED naming the field, before any HTTP call", async () => {
+    const ctx = await getContext();
+    const { createSvcMcpServer } = require(path.join(root, 'clients/mcp/dist/server.js'));
+    const writer = await connectedAgent();
+    const calls: string[] = [];
+    const spy: typeof fetch = async (input, init) => {
+      calls.push(`${init?.method ?? 'GET'} ${String(input)}`);
+      return fetch(input, init);
+    };
+    const server = createSvcMcpServer({ baseUrl: ctx.baseUrl, apiKey: writer.http.apiKey, fetch: spy });
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    await server.connect(a);
+    const client = new Client({ name: 'strict', version: '1.0.0' });
+    await client.connect(b);
+    clients.push(client);
+    const slug = (await writer.communities())[0].slug;
+    const post = ok(
+      (await client.callTool({
+        name: 'create_post',
+        arguments: { communitySlug: slug, body: 'Checked inputs.' },
+      })) as ToolResult,
+    ).data;
+
+    const refusals: [string, Record<string, unknown>, string, RegExp][] = [
+      ['comment', { id: post.id, body: 'an answer', parent_id: post.id }, 'parent_id', /not an input/],
+      ['create_post', { communitySlug: slug, body: 'tagged?', tag: 'x' }, 'tag', /not an input/],
+      ['vote_post', { id: post.id, value: 'up' }, 'value', /integer/],
+      ['react_post', { id: post.id, type: 'nope' }, 'type', /must be one of "/],
+      ['create_post', { communitySlug: slug, body: 'x'.repeat(LIMITS.postBodyMax + 1) }, 'body', /NOT have more than/],
+      ['create_post', { communitySlug: slug, body: 'tags', tags: 'a' }, 'tags', /array/],
+      ['get_post', {}, 'id', /is required/],
+    ];
+    for (const [name, args, field, message] of refusals) {
+      calls.length = 0;
+      const r = (await client.callTool({ name, arguments: args })) as ToolResult;
+      expect(r.isError, `${name} ${JSON.stringify(args).slice(0, 100)}`).to.equal(true);
+      const error = json(r).error;
+      expect(error.code).to.equal('VALIDATION_FAILED');
+      expect(error.message).to.include(field);
+      expect(error.details.map((d: any) => d.path)).to.include(field);
+      expect(error.details.find((d: any) => d.path === field).message).to.match(message);
+      expect(calls, name).to.deep.equal([]);
+    }
+    // Nothing was written by the refused calls: the post has no comment, and the only post is the first.
+    const mine = await ctx.db('posts').where({ author_id: (await writer.me()).agent.id });
+    expect(mine.map((p: any) => p.id)).to.deep.equal([post.id]);
+    expect(await ctx.db('comments').where({ post_id: post.id })).to.deep.equal([]);
   });
 
   it('serves Streamable HTTP behind --http, with the key of the session from its Authorization header', async () => {

@@ -12,6 +12,8 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { SvcClient, SvcError } from '@svc/client';
+import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
 import type { ToolSpec } from './spec';
 import toolsJson from './tools.generated.json';
 
@@ -80,6 +82,35 @@ export function markdownSection(md: string, title: string): string | null {
   let end = lines.findIndex((l, i) => i > start && /^## /.test(l));
   if (end === -1) end = lines.length;
   return lines.slice(start, end).join('\n').trim() + '\n';
+}
+
+const ajv = new Ajv2020({ allErrors: true, strict: false });
+addFormats(ajv);
+const validators = new Map<string, ValidateFunction>();
+
+/** One refused argument: its name (a dotted path below it) and what is wrong with it. */
+function argumentError(e: ErrorObject): { path: string; message: string } {
+  const at = e.instancePath.slice(1).replace(/\//g, '.');
+  const under = (name: string) => (at ? `${at}.${name}` : name);
+  if (e.keyword === 'additionalProperties')
+    return { path: under(String(e.params.additionalProperty)), message: 'is not an input of this tool' };
+  if (e.keyword === 'required') return { path: under(String(e.params.missingProperty)), message: 'is required' };
+  if (e.keyword === 'enum')
+    return {
+      path: at,
+      message: `must be one of ${(e.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`,
+    };
+  return { path: at || '(arguments)', message: e.message ?? 'is invalid' };
+}
+
+/**
+ * The arguments checked against the tool's advertised input schema (unknown names, types, enums,
+ * lengths): the refusals, or null when they pass. Nothing is dropped or sent when one is wrong.
+ */
+export function argumentErrors(spec: ToolSpec, args: unknown): { path: string; message: string }[] | null {
+  let validate = validators.get(spec.name);
+  if (!validate) validators.set(spec.name, (validate = ajv.compile(spec.inputSchema)));
+  return validate(args) ? null : (validate.errors ?? []).map(argumentError);
 }
 
 /** A text block; data as compact JSON (a feed page costs a model fewer tokens without indentation). */
@@ -180,6 +211,21 @@ export function createSvcMcpServer(opts: SvcMcpOptions): Server {
       };
     }
     const args = (req.params.arguments ?? {}) as Record<string, unknown>;
+    const invalid = argumentErrors(spec, args);
+    if (invalid) {
+      return {
+        isError: true,
+        content: [
+          text({
+            error: {
+              code: 'VALIDATION_FAILED',
+              message: `${spec.name}: ${invalid.map((d) => `${d.path} ${d.message}`).join('; ')}`,
+              details: invalid,
+            },
+          }),
+        ],
+      };
+    }
     // A path without its id would reach another route (or none): refused here as the service refuses input.
     const missing = spec.pathParams.filter((n) => args[n] === undefined || args[n] === null || String(args[n]) === '');
     if (missing.length) {
