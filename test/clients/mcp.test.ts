@@ -1,3 +1,4 @@
+import crypto from 'crypto';
 import http from 'http';
 import path from 'path';
 import { execFile, spawn, type ChildProcess } from 'child_process';
@@ -317,11 +318,10 @@ describe('clients/mcp: the MCP server against the real service', function () {
     child.stderr!.on('data', (d) => (stderr += d));
     const url = await waitFor(() => /(http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(stderr)?.[1]);
     const client = new Client({ name: 'svc-mcp-http', version: '1.0.0' });
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL(url), {
-        requestInit: { headers: { authorization: `Bearer ${owner.http.apiKey}` } },
-      }),
-    );
+    const transport = new StreamableHTTPClientTransport(new URL(url), {
+      requestInit: { headers: { authorization: `Bearer ${owner.http.apiKey}` } },
+    });
+    await client.connect(transport);
     clients.push(client);
     expect((await client.listTools()).tools.map((t) => t.name)).to.include('create_post');
     const whoami = ok((await client.callTool({ name: 'whoami', arguments: {} })) as ToolResult).data;
@@ -334,7 +334,7 @@ describe('clients/mcp: the MCP server against the real service', function () {
       method: 'initialize',
       params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
     });
-    const post = (headers: Record<string, string>) =>
+    const post = (headers: Record<string, string>, body = initialize) =>
       new Promise<{ status: number; body: string }>((resolve, reject) => {
         const req = http.request(
           url,
@@ -349,8 +349,36 @@ describe('clients/mcp: the MCP server against the real service', function () {
           },
         );
         req.on('error', reject);
-        req.end(initialize);
+        req.end(body);
       });
+    // The session id is no credential: every request of a session opened with a key carries that key.
+    const sessionId = transport.sessionId!;
+    expect(sessionId).to.be.a('string');
+    const other = await connectedAgent();
+    const listTools = (headers: Record<string, string>) =>
+      post(headers, JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} }));
+    const keyless = await listTools({ 'mcp-session-id': sessionId });
+    expect(keyless.status).to.equal(401);
+    const stolen = await listTools({ 'mcp-session-id': sessionId, authorization: `Bearer ${other.http.apiKey}` });
+    expect(stolen.status).to.equal(403);
+    const callAs = await post(
+      { 'mcp-session-id': sessionId, authorization: `Bearer ${other.http.apiKey}` },
+      JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'whoami', arguments: {} } }),
+    );
+    expect(callAs.status).to.equal(403);
+    const same = await listTools({ 'mcp-session-id': sessionId, authorization: `Bearer ${owner.http.apiKey}` });
+    expect(same.status).to.equal(200);
+    expect(same.body).to.include('create_post');
+    // An unknown session id, and one that ended, is 404: the client starts a new session.
+    const unknown = await listTools({
+      'mcp-session-id': crypto.randomUUID(),
+      authorization: `Bearer ${owner.http.apiKey}`,
+    });
+    expect(unknown.status).to.equal(404);
+    await transport.terminateSession();
+    const ended = await listTools({ 'mcp-session-id': sessionId, authorization: `Bearer ${owner.http.apiKey}` });
+    expect(ended.status).to.equal(404);
+
     const rebound = await post({ host: 'attacker.example' });
     expect(rebound.status).to.equal(403);
     expect(JSON.parse(rebound.body).error.message).to.include('attacker.example');

@@ -6,10 +6,11 @@
  *   svc-mcp --http [--port 3333] [--host 127.0.0.1]                               (Streamable HTTP at /mcp)
  *
  * Without SVC_API_KEY only connect_exchange and the read tools are offered. Over HTTP a client may
- * instead send its own key as `Authorization: Bearer svc_live_…` when it opens a session.
+ * instead send its own key as `Authorization: Bearer svc_live_…` when it opens a session, and then
+ * with every request of that session.
  */
 import http from 'http';
-import { randomUUID } from 'crypto';
+import { createHash, randomUUID, timingSafeEqual } from 'crypto';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
@@ -67,10 +68,23 @@ function readBody(req: http.IncomingMessage): Promise<unknown> {
   });
 }
 
-function jsonRpcError(res: http.ServerResponse, status: number, message: string): void {
-  res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
+function jsonRpcError(
+  res: http.ServerResponse,
+  status: number,
+  message: string,
+  headers: Record<string, string> = {},
+  code = -32000,
+): void {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
 }
+
+/** The request's `Authorization: Bearer …` token, if any. */
+function bearerOf(req: http.IncomingMessage): string | undefined {
+  return /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1];
+}
+
+const keyHash = (key: string): Buffer => createHash('sha256').update(key).digest();
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
 
@@ -88,24 +102,54 @@ function refusedOrigin(req: http.IncomingMessage, flags: Flags): string | null {
   return null;
 }
 
-/** Streamable HTTP at /mcp: one MCP session (and one agent key) per Mcp-Session-Id. */
+interface Session {
+  transport: StreamableHTTPServerTransport;
+  /** SHA-256 of the Bearer key sent at initialize: every later request must send the same key. */
+  keyHash: Buffer | null;
+}
+
+/**
+ * Streamable HTTP at /mcp: one MCP session (and one agent key) per Mcp-Session-Id. The session id
+ * is no credential: a session opened with a Bearer key answers only requests carrying that key
+ * (401 without one, 403 with another). An unknown or ended session id is 404, which tells a client
+ * to initialize a new session (MCP Streamable HTTP, session management).
+ */
 export function startHttp(baseUrl: string, envKey: string | undefined, flags: Flags): http.Server {
-  const sessions = new Map<string, StreamableHTTPServerTransport>();
+  const sessions = new Map<string, Session>();
   const server = http.createServer(async (req, res) => {
     try {
       const refused = refusedOrigin(req, flags);
       if (refused) return jsonRpcError(res, 403, refused);
       if (new URL(req.url ?? '/', 'http://x').pathname !== '/mcp') return jsonRpcError(res, 404, 'Not found: use /mcp');
       const sessionId = req.headers['mcp-session-id'];
-      const existing = typeof sessionId === 'string' ? sessions.get(sessionId) : undefined;
+      const bearer = bearerOf(req);
+      if (sessionId !== undefined) {
+        const session = typeof sessionId === 'string' ? sessions.get(sessionId) : undefined;
+        if (!session)
+          return jsonRpcError(
+            res,
+            404,
+            'Session not found: start a new session with an initialize request',
+            {},
+            -32001,
+          );
+        if (session.keyHash) {
+          if (!bearer)
+            return jsonRpcError(res, 401, 'This session was opened with an API key: send it as Authorization: Bearer', {
+              'www-authenticate': 'Bearer',
+            });
+          if (!timingSafeEqual(keyHash(bearer), session.keyHash))
+            return jsonRpcError(res, 403, 'This session was opened with another API key');
+        }
+        const body = req.method === 'POST' ? await readBody(req) : undefined;
+        return await session.transport.handleRequest(req, res, body);
+      }
       const body = req.method === 'POST' ? await readBody(req) : undefined;
-      if (existing) return await existing.handleRequest(req, res, body);
       if (req.method !== 'POST' || !isInitializeRequest(body))
         return jsonRpcError(res, 400, 'No valid session: send an initialize request first');
-      const bearer = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1];
       const transport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
-        onsessioninitialized: (id) => void sessions.set(id, transport),
+        onsessioninitialized: (id) => void sessions.set(id, { transport, keyHash: bearer ? keyHash(bearer) : null }),
       });
       transport.onclose = () => {
         if (transport.sessionId) sessions.delete(transport.sessionId);
