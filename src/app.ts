@@ -10,7 +10,7 @@ import { authenticate, readerPrincipal } from './http/auth';
 import { findConstructorPrototype, validate } from './http/validate';
 import { clientErrorStatus, isClientConnectionError } from './http/client-error';
 import { fullPath } from './http/openapi';
-import type { AppContext, RouteDef } from './http/route';
+import type { AppContext, AppRouter, RouteDef } from './http/route';
 import { apiRoutes } from './routes';
 import { skillRouter } from './skill/routes';
 import { settleAfter, type Taken } from './limits/types';
@@ -179,7 +179,7 @@ async function runHandler(route: RouteDef, ctx: AppContext): Promise<void> {
 
 export interface AppOptions {
   /** Extra routers mounted after the API (web pages). */
-  extraRouters?: Router[];
+  extraRouters?: AppRouter[];
 }
 
 /** The Koa application, without listen(): the server and the tests both use it. */
@@ -188,11 +188,11 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
   // proxies, else the socket's address: the leftmost entries are whatever the client wrote.
   const hops = deps.config.trustProxyHops;
   const app = new Koa({ proxy: hops > 0, maxIpsCount: hops });
-  (app.context as any).deps = deps;
+  app.context.deps = deps;
   // Koa reports here what happens after a handler: a response that could not be finished because
   // the client went away or was dropped for sending too slowly (408). Those are the client's
   // doing; anything else is ours. (Without a listener Koa prints to stderr.)
-  app.on('error', (err: any) => {
+  app.on('error', (err: Error & { code?: string }) => {
     if (isClientConnectionError(err)) deps.log.debug({ code: err.code }, 'client connection ended before the response');
     else deps.log.error({ err }, 'response failed');
   });
@@ -273,7 +273,7 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
 
   const router = new Router();
   for (const r of apiRoutes()) {
-    router[r.method](fullPath(r), routeMiddleware(r, deps) as any);
+    router[r.method](fullPath(r), routeMiddleware(r, deps));
   }
   // Read-your-writes with read replicas: a write by an agent or owner (an API call, or a web form
   // of the owner's session) marks it before the answer goes out, so its next lag-tolerant reads,
@@ -306,7 +306,7 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
   // 404 NOT_FOUND / 405 METHOD_NOT_ALLOWED, not the pages' plain-text 405.
   for (const extra of opts.extraRouters ?? []) {
     for (const mw of [extra.routes(), extra.allowedMethods()])
-      app.use((ctx, next) => (isApiPath(ctx.path) ? next() : mw(ctx as any, next)));
+      app.use((ctx, next) => (isApiPath(ctx.path) ? next() : mw(ctx as Parameters<typeof mw>[0], next)));
   }
   return app;
 }

@@ -6,7 +6,17 @@ import { hasBidiControls } from '../text/bidi';
 /** An agent counts as active in a community when it posted or commented there within this window. */
 export const ACTIVE_AGENT_WINDOW_DAYS = 30;
 
-function toCommunity(r: any) {
+interface CommunityRow {
+  slug: string;
+  name: string;
+  description: string;
+  post_count: number;
+  active_agent_count: number;
+  subscriber_count: number;
+  created_at: Date;
+}
+
+function toCommunity(r: CommunityRow) {
   return {
     slug: r.slug,
     name: r.name,
@@ -40,7 +50,7 @@ function communitiesQuery(db: Knex, now: Date, slug?: string) {
 
 export async function listCommunities(db: Knex, now: Date) {
   const { rows } = await communitiesQuery(db, now);
-  return rows.map(toCommunity);
+  return (rows as CommunityRow[]).map(toCommunity);
 }
 
 export async function getCommunity(db: Knex, now: Date, slug: string) {

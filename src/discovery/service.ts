@@ -61,14 +61,14 @@ export async function search(db: Knex, rawQ: string) {
   ]);
   return {
     query: q,
-    agents: agents.rows.map((a: { id: string; handle: string; display_name: string; rank: number | string }) => ({
+    agents: (agents.rows as { id: string; handle: string; display_name: string; rank: number | string }[]).map((a) => ({
       id: a.id,
       handle: '@' + a.handle,
       displayName: a.display_name,
       rank: Number(a.rank),
     })),
-    posts: posts.rows.map(
-      (p: {
+    posts: (
+      posts.rows as {
         id: string;
         title: string;
         body: string;
@@ -80,19 +80,19 @@ export async function search(db: Knex, rawQ: string) {
         display_name: string;
         community_slug: string;
         rank: number | string;
-      }) => ({
-        id: p.id,
-        title: p.title,
-        excerpt: excerpt(p.body),
-        score: p.score,
-        commentsCount: p.comments_count,
-        author: { id: p.author_id, handle: '@' + p.handle, displayName: p.display_name },
-        community: { slug: p.community_slug },
-        createdAt: p.created_at,
-        rank: Number(p.rank),
-      }),
-    ),
-    communities: communities.rows.map((c: { slug: string; name: string; description: string }) => ({
+      }[]
+    ).map((p) => ({
+      id: p.id,
+      title: p.title,
+      excerpt: excerpt(p.body),
+      score: p.score,
+      commentsCount: p.comments_count,
+      author: { id: p.author_id, handle: '@' + p.handle, displayName: p.display_name },
+      community: { slug: p.community_slug },
+      createdAt: p.created_at,
+      rank: Number(p.rank),
+    })),
+    communities: (communities.rows as { slug: string; name: string; description: string }[]).map((c) => ({
       slug: c.slug,
       name: c.name,
       description: c.description,

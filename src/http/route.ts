@@ -1,3 +1,4 @@
+import type Router from '@koa/router';
 import type { ParameterizedContext } from 'koa';
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { ErrorCode } from '../errors';
@@ -30,7 +31,15 @@ export interface AppState {
   cacheTags?: readonly string[] | false;
 }
 
-export type AppContext = ParameterizedContext<AppState> & { deps: Deps };
+/** What the application adds to Koa's context (app.context.deps). */
+export interface AppContextExtension {
+  deps: Deps;
+}
+
+export type AppContext = ParameterizedContext<AppState> & AppContextExtension;
+
+/** A router of this application (web pages, documents), with its state and context typed. */
+export type AppRouter = Router<AppState, AppContextExtension>;
 
 export interface ResponseSpec {
   description: string;

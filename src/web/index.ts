@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import type { Deps } from '../deps';
-import type { AppContext } from '../http/route';
+import type { AppContext, AppContextExtension, AppRouter, AppState } from '../http/route';
 import { APP_CSS, APP_JS, FAVICON_SVG } from './static';
 import { pageMiddleware, sendPage, setSecurityHeaders } from './render';
 import { html } from './html';
@@ -16,7 +16,7 @@ import { registerModerationPages } from './pages/moderation';
 import { registerRevisionPages } from './pages/revisions';
 import { registerReportPages } from './pages/report';
 
-function serveStatic(router: Router<any, any>, path: string, type: string, body: string, hashed = true): void {
+function serveStatic(router: AppRouter, path: string, type: string, body: string, hashed = true): void {
   router.get(path, (ctx: AppContext) => {
     setSecurityHeaders(ctx);
     ctx.type = type;
@@ -27,16 +27,16 @@ function serveStatic(router: Router<any, any>, path: string, type: string, body:
 }
 
 /** Server-rendered pages for people (mounted after the API). */
-export function webRouters(deps: Deps): Router[] {
+export function webRouters(deps: Deps): AppRouter[] {
   void deps;
-  const assets = new Router();
+  const assets = new Router<AppState, AppContextExtension>();
   serveStatic(assets, '/static/app.js', 'application/javascript; charset=utf-8', APP_JS);
   serveStatic(assets, '/static/app.css', 'text/css; charset=utf-8', APP_CSS);
   serveStatic(assets, '/static/favicon.svg', 'image/svg+xml', FAVICON_SVG, false);
   serveStatic(assets, '/favicon.ico', 'image/svg+xml', FAVICON_SVG, false);
 
-  const pages = new Router();
-  pages.use(pageMiddleware as any);
+  const pages = new Router<AppState, AppContextExtension>();
+  pages.use(pageMiddleware);
   registerPublicPages(pages);
   registerRevisionPages(pages);
   registerReportPages(pages);
@@ -50,7 +50,7 @@ export function webRouters(deps: Deps): Router[] {
   registerNotificationPages(pages);
 
   // Unknown paths outside the API get an HTML 404 (createApp keeps API paths away from these routers).
-  const fallback = new Router();
+  const fallback = new Router<AppState, AppContextExtension>();
   fallback.get('/{*rest}', async (ctx: AppContext) => {
     setSecurityHeaders(ctx);
     await sendPage(

@@ -75,6 +75,14 @@ export async function reportTargetPreviews(
   return out;
 }
 
+interface AdminActionRow {
+  actor: string;
+  action: string;
+  target: string | null;
+  details: Record<string, unknown>;
+  created_at: Date;
+}
+
 /** The newest rows of the admin audit log (who did what, when). */
 export async function recentAdminActions(db: Knex, limit: number) {
   const rows = await db('admin_actions')
@@ -84,12 +92,12 @@ export async function recentAdminActions(db: Knex, limit: number) {
     ])
     .limit(limit)
     .select('actor', 'action', 'target', 'details', 'created_at');
-  return rows.map((r: any) => ({
-    actor: r.actor as string,
-    action: r.action as string,
-    target: r.target as string | null,
-    details: r.details as Record<string, unknown>,
-    createdAt: r.created_at as Date,
+  return rows.map((r: AdminActionRow) => ({
+    actor: r.actor,
+    action: r.action,
+    target: r.target,
+    details: r.details,
+    createdAt: r.created_at,
   }));
 }
 

@@ -1,5 +1,4 @@
-import type Router from '@koa/router';
-import type { AppContext } from '../../http/route';
+import type { AppContext, AppRouter } from '../../http/route';
 import { AppError } from '../../errors';
 import { validate } from '../../http/validate';
 import type { AgentRow } from '../../identity/repo';
@@ -288,7 +287,7 @@ async function changeBlock(ctx: AppContext, agent: AgentRow, handle: string, blo
   if (r.headers) ctx.set(r.headers);
 }
 
-export function registerAgentActivityPages(router: Router<any, any>): void {
+export function registerAgentActivityPages(router: AppRouter): void {
   router.get('/dashboard/agents/:id/profile', async (ctx: AppContext) => {
     await profilePage(ctx, await requireViewer(ctx), uuidParam(ctx.params.id, 'Agent'));
   });

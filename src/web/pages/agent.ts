@@ -1,5 +1,4 @@
-import type Router from '@koa/router';
-import type { AppContext } from '../../http/route';
+import type { AppContext, AppRouter } from '../../http/route';
 import { notFound } from '../../errors';
 import { agentProfile } from '../../agents/profile';
 import { feedPage } from '../../content/feed';
@@ -109,7 +108,7 @@ function reputationSection(rep: Awaited<ReturnType<typeof getReputation>>): Html
     }`;
 }
 
-export function registerAgentPages(router: Router<any, any>): void {
+export function registerAgentPages(router: AppRouter): void {
   for (const side of ['followers', 'following'] as const) {
     router.get(`/a/:handle/${side}`, async (ctx: AppContext) => {
       const handle = String(ctx.params.handle);

@@ -1,6 +1,5 @@
-import type Router from '@koa/router';
 import { settleAfter, type Outcome, type Taken } from '../../limits/types';
-import type { AppContext } from '../../http/route';
+import type { AppContext, AppRouter } from '../../http/route';
 import { AppError } from '../../errors';
 import { validate } from '../../http/validate';
 import { login, logout, signup, verifyEmail } from '../../owners/service';
@@ -54,7 +53,7 @@ async function limitAuth(ctx: AppContext): Promise<Taken> {
 /** A form answered with its errors (a 4xx) does not count; a server error counts, as in the API. */
 const refusedForm = (o: Outcome<unknown>) => !o.ok && o.error instanceof AppError && o.error.status < 500;
 
-export function registerAuthPages(router: Router<any, any>): void {
+export function registerAuthPages(router: AppRouter): void {
   router.get('/signup', async (ctx: AppContext) => {
     const next = safeNext(ctx.query.next);
     if (await getViewer(ctx)) return ctx.redirect(next);

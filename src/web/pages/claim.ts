@@ -1,5 +1,4 @@
-import type Router from '@koa/router';
-import type { AppContext } from '../../http/route';
+import type { AppContext, AppRouter } from '../../http/route';
 import { AppError } from '../../errors';
 import { redeemClaimToken } from '../../claim/service';
 import type { AgentRow } from '../../identity/repo';
@@ -45,7 +44,7 @@ async function deadLink(ctx: AppContext, state: string, agent?: AgentRow) {
   );
 }
 
-export function registerClaimPages(router: Router<any, any>): void {
+export function registerClaimPages(router: AppRouter): void {
   router.get('/claim', async (ctx: AppContext) => {
     const token = typeof ctx.query.token === 'string' ? ctx.query.token.trim() : '';
     if (!token)

@@ -1,5 +1,4 @@
-import type Router from '@koa/router';
-import type { AppContext } from '../../http/route';
+import type { AppContext, AppRouter } from '../../http/route';
 import { AppError } from '../../errors';
 import { validate } from '../../http/validate';
 import {
@@ -186,7 +185,7 @@ async function agentPage(ctx: AppContext, viewer: Viewer, agentId: string, opts:
   await sendPage(ctx, `@${agent.handle}`, body, { status: opts.status });
 }
 
-export function registerDashboardPages(router: Router<any, any>): void {
+export function registerDashboardPages(router: AppRouter): void {
   router.get('/dashboard', async (ctx: AppContext) => {
     const viewer = await requireViewer(ctx);
     await overviewPage(ctx, viewer);

@@ -1,5 +1,4 @@
-import type Router from '@koa/router';
-import type { AppContext } from '../../http/route';
+import type { AppContext, AppRouter } from '../../http/route';
 import { AppError } from '../../errors';
 import { getLeaderboard, listWeeks } from '../../leaderboards/service';
 import { CATEGORIES } from '../../scoring/policy';
@@ -21,7 +20,7 @@ function componentsText(c: Record<string, unknown> | null | undefined): string {
     .join(' · ');
 }
 
-export function registerLeaderboardPages(router: Router<any, any>): void {
+export function registerLeaderboardPages(router: AppRouter): void {
   router.get('/leaderboards', async (ctx: AppContext) => {
     const now = ctx.deps.now();
     const category = typeof ctx.query.category === 'string' && ctx.query.category ? ctx.query.category : 'overall';

@@ -1,5 +1,4 @@
-import type Router from '@koa/router';
-import type { AppContext } from '../../http/route';
+import type { AppContext, AppRouter } from '../../http/route';
 import { AppError, notFound } from '../../errors';
 import { AdminActor, QUEUE_WINDOW_HOURS, QueueRow, reportQueue, resolveReport } from '../../reports/moderation';
 import { plural } from '../../text/plural';
@@ -95,7 +94,7 @@ function auditDetails(d: Record<string, unknown>): string {
   return parts.join(' · ');
 }
 
-export function registerModerationPages(router: Router<any, any>): void {
+export function registerModerationPages(router: AppRouter): void {
   router.get('/admin/reports', async (ctx: AppContext) => {
     await queuePage(ctx, await requireAdmin(ctx));
   });

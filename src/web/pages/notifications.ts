@@ -1,5 +1,4 @@
-import type Router from '@koa/router';
-import type { AppContext } from '../../http/route';
+import type { AppContext, AppRouter } from '../../http/route';
 import { decodeCursor, listNotifications, markRead, NotificationItem } from '../../notifications/service';
 import { html, href, HtmlValue } from '../html';
 import { csrfField } from '../layout';
@@ -36,7 +35,7 @@ export function notificationText(n: NotificationItem): HtmlValue {
   }
 }
 
-export function registerNotificationPages(router: Router<any, any>): void {
+export function registerNotificationPages(router: AppRouter): void {
   router.get('/notifications', async (ctx: AppContext) => {
     const viewer = await requireViewer(ctx);
     const cursor = typeof ctx.query.cursor === 'string' ? decodeCursor(ctx.query.cursor) : null;

@@ -1,5 +1,4 @@
-import type Router from '@koa/router';
-import type { AppContext } from '../../http/route';
+import type { AppContext, AppRouter } from '../../http/route';
 import { validate } from '../../http/validate';
 import { feedPage, FEED_SORTS, FeedQuery, normalizeFeedQuery } from '../../content/feed';
 import { feedQuerySchema } from '../../content/schemas';
@@ -103,7 +102,7 @@ function flatten(nodes: CommentNode[], canReport: boolean): HtmlValue {
   return out;
 }
 
-export function registerPublicPages(router: Router<any, any>): void {
+export function registerPublicPages(router: AppRouter): void {
   router.get('/', async (ctx: AppContext) => {
     const q = feedQuery(ctx);
     const [page, communities, trend] = await Promise.all([
@@ -118,7 +117,7 @@ export function registerPublicPages(router: Router<any, any>): void {
         ${q.sort !== 'hot' ? html`<input type="hidden" name="sort" value="${q.sort}">` : ''}
         <select name="community" aria-label="Community" data-autosubmit>
           <option value="">All communities</option>
-          ${communities.map((c: any) => html`<option value="${c.slug}"${c.slug === q.community ? html` selected` : ''}>c/${c.slug}</option>`)}
+          ${communities.map((c) => html`<option value="${c.slug}"${c.slug === q.community ? html` selected` : ''}>c/${c.slug}</option>`)}
         </select>
         <label class="check" for="tag-filter">#</label><input id="tag-filter" type="text" name="tag" aria-label="Tag" value="${q.tag ?? ''}">
         <button type="submit" class="secondary">Filter</button>
@@ -147,7 +146,7 @@ export function registerPublicPages(router: Router<any, any>): void {
         list.length === 0
           ? html`<p class="muted">No communities yet.</p>`
           : html`<table><tr><th>Community</th><th>Posts</th><th>Active agents (30 days)</th></tr>
-          ${list.map((c: any) => html`<tr><td><a href="/c/${c.slug}">c/${c.slug}</a> ${c.name !== c.slug ? bdi(c.name) : ''}<div class="small muted">${c.description}</div></td><td>${c.postCount}</td><td>${c.activeAgentCount}</td></tr>`)}</table>`
+          ${list.map((c) => html`<tr><td><a href="/c/${c.slug}">c/${c.slug}</a> ${c.name !== c.slug ? bdi(c.name) : ''}<div class="small muted">${c.description}</div></td><td>${c.postCount}</td><td>${c.activeAgentCount}</td></tr>`)}</table>`
       }`,
     );
   });
@@ -229,13 +228,13 @@ export function registerPublicPages(router: Router<any, any>): void {
       `Search: ${q}`,
       html`<h1>Search: ${q}</h1>
         ${none ? html`<p class="muted" data-testid="no-results">Nothing matches.</p>` : ''}
-        ${r.agents.length ? html`<h2>Agents</h2><ul data-testid="search-agents">${r.agents.map((a: any) => html`<li><a href="${agentHref(a.handle)}">${bdi(a.displayName)}</a> <span class="muted">${bdi(a.handle)}</span></li>`)}</ul>` : ''}
-        ${r.communities.length ? html`<h2>Communities</h2><ul>${r.communities.map((c: any) => html`<li><a href="/c/${c.slug}">c/${c.slug}</a> ${bdi(c.name)}</li>`)}</ul>` : ''}
+        ${r.agents.length ? html`<h2>Agents</h2><ul data-testid="search-agents">${r.agents.map((a) => html`<li><a href="${agentHref(a.handle)}">${bdi(a.displayName)}</a> <span class="muted">${bdi(a.handle)}</span></li>`)}</ul>` : ''}
+        ${r.communities.length ? html`<h2>Communities</h2><ul>${r.communities.map((c) => html`<li><a href="/c/${c.slug}">c/${c.slug}</a> ${bdi(c.name)}</li>`)}</ul>` : ''}
         ${
           r.posts.length
             ? html`<h2>Posts</h2>${r.posts.map(
                 (
-                  p: any,
+                  p,
                 ) => html`<article class="card post" data-testid="post"><h3><span class="score">${p.score}</span> <a href="/p/${p.id}">${bdi(p.title)}</a></h3>
                 <div class="meta"><a href="/c/${p.community.slug}">c/${p.community.slug}</a> · by <a href="${agentHref(p.author.handle)}">${bdi(p.author.displayName)}</a> · ${plural(p.commentsCount, 'comment')}</div>
                 <p class="body small">${p.excerpt}</p></article>`,

@@ -1,5 +1,4 @@
-import type Router from '@koa/router';
-import type { AppContext } from '../../http/route';
+import type { AppContext, AppRouter } from '../../http/route';
 import { AppError, notFound } from '../../errors';
 import { validate } from '../../http/validate';
 import { createReport, REPORT_NOTE_MAX, REPORT_REASONS, ReportReason, ReportTargetType } from '../../reports/service';
@@ -37,7 +36,7 @@ async function liveComment(ctx: AppContext, postId: string, commentId: string) {
   return c;
 }
 
-export function registerReportPages(router: Router<any, any>): void {
+export function registerReportPages(router: AppRouter): void {
   async function report(ctx: AppContext, type: ReportTargetType, ref: string, back: string) {
     const viewer = await requireViewer(ctx);
     const form = await readForm(ctx);

@@ -1,5 +1,4 @@
-import type Router from '@koa/router';
-import type { AppContext } from '../../http/route';
+import type { AppContext, AppRouter } from '../../http/route';
 import { AppError, notFound } from '../../errors';
 import { getPost } from '../../content/posts';
 import { listRevisions } from '../../content/edits';
@@ -70,7 +69,7 @@ async function revisionsPage(ctx: AppContext, kind: 'post' | 'comment', postId: 
   await sendPage(ctx, `Earlier versions: ${post.title}`, body);
 }
 
-export function registerRevisionPages(router: Router<any, any>): void {
+export function registerRevisionPages(router: AppRouter): void {
   router.get('/p/:id/revisions', async (ctx: AppContext) => {
     await revisionsPage(ctx, 'post', uuidParam(ctx.params.id, 'Post'));
   });

@@ -1,5 +1,4 @@
-import type Router from '@koa/router';
-import type { AppContext } from '../../http/route';
+import type { AppContext, AppRouter } from '../../http/route';
 import { AppError } from '../../errors';
 import { validate } from '../../http/validate';
 import {
@@ -115,7 +114,7 @@ type AgentPage = (
   opts: { webhook?: WebhookSectionOptions; status?: number; top?: HtmlValue },
 ) => Promise<void>;
 
-export function registerWebhookPages(router: Router<any, any>, agentPage: AgentPage): void {
+export function registerWebhookPages(router: AppRouter, agentPage: AgentPage): void {
   async function formRequest(ctx: AppContext) {
     const viewer = await requireViewer(ctx);
     const agentId = uuidParam(ctx.params.id, 'Agent');
