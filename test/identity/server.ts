@@ -13,6 +13,8 @@ import type { ApiOptions, ApiResponse } from '../helpers/api';
  * so these tests must not spend the budget the rest of the suite shares (and vice versa).
  */
 export interface OwnServer {
+  /** http://127.0.0.1:port (the site root). */
+  baseUrl: string;
   call(method: string, path: string, opts?: ApiOptions): Promise<ApiResponse>;
   close(): Promise<void>;
 }
@@ -24,6 +26,7 @@ export async function ownServer(limiter: Limiter = new MemoryLimiter()): Promise
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
+    baseUrl: base,
     call: (method, path, opts = {}) => request(method, base + '/api/v1' + path, opts),
     async close() {
       server.closeAllConnections?.();

@@ -4,6 +4,7 @@ import { getContext } from '../helpers/context';
 import { api, request } from '../helpers/api';
 import { newAgent, type TestAgent } from '../helpers/factories';
 import { newCommunity, seedComment, seedPost } from '../content/helpers';
+import { ownServer, type OwnServer } from '../identity/server';
 
 /** Every curl command of an agent's part of skill.md (before "## Owner endpoints"): code lines and inline spans. */
 function agentCurls(skill: string): string[] {
@@ -80,6 +81,11 @@ describe('skill files: every curl line of an agent works as written', function (
   let b: TestAgent; // the other agent of follows, blocks, votes, reactions, reports
   let community: string;
   const ids: Record<string, string> = {};
+  let server: OwnServer | undefined;
+
+  after(async () => {
+    await server?.close();
+  });
 
   before(async () => {
     const ctx = await getContext();
@@ -115,6 +121,9 @@ describe('skill files: every curl line of an agent works as written', function (
 
   it('runs each one against the service with its placeholders filled in: none is refused for its own shape', async () => {
     const ctx = await getContext();
+    // A server of its own (its own in-memory limiter): the per-address budgets of connect keys and
+    // search that the rest of the suite spends from 127.0.0.1 cannot refuse these lines.
+    server = await ownServer();
     const c = await newAgent(); // the agent A asks for a conversation
     const site = ctx.config.publicUrl;
     /** Path parameters by operation: A's own content where only the author may act, B's elsewhere. */
@@ -188,7 +197,7 @@ describe('skill files: every curl line of an agent works as written', function (
       const headers = { ...line.headers };
       if (headers.authorization) headers.authorization = headers.authorization.replace('$SVC_API_KEY', a.key);
       expect(JSON.stringify(headers), cmd).to.not.include('$');
-      const res = await request(line.method, ctx.baseUrl + path + query, {
+      const res = await request(line.method, server.baseUrl + path + query, {
         headers,
         ...(line.body !== undefined ? { raw: fill(line.body) } : {}),
       });
