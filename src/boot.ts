@@ -109,7 +109,7 @@ export async function boot(opts: BootOptions): Promise<Booted> {
   const caches = createCaches(config.nodeEnv, connectionString, log);
   const scoringPool = new ScoringPool(config.scoringPoolSize);
   // Read replicas serve the web process's lag-tolerant reads; jobs and the CLI use the primary.
-  const reads = opts.web ? createReadRouting(config, log) : undefined;
+  const reads = opts.web ? createReadRouting(config, log, { primary: db }) : undefined;
   if (reads) caches.evictAgainAfterMs = reads.writes.windowMs;
   const deps: Deps = {
     config,

@@ -30,15 +30,39 @@ export function replicaName(url: string): string {
 }
 
 /**
- * Lag of a standby: 0 when it has replayed all it received, else the age of the last transaction
- * it replayed (an idle primary sends nothing to replay, so an old timestamp alone is no lag).
- * A server that is not in recovery (a promoted replica) has no lag.
+ * What a standby has replayed, and a fallback lag: 0 when it has replayed all it received, else
+ * the age of the last transaction it replayed (used when the primary cannot be sampled). A server
+ * not in recovery (a promoted replica) has no lag.
  */
-const LAG_SQL = `select case
+const REPLICA_SQL = `select pg_last_wal_replay_lsn()::text as replay, case
     when not pg_is_in_recovery() then 0
     when pg_last_wal_receive_lsn() is not distinct from pg_last_wal_replay_lsn() then 0
     else coalesce(extract(epoch from clock_timestamp() - pg_last_xact_replay_timestamp()) * 1000, 0)
-  end::float8 as lag_ms`;
+  end::float8 as lag_ms, pg_is_in_recovery() as standby`;
+
+/** 'X/Y' (pg_lsn as text) as a number. */
+function lsn(text: string): bigint {
+  const [hi, lo] = text.split('/');
+  return (BigInt('0x' + hi) << 32n) | BigInt('0x' + lo);
+}
+
+/**
+ * Replay lag from the primary's WAL positions sampled at each check: how long ago the primary
+ * had written the first WAL the replica has not replayed (0: it replayed all the primary had at
+ * the last sample). Unlike the age of the last replayed transaction, it does not grow while the
+ * primary is idle or writes only background WAL (autovacuum). Null: no sample to compare with.
+ */
+export function lagFromSamples(
+  samples: readonly { at: number; lsn: bigint }[],
+  replay: bigint,
+  now: number,
+): number | null {
+  if (!samples.length) return null;
+  if (replay >= samples[samples.length - 1].lsn) return 0;
+  let i = samples.length - 1;
+  while (i > 0 && samples[i - 1].lsn > replay) i--;
+  return Math.max(0, now - samples[i].at);
+}
 
 class Replica {
   readonly name: string;
@@ -69,12 +93,16 @@ export class ReadReplicas {
   private next = 0;
   private timer: NodeJS.Timeout | null = null;
   private checking: Promise<ReplicaStatus[]> | null = null;
+  /** The primary's WAL position at each check, oldest first (bounded). */
+  private samples: { at: number; lsn: bigint }[] = [];
 
   constructor(
     urls: string[],
     readonly maxLagMs: number,
     private readonly log: Logger,
     poolMax = 10,
+    /** The primary, whose WAL position each check samples to measure the replicas' lag. */
+    private readonly primary?: Knex,
   ) {
     this.replicas = urls.map((u) => new Replica(u, poolMax, log));
   }
@@ -109,7 +137,10 @@ export class ReadReplicas {
 
   /** Checks every replica now (one check at a time) and answers their status (/health). */
   check(): Promise<ReplicaStatus[]> {
-    this.checking ??= Promise.all(this.replicas.map((r) => this.checkOne(r))).finally(() => {
+    this.checking ??= (async () => {
+      await this.samplePrimary();
+      return Promise.all(this.replicas.map((r) => this.checkOne(r)));
+    })().finally(() => {
       this.checking = null;
     });
     return this.checking;
@@ -119,6 +150,20 @@ export class ReadReplicas {
     return this.replicas.map((r) => r.status);
   }
 
+  private async samplePrimary(): Promise<void> {
+    if (!this.primary) return;
+    try {
+      const { rows } = await bounded(this.primary.raw('select pg_current_wal_lsn()::text as lsn'));
+      this.samples.push({ at: Date.now(), lsn: lsn(rows[0].lsn) });
+      // Enough to measure lags well past the bound; older samples tell nothing new.
+      const horizon = Date.now() - this.maxLagMs - 60_000;
+      while (this.samples.length > 1 && (this.samples[0].at < horizon || this.samples.length > 5000))
+        this.samples.shift();
+    } catch {
+      // The primary's own outage is /health's database line; the fallback lag applies meanwhile.
+    }
+  }
+
   private async checkOne(r: Replica): Promise<ReplicaStatus> {
     const t0 = performance.now();
     let timer: NodeJS.Timeout | undefined;
@@ -126,12 +171,14 @@ export class ReadReplicas {
     let why: string | undefined;
     try {
       const { rows } = await Promise.race([
-        r.db.raw(LAG_SQL),
+        r.db.raw(REPLICA_SQL),
         new Promise<never>((_, reject) => {
           timer = setTimeout(() => reject(new Error('check timed out')), CHECK_TIMEOUT_MS);
         }),
       ]);
-      const lagMs = Math.round(Number(rows[0].lag_ms));
+      const row = rows[0];
+      const sampled = row.standby && row.replay ? lagFromSamples(this.samples, lsn(row.replay), Date.now()) : null;
+      const lagMs = Math.round(sampled ?? Number(row.lag_ms));
       next = { name: r.name, ok: true, lagMs, latencyMs: 0, inUse: lagMs <= this.maxLagMs };
     } catch (e) {
       why = (e as Error)?.message;
@@ -207,7 +254,7 @@ export class ReadRouting {
 export function createReadRouting(
   config: Config,
   log: Logger,
-  opts: { keyPrefix?: string } = {},
+  opts: { keyPrefix?: string; primary?: Knex } = {},
 ): ReadRouting | undefined {
   if (!config.databaseReadUrls.length) return undefined;
   const windowMs = config.databaseReadMaxLagMs + REPLICA_CHECK_MS;
@@ -222,7 +269,22 @@ export function createReadRouting(
   const prefix =
     opts.keyPrefix ?? (config.nodeEnv === 'test' ? `svc:test:${crypto.randomBytes(6).toString('hex')}:` : 'svc:');
   return new ReadRouting(
-    new ReadReplicas(config.databaseReadUrls, config.databaseReadMaxLagMs, log, config.dbPoolMax),
+    new ReadReplicas(config.databaseReadUrls, config.databaseReadMaxLagMs, log, config.dbPoolMax, opts.primary),
     new RecentWrites(windowMs, redis, prefix, config.redisCommandTimeoutMs, log),
   );
+}
+
+/** Rejects after CHECK_TIMEOUT_MS. */
+async function bounded<T>(p: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      p,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('check timed out')), CHECK_TIMEOUT_MS);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

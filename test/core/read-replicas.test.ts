@@ -11,7 +11,7 @@ import type { Deps } from '../../src/deps';
 import { createDb } from '../../src/db/knex';
 import { createQuery } from '../../src/db/query';
 import { migrateAll } from '../../src/db/migrate';
-import { createReadRouting, ReadReplicas, type ReadRouting } from '../../src/db/replicas';
+import { createReadRouting, lagFromSamples, ReadReplicas, type ReadRouting } from '../../src/db/replicas';
 import { createAgent, createOwner, createSession, issueApiKey } from '../../src/identity/service';
 import { SCOPES } from '../../src/identity/scopes';
 import { createLimiter } from '../../src/limits';
@@ -60,7 +60,7 @@ describe('read replicas (DATABASE_READ_URL) on a real streaming replica', functi
       DATABASE_READ_MAX_LAG_MS: '3600000',
     });
     const { log, said } = recordingLogger();
-    const reads = createReadRouting(config, log, { keyPrefix })!;
+    const reads = createReadRouting(config, log, { keyPrefix, primary: db })!;
     // Checked by the test when it chooses (no background timer): a stopped replica is met by a read first.
     await reads.replicas.check();
     const caches = createCaches(config.nodeEnv, pair.primaryUrl, log);
@@ -261,7 +261,7 @@ describe('read replicas (DATABASE_READ_URL) on a real streaming replica', functi
 
   it('a replica lagging beyond DATABASE_READ_MAX_LAG_MS is skipped until it catches up, said once each way', async () => {
     const { log, said } = recordingLogger();
-    const strict = new ReadReplicas([pair.replicaUrl], 1000, log, 2);
+    const strict = new ReadReplicas([pair.replicaUrl], 1000, log, 2, db);
     try {
       // Fit once it replayed a fresh commit (its lag is the age of the last commit it replayed
       // while WAL is still arriving, such as autovacuum's).
@@ -299,6 +299,20 @@ describe('read replicas (DATABASE_READ_URL) on a real streaming replica', functi
     } finally {
       await strict.close();
     }
+  });
+
+  it("replay lag from the primary's sampled WAL positions: since the first position not replayed, 0 when caught up", () => {
+    const samples = [
+      { at: 1000, lsn: 100n },
+      { at: 2000, lsn: 100n },
+      { at: 3000, lsn: 250n },
+      { at: 4000, lsn: 400n },
+    ];
+    expect(lagFromSamples(samples, 400n, 4500)).to.equal(0);
+    expect(lagFromSamples(samples, 300n, 4500), 'behind the WAL written by 4000').to.equal(500);
+    expect(lagFromSamples(samples, 100n, 4500), 'behind the WAL written by 3000').to.equal(1500);
+    expect(lagFromSamples(samples, 50n, 4500), 'behind every sample').to.equal(3500);
+    expect(lagFromSamples([], 50n, 4500), 'no sample: unknown').to.equal(null);
   });
 
   it('DATABASE_READ_URL: several replicas comma-separated, checked as URLs; unset, nothing is routed', () => {
