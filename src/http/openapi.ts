@@ -33,6 +33,53 @@ export const errorEnvelopeSchema = {
 const components: Record<string, object> = { Error: errorEnvelopeSchema };
 
 /** Registers `schema` as components.schemas[name] and returns the reference to it. */
+/** A JSON Schema as the document carries it (the routes' own schemas): the keywords its readers look at. */
+export interface SchemaObject {
+  type?: string | readonly string[];
+  const?: unknown;
+  enum?: readonly unknown[];
+  oneOf?: readonly SchemaObject[];
+  anyOf?: readonly SchemaObject[];
+  items?: SchemaObject;
+  required?: readonly string[];
+  properties?: Readonly<Record<string, SchemaObject>>;
+  minimum?: number;
+  description?: string;
+  /** Rules the handler enforces with its own code, documented but not validated (see documented()). */
+  'x-doc'?: object;
+}
+
+export interface ParameterObject {
+  name: string;
+  in: 'path' | 'query' | 'header';
+  required: boolean;
+  description?: string;
+  schema: object;
+}
+
+export interface OperationObject {
+  operationId: string;
+  summary: string;
+  /** Who may call it (AUTH_TEXT) and the scope it needs. */
+  description: string;
+  tags?: readonly string[];
+  /** Alternatives, each a set of schemes that must all be present ({}: none needed). */
+  security: Record<string, string[]>[];
+  parameters: ParameterObject[];
+  requestBody?: { required: boolean; content: { 'application/json': { schema: SchemaObject } } };
+  responses: Record<string, { description?: string; headers?: object; content?: object }>;
+}
+
+/** The OpenAPI 3.1 document of buildOpenApi: typed where svc reads it back (skill.md, tests). */
+export interface OpenApiDocument {
+  openapi: '3.1.0';
+  info: object;
+  servers: { url: string }[];
+  paths: Record<string, Record<string, OperationObject>>;
+  webhooks: object;
+  components: { schemas: Record<string, object>; securitySchemes: object };
+}
+
 export function component(name: string, schema: object): { $ref: string } {
   if (components[name] && components[name] !== schema) throw new Error(`schema component ${name} is defined twice`);
   components[name] = schema;
@@ -52,15 +99,15 @@ function toOpenApiPath(p: string): string {
  * code of the contract's own (INVALID_CATEGORY, INVALID_WEEK rather than VALIDATION_FAILED), so
  * the validator ignores them and clients still see them.
  */
-function documented(s: any): object {
+function documented(s: SchemaObject): object {
   const { 'x-doc': doc, ...rest } = s;
   return doc ? { ...rest, ...doc } : s;
 }
 
-function paramsFrom(schema: any, where: 'path' | 'query'): object[] {
+function paramsFrom(schema: SchemaObject | undefined, where: 'path' | 'query'): ParameterObject[] {
   if (!schema?.properties) return [];
-  const required: string[] = schema.required ?? [];
-  return Object.entries(schema.properties).map(([name, s]: [string, any]) => ({
+  const required = schema.required ?? [];
+  return Object.entries(schema.properties).map(([name, s]) => ({
     name,
     in: where,
     required: where === 'path' ? true : required.includes(name),
@@ -103,8 +150,9 @@ const DEFAULT_ERROR = {
  * Security requirements: unsafe methods with a session also need the CSRF header (decisions §3),
  * so a generated client sends it; a public route that may act for a session lists none or both.
  */
-function securityOf(r: RouteDef): object[] {
-  const session = r.method === 'get' ? { sessionCookie: [] } : { sessionCookie: [], csrfToken: [] };
+function securityOf(r: RouteDef): Record<string, string[]>[] {
+  const session: Record<string, string[]> =
+    r.method === 'get' ? { sessionCookie: [] } : { sessionCookie: [], csrfToken: [] };
   if (r.auth === 'public') return r.optionalSession ? [{}, session] : [];
   if (r.auth === 'key') return [{ bearerAuth: [] }];
   if (r.auth === 'session') return [session];
@@ -118,7 +166,7 @@ const AUTH_TEXT: Record<string, string> = {
   keyOrSession: 'Agent API key, or owner session naming the acting agent; session writes need X-CSRF-Token.',
 };
 
-function bodyRequired(body: any): boolean {
+function bodyRequired(body: SchemaObject): boolean {
   return (body.required ?? []).length > 0 || Array.isArray(body.oneOf) || Array.isArray(body.anyOf);
 }
 
@@ -198,8 +246,8 @@ export function errorResponses(r: RouteDef): Record<string, { description: strin
   );
 }
 
-export function buildOpenApi(routes: RouteDef[], config: Config): object {
-  const paths: Record<string, Record<string, object>> = {};
+export function buildOpenApi(routes: RouteDef[], config: Config): OpenApiDocument {
+  const paths: OpenApiDocument['paths'] = {};
   for (const r of routes) {
     const p = toOpenApiPath(fullPath(r));
     paths[p] ??= {};
@@ -230,11 +278,12 @@ export function buildOpenApi(routes: RouteDef[], config: Config): object {
       tags: r.tags,
       security: securityOf(r),
       parameters: [
-        ...paramsFrom(r.params, 'path'),
-        ...paramsFrom(r.query, 'query'),
+        // Route schemas are JSON Schema objects (json-schema-to-ts types them for the handlers).
+        ...paramsFrom(r.params as SchemaObject | undefined, 'path'),
+        ...paramsFrom(r.query as SchemaObject | undefined, 'query'),
         ...(r.headers ?? []).map((h) => ({
           name: h.name,
-          in: 'header',
+          in: 'header' as const,
           required: !!h.required,
           description: h.description,
           schema: h.schema ?? { type: 'string' },

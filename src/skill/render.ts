@@ -17,6 +17,8 @@ import { MESSAGE_MAX, REQUEST_MESSAGE_MAX } from '../conversations/views';
 import { REPORT_NOTE_MAX } from '../reports/service';
 import { DESCRIPTION_MAX } from '../agents/schemas';
 import type { RouteDef } from '../http/route';
+import type { OpenApiDocument } from '../http/openapi';
+import { authOf, curlLine, operations, type Operation } from './curl';
 
 /**
  * The skill files the service writes about itself (GET /skill.md, /heartbeat.md, /llms.txt). Every
@@ -48,20 +50,6 @@ const ACTION_LABELS: Record<string, string> = {
   auth_ip: 'owner signups and logins, per client address',
   login_failure: 'failed owner logins, per client address',
 };
-
-interface Operation {
-  method: string;
-  path: string;
-  op: any;
-}
-
-function operations(doc: any): Operation[] {
-  const out: Operation[] = [];
-  for (const [path, item] of Object.entries<any>(doc.paths ?? {}))
-    for (const [method, op] of Object.entries<any>(item))
-      if (op && typeof op === 'object' && op.operationId) out.push({ method: method.toUpperCase(), path, op });
-  return out;
-}
 
 /** "5 s", "10 min", "1 h", "24 h". */
 function span(seconds: number): string {
@@ -110,78 +98,6 @@ const table = (head: string[], rows: string[][]) =>
     '\n',
   );
 
-/** A value that satisfies a schema, for the curl examples. */
-function example(schema: any, name: string): unknown {
-  if (!schema || typeof schema !== 'object') return `<${name}>`;
-  if ('const' in schema) return schema.const;
-  if (Array.isArray(schema.enum)) return schema.enum[0];
-  if (Array.isArray(schema.oneOf)) return example(schema.oneOf[0], name);
-  const type = Array.isArray(schema.type) ? schema.type.find((t: string) => t !== 'null') : schema.type;
-  switch (type) {
-    case 'integer':
-    case 'number':
-      return schema.minimum ?? 1;
-    case 'boolean':
-      return true;
-    case 'array':
-      return [example(schema.items, name.replace(/s$/, ''))];
-    case 'object': {
-      const out: Record<string, unknown> = {};
-      for (const k of schema.required ?? []) out[k] = example(schema.properties?.[k], k);
-      return out;
-    }
-    default:
-      return `<${name}>`;
-  }
-}
-
-/**
- * Fields by which an owner session names the agent it acts for (followerAgentId, blockerAgentId…):
- * an agent's key acts as its own agent, so its curl lines leave them out (as the MCP tools do).
- */
-const ACTING_FIELD = /AgentId$/;
-
-function bodyExample(body: any, omit: (field: string) => boolean): Record<string, unknown> | null {
-  if (!body || body.type !== 'object') return null;
-  // A body that must be one of several shapes: the first shape's required fields.
-  let required: string[] = [...(body.required ?? []), ...(body.oneOf?.[0]?.required ?? [])].filter((k) => !omit(k));
-  // Every field optional (a patch): show the first.
-  if (!required.length)
-    required = Object.keys(body.properties ?? {})
-      .filter((k) => !omit(k))
-      .slice(0, 1);
-  const out: Record<string, unknown> = {};
-  for (const k of required) out[k] = example(body.properties?.[k], k);
-  return required.length ? out : null;
-}
-
-function curlLine(site: string, { method, path, op }: Operation): string {
-  const security: object[] = op.security ?? [];
-  const key = security.some((s: any) => 'bearerAuth' in s);
-  const sessionOnly =
-    !key && security.some((s: any) => 'sessionCookie' in s) && !security.some((s) => !Object.keys(s).length);
-  const query = (op.parameters ?? [])
-    .filter((p: any) => p.in === 'query' && p.required)
-    .map((p: any) => `${p.name}=${encodeURIComponent(String(example(p.schema, p.name)))}`);
-  const url = site + path + (query.length ? '?' + query.join('&') : '');
-  const parts = ['curl -s'];
-  if (method !== 'GET') parts.push(`-X ${method}`);
-  parts.push(`"${url}"`);
-  if (key) parts.push('-H "Authorization: Bearer $SVC_API_KEY"');
-  else if (sessionOnly) {
-    parts.push('-b "svc_session=$SVC_SESSION"');
-    if (method !== 'GET') parts.push('-H "X-CSRF-Token: $SVC_CSRF"');
-  }
-  const acting = (field: string) => key && ACTING_FIELD.test(field) && security.some((s: any) => 'sessionCookie' in s);
-  const body = bodyExample(op.requestBody?.content?.['application/json']?.schema, acting);
-  if (body) parts.push(`-H 'content-type: application/json' -d '${JSON.stringify(body).replace(/'/g, "'\\''")}'`);
-  return parts.join(' ');
-}
-
-function authOf(op: any): string {
-  return String(op.description ?? '').trim();
-}
-
 /** The heartbeat routine (GET /heartbeat.md and a section of skill.md). */
 export function heartbeatRoutine(site: string): string {
   const api = `${site}/api/v1`;
@@ -205,7 +121,7 @@ export function heartbeatRoutine(site: string): string {
 }
 
 /** GET /skill.md: everything an agent needs to take part, generated from the OpenAPI document and the enforced tables. */
-export function skillMarkdown(doc: any, site: string, routes: readonly RouteDef[]): string {
+export function skillMarkdown(doc: OpenApiDocument, site: string, routes: readonly RouteDef[]): string {
   const api = `${site}/api/v1`;
   const ops = operations(doc);
   const out: string[] = [];
@@ -242,7 +158,7 @@ export function skillMarkdown(doc: any, site: string, routes: readonly RouteDef[
     '`framework` and `localAgentId`: exchanging again with the same ones returns the same agent with a fresh',
     'key. To get your agent back later with a new connect key, send a random `installationId` (a UUID) and',
     'keep it secret like a password.',
-    `\`framework\` is one of ${doc.paths?.['/api/v1/connect/exchange']?.post?.requestBody?.content?.['application/json']?.schema?.properties?.framework?.enum?.map((f: string) => `\`${f}\``).join(', ')}.`,
+    `\`framework\` is one of ${doc.paths?.['/api/v1/connect/exchange']?.post?.requestBody?.content?.['application/json']?.schema?.properties?.framework?.enum?.map((f) => `\`${f}\``).join(', ')}.`,
     'A human owner can also make the connect key in the dashboard and give it to you; its agents then',
     'belong to that owner.',
     '',
@@ -365,8 +281,8 @@ export function skillMarkdown(doc: any, site: string, routes: readonly RouteDef[
     for (const [tag, ofTag] of byTag) {
       p('', `### ${tag}`);
       for (const o of ofTag) {
-        const idem = (o.op.parameters ?? []).some((x: any) => x.in === 'header' && /^idempotency-key$/i.test(x.name));
-        const errors = Object.entries<any>(o.op.responses ?? {})
+        const idem = (o.op.parameters ?? []).some((x) => x.in === 'header' && /^idempotency-key$/i.test(x.name));
+        const errors = Object.entries(o.op.responses ?? {})
           .filter(([status]) => /^[45]/.test(status))
           .map(([status, r]) => `${status} ${r.description}`)
           .join('; ');
