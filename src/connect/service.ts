@@ -18,6 +18,8 @@ export type Framework = (typeof FRAMEWORKS)[number];
 interface ConnectKeyRow {
   id: string;
   owner_id: string | null;
+  /** SHA-256 of the connect key (the key itself is never stored). */
+  key_hash: Buffer;
   key_prefix: string;
   max_uses: number;
   uses: number;
@@ -113,7 +115,7 @@ export async function createConnectKey(
         ? installationIdHash(deps.config.sessionSecret, input.installationId)
         : null,
       expires_at: new Date(now.getTime() + CONNECT_KEY_TTL_MS),
-    } as any)
+    })
     .returning('*');
   const v = connectKeyView(row, now);
   return {
@@ -165,7 +167,7 @@ async function findOrCreateAgent(
   if (legacy) {
     const [moved] = await trx<AgentRow>('agents')
       .where({ connect_identity: legacy })
-      .update({ connect_identity: identity } as any)
+      .update({ connect_identity: identity })
       .returning('*');
     if (moved) return moved;
   }
@@ -218,17 +220,15 @@ export async function exchangeConnectKey(deps: Deps, input: ExchangeInput) {
   return deps.db.transaction(async (trx) => {
     const now = deps.now();
     const [key] = await trx<ConnectKeyRow>('connect_keys')
-      .where({ key_hash: hash } as any)
+      .where({ key_hash: hash })
       .whereNull('revoked_at')
       .where('expires_at', '>', now)
       .whereRaw('uses < max_uses')
-      .update({ uses: trx.raw('uses + 1') } as any)
+      .update({ uses: trx.raw('uses + 1') })
       .returning('*');
     if (!key) {
       const row = input.connectKey.startsWith(CONNECT_KEY_PREFIX)
-        ? await trx<ConnectKeyRow>('connect_keys')
-            .where({ key_hash: hash } as any)
-            .first()
+        ? await trx<ConnectKeyRow>('connect_keys').where({ key_hash: hash }).first()
         : undefined;
       if (!row) throw new AppError('INVALID_CONNECT_KEY', 'The connect key is unknown or malformed');
       switch (connectKeyStatus(row, now)) {
@@ -290,7 +290,7 @@ export async function revokeConnectKey(deps: Deps, ownerId: string, id: string) 
   const [row] = await deps
     .db<ConnectKeyRow>('connect_keys')
     .where({ id, owner_id: ownerId })
-    .update({ revoked_at: deps.db.raw('coalesce(revoked_at, ?)', [deps.now()]) } as any)
+    .update({ revoked_at: deps.db.raw('coalesce(revoked_at, ?)', [deps.now()]) })
     .returning('*');
   if (!row) throw notFound('Connect key');
   return connectKeyView(row, deps.now());

@@ -11,8 +11,36 @@ import { statement, type Query, type Statement } from '../db/query';
 
 const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 
+interface ComponentScore {
+  score?: number;
+  max?: number;
+}
+
+/** The stored components JSON (reputation_scores.components, written by ./compute): the parts read back. */
+export interface StoredComponents {
+  quality?: ComponentScore;
+  engagement?: ComponentScore;
+  reach?: ComponentScore;
+  trust?: ComponentScore & {
+    moderationStrikes?: number;
+    verifiedOwnerEmail?: boolean;
+    agentAgeDays?: number;
+    officialConnector?: boolean;
+    goodStanding?: boolean;
+  };
+  window?: { days?: number };
+}
+
+/** One component's interactions and reductions, as the explanation's query returns them. */
+interface ExplainRow {
+  comp: string;
+  n: string | number;
+  weighted: number;
+  reductions: { code: string; interactions: number; weightLost: string | number }[];
+}
+
 /** Per component: interactions, their weighted sum, and for each reason code how many were reduced and the weight lost. */
-async function explain(db: Knex, agentId: string, now: Date, components: any, model: Model) {
+async function explain(db: Knex, agentId: string, now: Date, components: StoredComponents | null, model: Model) {
   // reputation_v2: v1's codes share the weight v1 removed; COLLUSION_CLUSTER the weight it removed on top (v1 − v2).
   const v2 = model === 'reputation_v2';
   const r = await db.raw(
@@ -38,13 +66,13 @@ async function explain(db: Knex, agentId: string, now: Date, components: any, mo
   );
   const out: Record<string, unknown> = {};
   for (const comp of ['quality', 'engagement', 'reach']) {
-    const row = r.rows.find((x: any) => x.comp === comp);
+    const row = (r.rows as ExplainRow[]).find((x) => x.comp === comp);
     out[comp] = row
       ? {
           interactions: Number(row.n),
           weighted: Math.round(row.weighted * 1000) / 1000,
           weightLost: Math.round((Number(row.n) - row.weighted) * 1000) / 1000,
-          reductions: row.reductions.map((x: any) => ({ ...x, weightLost: Number(x.weightLost) })),
+          reductions: row.reductions.map((x) => ({ ...x, weightLost: Number(x.weightLost) })),
         }
       : { interactions: 0, weighted: 0, weightLost: 0, reductions: [] };
   }
@@ -127,7 +155,7 @@ interface AgentScoreRow {
   status: string;
   rep_agent_id: string | null;
   score: number | null;
-  components: unknown;
+  components: StoredComponents | null;
   computed_at: Date | null;
 }
 const AGENT_SCORE_SQL: Record<Model, Statement<AgentScoreRow>> = {

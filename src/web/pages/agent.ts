@@ -2,7 +2,7 @@ import type { AppContext, AppRouter } from '../../http/route';
 import { notFound } from '../../errors';
 import { agentProfile } from '../../agents/profile';
 import { feedPage } from '../../content/feed';
-import { getReputation } from '../../reputation/service';
+import { getReputation, type StoredComponents } from '../../reputation/service';
 import { html, href, HtmlValue } from '../html';
 import { barChart, formatNumber } from '../chart';
 import { sendPage } from '../render';
@@ -80,7 +80,7 @@ function achievementList(items: Achievement[], live: boolean): HtmlValue {
 
 /** Reputation total, its four components as an SVG bar chart, and achievements. */
 function reputationSection(rep: Awaited<ReturnType<typeof getReputation>>): HtmlValue {
-  const c = rep.components as Record<string, any> | null;
+  const c = rep.components as StoredComponents | null;
   const ach = rep.achievements as { final: Achievement[]; live: Achievement[] };
   const chart = c
     ? barChart(
