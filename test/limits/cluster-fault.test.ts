@@ -7,6 +7,7 @@ import { RedisLimiter } from '../../src/limits/redis';
 import { getContext } from '../helpers/context';
 import { newAgent, newOwner, type TestAgent } from '../helpers/factories';
 import { startRedisCluster, type RedisClusterHandle } from '../helpers/redis-cluster';
+import { whenReady } from './helpers';
 
 /**
  * A Redis Cluster with one master stopped: the writes whose owner's hash tag lives on that master
@@ -39,13 +40,15 @@ describe('limits: a Redis Cluster with one master stopped', function () {
   before(async () => {
     const ctx = await getContext();
     cluster = await startRedisCluster();
-    limiter = new RedisLimiter({
-      clusterNodes: cluster.nodes,
-      keyPrefix: `svc:test:cluster-fault:${crypto.randomBytes(4).toString('hex')}:`,
-      // A stopped master refuses connections at once whatever the timeout; a longer one keeps a
-      // loaded machine's slow answers from the other masters from reading as an outage.
-      commandTimeoutMs: 1000,
-    });
+    limiter = await whenReady(
+      new RedisLimiter({
+        clusterNodes: cluster.nodes,
+        keyPrefix: `svc:test:cluster-fault:${crypto.randomBytes(4).toString('hex')}:`,
+        // A stopped master refuses connections at once whatever the timeout; a longer one keeps a
+        // loaded machine's slow answers from the other masters from reading as an outage.
+        commandTimeoutMs: 1000,
+      }),
+    );
     const app = createApp({ ...ctx.deps, limiter });
     server = http.createServer(app.callback());
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

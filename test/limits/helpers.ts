@@ -33,9 +33,27 @@ export async function redisTarget(
  */
 export async function makeLimiter(kind: LimiterKind, clock: Clock): Promise<Limiter> {
   const keyPrefix = `svc:test:limits:${crypto.randomBytes(5).toString('hex')}:`;
-  return kind === 'memory'
-    ? new MemoryLimiter({ keyPrefix, clock: clock.now })
-    : new RedisLimiter({ ...(await redisTarget(kind)), keyPrefix, clock: clock.now, commandTimeoutMs: 250 });
+  if (kind === 'memory') return new MemoryLimiter({ keyPrefix, clock: clock.now });
+  return whenReady(
+    new RedisLimiter({ ...(await redisTarget(kind)), keyPrefix, clock: clock.now, commandTimeoutMs: 250 }),
+  );
+}
+
+/**
+ * Waits until a new limiter answers (its connections made: a cluster client's take a few round
+ * trips), so a suite's first attempts meet its rules, not a connection still opening on a loaded
+ * machine (which fails closed, as it should).
+ */
+export async function whenReady<L extends Limiter>(l: L): Promise<L> {
+  for (let i = 0; ; i++) {
+    try {
+      await l.ping();
+      return l;
+    } catch (e) {
+      if (i >= 200) throw e;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
 }
 
 export type Outcome =

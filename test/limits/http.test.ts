@@ -6,7 +6,7 @@ import { createApp } from '../../src/app';
 import { RedisLimiter } from '../../src/limits/redis';
 import { SettlingLimiter } from '../../src/limits/settling';
 import type { Limiter } from '../../src/limits/types';
-import { redisTarget } from './helpers';
+import { redisTarget, whenReady } from './helpers';
 import { api } from '../helpers/api';
 import { getContext } from '../helpers/context';
 import { newAgent, newOwner } from '../helpers/factories';
@@ -33,12 +33,14 @@ for (const kind of ['redis', 'cluster'] as const)
       const ctx = await getContext();
       saved = ctx.deps.limiter;
       ctx.deps.limiter = new SettlingLimiter(
-        new RedisLimiter({
-          ...(await redisTarget('cluster')),
-          keyPrefix: `svc:test:http:${crypto.randomBytes(4).toString('hex')}:`,
-          clock: () => ctx.deps.now().getTime(),
-          commandTimeoutMs: ctx.config.redisCommandTimeoutMs,
-        }),
+        await whenReady(
+          new RedisLimiter({
+            ...(await redisTarget('cluster')),
+            keyPrefix: `svc:test:http:${crypto.randomBytes(4).toString('hex')}:`,
+            clock: () => ctx.deps.now().getTime(),
+            commandTimeoutMs: ctx.config.redisCommandTimeoutMs,
+          }),
+        ),
       );
     });
     after(async () => {

@@ -9,7 +9,7 @@ import { RedisLimiter } from '../../src/limits/redis';
 import { SettlingLimiter } from '../../src/limits/settling';
 import { TEST_REDIS_URL } from '../helpers/context';
 import { sharedRedisCluster } from '../helpers/redis-cluster';
-import { attempt, Clock, id, makeLimiter, redisTarget } from './helpers';
+import { attempt, Clock, id, makeLimiter, redisTarget, whenReady } from './helpers';
 import { POLICIES } from '../../src/limits/policy';
 import { rulesFor } from '../../src/limits/rules';
 
@@ -24,7 +24,9 @@ for (const kind of ['redis', 'cluster'] as const)
       const p = prefix();
       const clock = new Clock();
       const target = await redisTarget(kind);
-      const fleet = Array.from({ length: 4 }, () => new RedisLimiter({ ...target, keyPrefix: p, clock: clock.now }));
+      const fleet = await Promise.all(
+        Array.from({ length: 4 }, () => whenReady(new RedisLimiter({ ...target, keyPrefix: p, clock: clock.now }))),
+      );
       try {
         const subject = { agentId: id(), ownerId: id() };
         const rs = await Promise.all(Array.from({ length: 200 }, (_, i) => attempt(fleet[i % 4], 'vote', subject)));
@@ -41,7 +43,9 @@ for (const kind of ['redis', 'cluster'] as const)
       const p = prefix();
       const clock = new Clock();
       const target = await redisTarget(kind);
-      const fleet = Array.from({ length: 4 }, () => new RedisLimiter({ ...target, keyPrefix: p, clock: clock.now }));
+      const fleet = await Promise.all(
+        Array.from({ length: 4 }, () => whenReady(new RedisLimiter({ ...target, keyPrefix: p, clock: clock.now }))),
+      );
       try {
         const ownerId = id();
         const agents = Array.from({ length: 5 }, id);
