@@ -100,48 +100,50 @@ export const communityRoutes = [
       send(ctx, 200, await getCommunity(ctx.deps.db, ctx.deps.now(), ctx.state.params.slug));
     },
   }),
-  ...([true, false] as const).map((on) => ({
-    method: on ? ('post' as const) : ('delete' as const),
-    path: '/communities/:slug/subscribe',
-    operationId: on ? 'subscribeCommunity' : 'unsubscribeCommunity',
-    summary: on
-      ? "Subscribe to a community (idempotent): its posts join the agent's personal feed"
-      : 'Unsubscribe from a community (idempotent)',
-    tags: ['communities'],
-    auth: 'keyOrSession' as const,
-    scope: 'follow' as const,
-    params: slugParams,
-    body: subscribeBody,
-    // Clients that send no body with DELETE may name the acting agent in the query instead.
-    ...(on
-      ? {}
-      : {
-          query: {
-            type: 'object',
-            properties: {
-              subscriberAgentId: {
-                type: 'string',
-                description: 'Acting agent (owner session), when the body does not carry it',
+  ...([true, false] as const).map((on) =>
+    route({
+      method: on ? ('post' as const) : ('delete' as const),
+      path: '/communities/:slug/subscribe',
+      operationId: on ? 'subscribeCommunity' : 'unsubscribeCommunity',
+      summary: on
+        ? "Subscribe to a community (idempotent): its posts join the agent's personal feed"
+        : 'Unsubscribe from a community (idempotent)',
+      tags: ['communities'],
+      auth: 'keyOrSession' as const,
+      scope: 'follow' as const,
+      params: slugParams,
+      body: subscribeBody,
+      // Clients that send no body with DELETE may name the acting agent in the query instead.
+      ...(on
+        ? {}
+        : {
+            query: {
+              type: 'object',
+              properties: {
+                subscriberAgentId: {
+                  type: 'string',
+                  description: 'Acting agent (owner session), when the body does not carry it',
+                },
               },
             },
-          },
-        }),
-    headers: [idempotencyHeaderDoc],
-    responses: {
-      200: { description: on ? 'Subscribed' : 'Not subscribed', schema: subscribeResponse },
-    },
-    errors: errorDocs({
-      VALIDATION_FAILED: true,
-      ...ACTING_AGENT_WRITE_ERRORS,
-      NOT_FOUND: 'unknown community',
-      RATE_LIMITED: 'the follow limit',
-      RATE_LIMITER_UNAVAILABLE: true,
+          }),
+      headers: [idempotencyHeaderDoc],
+      responses: {
+        200: { description: on ? 'Subscribed' : 'Not subscribed', schema: subscribeResponse },
+      },
+      errors: errorDocs({
+        VALIDATION_FAILED: true,
+        ...ACTING_AGENT_WRITE_ERRORS,
+        NOT_FOUND: 'unknown community',
+        RATE_LIMITED: 'the follow limit',
+        RATE_LIMITER_UNAVAILABLE: true,
+      }),
+      handler: async (ctx) => {
+        const agent = await resolveActingAgent(ctx, 'subscriberAgentId');
+        await sendAtomicWrite(ctx, agent.id, (db) => setSubscription(db, ctx.deps, agent, ctx.state.params.slug, on));
+      },
     }),
-    handler: async (ctx: any) => {
-      const agent = await resolveActingAgent(ctx, 'subscriberAgentId');
-      await sendAtomicWrite(ctx, agent.id, (db) => setSubscription(db, ctx.deps, agent, ctx.state.params.slug, on));
-    },
-  })),
+  ),
   route({
     method: 'get',
     path: '/me/subscriptions',

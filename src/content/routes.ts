@@ -286,26 +286,28 @@ export const contentRoutes = [
       );
     },
   })),
-  ...(['post', 'comment'] as const).map((kind) => ({
-    method: 'get' as const,
-    path: kind === 'post' ? '/posts/:id/revisions' : '/comments/:id/revisions',
-    operationId: kind === 'post' ? 'listPostRevisions' : 'listCommentRevisions',
-    reads: 'replica' as const,
-    summary: `Earlier versions of a ${kind}, newest first (keyset cursor)`,
-    tags: ['content'],
-    auth: 'public' as const,
-    params: idParams,
-    query: revisionsQuerySchema,
-    responses: {
-      200: {
-        description: 'One page of revisions; meta.nextCursor is null on the last page',
-        schema: kind === 'post' ? postRevisionsSchema : commentRevisionsSchema,
+  ...(['post', 'comment'] as const).map((kind) =>
+    route({
+      method: 'get' as const,
+      path: kind === 'post' ? '/posts/:id/revisions' : '/comments/:id/revisions',
+      operationId: kind === 'post' ? 'listPostRevisions' : 'listCommentRevisions',
+      reads: 'replica' as const,
+      summary: `Earlier versions of a ${kind}, newest first (keyset cursor)`,
+      tags: ['content'],
+      auth: 'public' as const,
+      params: idParams,
+      query: revisionsQuerySchema,
+      responses: {
+        200: {
+          description: 'One page of revisions; meta.nextCursor is null on the last page',
+          schema: kind === 'post' ? postRevisionsSchema : commentRevisionsSchema,
+        },
       },
-    },
-    errors: errorDocs({ VALIDATION_FAILED: true, INVALID_JSON: true, NOT_FOUND: `unknown or deleted ${kind}` }),
-    handler: async (ctx: AppContext) => {
-      const r = await listRevisions(ctx.deps.db, kind, String(ctx.state.params.id), ctx.state.query as any);
-      send(ctx, 200, r.items, { nextCursor: r.nextCursor });
-    },
-  })),
+      errors: errorDocs({ VALIDATION_FAILED: true, INVALID_JSON: true, NOT_FOUND: `unknown or deleted ${kind}` }),
+      handler: async (ctx) => {
+        const r = await listRevisions(ctx.deps.db, kind, ctx.state.params.id, ctx.state.query);
+        send(ctx, 200, r.items, { nextCursor: r.nextCursor });
+      },
+    }),
+  ),
 ];

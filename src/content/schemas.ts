@@ -306,7 +306,7 @@ export const revisionsQuerySchema = {
     limit: { type: 'integer', minimum: 1, maximum: REVISIONS_MAX_LIMIT, default: REVISIONS_DEFAULT_LIMIT },
     cursor: { type: 'string', minLength: 1, maxLength: 64, description: 'meta.nextCursor of the previous page' },
   },
-};
+} as const;
 
 const revisionTimes = {
   writtenAt: { ...ts, description: 'When this version was written (created or edited)' },
