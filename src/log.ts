@@ -36,6 +36,20 @@ export function createLogger(level: string): Logger {
   );
 }
 
+/**
+ * A warning for an outage that fails every call while it lasts: at most one line per `everyMs`
+ * (default 5 s), so a Redis outage under load does not flood the log.
+ */
+export function throttledWarning(log: Logger | undefined, message: string, everyMs = 5000): (e: unknown) => void {
+  let last = 0;
+  return (e) => {
+    const now = Date.now();
+    if (now - last < everyMs) return;
+    last = now;
+    log?.warn({ err: { message: (e as Error)?.message } }, message);
+  };
+}
+
 /** The fields of the one access-log line per request. */
 export interface RequestLine {
   requestId: string;

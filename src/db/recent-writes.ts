@@ -1,6 +1,6 @@
 import type Redis from 'ioredis';
 import type { Cluster } from 'ioredis';
-import type { Logger } from '../log';
+import { throttledWarning, type Logger } from '../log';
 
 /**
  * Read-your-writes with read replicas: who wrote within the last `windowMs`. A write request of
@@ -13,15 +13,17 @@ import type { Logger } from '../log';
 export class RecentWrites {
   private readonly memory = new Map<string, number>();
   private notes = 0;
-  private lastErrorLog = 0;
+  private readonly noteError: (e: unknown) => void;
 
   constructor(
     readonly windowMs: number,
     private readonly redis: Redis | Cluster | null,
     private readonly prefix: string,
     private readonly timeoutMs: number,
-    private readonly log?: Logger,
-  ) {}
+    log?: Logger,
+  ) {
+    this.noteError = throttledWarning(log, 'read-your-writes: Redis unavailable (reads of writers go to the primary)');
+  }
 
   /** Marks these principals (ids like 'agent:ID', 'owner:ID') as having just written. */
   async note(ids: readonly string[]): Promise<void> {
@@ -69,16 +71,6 @@ export class RecentWrites {
     } finally {
       clearTimeout(timer);
     }
-  }
-
-  private noteError(e: unknown): void {
-    const now = Date.now();
-    if (now - this.lastErrorLog < 5000) return;
-    this.lastErrorLog = now;
-    this.log?.warn(
-      { err: { message: (e as Error)?.message } },
-      'read-your-writes: Redis unavailable (reads of writers go to the primary)',
-    );
   }
 
   private sweep(): void {

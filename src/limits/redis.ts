@@ -1,6 +1,6 @@
 import crypto from 'crypto';
 import Redis, { Cluster } from 'ioredis';
-import type { Logger } from '../log';
+import { throttledWarning, type Logger } from '../log';
 import {
   adoptionPrefixes,
   isFailOpen,
@@ -114,7 +114,7 @@ export class RedisLimiter implements Limiter {
   private readonly log?: Logger;
   private readonly idBase = crypto.randomBytes(6).toString('hex');
   private seq = 0;
-  private lastErrorLog = 0;
+  private readonly noteError: (e: unknown) => void;
   private readonly timeoutMs: number;
   /** Longest wait for the first connection: one command timeout; a cluster's slot map first, a few. */
   private readonly firstWaitMs: number;
@@ -125,6 +125,7 @@ export class RedisLimiter implements Limiter {
     this.prefix = opts.keyPrefix ?? 'svc:';
     this.clock = opts.clock;
     this.log = opts.log;
+    this.noteError = throttledWarning(opts.log, 'rate limiter: Redis unavailable (writes fail closed, reads pass)');
     const timeout = opts.commandTimeoutMs ?? 250;
     this.timeoutMs = timeout;
     this.firstWaitMs = opts.clusterNodes?.length ? Math.max(1000, timeout * 4) : timeout;
@@ -162,16 +163,6 @@ export class RedisLimiter implements Limiter {
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([this.firstReady, new Promise<void>((r) => (timer = setTimeout(r, this.firstWaitMs)))]);
     clearTimeout(timer);
-  }
-
-  private noteError(e: unknown): void {
-    const now = Date.now();
-    if (now - this.lastErrorLog < 5000) return;
-    this.lastErrorLog = now;
-    this.log?.warn(
-      { err: { message: (e as Error)?.message } },
-      'rate limiter: Redis unavailable (writes fail closed, reads pass)',
-    );
   }
 
   async consume(action: LimitAction, subject: LimitSubject): Promise<LimitHeaders> {
