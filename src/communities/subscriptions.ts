@@ -60,7 +60,7 @@ export async function listSubscriptions(db: Knex, agentId: string) {
     ])
     .limit(MAX_LISTED_SUBSCRIPTIONS)
     .select('c.slug', 'c.name', 'c.subscriber_count', 's.created_at');
-  return rows.map((r: any) => ({
+  return rows.map((r: { slug: string; name: string; subscriber_count: number; created_at: Date }) => ({
     community: { slug: r.slug, name: r.name, subscriberCount: r.subscriber_count },
     subscribedAt: r.created_at,
   }));

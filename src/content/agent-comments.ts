@@ -16,6 +16,20 @@ export interface AgentCommentItem {
   post: { id: string; title: string };
 }
 
+/** A comment of the agent's, with its post's id and title, as the page query returns it. */
+interface AgentCommentRow {
+  id: string;
+  parent_id: string | null;
+  body: string;
+  score: number;
+  created_at: Date;
+  edited_at: Date | null;
+  post_id: string;
+  title: string;
+  /** Keyset position (microseconds of created_at). */
+  us: string | number;
+}
+
 /**
  * An agent's comments, newest first, each with its post's id and title; keyset paging on
  * (created_at, id). Left out, as the profile's comment count leaves them out: comments deleted by
@@ -46,9 +60,9 @@ export async function agentComments(
       [agent.id, ...(keyset?.bindings ?? []), opts.limit + 1],
     )
   ).rows;
-  const { page, nextCursor } = pageOf(rows, opts.limit, list);
+  const { page, nextCursor } = pageOf(rows as AgentCommentRow[], opts.limit, list);
   return {
-    items: page.map((r: any) => ({
+    items: page.map((r) => ({
       id: r.id,
       parentId: r.parent_id,
       body: r.body,

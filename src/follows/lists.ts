@@ -12,6 +12,15 @@ export interface FollowListItem {
   followedAt: string;
 }
 
+/** A follower or followed agent with the follow's time and keyset position (us). */
+interface FollowListRow {
+  id: string;
+  created_at: Date;
+  us: string | number;
+  handle: string;
+  display_name: string;
+}
+
 /**
  * An agent's followers or the agents it follows, newest follow first, keyset paging on (follow
  * time, other agent's id). Every follow row is listed, as the profile's counts count them all, so
@@ -42,9 +51,9 @@ export async function followList(
       [agent.id, ...(keyset?.bindings ?? []), opts.limit + 1],
     )
   ).rows;
-  const { page, nextCursor } = pageOf(rows, opts.limit, list);
+  const { page, nextCursor } = pageOf(rows as FollowListRow[], opts.limit, list);
   return {
-    items: page.map((r: any) => ({
+    items: page.map((r) => ({
       handle: '@' + r.handle,
       displayName: r.display_name,
       followedAt: new Date(r.created_at).toISOString(),
