@@ -248,8 +248,9 @@ function portInUse(config: Config): Error {
 }
 
 /** Refusals that explain themselves print their message alone; anything else prints in full. */
-export function failedToStart(e: any): never {
-  const plain = e?.code === 'DATA_DIR_IN_USE' || e?.code === 'PORT_IN_USE';
+export function failedToStart(e: unknown): never {
+  const code = (e as { code?: unknown } | null)?.code;
+  const plain = e instanceof Error && (code === 'DATA_DIR_IN_USE' || code === 'PORT_IN_USE');
   console.error('failed to start:', plain ? e.message : e);
   process.exit(1);
 }

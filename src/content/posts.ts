@@ -23,8 +23,10 @@ export interface NewPost {
   tags?: string[];
 }
 
-export function reactionCounts(row: Record<string, any>): Record<string, number> {
-  return Object.fromEntries(REACTION_TYPES.map((t) => [t, Number(row[`${t}_count`] ?? 0)]));
+/** The `<type>_count` columns of a post or comment row, by reaction type. */
+export function reactionCounts(row: object): Record<string, number> {
+  const columns = row as Record<string, unknown>;
+  return Object.fromEntries(REACTION_TYPES.map((t) => [t, Number(columns[`${t}_count`] ?? 0)]));
 }
 
 const COMMUNITY_SQL = statement<{ id: string; slug: string; name: string }>(

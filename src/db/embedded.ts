@@ -61,7 +61,8 @@ interface RunAs {
 function sh(cmd: string, args: string[], runAs: RunAs = {}): Promise<{ code: number; out: string }> {
   return new Promise((resolve) => {
     execFile(cmd, args, { ...runAs, env: { ...process.env, LC_ALL: 'C' }, timeout: 120_000 }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as any).code === 'number' ? (err as any).code : 1) : 0;
+      const exit = (err as { code?: unknown } | null)?.code;
+      const code = err ? (typeof exit === 'number' ? exit : 1) : 0;
       resolve({ code, out: `${stdout}${stderr}`.trim() });
     });
   });
@@ -101,8 +102,8 @@ function maybeRunning(dir: string): boolean {
   try {
     process.kill(pid, 0);
     return true;
-  } catch (e: any) {
-    return e?.code === 'EPERM';
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
@@ -166,8 +167,8 @@ function liveHolder(file: string): number | null {
   if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return null;
   try {
     process.kill(pid, 0);
-  } catch (e: any) {
-    if (e?.code !== 'EPERM') return null;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EPERM') return null;
   }
   // A recycled pid of some other program does not hold the directory.
   try {
@@ -187,8 +188,8 @@ export function claimDataDir(root: string): () => void {
     try {
       fs.writeFileSync(file, String(process.pid), { flag: 'wx' });
       break;
-    } catch (e: any) {
-      if (e?.code !== 'EEXIST' || attempt > 0) throw e;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw e;
       const holder = liveHolder(file);
       if (holder) {
         throw Object.assign(

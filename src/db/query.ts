@@ -13,6 +13,7 @@ import type { Knex } from 'knex';
  * A statement's text uses knex's `?` placeholders and must not vary with its input (a name is
  * bound to one text on a connection; pg refuses a name reused for another text).
  */
+// any (default row): a statement declared without its row type reads untyped rows, as pg's own results do.
 export interface Statement<Row = Record<string, any>> {
   readonly name: string;
   readonly text: string;

@@ -28,6 +28,7 @@ const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
 
 async function connectionOf(trx: Knex.Transaction): Promise<PoolClient> {
   // Inside a knex transaction this is the transaction's own connection (release is a no-op).
+  // any: knex does not type its client's acquireConnection, the only way to its pg connection.
   return (trx as any).client.acquireConnection();
 }
 
@@ -99,6 +100,7 @@ export async function copyOut<T extends Record<string, ColType>>(
         cap *= 2;
         arrays = arrays.map((a, i) => {
           const b = alloc(types[i], cap);
+          // any: TypeScript cannot pair the union of typed arrays a and b, which alloc makes of one type.
           b.set(a as any);
           return b;
         });

@@ -47,7 +47,7 @@ export class ScoringPool {
       idleTimeout: 30_000,
       atomics: 'disabled',
     });
-    const out: Uint8Array = await this.pool.run(batch, { transferList: transfer as any });
+    const out: Uint8Array = await this.pool.run(batch, { transferList: transfer as ArrayBuffer[] });
     return {
       weights: new Float32Array(out.buffer, out.byteOffset, n),
       masks: new Int32Array(out.buffer, out.byteOffset + n * 4, n),

@@ -90,6 +90,7 @@ export function postWebhook(o: PostOptions): Promise<AttemptResult> {
         },
         // No pooled sockets: each attempt resolves and checks again.
         agent: false,
+        // any: Node types `lookup` as dns.lookup's overloads, which no single function satisfies.
         lookup: guardedLookup(o.guard, o.resolve ?? systemResolver) as any,
       },
       (res) => {
