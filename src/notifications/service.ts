@@ -154,7 +154,19 @@ export interface NotificationItem {
 type Cursor = TimeIdCursor;
 export { decodeCursor, encodeCursor };
 
-function toItem(r: any): NotificationItem {
+/** A row of `notifications` (category and week are columns too: the deduplication key). */
+interface NotificationRow {
+  id: string;
+  type: string;
+  href: string;
+  data: Record<string, unknown> | null;
+  category?: string | null;
+  week?: string | null;
+  read_at: Date | null;
+  created_at: Date;
+}
+
+function toItem(r: NotificationRow): NotificationItem {
   const data = r.data ?? {};
   return {
     id: r.id,
@@ -196,7 +208,7 @@ export async function listNotifications(db: Db, ownerId: string, opts: { limit: 
       opts.cursor.us,
       opts.cursor.id,
     ]);
-  const rows = await q;
+  const rows: (NotificationRow & { us: string })[] = await q;
   const page = rows.slice(0, opts.limit);
   const last = page[page.length - 1];
   const nextCursor = rows.length > opts.limit && last ? encodeCursor({ us: Number(last.us), id: last.id }) : null;
