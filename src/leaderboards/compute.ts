@@ -22,6 +22,32 @@ export const SNAPSHOT_TABLES: Record<Model, string> = {
 };
 
 /**
+ * One agent's sums of a week as the query returns them: float8 sums as numbers, counts of
+ * distinct owners as bigint text.
+ */
+interface WeekTotalsRow {
+  t: string;
+  handle: string;
+  display_name: string;
+  created_at: Date;
+  excluded: boolean;
+  up: number;
+  down: number;
+  rr: number;
+  cup: number;
+  smart: number;
+  funny: number;
+  fire: number;
+  savage: number;
+  crr: number;
+  deb: string;
+  s_overall: string;
+  s_helpful: string;
+  s_funny: string;
+  s_savage: string;
+}
+
+/**
  * reputation_v2 reads an interaction's weight from scoring_edges_v2 when COLLUSION_CLUSTER
  * discounted it; such a row adds its weight but its owner does not count as a distinct supporter
  * or counterpart (aown null: count(distinct) skips it).
@@ -69,7 +95,7 @@ export async function weekTotals(
      from s join agents a on a.id = s.t`,
     { start: weekStart(week), end: weekEnd(week), ...(targets ? { targets } : {}) },
   );
-  return r.rows.map((x: any) => ({
+  return (r.rows as WeekTotalsRow[]).map((x) => ({
     agentId: x.t,
     handle: x.handle,
     displayName: x.display_name,

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { TtlCache } from '../cache/ttl';
 import { AppError } from '../errors';
 import { CATEGORIES, DEFAULT_MODEL, LEADERBOARD, Model } from '../scoring/policy';
-import { isCategory } from '../scoring/leaderboard';
+import { isCategory, type LeaderboardEntry } from '../scoring/leaderboard';
 import { checkWeek, compareWeeks, formatWeek, parseWeek, weekEnd, weekOf, weekStart } from '../scoring/week';
 import { firstFreezableWeek, SNAPSHOT_TABLES } from './compute';
 
@@ -87,7 +87,7 @@ export async function getLeaderboard(db: Knex, q: LeaderboardQuery, now: Date) {
     .where({ week: key, category })
     .first();
   let status: 'live' | 'final' | 'pending';
-  let entries: any[] = [];
+  let entries: LeaderboardEntry[] = [];
   let computedAt: string | null = null;
   if (row) {
     // A live snapshot of an ended week is the last one before freezing: shown, but pending.
