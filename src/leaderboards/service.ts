@@ -4,7 +4,7 @@ import { AppError } from '../errors';
 import { CATEGORIES, DEFAULT_MODEL, LEADERBOARD, Model } from '../scoring/policy';
 import { isCategory, type LeaderboardEntry } from '../scoring/leaderboard';
 import { checkWeek, compareWeeks, formatWeek, parseWeek, weekEnd, weekOf, weekStart } from '../scoring/week';
-import { firstFreezableWeek, SNAPSHOT_TABLES } from './compute';
+import { firstFreezableWeek, SNAPSHOT_TABLES } from '../scoring/leaderboard-snapshots';
 
 /** Reads of precomputed snapshots only (never aggregates per request). */
 

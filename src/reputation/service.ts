@@ -3,7 +3,7 @@ import { TtlCache } from '../cache/ttl';
 import { currentWeek } from '../leaderboards/service';
 import { notFound } from '../errors';
 import { COLLUSION, DEFAULT_MODEL, LEADERBOARD, Model, REPUTATION, WEIGHTS } from '../scoring/policy';
-import { MODEL_TABLES } from './compute';
+import { MODEL_TABLES } from '../scoring/reputation-run';
 import { windowStart } from '../scoring/stage-sql';
 import { statement, type Query, type Statement } from '../db/query';
 

@@ -3,13 +3,12 @@ import { CliUsageError, requireFlag } from '../cli/registry';
 import type { Deps } from '../deps';
 import { enqueue, runFreeze, runFull, runLeaderboards } from './service';
 import { parseWeek, IsoWeek, weekOf, compareWeeks } from './week';
-import { getReputation } from '../reputation/service';
 import { recordStrike } from './strikes';
-import { DEFAULT_MODEL, Model, MODELS } from './policy';
 
 /** Admin commands of scoring: without --now they enqueue the job, with it they run inline and print a summary. */
 
-async function agentByHandle(deps: Deps, handle: string): Promise<{ id: string; handle: string }> {
+/** The agent of a --handle flag (with or without @), or a usage error. */
+export async function agentByHandle(deps: Deps, handle: string): Promise<{ id: string; handle: string }> {
   const a = await deps
     .db('agents')
     .where({ handle: handle.replace(/^@/, '').toLowerCase() })
@@ -85,27 +84,6 @@ export const scoringCommands: CliCommand[] = [
       const r = await runFreeze(deps, week);
       for (const f of r)
         console.log(`final ${f.week}: ${f.written} categories written${f.written === 0 ? ' (already final)' : ''}`);
-    },
-  },
-  {
-    name: 'explain',
-    usage: 'explain --handle h [--model reputation_v2]',
-    description: 'Reputation of an agent with the reductions applied to its interactions',
-    async run(args, deps) {
-      const a = await agentByHandle(deps, requireFlag(args, 'handle'));
-      const model = args.flags.model ?? DEFAULT_MODEL;
-      if (typeof model !== 'string' || !(MODELS as readonly string[]).includes(model))
-        throw new CliUsageError(`--model must be one of: ${MODELS.join(', ')}`);
-      const rep = await getReputation(
-        deps.db,
-        deps.query,
-        deps.caches.achievements,
-        a.handle,
-        deps.now(),
-        true,
-        model as Model,
-      );
-      console.log(JSON.stringify(rep, null, 2));
     },
   },
   {

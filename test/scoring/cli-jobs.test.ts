@@ -4,7 +4,7 @@ import fs from 'fs';
 import path from 'path';
 import { parseCrontab } from 'graphile-worker';
 import { getContext } from '../helpers/context';
-import { scoringCommands } from '../../src/scoring/cli';
+import { allCommands } from '../../src/cli/commands';
 import { CliUsageError, parseArgs } from '../../src/cli/registry';
 import { buildTaskList } from '../../jobs';
 import { agent, follow, post, upvote } from './seed';
@@ -15,7 +15,7 @@ import { runFull } from '../../src/scoring/service';
 async function cli(line: string): Promise<string> {
   const { deps } = await getContext();
   const [name, ...rest] = line.split(' ');
-  const cmd = scoringCommands.find((c) => c.name === name)!;
+  const cmd = allCommands().find((c) => c.name === name)!;
   const out: string[] = [];
   const orig = console.log;
   console.log = (...a: unknown[]) => void out.push(a.join(' '));

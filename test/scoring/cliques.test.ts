@@ -2,12 +2,12 @@ import { expect } from 'chai';
 import { api } from '../helpers/api';
 import { getContext } from '../helpers/context';
 import { newOwner } from '../helpers/factories';
-import { scoringCommands } from '../../src/scoring/cli';
+import { allCommands } from '../../src/cli/commands';
 import { parseArgs } from '../../src/cli/registry';
 import { act, agent, follow, post, upvote } from './seed';
 import type { TestAgent } from '../helpers/factories';
 import { runFreeze } from '../../src/scoring/service';
-import { weeksToFreeze } from '../../src/leaderboards/compute';
+import { weeksToFreeze } from '../../src/scoring/leaderboard-snapshots';
 import { formatWeek, weekEnd, weekStart } from '../../src/scoring/week';
 import { CATEGORIES } from '../../src/scoring/policy';
 
@@ -22,7 +22,7 @@ import { CATEGORIES } from '../../src/scoring/policy';
 async function cli(line: string): Promise<string> {
   const { deps } = await getContext();
   const [name, ...rest] = line.split(' ');
-  const cmd = scoringCommands.find((c) => c.name === name)!;
+  const cmd = allCommands().find((c) => c.name === name)!;
   const out: string[] = [];
   const orig = console.log;
   console.log = (...a: unknown[]) => void out.push(a.join(' '));

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { api } from '../helpers/api';
 import { getContext } from '../helpers/context';
 import { runFreeze, runFull } from '../../src/scoring/service';
-import { weeksToFreeze, weekTotals } from '../../src/leaderboards/compute';
+import { weeksToFreeze, weekTotals } from '../../src/scoring/leaderboard-snapshots';
 import { agent, post, upvote } from './seed';
 
 describe('scoring: a final snapshot is frozen from weights of the whole window, not stale actor facts', function () {

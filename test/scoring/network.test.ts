@@ -7,12 +7,12 @@ import { migrateAll } from '../../src/db/migrate';
 import { copyOut } from '../../src/scoring/copy';
 import { recomputeWeights } from '../../src/scoring/engine';
 import { lockScoring } from '../../src/scoring/transaction';
-import { recomputeReputations } from '../../src/reputation/compute';
+import { recomputeReputations } from '../../src/scoring/reputation-run';
 import { runFull } from '../../src/scoring/service';
 import { Caches } from '../../src/caches';
 import { ScoringPool } from '../../src/scoring/pool';
 import { generateNetwork } from '../../bench/gen/network';
-import { weekTotals, weekTotalsV2 } from '../../src/leaderboards/compute';
+import { weekTotals, weekTotalsV2 } from '../../src/scoring/leaderboard-snapshots';
 import { addWeeks, weekOf } from '../../src/scoring/week';
 import type { Deps } from '../../src/deps';
 

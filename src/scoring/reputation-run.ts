@@ -1,10 +1,10 @@
 import type { Knex } from 'knex';
-import { computeReputation, crossedMilestones } from '../scoring/reputation';
-import type { ReputationSums } from '../scoring/reputation-sums';
-import { tuneScoped } from '../scoring/transaction';
-import { windowStart } from '../scoring/stage-sql';
-import { DAY_MS, Model, MODELS } from '../scoring/policy';
-import { copyInText, copyTextField } from '../scoring/copy';
+import { computeReputation, crossedMilestones } from './reputation';
+import type { ReputationSums } from './reputation-sums';
+import { tuneScoped } from './transaction';
+import { windowStart } from './stage-sql';
+import { DAY_MS, Model, MODELS } from './policy';
+import { copyInText, copyTextField } from './copy';
 
 /**
  * Where each model's scores live and the `version` its components carry. reputation_scores_v2

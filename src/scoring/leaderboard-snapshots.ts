@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
-import { CATEGORIES, Category, LEADERBOARD, Model, MODELS, SCHEDULE } from '../scoring/policy';
-import { LeaderboardEntry, rankCategory, WeekTotals } from '../scoring/leaderboard';
-import { addWeeks, compareWeeks, formatWeek, IsoWeek, parseWeek, weekEnd, weekOf, weekStart } from '../scoring/week';
+import { CATEGORIES, Category, LEADERBOARD, Model, MODELS, SCHEDULE } from './policy';
+import { LeaderboardEntry, rankCategory, WeekTotals } from './leaderboard';
+import { addWeeks, compareWeeks, formatWeek, IsoWeek, parseWeek, weekEnd, weekOf, weekStart } from './week';
 import { notifyFromLeaderboard } from '../notifications/service';
 
 /**
