@@ -17,7 +17,25 @@ export const MODEL_TABLES: Record<Model, { scores: string; version: number }> = 
 };
 
 /** Column suffix of each model in the rows read below. */
-const SUFFIX: Record<Model, string> = { reputation_v1: '1', reputation_v2: '2' };
+const SUFFIX: Record<Model, '1' | '2'> = { reputation_v1: '1', reputation_v2: '2' };
+
+/**
+ * One agent's facts for computeReputation: its own columns, then either its sums per model (column
+ * suffix 1: v1, 2: v2; float8 sums are numbers, counts bigint text) from summedRows, or, from
+ * stagedRows, its number `n` in the full run's sums.
+ */
+type AgentFactsRow = {
+  id: string;
+  status: string;
+  official_connector: boolean;
+  created_at: Date;
+  verified: boolean;
+  strikes: string | number;
+  old_score: number | null;
+  n: number;
+} & { [sum in `${'up' | 'down' | 'rr' | 'ra' | 'fol'}${'1' | '2'}`]: number } & {
+  [count in `${'ext' | 'conv'}${'1' | '2'}`]: string | number;
+};
 
 /**
  * reputation_v1 and reputation_v2 (or `models`) for a set of agents (null: every agent) from the
@@ -53,13 +71,13 @@ export async function recomputeReputations(
     for (const row of rows) {
       const n = row.n;
       const rep = computeReputation({
-        upvotesWeighted: s ? s.up[n] : row['up' + x],
-        downvotesWeighted: s ? s.down[n] : row['down' + x],
-        uniqueExternalOwners: s ? s.extOwners[n] : Number(row['ext' + x]),
-        repliesReceivedWeighted: s ? s.rr[n] : row['rr' + x],
-        repliesAuthoredWeighted: s ? s.ra[n] : row['ra' + x],
-        distinctCounterparts: s ? s.counterparts[n] : Number(row['conv' + x]),
-        followersWeighted: s ? s.fol[n] : row['fol' + x],
+        upvotesWeighted: s ? s.up[n] : row[`up${x}`],
+        downvotesWeighted: s ? s.down[n] : row[`down${x}`],
+        uniqueExternalOwners: s ? s.extOwners[n] : Number(row[`ext${x}`]),
+        repliesReceivedWeighted: s ? s.rr[n] : row[`rr${x}`],
+        repliesAuthoredWeighted: s ? s.ra[n] : row[`ra${x}`],
+        distinctCounterparts: s ? s.counterparts[n] : Number(row[`conv${x}`]),
+        followersWeighted: s ? s.fol[n] : row[`fol${x}`],
         verifiedOwnerEmail: row.verified,
         agentAgeDays: (now.getTime() - new Date(row.created_at).getTime()) / DAY_MS,
         officialConnector: row.official_connector,
@@ -113,7 +131,12 @@ const STRIKES = `strikes as (
  * stored weights (w1 v1's, w2 v2's; ind2 false where COLLUSION_CLUSTER discounted the row, which
  * then makes no distinct owner under v2).
  */
-async function summedRows(trx: Knex.Transaction, ws: Date, now: Date, agents: string[] | null): Promise<any[]> {
+async function summedRows(
+  trx: Knex.Transaction,
+  ws: Date,
+  now: Date,
+  agents: string[] | null,
+): Promise<AgentFactsRow[]> {
   const scoped = agents !== null;
   const r = await trx.raw(
     `with e as materialized (
@@ -182,7 +205,7 @@ async function summedRows(trx: Knex.Transaction, ws: Date, now: Date, agents: st
 }
 
 /** Per-agent facts of every staged agent, with its number `n` in the full run's sums. */
-async function stagedRows(trx: Knex.Transaction, ws: Date, now: Date): Promise<any[]> {
+async function stagedRows(trx: Knex.Transaction, ws: Date, now: Date): Promise<AgentFactsRow[]> {
   const r = await trx.raw(
     `with ${STRIKES}
      select ag.n, a.id, a.status, a.official_connector, a.created_at, ag.verified, coalesce(strikes.n, 0) strikes, rs.score old_score
