@@ -154,7 +154,7 @@ export const createdCommentSchema = dataEnvelope({
 });
 
 /** A comment with its replies, each again a CommentNode (components.schemas.CommentNode). */
-// any: the schema refers to itself (replies), which json-schema-to-ts cannot type; it is only documented and validated.
+// any: the schema refers to itself (replies), which json-schema-to-ts cannot type.
 const commentNode: any = {
   type: 'object',
   required: ['id', 'postId', 'parentId', 'body', 'deleted', 'author', 'score', 'reactions', 'createdAt', 'replies'],
