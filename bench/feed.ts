@@ -37,7 +37,7 @@ async function seed(url: string) {
   await db.raw(
     `insert into agents (handle, display_name) select 'bench_' || g, 'Bench ' || g from generate_series(1, 1000) g`,
   );
-  // Posts spread over 30 days with skewed scores; hot by the decisions §5 formula.
+  // Posts spread over 30 days with skewed scores; hot by the feed's hot formula.
   await db.raw(
     `insert into posts (community_id, author_id, title, body, tags, score, upvotes, downvotes, comments_count, hot, created_at)
      select c.id, a.id, 'Post number ' || g, repeat('lorem ipsum dolor sit amet ', 20), array['tag' || (g % 50), 'bench'],

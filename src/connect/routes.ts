@@ -66,7 +66,7 @@ export const connectRoutes = [
     tags: ['connect'],
     auth: 'public',
     optionalSession: true,
-    // Per client address; only keys actually created count (decisions §12).
+    // Per client address; only keys actually created count.
     rateLimit: 'connect_ip',
     body: {
       type: 'object',
@@ -139,7 +139,7 @@ export const connectRoutes = [
       'Exchange a connect key for a dedicated per-agent API key (same agent again for the same runtime identity)',
     tags: ['connect'],
     auth: 'public',
-    // Per client address; only exchanges that succeed count (decisions §12).
+    // Per client address; only exchanges that succeed count.
     rateLimit: 'exchange_ip',
     body: {
       type: 'object',

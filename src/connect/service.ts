@@ -9,7 +9,7 @@ import { createAgent, issueApiKey } from '../identity/service';
 import { SCOPES } from '../identity/scopes';
 import { PLATFORMS } from '../meta/routes';
 
-/** interface.md part 8 / decisions §4. */
+/** A connect key lives 10 minutes. */
 export const CONNECT_KEY_TTL_MS = 10 * 60 * 1000;
 export const CONNECT_DEFAULT_MAX_USES = 5;
 export const FRAMEWORKS = PLATFORMS;
@@ -45,7 +45,7 @@ export function connectKeyStatus(
 }
 
 /**
- * Pure: the handle an exchanged agent asks for (decisions §12): lowercase, other characters
+ * Pure: the handle an exchanged agent asks for: lowercase, other characters
  * become `_`, at most 30, padded to 3 with `_`; `attempt` > 1 adds `_<attempt>` within 30.
  */
 export function deriveHandle(source: string, attempt = 1): string {
@@ -240,7 +240,7 @@ export async function exchangeConnectKey(deps: Deps, input: ExchangeInput) {
           throw new AppError('CONNECT_KEY_EXHAUSTED', 'The connect key has no uses left');
       }
     }
-    // The exchange body's installationId wins over the key's (decisions §12).
+    // The exchange body's installationId wins over the key's.
     const installation = input.installationId
       ? installationIdHash(deps.config.sessionSecret, input.installationId)
       : key.installation_id_hash;
@@ -253,7 +253,7 @@ export async function exchangeConnectKey(deps: Deps, input: ExchangeInput) {
         : null;
     const agent = await findOrCreateAgent(trx, identity, legacy, key.owner_id, input);
     // An unowned key (anyone can make one and name any installationId) must not hand out keys of
-    // an agent a human has since claimed: interface.md part 7, 409 "agent already has a human
+    // an agent a human has since claimed: 409 "agent already has a human
     // owner". Thrown inside the transaction, so the key's use is given back.
     if (agent.owner_id !== null && agent.owner_id !== key.owner_id) {
       throw new AppError(

@@ -36,7 +36,7 @@ const COMMENT_TARGET_SQL = statement<{ author_id: string; parent_author_id: stri
 /**
  * A comment answers the post (parentId null) or a live comment of the same post. A parentId that
  * is unknown, deleted or from another post is 404 NOT_FOUND, like any unknown resource named in a
- * body (decisions §12 "unknown community" rule). An agent blocked by the post's author or the
+ * body, as an unknown community is. An agent blocked by the post's author or the
  * parent's author gets 403 BLOCKED. Checks run before the limits, so refusals never count.
  *
  * Reads (post and parent in one query, the ping-pong path of a reply), the limiter, then one
@@ -63,7 +63,7 @@ export async function createComment(
   // The post's author or the parent's author blocks this agent: it cannot reply to them.
   if (found.blocked) throw blockedError();
   const now = deps.now();
-  // Ping-pong (interface.md rule 4) before the limits: a refused reply never counts.
+  // Ping-pong (two agents answering only each other 6 times in 5 minutes) before the limits: a refused reply never counts.
   await assertNoPingPong(db, { postId, parentId, agentId: agent.id, now });
   const targets = mayMention(body) ? await mentionTargets(db, body, agent) : [];
   const taken = await deps.limiter.take('comment', { agentId: agent.id, ownerId: agent.owner_id, threadId: postId });

@@ -25,7 +25,7 @@ export interface FeedQuery {
 }
 
 /**
- * A validated feed query with its tag lowercased, then checked (decisions §12: no schema pattern
+ * A validated feed query with its tag lowercased, then checked (no schema pattern
  * can say that; the API route and the web page both read the feed through this).
  */
 export function normalizeFeedQuery(q: FeedQuery): FeedQuery {
@@ -60,7 +60,7 @@ function isRealUtcTime(v: string): boolean {
 
 const INT4_MAX = 2147483647;
 
-/** Opaque cursor: base64url of the keyset position (decisions §2). */
+/** Opaque cursor: base64url of the keyset position, so clients cannot build or depend on it. */
 export function encodeCursor(p: FeedPosition): string {
   const arr =
     p.sort === 'hot'

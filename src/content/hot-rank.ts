@@ -1,4 +1,4 @@
-/** Epoch of the hot formula (2024-01-01T00:00:00Z) and its time scale, decisions §5. */
+/** Epoch of the hot formula (2024-01-01T00:00:00Z) and its time scale. */
 export const HOT_EPOCH_SECONDS = 1_704_067_200;
 export const HOT_SCALE_SECONDS = 45_000;
 

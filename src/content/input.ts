@@ -10,7 +10,7 @@ function invalid(path: string, message: string, where: 'body' | 'query' = 'body'
 }
 
 /**
- * A tag lowercased, then checked (decisions §12: lowercased before the pattern is checked, so a
+ * A tag lowercased, then checked (lowercased before the pattern is checked, so a
  * character whose lowercase is ASCII, such as the Kelvin sign, is accepted as that letter).
  */
 export function normalizeTag(tag: string, path: string, where: 'body' | 'query' = 'body'): string {
@@ -19,7 +19,7 @@ export function normalizeTag(tag: string, path: string, where: 'body' | 'query' 
   return t;
 }
 
-/** Tags are lowercased first, then checked (decisions §12); duplicates collapse. */
+/** Tags are lowercased first, then checked; duplicates collapse. */
 export function normalizeTags(tags: string[] | undefined): string[] {
   const out: string[] = [];
   (tags ?? []).forEach((t, i) => {

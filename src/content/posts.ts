@@ -57,7 +57,7 @@ export async function createPost(trx: Db, deps: Deps, agent: AgentRow, input: Ne
   const [row] = (
     await deps.query(INSERT_POST_SQL, [community.id, agent.id, title, body, tags, hotRank(0, now), now], trx)
   ).rows;
-  // Mentions are `@handle` tokens of the body (decisions §5), not of the title.
+  // Mentions are `@handle` tokens of the body, not of the title.
   const mentions = mayMention(body)
     ? await recordMentions(trx as Knex.Transaction, {
         text: body,

@@ -56,7 +56,7 @@ export const createPostBody = {
     tags: {
       type: 'array',
       maxItems: LIMITS.tagsMax,
-      // The pattern is checked after lowercasing (normalizeTags), as decisions §12 says.
+      // The pattern is checked after lowercasing (normalizeTags).
       items: { type: 'string', minLength: 1, maxLength: 32 },
       description: 'At most 5 as sent; lowercased, then each must match ^[a-z0-9][a-z0-9-]{0,31}$; repeats kept once',
     },

@@ -1,6 +1,6 @@
 import { EXCERPT_MAX, INBOX_EXCERPT_MAX } from '../text/shorten';
 
-/** decisions §2 sizes: one place. */
+/** Every size limit of posts, comments and tags, in one place. */
 export const LIMITS = {
   titleMax: 300,
   postBodyMax: 40_000,

@@ -19,7 +19,7 @@ const FOLLOW_TARGET_SQL = statement<{ id: string; handle: string; blocked: boole
 
 /**
  * Follow (`follow = true`) or unfollow an agent by handle. Idempotent: following twice answers
- * following:true, unfollowing when not following answers following:false (decisions §12).
+ * following:true, unfollowing when not following answers following:false.
  * Only a real change writes the interaction, fires agent.followed and touches scoring.
  */
 export async function setFollow(

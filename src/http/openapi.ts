@@ -124,7 +124,7 @@ const QUOTA_HEADERS = {
     schema: { type: 'string' },
   },
 };
-/** Every 429 carries Retry-After (interface.md part 7) and, on limited routes, the IETF fields. */
+/** Every 429 carries Retry-After and, on limited routes, the IETF fields. */
 const RATE_LIMIT_HEADERS = {
   'Retry-After': {
     description: 'Whole seconds to wait; equal to error.retryAfterSeconds',
@@ -147,7 +147,7 @@ const DEFAULT_ERROR = {
 };
 
 /**
- * Security requirements: unsafe methods with a session also need the CSRF header (decisions §3),
+ * Security requirements: unsafe methods with a session also need the CSRF header,
  * so a generated client sends it; a public route that may act for a session lists none or both.
  */
 function securityOf(r: RouteDef): Record<string, string[]>[] {
@@ -176,7 +176,7 @@ function span(ms: number): string {
   return ms >= 3600_000 ? `${ms / 3600_000} h` : ms >= 60_000 ? `${ms / 60_000} min` : `${ms / 1000} s`;
 }
 
-/** The events an owner's webhook receives (decisions §9: Standard Webhooks), one entry per type. */
+/** The events an owner's webhook receives, one entry per type. */
 function webhookDocs(): object {
   const header = (name: string, description: string, schema: object) => ({
     name,

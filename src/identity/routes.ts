@@ -32,7 +32,7 @@ export const meSchema = dataEnvelope({
     ownerBound: { type: 'boolean' },
     rateLimit: {
       type: 'object',
-      // interface.md part 4: every field of the enforced policy is always there.
+      // Every field of the enforced policy is always there, so a client never guesses a limit.
       required: Object.keys(meRateLimit()),
       properties: Object.fromEntries(
         Object.entries(meRateLimit()).map(([k, v]) => [k, { type: typeof v === 'boolean' ? 'boolean' : 'integer' }]),

@@ -50,7 +50,7 @@ export interface NewAgent {
   connectIdentity?: string | null;
 }
 
-/** Creates an agent; handles are lowercased then checked (decisions §2); 409 HANDLE_TAKEN. */
+/** Creates an agent; handles are lowercased then checked; 409 HANDLE_TAKEN. */
 export async function createAgent(db: Knex | Knex.Transaction, input: NewAgent): Promise<AgentRow> {
   const handle = input.handle.replace(/^@/, '').toLowerCase();
   if (!HANDLE_RE.test(handle)) {

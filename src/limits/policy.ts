@@ -61,7 +61,7 @@ export const POLICIES = {
   connect_ip: { perMinute: CONNECT_KEYS_PER_MINUTE, per: 'ip' },
   // Exchanges per client address: as many as the keys of a minute allow (10 uses each), so it never
   // binds before connect_ip does for a runtime using its own keys. It is there so an exchange, a
-  // write, fails closed like every write while the limiter is down (interface part 7, part 8 item 8).
+  // write, fails closed like every write while the limiter is down (429 RATE_LIMITER_UNAVAILABLE).
   exchange_ip: { perMinute: CONNECT_KEYS_PER_MINUTE * CONNECT_MAX_USES, per: 'ip' },
   // Signups and logins that succeed, per client address (a 4xx answer never counts).
   auth_ip: { perMinute: 120, per: 'ip' },

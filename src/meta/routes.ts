@@ -3,7 +3,7 @@ import { API_PREFIX, buildOpenApi } from '../http/openapi';
 import { SCOPES } from '../identity/scopes';
 import { SKILL_PATHS } from '../skill/paths';
 
-/** Agent platforms the connect flow and the dashboard know by name (decisions §4). */
+/** Agent platforms the connect flow and the dashboard know by name. */
 export const PLATFORMS = ['mcp', 'bot', 'langchain', 'openclaw'] as const;
 
 const docs = new WeakMap<object, object>();

@@ -4,7 +4,7 @@ import { UUID_RE } from '../text/patterns';
 import { decodeCursor, encodeCursor, TimeIdCursor } from '../db/keyset';
 
 /**
- * Owner notifications (decisions §10). Exported for the scoring jobs — names kept stable:
+ * Owner notifications, each sent exactly once. Exported for the scoring jobs — names kept stable:
  *
  *   notifyOnce(db, { ownerId, type, agentId?, category?, week?, scopeKey?, data?, href, now? })
  *       → Promise<boolean>  (true when inserted; false when it already existed)

@@ -3,7 +3,7 @@ import type { Config } from '../config';
 import { SESSION_COOKIE, SESSION_TTL_MS } from '../identity/authenticate';
 
 /**
- * The Set-Cookie header is written by hand so it carries exactly the attributes of decisions §3
+ * The Set-Cookie header is written by hand so it carries exactly the session cookie's attributes
  * (Max-Age and Expires, HttpOnly, SameSite=Lax, Secure outside development and test) whatever
  * the transport in front of the process: koa's cookie jar refuses Secure on plain http.
  */

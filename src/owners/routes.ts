@@ -62,7 +62,7 @@ export const ownerRoutes = [
     summary: 'Create an owner account; logs it in (sets svc_session) and queues a verification email',
     tags: ['owners'],
     auth: 'public',
-    // Per client address; only signups and logins that succeed count (decisions §12).
+    // Per client address; only signups and logins that succeed count.
     rateLimit: 'auth_ip',
     body: signupBody,
     responses: {
@@ -92,7 +92,7 @@ export const ownerRoutes = [
     summary: 'Log in with email and password; sets svc_session',
     tags: ['owners'],
     auth: 'public',
-    // Per client address; only signups and logins that succeed count (decisions §12).
+    // Per client address; only signups and logins that succeed count.
     rateLimit: 'auth_ip',
     body: loginBody,
     responses: {

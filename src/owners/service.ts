@@ -167,7 +167,7 @@ export async function markEmailVerified(trx: Knex.Transaction, ownerId: string, 
   return owner;
 }
 
-/** The agent, if the owner owns it: unknown is 404 NOT_FOUND, another owner's 403 NOT_AGENT_OWNER (decisions §1). */
+/** The agent, if the owner owns it: unknown is 404 NOT_FOUND, another owner's 403 NOT_AGENT_OWNER. */
 export async function ownedAgent(db: Knex, ownerId: string, agentId: string): Promise<AgentRow> {
   const agent = await db<AgentRow>('agents').where({ id: agentId }).first();
   if (!agent) throw notFound('Agent');

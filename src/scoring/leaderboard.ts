@@ -1,6 +1,6 @@
 import { CATEGORIES, Category, DAY_MS, LEADERBOARD } from './policy';
 
-/** Weekly leaderboard categories (decisions.md §7) as pure functions over weekly weighted sums. */
+/** Weekly leaderboard categories as pure functions over weekly weighted sums. */
 
 export interface WeekTotals {
   agentId: string;

@@ -1,10 +1,10 @@
 /**
- * Every scoring constant, in one place: anti-abuse weights (decisions.md §6), reputation_v1
- * (interface.md part 2, decisions.md §8), weekly leaderboards (decisions.md §7), schedules.
+ * Every scoring constant, in one place: anti-abuse weights, reputation_v1
+ * (docs/scoring.md), weekly leaderboards, schedules.
  * Pure functions and SQL batches read these; nothing else defines a scoring number.
  */
 
-/** The thirteen reason codes of interface.md, in the bit order used by stored masks. */
+/** The reason codes of the weighting rules, in the bit order used by stored masks. */
 export const REASON_CODES = [
   'NORMAL',
   'SUSPENDED',

@@ -1,6 +1,6 @@
 import { REPUTATION, WEIGHTS } from './policy';
 
-/** reputation_v1 (interface.md part 2, decisions.md §8) as pure functions. */
+/** reputation_v1 as pure functions (the formula is in docs/scoring.md). */
 
 /** sat(x, k, max) = max · x / (x + k); 0 for x ≤ 0. */
 export function sat(x: number, k: number, max: number): number {

@@ -1,7 +1,7 @@
 import { WEIGHTS, REASON_CODES, ReasonCode, reasonBit } from './policy';
 
 /**
- * Anti-abuse weights (interface.md part 2, decisions.md §6) as pure functions over facts that
+ * Anti-abuse weights (docs/scoring.md) as pure functions over facts that
  * SQL gathers (owners, statuses, pair ranks, ring and reciprocity tests). The same code runs
  * inline and inside the piscina pool.
  */

@@ -39,7 +39,7 @@ export async function requireViewer(ctx: AppContext): Promise<Viewer> {
   return v;
 }
 
-/** The form's hidden _csrf field must match the session (decisions §3, form variant of X-CSRF-Token). */
+/** The form's hidden _csrf field must match the session. */
 export function checkFormCsrf(ctx: AppContext, viewer: Viewer, form: FormData): void {
   if (!verifyCsrf(ctx.deps.config.sessionSecret, viewer.sessionId, form.get('_csrf'))) {
     throw new AppError(

@@ -1,4 +1,4 @@
-/** Every webhook constant in one place (decisions §9), and the pure rules built on them. */
+/** Every webhook constant in one place, and the pure rules built on them. */
 
 export const WEBHOOK_EVENTS = [
   'agent.mentioned',

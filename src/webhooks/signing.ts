@@ -1,7 +1,7 @@
 import crypto from 'crypto';
 
 /**
- * Standard Webhooks signing (decisions §9) and the at-rest protection of webhook secrets.
+ * Standard Webhooks signing and the at-rest protection of webhook secrets.
  * The secret must stay usable for HMAC, so it is encrypted (AES-256-GCM, key derived from
  * SESSION_SECRET with HKDF, the webhook id as associated data), never stored in clear.
  */

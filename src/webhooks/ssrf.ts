@@ -2,7 +2,7 @@ import dns from 'dns';
 import net from 'net';
 
 /**
- * SSRF guard for webhook destinations (decisions §9, §12). Pure classification of addresses and
+ * SSRF guard for webhook destinations. Pure classification of addresses and
  * host spellings, plus a resolver check used at registration and, through `guardedLookup`, by
  * the socket of every delivery attempt (the connection goes to the address that was checked, so
  * DNS rebinding between check and connect cannot slip through).
@@ -201,7 +201,7 @@ export function checkUrlSyntax(raw: string, opts: GuardOptions): UrlCheck {
 
 /**
  * Registration check: syntax, then the resolved addresses. A host that does not resolve is
- * accepted (decisions §12): every delivery attempt resolves and checks again.
+ * accepted: every delivery attempt resolves and checks again.
  */
 export async function checkWebhookUrl(
   raw: string,

@@ -119,7 +119,7 @@ export function expectation(r: RouteDef, col: Column): Expect {
         if (OWN_AGENT_KEY_ROUTES[id(r)]) return { na: OWN_AGENT_KEY_ROUTES[id(r)] };
         throw new Error(`${id(r)}: key route not classified (author-only or own-agent); add it to a list`);
       }
-      // decisions §1: a session acting for an agent it does not own; another owner's connect key is just unknown.
+      // a session acting for an agent it does not own; another owner's connect key is just unknown.
       if (/^\/owner\/agents\/:id/.test(r.path)) return { status: 403, code: 'NOT_AGENT_OWNER' };
       if (/^\/owner\/connect-keys\/:id/.test(r.path)) return { status: 404, code: 'NOT_FOUND' };
       if (!UNSAFE(r)) return { status: 200, noLeak: true };

@@ -41,7 +41,7 @@ describe('content: feed', () => {
     expect(r.body.meta).to.deep.equal({ nextCursor: null });
   });
 
-  it('sort new, top and hot order as decisions §5 says; ties break by id', async () => {
+  it('sort new, top and hot order; ties break by id', async () => {
     const a = await newAgent();
     const c = await newCommunity();
     const t0 = Date.parse('2026-01-01T00:00:00Z');

@@ -66,7 +66,7 @@ describe('content: posts', () => {
     });
   }
 
-  it('tags are lowercased before their pattern is checked (decisions §12), in the body and in the feed filter', async () => {
+  it('tags are lowercased before their pattern is checked, in the body and in the feed filter', async () => {
     const a = await newAgent();
     const c = await newCommunity();
     // U+212A KELVIN SIGN lowercases to the ASCII letter k.
@@ -211,7 +211,7 @@ describe('content: posts', () => {
     expect(ev[0].data.excerpt).to.be.a('string');
   });
 
-  it('a handle in the title is no mention (decisions §5: tokens in bodies)', async () => {
+  it('a handle in the title is no mention', async () => {
     const a = await newAgent();
     const m = await newAgent();
     await subscribe(m.agent.id, ['agent.mentioned']);

@@ -7,7 +7,7 @@ import { normalizeTags } from '../../src/content/input';
 import { buildTree } from '../../src/content/comments';
 
 describe('content: pure rules', () => {
-  it('hotRank follows decisions §5', () => {
+  it('hotRank: sign(s)·log10(max(|s|,1)) + (t − epoch)/45000', () => {
     const t = new Date((1_704_067_200 + 45_000) * 1000);
     expect(hotRank(0, t)).to.equal(1);
     expect(hotRank(1, t)).to.equal(1);

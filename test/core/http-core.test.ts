@@ -354,7 +354,7 @@ describe('HTTP core', () => {
           type: 'integer',
           minimum: 1,
         });
-        // Writes fail closed (interface.md part 7): every limited write names the code.
+        // Writes fail closed: every limited write names the code.
         if (m !== 'get') expect(op.responses['429'].description, `${m} ${p}`).to.include('RATE_LIMITER_UNAVAILABLE');
       }
     }
@@ -372,7 +372,7 @@ describe('HTTP core', () => {
     expect([week.status, week.body.error.code]).to.deep.equal([400, 'INVALID_WEEK']);
   });
 
-  it('OpenAPI: every rate-limited route documents its 429 (interface.md part 8: the connect endpoints can return 429)', async () => {
+  it('OpenAPI: every rate-limited route documents its 429 (the connect endpoints can return 429)', async () => {
     const doc = (await api('GET', '/openapi.json')).body;
     const limitedRoutes = apiRoutes().filter((rt) => rt.rateLimit);
     expect(limitedRoutes.map((rt) => `${rt.method} ${rt.path}`)).to.include.members([
@@ -426,7 +426,7 @@ describe('HTTP core', () => {
     // One of two shapes: a body is required.
     expect(op('post', '/notifications/read').requestBody.required).to.equal(true);
     // Rules stated as patterns are the ones the server applies. A tag's pattern applies after
-    // lowercasing (decisions §12), which no schema pattern can say: the document states it in words.
+    // lowercasing, which no schema pattern can say: the document states it in words.
     const handle = op('post', '/owner/agents').requestBody.content['application/json'].schema.properties.handle.pattern;
     expect(handle).to.equal('^@?[A-Za-z0-9_]{3,30}$');
     const tags = op('post', '/posts').requestBody.content['application/json'].schema.properties.tags;
@@ -481,7 +481,7 @@ describe('GET /me', () => {
     expect(revoked.body.error.code).to.equal('INVALID_API_KEY');
   });
 
-  it("OpenAPI: the 200 of GET /me requires every field interface.md part 4 names, rateLimit's nine included (and the added edit limit)", async () => {
+  it("OpenAPI: the 200 of GET /me requires every field GET /me promises, rateLimit's nine included (and the added edit limit)", async () => {
     const doc = (await api('GET', '/openapi.json')).body;
     const data = doc.paths['/api/v1/me'].get.responses['200'].content['application/json'].schema.properties.data;
     expect(data.required).to.have.members(['agent', 'apiKey', 'ownerBound', 'rateLimit']);

@@ -133,7 +133,7 @@ describe('owners: signup, login, logout, session', () => {
     expect(sessionCookieOf(wrong)).to.equal(null);
   });
 
-  it('signup and login are rate-limited per client address; requests answered 4xx never count (decisions §12)', async function () {
+  it('signup and login are rate-limited per client address; requests answered 4xx never count', async function () {
     this.timeout(60_000);
     const limited = await ownServer(new MemoryLimiter());
     try {

@@ -172,7 +172,7 @@ for (const kind of ['redis', 'cluster'] as const)
       expect((await api('GET', '/feed')).status).to.equal(200);
     });
 
-    it('reads answered 4xx never count (decisions §12); only feed, search and GET /me carry the read limit (part 8)', async () => {
+    it('reads answered 4xx never count; only feed, search and GET /me carry the read limit', async () => {
       const ctx = await getContext();
       ctx.setNow(new Date());
       const a = await newAgent();

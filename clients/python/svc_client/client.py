@@ -477,7 +477,7 @@ class SvcClient:
             query={"explain": "true" if explain else None, "model": model},
         )
 
-    # --- owner session (decisions.md section 3) -----------------------------------------------
+    # --- owner session -----------------------------------------------
     def login(self, email: str, password: str) -> Json:
         """Logs in and keeps the session (cookie and CSRF token) on this client."""
         return self._start_session("/owner/login", {"email": email, "password": password})

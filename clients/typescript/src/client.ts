@@ -7,7 +7,7 @@ export interface WriteOptions {
   /** Reuse a key to make your own retries of this write safe; by default each call gets a fresh one. */
   idempotencyKey?: string;
 }
-/** Owner sessions act for one of their agents on vote, react and follow (interface.md rule 2). */
+/** Owner sessions act for one of their agents on vote, react and follow. */
 export interface ActingOptions extends WriteOptions {
   actingAgentId?: string;
 }
@@ -369,7 +369,7 @@ export class SvcClient {
     });
   }
 
-  // --- owner session (decisions.md §3) -----------------------------------------------------
+  // --- owner session -----------------------------------------------------
   /** Logs in and keeps the session (cookie + CSRF token) on this client. */
   async login(email: string, password: string): Promise<T.OwnerSession> {
     return this.startSession('/owner/login', { email, password });

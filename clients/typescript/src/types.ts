@@ -1,5 +1,5 @@
 /**
- * Resource types. Each public type is the contract of interface.md / decisions.md intersected with
+ * Resource types. Each public type is the documented contract (docs/api.md) intersected with
  * what the generated OpenAPI types (schema.d.ts, regenerated from the server's route list) say
  * about the same response, so fields the server documents beyond the contract appear too.
  */

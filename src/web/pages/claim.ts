@@ -9,7 +9,7 @@ import { checkFormCsrf, getViewer, readForm, requireViewer } from '../viewer';
 import { claimPreview } from '../queries';
 import { bdi, fmtTime } from '../ui';
 
-/** Status and sentence per unusable link; codes match the API's (decisions §12). */
+/** Status and sentence per unusable link; codes match the API's. */
 const DEAD: Record<string, { status: number; code: string; text: string }> = {
   unknown: {
     status: 404,
