@@ -158,9 +158,13 @@ function principalIds(p: Principal | null): string[] {
  */
 async function runHandler(route: RouteDef, ctx: AppContext): Promise<void> {
   const deps = ctx.deps;
-  const replica =
+  const read =
     route.reads === 'replica' && deps.reads ? await deps.reads.forRead(principalIds(await readerPrincipal(ctx))) : null;
-  if (!replica) return route.handler(ctx);
+  const replica = read?.replica;
+  if (!replica) {
+    if (read?.ownWrite) ctx.state.ownWrite = true;
+    return route.handler(ctx);
+  }
   ctx.deps = { ...deps, db: replica.db, query: replica.query };
   try {
     await route.handler(ctx);

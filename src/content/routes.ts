@@ -86,6 +86,13 @@ export const contentRoutes = [
         send(ctx, 200, p.items, { nextCursor: p.nextCursor });
         return;
       }
+      if (ctx.state.ownWrite) {
+        // A writer's read with replicas: from the primary, never from a page a replica read cached.
+        const p = await feedPage(ctx.deps.query, q);
+        ctx.state.cacheTags = false;
+        send(ctx, 200, p.items, { nextCursor: p.nextCursor });
+        return;
+      }
       // Loaded once for all the requests of its key that arrive while it loads (after a new post
       // empties the cache, they share one query), stored tagged with its posts.
       const page = await ctx.deps.caches.feed.loadTagged(feedCacheKey(q), async () => {

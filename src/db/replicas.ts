@@ -75,7 +75,9 @@ class Replica {
 
   constructor(url: string, poolMax: number, log: Logger) {
     this.name = replicaName(url);
-    this.db = createDb(url, poolMax, log.child({ replica: this.name }), true);
+    // Errors only from the pool itself: ReadReplicas says once each way when this replica goes
+    // out of use and back, and the pool would repeat its connection warnings every few seconds.
+    this.db = createDb(url, poolMax, log.child({ replica: this.name }, { level: 'error' }), true);
     this.query = createQuery(this.db);
     // Unused until its first check says it is reachable and close enough.
     this.status = { name: this.name, ok: false, lagMs: null, latencyMs: 0, inUse: false };
@@ -229,11 +231,19 @@ export class ReadRouting {
     readonly writes: RecentWrites,
   ) {}
 
-  /** A replica for this read by these principals (none: anonymous), or null for the primary. */
-  async forRead(principalIds: readonly string[]): Promise<{ name: string; db: Knex; query: Query } | null> {
+  /**
+   * Where this read by these principals (none: anonymous) runs: a replica, or the primary
+   * (replica null). `ownWrite`: the primary because the caller wrote within the window, so the
+   * read must not be answered from a per-process cache a replica read may have filled.
+   */
+  async forRead(
+    principalIds: readonly string[],
+  ): Promise<{ replica: { name: string; db: Knex; query: Query } | null; ownWrite: boolean }> {
     const r = this.replicas.pick();
-    if (!r) return null;
-    return (await this.writes.recent(principalIds)) ? null : r;
+    if (!r) return { replica: null, ownWrite: false };
+    return (await this.writes.recent(principalIds))
+      ? { replica: null, ownWrite: true }
+      : { replica: r, ownWrite: false };
   }
 
   noteWrite(principalIds: readonly string[]): Promise<void> {

@@ -29,6 +29,11 @@ export interface AppState {
    * it must not be stored (e.g. a body served from another cache entry whose tags are not known).
    */
   cacheTags?: readonly string[] | false;
+  /**
+   * With read replicas: this reader wrote within the read-your-writes window, so its read runs on
+   * the primary and skips the per-process caches that replica reads fill (its own post shows at once).
+   */
+  ownWrite?: boolean;
 }
 
 /** What the application adds to Koa's context (app.context.deps). */

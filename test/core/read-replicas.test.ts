@@ -15,18 +15,23 @@ import { createReadRouting, lagFromSamples, ReadReplicas, type ReadRouting } fro
 import { createAgent, createOwner, createSession, issueApiKey } from '../../src/identity/service';
 import { SCOPES } from '../../src/identity/scopes';
 import { createLimiter } from '../../src/limits';
+import pino from 'pino';
 import { createLogger, type Logger } from '../../src/log';
 import { ScoringPool } from '../../src/scoring/pool';
 import { testConfig } from '../helpers/context';
 import { startPgReplicaPair, type PgReplicaPair } from '../helpers/pg-replica';
 
 /** A logger that keeps its warn and info messages. */
+/** A real logger whose lines at info and above (child loggers' too) are kept as their messages. */
 function recordingLogger(): { log: Logger; said: string[] } {
-  const log = createLogger('silent');
   const said: string[] = [];
-  log.warn = ((_o: unknown, msg: string) => void said.push(msg)) as typeof log.warn;
-  log.info = ((_o: unknown, msg: string) => void said.push(msg)) as typeof log.info;
-  return { log, said };
+  const stream = {
+    write: (line: string) => {
+      const o = JSON.parse(line) as { level: number; msg: string };
+      if (o.level >= 30) said.push(o.msg);
+    },
+  };
+  return { log: pino({ level: 'info' }, stream), said };
 }
 
 interface Web {
@@ -63,7 +68,9 @@ describe('read replicas (DATABASE_READ_URL) on a real streaming replica', functi
     const reads = createReadRouting(config, log, { keyPrefix, primary: db })!;
     // Checked by the test when it chooses (no background timer): a stopped replica is met by a read first.
     await reads.replicas.check();
-    const caches = createCaches(config.nodeEnv, pair.primaryUrl, log);
+    // The caches as in production (the test environment turns the feed cache off): a page an
+    // anonymous replica read cached must not answer a writer.
+    const caches = createCaches('production', pair.primaryUrl, log);
     caches.evictAgainAfterMs = reads.writes.windowMs;
     const deps: Deps = {
       config,
@@ -156,7 +163,10 @@ describe('read replicas (DATABASE_READ_URL) on a real streaming replica', functi
       });
       expect(created.status, JSON.stringify(created.body)).to.equal(201);
       postId = created.body.data.id;
-      // The author, through the process it wrote through and through another one: the primary.
+      // An anonymous read first fills each process's feed cache from the replica, without the post.
+      for (const web of [a, b]) expect(await newFeed(web)).to.not.include(postId);
+      // The author, through the process it wrote through and through another one: the primary,
+      // not the page the anonymous read cached.
       for (const web of [a, b]) {
         const mine = await call(web, 'GET', `/posts/${postId}`, author.key);
 
@@ -250,6 +260,8 @@ describe('read replicas (DATABASE_READ_URL) on a real streaming replica', functi
       expect(h.body.data.replicas[0]).to.deep.include({ ok: false, lagMs: null, inUse: false });
       await web.reads.replicas.check();
       expect(web.said.filter((m) => /read replica unreachable/.test(m))).to.have.length(1);
+      // Only that line: the replica pool's own connection errors are not repeated in the log.
+      expect(web.said.filter((m) => m === 'database client')).to.deep.equal([]);
     } finally {
       await pair.startReplica();
     }
