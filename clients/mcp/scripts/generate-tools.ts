@@ -101,6 +101,10 @@ function toolSpec(entry: CatalogEntry, byId: Map<string, Operation>, doc: any): 
     if (!(name in properties)) throw new Error(`tool ${entry.name}: cannot require unknown input ${name}`);
     required.add(name);
   }
+  for (const [name, description] of Object.entries(entry.describe ?? {})) {
+    if (!(name in properties)) throw new Error(`tool ${entry.name}: cannot describe unknown input ${name}`);
+    properties[name] = { ...properties[name], description };
+  }
   let also: ToolSpec['also'];
   if (entry.alsoOperationId) {
     const other = byId.get(entry.alsoOperationId);
