@@ -28,33 +28,6 @@ export const CHANGES_CHANNEL = 'svc_cache_changes';
 /** NOTIFY payloads are limited to 8000 bytes: past this, counters of many posts become one whole feed change. */
 const MAX_PAYLOAD = 7000;
 const RECONNECT_MIN_MS = 500;
-/**
- * Listening processes hold this advisory lock (shared, on their listening connection, so it goes
- * with the connection): a publisher that finds no other holder has nobody to tell.
- */
-const LISTENERS_LOCK = [0x73766301, 0x6c697374] as const;
-/** A publisher's finding "no other listener" holds for this long after it asked. */
-export const LISTENERS_FRESH_MS = 1000;
-/**
- * A listener that just registered empties its caches again this long after: a publisher that
- * asked just before the registration skipped notifying for at most LISTENERS_FRESH_MS.
- */
-export const LISTENER_SETTLE_MS = 2 * LISTENERS_FRESH_MS + 500;
-
-/** Registers `client` (a connection listening on CHANGES_CHANNEL) as a listener publishers must tell. */
-export async function registerListener(client: pg.Client): Promise<void> {
-  await client.query('select pg_advisory_lock_shared($1, $2)', [...LISTENERS_LOCK]);
-}
-
-/**
- * The NOTIFY, sent only when some other connection of this database is a registered listener,
- * and whether one is (one round trip).
- */
-const NOTIFY_SQL = `select o.others, case when o.others then pg_notify($1, $2) end as sent
-  from (select exists (select 1 from pg_locks l
-                        where l.locktype = 'advisory' and l.classid = $3 and l.objid = $4 and l.objsubid = 2 and l.granted
-                          and l.pid <> pg_backend_pid()
-                          and l.database = (select oid from pg_database where datname = current_database())) as others) o`;
 const RECONNECT_MAX_MS = 10_000;
 
 interface Message {
@@ -72,12 +45,6 @@ interface Message {
  * A listening process (web) that loses its connection reconnects with backoff and, once listening
  * again, empties every cache (`onResync`): notifications sent meanwhile are lost. Should a
  * notification be lost anyway, each cache's TTL bounds how long a stale entry can live.
- *
- * Nobody to tell, no NOTIFY: each listener registers (registerListener), and a publisher that
- * found no other registered listener less than LISTENERS_FRESH_MS before (measured from when it
- * asked) skips the round trip; a single web process then pays nothing for its writes' changes.
- * A listener that registers empties its caches at once and again LISTENER_SETTLE_MS later, which
- * covers the writes of a publisher that had not seen it yet.
  */
 export class ChangeBus {
   readonly origin = crypto.randomUUID();
@@ -90,10 +57,7 @@ export class ChangeBus {
   private onResync: (() => void) | null = null;
   private retryMs = RECONNECT_MIN_MS;
   private retryTimer: NodeJS.Timeout | null = null;
-  private settleTimer: NodeJS.Timeout | null = null;
   private closed = false;
-  /** When this process last asked whether another listener exists (performance.now()), and the answer. */
-  private others: { askedAt: number; found: boolean } | null = null;
 
   constructor(
     private readonly connectionString: string,
@@ -129,31 +93,13 @@ export class ChangeBus {
       this.queued = [];
       this.waiters = [];
       try {
-        // Found alone lately: nobody listens who could hold what these changes make stale.
-        if (this.others && !this.others.found && performance.now() - this.others.askedAt < LISTENERS_FRESH_MS) {
-          for (const w of waiters) w();
-          continue;
-        }
         const client = await this.connection();
-        const askedAt = performance.now();
-        const payload = encode(this.origin, changes);
-        // Others found lately: tell them without asking again (until the finding is half stale).
-        if (this.others?.found && askedAt - this.others.askedAt < LISTENERS_FRESH_MS / 2) {
-          await client.query({
-            name: 'cache_changes_notify',
-            text: 'select pg_notify($1, $2)',
-            values: [CHANGES_CHANNEL, payload],
-          });
-        } else {
-          const r = await client.query<{ others: boolean }>({
-            name: 'cache_changes_notify_listeners',
-            text: NOTIFY_SQL,
-            values: [CHANGES_CHANNEL, payload, ...LISTENERS_LOCK],
-          });
-          this.others = { askedAt, found: r.rows[0].others };
-        }
+        await client.query({
+          name: 'cache_changes_notify',
+          text: 'select pg_notify($1, $2)',
+          values: [CHANGES_CHANNEL, encode(this.origin, changes)],
+        });
       } catch (e) {
-        this.others = null;
         this.log.warn(
           { err: { message: (e as Error).message } },
           'cache changes not published; other processes see them within their TTL',
@@ -183,16 +129,8 @@ export class ChangeBus {
         if (m && m.o !== this.origin) this.listener?.(m.c);
       });
       await client.query(`listen ${CHANGES_CHANNEL}`);
-      await registerListener(client);
-      // Whatever was published while this process was not listening is lost: start from empty
-      // caches, and again once every publisher has seen this listener.
+      // Whatever was published while this process was not listening is lost: start from empty caches.
       this.onResync?.();
-      if (this.settleTimer) clearTimeout(this.settleTimer);
-      this.settleTimer = setTimeout(() => {
-        this.settleTimer = null;
-        if (this.client === client) this.onResync?.();
-      }, LISTENER_SETTLE_MS);
-      this.settleTimer.unref();
     }
     if (this.closed) {
       await client.end().catch(() => undefined);
@@ -229,7 +167,6 @@ export class ChangeBus {
     await this.flushing;
     this.closed = true;
     if (this.retryTimer) clearTimeout(this.retryTimer);
-    if (this.settleTimer) clearTimeout(this.settleTimer);
     const c = this.client ?? (await this.connecting?.catch(() => null)) ?? null;
     this.client = null;
     await c?.end().catch(() => undefined);

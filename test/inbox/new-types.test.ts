@@ -6,7 +6,7 @@ import { getContext } from '../helpers/context';
 import { newAgent, newOwner, TestAgent } from '../helpers/factories';
 import { newCommunity, seedComment, seedPost } from '../content/helpers';
 import { resolveReport } from '../../src/reports/moderation';
-import { CHANGES_CHANNEL, LISTENERS_FRESH_MS, registerListener } from '../../src/cache/change-bus';
+import { CHANGES_CHANNEL } from '../../src/cache/change-bus';
 
 const ADMIN = { label: 'cli:test', ownerId: null };
 
@@ -202,10 +202,6 @@ describe('inbox: report_resolved and content_removed', () => {
     const payloads: string[] = [];
     listener.on('notification', (n) => payloads.push(n.payload ?? ''));
     await listener.query(`listen ${CHANGES_CHANNEL}`);
-    // Registered as a web process's listener is: publishers tell only registered listeners.
-    await registerListener(listener);
-    // A publisher that found no listener just before tells none for this long.
-    await new Promise((r) => setTimeout(r, LISTENERS_FRESH_MS));
     try {
       await resolveReport(ctx.deps, ADMIN, rid, { uphold: true, hide: true });
       // This process evicted at once.
