@@ -4,10 +4,10 @@ import net from 'net';
 import { promisify } from 'util';
 import { probeDatabase } from '../../src/db/probe';
 import { getContext } from '../helpers/context';
+import { runCommand as run } from '../helpers/cli';
 import { newAgent, newOwner } from '../helpers/factories';
 import { api } from '../helpers/api';
 import { allCommands } from '../../src/cli/commands';
-import { parseArgs } from '../../src/cli/registry';
 import { runIncremental } from '../../src/scoring/service';
 import { agent, post, upvote } from '../scoring/seed';
 
@@ -18,19 +18,6 @@ async function failure(p: Promise<unknown>): Promise<string> {
     return (e as Error).message;
   }
   return 'did not fail';
-}
-
-async function run(name: string, argv: string[]): Promise<string> {
-  const cmd = allCommands().find((c) => c.name === name)!;
-  const out: string[] = [];
-  const orig = console.log;
-  console.log = (...a: unknown[]) => void out.push(a.join(' '));
-  try {
-    await cmd.run(parseArgs(argv), (await getContext()).deps);
-  } finally {
-    console.log = orig;
-  }
-  return out.join('\n');
 }
 
 describe('identity admin CLI', () => {

@@ -4,28 +4,13 @@ import fs from 'fs';
 import path from 'path';
 import { parseCrontab } from 'graphile-worker';
 import { getContext } from '../helpers/context';
-import { allCommands } from '../../src/cli/commands';
-import { CliUsageError, parseArgs } from '../../src/cli/registry';
+import { cli } from '../helpers/cli';
+import { CliUsageError } from '../../src/cli/registry';
 import { buildTaskList } from '../../jobs';
 import { agent, follow, post, upvote } from './seed';
 import { computeBatch, EdgeBatch } from '../../src/scoring/weights';
 import { ScoringPool } from '../../src/scoring/pool';
 import { runFull } from '../../src/scoring/service';
-
-async function cli(line: string): Promise<string> {
-  const { deps } = await getContext();
-  const [name, ...rest] = line.split(' ');
-  const cmd = allCommands().find((c) => c.name === name)!;
-  const out: string[] = [];
-  const orig = console.log;
-  console.log = (...a: unknown[]) => void out.push(a.join(' '));
-  try {
-    await cmd.run(parseArgs(rest), deps);
-  } finally {
-    console.log = orig;
-  }
-  return out.join('\n');
-}
 
 async function queued(task: JobName): Promise<number> {
   const { db } = await getContext();

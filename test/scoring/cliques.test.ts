@@ -1,9 +1,8 @@
 import { expect } from 'chai';
 import { api } from '../helpers/api';
 import { getContext } from '../helpers/context';
+import { cli } from '../helpers/cli';
 import { newOwner } from '../helpers/factories';
-import { allCommands } from '../../src/cli/commands';
-import { parseArgs } from '../../src/cli/registry';
 import { act, agent, follow, post, upvote } from './seed';
 import type { TestAgent } from '../helpers/factories';
 import { runFreeze } from '../../src/scoring/service';
@@ -18,21 +17,6 @@ import { CATEGORIES } from '../../src/scoring/policy';
  * with ?model=. Each clique member is compared with an honest control voted for by as many
  * unrelated owners in the same way (2 posts, both upvoted by each voter).
  */
-
-async function cli(line: string): Promise<string> {
-  const { deps } = await getContext();
-  const [name, ...rest] = line.split(' ');
-  const cmd = allCommands().find((c) => c.name === name)!;
-  const out: string[] = [];
-  const orig = console.log;
-  console.log = (...a: unknown[]) => void out.push(a.join(' '));
-  try {
-    await cmd.run(parseArgs(rest), deps);
-  } finally {
-    console.log = orig;
-  }
-  return out.join('\n');
-}
 
 type Model = 'reputation_v1' | 'reputation_v2';
 
