@@ -1,23 +1,26 @@
 /**
- * Scoring benchmark: full recompute (weights + reputation) over synthetic networks of growing
- * size, a second full run over the stored results (the 30-minute job's steady state), the live
- * leaderboards, then an incremental run after 1,000 new interactions.
+ * Scoring benchmark (issue 29, point 5: measure and plan). Per size, on a synthetic network of that
+ * many interactions (bench/gen/network.ts, generated inside PostgreSQL, seeded, deterministic):
+ *   - full recompute, 1 worker: the first full run (every weight and reputation, first-time
+ *     milestone notifications);
+ *   - the steady 30-minute cycle: the `reputation_recompute` job, today a full recompute over the
+ *     stored results (its cost grows with the window, not with activity);
+ *   - full recompute, 2 workers: two worker-like clients (each its own connection pool, as two
+ *     processes) start the same full recompute at once; today every run takes one advisory lock in
+ *     one transaction, so the second waits and then redoes it: "done" is the first commit, "both"
+ *     the second;
+ *   - the 15-minute cycle: `leaderboards_refresh` (incremental catch-up + live week snapshots), its
+ *     first run (which freezes the generated history's ended weeks, a one-off backfill) and a steady one;
+ *   - incremental after 1,000 new votes (the debounced job after writes);
+ * then the time ratios between sizes and per-interaction costs.
  *
- *   npx tsx bench/scoring.ts            # quick: 50k and 100k interactions
- *   npx tsx bench/scoring.ts full       # 100k, 1M, 2M (several minutes on 2 cores)
- *   npx tsx bench/scoring.ts 200000 400000
- *   npx tsx bench/scoring.ts full --rounds=3   # every size timed 3 times, interleaved; medians
+ *   npx tsx bench/scoring.ts                     # quick: 50k and 100k interactions
+ *   npx tsx bench/scoring.ts full                # 1M and 4M (about 20 minutes on 2 cores)
+ *   npx tsx bench/scoring.ts 1000000 2000000     # explicit sizes
+ *   npx tsx bench/scoring.ts 1000000 --v1        # adds a v1-only full run (reputation_v2's cost, issue 33)
  *
  * Each size gets its own fresh database (dropped afterwards) on the machine's PostgreSQL; all are
- * generated first, then timed. With --rounds=N every size is timed N times (a round resets the
- * scoring tables to their state before the first run), the sizes of one round one after the
- * other, and the tables show medians: on this shared machine a single run of one size can be
- * 20 % off the next one.
- * Targets (issue 5): full recompute of 1M interactions ≤ 20 s; 2x data ≤ 2.3x time; incremental
- * after 1,000 new interactions ≤ 2 s. reputation_v2's cost (issue 33: ≤ +50 % at 1M): after the
- * second full run (both models, what every run does), a third one computes v1 only (the baseline,
- * `runFull(deps, { v1Only: true })`); the table prints second / third. The incremental run is timed
- * the same way: v1 only after 1,000 new votes, then both models after 1,000 more.
+ * generated first, then timed, one size after the other.
  */
 import { createQuery } from '../src/db/query';
 import knexFactory, { Knex } from 'knex';
@@ -36,17 +39,12 @@ const ADMIN = process.env.BENCH_ADMIN_DATABASE_URL || 'postgres://postgres@127.0
 interface Sized {
   size: number;
   name: string;
+  url: string;
   db: Knex;
   deps: Deps;
   interactions: number;
   agents: number;
   genMs: number;
-}
-
-interface Round {
-  full: FullResult;
-  again: FullResult;
-  v1: FullResult;
 }
 
 async function prepare(admin: Knex, size: number, now: Date): Promise<Sized> {
@@ -61,6 +59,7 @@ async function prepare(admin: Knex, size: number, now: Date): Promise<Sized> {
   return {
     size,
     name,
+    url: u.toString(),
     db,
     deps: { db, query: createQuery(db), now: () => now, caches: new Caches('test'), scoringPool } as unknown as Deps,
     interactions: net.interactions,
@@ -69,123 +68,104 @@ async function prepare(admin: Knex, size: number, now: Date): Promise<Sized> {
   };
 }
 
-/**
- * Back to the state before the first full recompute (no weights, facts, reputations, milestone
- * notifications or watermark), settled like the generated network: a later round's first run
- * repeats the first round's work.
- */
-async function reset(db: Knex): Promise<void> {
-  await db.raw(
-    'truncate scoring_edges, scoring_agent_facts, reputation_scores, brigade_flags, scoring_watermarks, scoring_edges_v2, scoring_clusters, reputation_scores_v2',
-  );
-  await db.raw(`delete from notifications where type = 'reputation_milestone'`);
-  await db.raw('vacuum (analyze) notifications, scoring_edges, scoring_agent_facts, reputation_scores');
-  await db.raw('checkpoint');
-}
-
 const s = (ms: number) => (ms / 1000).toFixed(2);
-const median = (xs: number[]) => {
-  const v = [...xs].sort((a, b) => a - b);
-  return v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
-};
 const parts = (f: FullResult) => {
   const w = f.weights.ms;
   return `facts ${w.facts} ms, weights ${w.compute} ms, write ${w.write} ms, clusters ${w.collusion} ms, reputation ${f.ms - w.facts - w.compute - w.write - w.collusion} ms`;
 };
 
+interface Timed {
+  full1: FullResult;
+  steady: FullResult;
+  v1: FullResult | null;
+  two: { first: number; both: number; order: string };
+  lbFirst: number;
+  inc: IncrementalResult;
+  added: number;
+  lbSteady: number;
+}
+
 async function main() {
   const args = process.argv.slice(2);
-  const roundsArg = args.find((a) => a.startsWith('--rounds='));
-  const rounds = roundsArg ? Math.max(1, Number(roundsArg.slice('--rounds='.length))) : 1;
-  const rest = args.filter((a) => !a.startsWith('--rounds='));
-  const sizes =
-    rest[0] === 'full' ? [100_000, 1_000_000, 2_000_000] : rest.length ? rest.map(Number) : [50_000, 100_000];
+  const withV1 = args.includes('--v1');
+  const rest = args.filter((a) => !a.startsWith('--'));
+  const sizes = rest[0] === 'full' ? [1_000_000, 4_000_000] : rest.length ? rest.map(Number) : [50_000, 100_000];
   const admin = knexFactory({ client: 'pg', connection: ADMIN, pool: { min: 0, max: 1 } });
   const now = new Date();
   const nets: Sized[] = [];
+  const seconds: Knex[] = [];
+  const out: Timed[] = [];
   try {
     for (const size of sizes) {
       const n = await prepare(admin, size, now);
       nets.push(n);
       console.log(`size ${size}: ${n.interactions} interactions, ${n.agents} agents (generated in ${s(n.genMs)} s)`);
     }
-    // Every size is timed in each round, one after the other, so the sizes of one round meet
-    // the same machine (other work on it drifts over minutes).
-    const runs: Round[][] = nets.map(() => []);
-    for (let r = 0; r < rounds; r++) {
-      for (const [i, n] of nets.entries()) {
-        if (r > 0) await reset(n.db);
-        const full = await runFull(n.deps);
-        const again = await runFull(n.deps);
-        const v1 = await runFull(n.deps, { v1Only: true });
-        runs[i].push({ full, again, v1 });
-        const c = again.weights.collusion;
-        console.log(
-          `round ${r + 1}, size ${n.size}: full recompute ${s(full.ms)} s (${parts(full)}) = ${Math.round(n.interactions / (full.ms / 1000))} interactions/s, ` +
-            `${full.reputations} reputations, ${full.milestones} milestone notifications; second full run ${s(again.ms)} s (${parts(again)}; ` +
-            `${c.clusters} clusters of ${c.members} agents, ${c.edges} interactions discounted); v1 only ${s(v1.ms)} s (${parts(v1)})`,
-        );
-      }
-    }
-    const tail: { lbMs: number; added: number; inc: IncrementalResult; incV1: IncrementalResult }[] = [];
     for (const n of nets) {
+      const full1 = await runFull(n.deps);
+      console.log(
+        `size ${n.size}: full recompute, 1 worker ${s(full1.ms)} s (${parts(full1)}), ${full1.milestones} milestones`,
+      );
+      const steady = await runFull(n.deps);
+      console.log(
+        `size ${n.size}: steady 30-minute cycle (full recompute over stored results) ${s(steady.ms)} s (${parts(steady)})`,
+      );
+      const v1 = withV1 ? await runFull(n.deps, { v1Only: true }) : null;
+      if (v1) console.log(`size ${n.size}: same, v1 only ${s(v1.ms)} s (${parts(v1)})`);
+      // A second "worker process": its own connection pool on the same database.
+      const db2 = createDb(n.url, 4);
+      seconds.push(db2);
+      const deps2 = { ...n.deps, db: db2, query: createQuery(db2) } as unknown as Deps;
+      const t0 = Date.now();
+      const ends: { who: string; at: number }[] = [];
+      await Promise.all(
+        [
+          ['A', n.deps],
+          ['B', deps2],
+        ].map(([who, d]) => runFull(d as Deps).then(() => ends.push({ who: who as string, at: Date.now() - t0 }))),
+      );
+      const two = { first: ends[0].at, both: ends[1].at, order: ends.map((e) => e.who).join(' then ') };
+      console.log(
+        `size ${n.size}: full recompute, 2 workers: first commit ${s(two.first)} s, second ${s(two.both)} s (${two.order}; one lock, so they serialise)`,
+      );
       const l0 = Date.now();
       await runLeaderboards(n.deps);
-      const lbMs = Date.now() - l0;
-      // v1 only first (the baseline), then both models, each after 1,000 new votes.
-      await addFreshVotes(n.db, 1000, now);
-      const incV1 = await runIncremental(n.deps, { v1Only: true });
-      // Out of the next run's re-read overlap (SCHEDULE.watermarkOverlapSeconds): it scores only its own batch.
-      await n.db.raw(
-        `update interactions set updated_at = updated_at - interval '10 minutes' where updated_at > now() - interval '10 minutes'`,
-      );
+      const lbFirst = Date.now() - l0;
       const added = await addFreshVotes(n.db, 1000, now);
       const inc = await runIncremental(n.deps);
-      tail.push({ lbMs, added, inc, incV1 });
-      // What an incremental run would pay to find the clusters itself instead of applying the full
-      // run's: reading the window's whole support graph (the pure rule then takes ~0.1 s at 1M).
-      const g0 = Date.now();
-      const graph = await n.db.raw(
-        `select count(*)::int n from (select i.actor_agent_id, i.target_agent_id, sum(se.weight) from interactions i
-         join scoring_edges se on se.interaction_id = i.id
-         where i.active and i.occurred_at > ? and se.weight > 0 and i.actor_agent_id <> i.target_agent_id
-           and (i.kind <> 'vote' or i.value = 1) group by 1, 2) g`,
-        [new Date(now.getTime() - 90 * 86_400_000)],
-      );
-      console.log(`size ${n.size}: reading the support graph (${graph.rows[0].n} pairs) ${Date.now() - g0} ms`);
       console.log(
-        `size ${n.size}: live leaderboards ${lbMs} ms; incremental after ${added} new: ${inc.ms} ms (${inc.targets} touched agents = ${((100 * inc.targets) / n.agents).toFixed(1)} %, ` +
-          `${inc.weights?.interactions ?? 0} interactions rescored, ${inc.weights?.rewritten ?? 0} edges changed, ${inc.weights?.collusion.edges ?? 0} discounted by v2, ${inc.reputations} reputations); ` +
-          `v1 only: ${incV1.ms} ms (${incV1.targets} touched agents)`,
+        `size ${n.size}: first 15-minute run ${s(lbFirst)} s (freezes the history's ended weeks); incremental after ${added} new: ${inc.ms} ms ` +
+          `(${inc.targets} touched agents = ${((100 * inc.targets) / n.agents).toFixed(1)} %, ${inc.weights?.interactions ?? 0} interactions rescored, ${inc.reputations} reputations)`,
       );
+      const l1 = Date.now();
+      await runLeaderboards(n.deps);
+      const lbSteady = Date.now() - l1;
+      console.log(`size ${n.size}: steady 15-minute cycle ${s(lbSteady)} s`);
+      out.push({ full1, steady, v1, two, lbFirst, inc, added, lbSteady });
     }
-    const full = runs.map((rs) => median(rs.map((x) => x.full.ms)));
-    const again = runs.map((rs) => median(rs.map((x) => x.again.ms)));
-    const v1 = runs.map((rs) => median(rs.map((x) => x.v1.ms)));
-    const label = rounds > 1 ? ` (median of ${rounds} rounds)` : '';
     console.log(
-      `\n| interactions | agents | full recompute (s)${label} | interactions/s | time ratio vs first | data ratio vs first | second full run (s)${label} | same, v1 only (s) | v1+v2 / v1 only | incremental after 1,000 (ms) | same, v1 only (ms) |`,
+      `\n| interactions | agents | full, 1 worker (s) | full, 2 workers: done / both (s) | 2 / 1 | steady 30-min cycle (s) | 15-min cycle: first / steady (s) | incremental after 1,000 (ms) | µs per interaction: full / 30-min / 15-min |`,
     );
-    console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+    console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+    const us = (ms: number, n: Sized) => ((ms * 1000) / n.interactions).toFixed(1);
     for (const [i, n] of nets.entries()) {
+      const o = out[i];
       console.log(
-        `| ${n.interactions} | ${n.agents} | ${s(full[i])} | ${Math.round(n.interactions / (full[i] / 1000))} | ${(full[i] / full[0]).toFixed(2)} | ` +
-          `${(n.interactions / nets[0].interactions).toFixed(2)} | ${s(again[i])} | ${s(v1[i])} | ${(again[i] / v1[i]).toFixed(2)} | ${tail[i].inc.ms} | ${tail[i].incV1.ms} |`,
+        `| ${n.interactions} | ${n.agents} | ${s(o.full1.ms)} | ${s(o.two.first)} / ${s(o.two.both)} | ${(o.two.first / o.steady.ms).toFixed(2)} | ${s(o.steady.ms)} | ` +
+          `${s(o.lbFirst)} / ${s(o.lbSteady)} | ${o.inc.ms} | ${us(o.full1.ms, n)} / ${us(o.steady.ms, n)} / ${us(o.lbSteady, n)} |`,
       );
     }
     for (let i = 1; i < nets.length; i++) {
+      const [a, b] = [out[i - 1], out[i]];
       const d = nets[i].interactions / nets[i - 1].interactions;
-      const t = full[i] / full[i - 1];
-      const t2 = again[i] / again[i - 1];
-      const each =
-        rounds > 1
-          ? `; per round x${runs[i].map((x, r) => (x.full.ms / runs[i - 1][r].full.ms).toFixed(2)).join(', x')}`
-          : '';
       console.log(
-        `scaling ${nets[i - 1].size} -> ${nets[i].size}: data x${d.toFixed(2)}, time x${t.toFixed(2)} (second runs x${t2.toFixed(2)}; time per row x${(t / d).toFixed(2)}${each})`,
+        `ratios ${nets[i - 1].size} -> ${nets[i].size}: data x${d.toFixed(2)}; full x${(b.full1.ms / a.full1.ms).toFixed(2)}, ` +
+          `2 workers (done) x${(b.two.first / a.two.first).toFixed(2)}, 30-min cycle x${(b.steady.ms / a.steady.ms).toFixed(2)}, ` +
+          `15-min cycle x${(b.lbSteady / a.lbSteady).toFixed(2)} (first x${(b.lbFirst / a.lbFirst).toFixed(2)}), incremental x${(b.inc.ms / a.inc.ms).toFixed(2)}`,
       );
     }
   } finally {
+    for (const d of seconds) await d.destroy();
     for (const n of nets) await n.db.destroy();
     for (const n of nets) await admin.raw(`drop database if exists "${n.name}" with (force)`);
     await admin.destroy();
