@@ -10,7 +10,8 @@
  * schema. Prints req/s, p99 and CPU per request (from /proc) of the server process, of all
  * PostgreSQL processes and of this process (the load generator) per tree and path, and B/A. Uses BENCH_ADMIN_DATABASE_URL and REDIS_URL as bench/feed.ts does.
  */
-import { spawn, ChildProcess } from 'child_process';
+import type { ChildProcess } from 'child_process';
+import { spawnFeedServer } from './lib/spawn-feed-server';
 import fs from 'fs';
 import path from 'path';
 import knexFactory, { type Knex } from 'knex';
@@ -42,26 +43,12 @@ const socketArg = process.argv.indexOf('--b-socket');
 /** `--b-socket DIR`: tree B reaches PostgreSQL through its Unix socket in DIR instead of TCP. */
 const B_SOCKET = socketArg > 0 ? process.argv[socketArg + 1] : '';
 
-function startServer(tree: string, url: string, prof = ''): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(
-    process.execPath,
-    [
-      ...(prof ? ['--cpu-prof', '--cpu-prof-dir', prof] : []),
-      '--import',
-      'tsx',
-      path.join(tree, 'bench', 'lib', 'feed-server.ts'),
-      'feed-nocache',
-    ],
-    { cwd: tree, env: { ...process.env, BENCH_DATABASE_URL: url }, stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d) => {
-      out += d;
-      const m = /PORT (\d+)/.exec(out);
-      if (m) resolve({ child, port: Number(m[1]) });
-    });
-    child.once('exit', (code) => reject(new Error(`${tree} server exited with ${code}`)));
+function startServer(tree: string, url: string, prof = '') {
+  return spawnFeedServer({
+    url,
+    mode: 'feed-nocache',
+    tree,
+    nodeArgs: prof ? ['--cpu-prof', '--cpu-prof-dir', prof] : [],
   });
 }
 

@@ -9,8 +9,7 @@
  * Uses the machine's PostgreSQL (BENCH_ADMIN_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/postgres)
  * and Redis (REDIS_URL, default redis://127.0.0.1:6379); the bench database is dropped at the end.
  */
-import { spawn, ChildProcess } from 'child_process';
-import path from 'path';
+import { spawnFeedServer } from './lib/spawn-feed-server';
 import knexFactory from 'knex';
 import autocannon from 'autocannon';
 import { createDb } from '../src/db/knex';
@@ -37,24 +36,8 @@ async function seed(url: string) {
   await db.destroy();
 }
 
-function startServer(mode: Mode, url: string, extra: string[] = []): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', path.join(__dirname, 'lib', 'feed-server.ts'), mode, ...extra],
-    {
-      env: { ...process.env, BENCH_DATABASE_URL: url },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d) => {
-      out += d;
-      const m = /PORT (\d+)/.exec(out);
-      if (m) resolve({ child, port: Number(m[1]) });
-    });
-    child.once('exit', (code) => reject(new Error(`${mode} server exited with ${code}`)));
-  });
+function startServer(mode: Mode, url: string, extra: string[] = []) {
+  return spawnFeedServer({ url, mode, extra });
 }
 
 async function measure(url: string, seconds: number) {

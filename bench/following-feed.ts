@@ -20,8 +20,7 @@
  * and Redis (REDIS_URL); the bench database is dropped at the end.
  */
 import crypto from 'crypto';
-import { spawn, ChildProcess } from 'child_process';
-import path from 'path';
+import { spawnFeedServer } from './lib/spawn-feed-server';
 import { Readable } from 'stream';
 import { pipeline } from 'stream/promises';
 import knexFactory, { Knex } from 'knex';
@@ -205,24 +204,8 @@ async function seedKeys(db: Knex, ids: string[], t0: number): Promise<string[]> 
   return keys;
 }
 
-function startServer(url: string): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', path.join(__dirname, 'lib', 'feed-server.ts'), 'feed-nocache'],
-    {
-      env: { ...process.env, BENCH_DATABASE_URL: url },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d) => {
-      out += d;
-      const m = /PORT (\d+)/.exec(out);
-      if (m) resolve({ child, port: Number(m[1]) });
-    });
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
-  });
+function startServer(url: string) {
+  return spawnFeedServer({ url, mode: 'feed-nocache' });
 }
 
 let turn = 0;
