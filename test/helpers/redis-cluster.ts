@@ -55,17 +55,23 @@ async function clusterPorts(n: number): Promise<number[]> {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** A one-shot client to one node: no retries, errors only through its commands. */
+function probeClient(port: number): Redis {
+  const r = new Redis({
+    port,
+    host: '127.0.0.1',
+    lazyConnect: true,
+    retryStrategy: () => null,
+    maxRetriesPerRequest: 0,
+  });
+  r.on('error', () => {});
+  return r;
+}
+
 async function untilAnswers(port: number, timeoutMs = 10_000): Promise<void> {
   const until = Date.now() + timeoutMs;
   for (;;) {
-    const r = new Redis({
-      port,
-      host: '127.0.0.1',
-      lazyConnect: true,
-      retryStrategy: () => null,
-      maxRetriesPerRequest: 0,
-    });
-    r.on('error', () => {});
+    const r = probeClient(port);
     try {
       await r.connect();
       await r.ping();
@@ -80,14 +86,7 @@ async function untilAnswers(port: number, timeoutMs = 10_000): Promise<void> {
 }
 
 async function clusterInfo(port: number): Promise<{ state: string; nodesLine: string }> {
-  const r = new Redis({
-    port,
-    host: '127.0.0.1',
-    lazyConnect: true,
-    retryStrategy: () => null,
-    maxRetriesPerRequest: 0,
-  });
-  r.on('error', () => {});
+  const r = probeClient(port);
   try {
     await r.connect();
     const info = (await r.call('CLUSTER', 'INFO')) as string;
