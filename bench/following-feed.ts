@@ -21,15 +21,13 @@
  */
 import crypto from 'crypto';
 import { spawnFeedServer } from './lib/spawn-feed-server';
-import { Readable } from 'stream';
-import { pipeline } from 'stream/promises';
 import knexFactory, { Knex } from 'knex';
 import autocannon from 'autocannon';
-import { from as copyFrom } from 'pg-copy-streams';
 import { createDb } from '../src/db/knex';
 import { migrateAll } from '../src/db/migrate';
 import { hotRank } from '../src/content/hot-rank';
 import { numberArg } from './lib/args';
+import { copyRows, rng, withoutSecondaryIndexes } from './lib/copy-seed';
 
 const AGENTS = numberArg('agents', 10_000);
 const FOLLOWS = numberArg('follows', 200);
@@ -45,39 +43,6 @@ function dbUrl(name: string): string {
   return u.toString();
 }
 
-/** COPY of text rows (tab-separated, no value needs escaping here) made by `rows`. */
-async function copyRows(db: Knex, into: string, rows: () => Generator<string>) {
-  const conn = await (db.client as any).acquireConnection();
-  try {
-    const gen = rows();
-    const source = Readable.from(
-      (function* () {
-        let chunk = '';
-        for (const line of gen) {
-          chunk += line + '\n';
-          if (chunk.length > 1 << 16) {
-            yield chunk;
-            chunk = '';
-          }
-        }
-        if (chunk) yield chunk;
-      })(),
-    );
-    await pipeline(source, conn.query(copyFrom(`copy ${into} from stdin`)));
-  } finally {
-    await (db.client as any).releaseConnection(conn);
-  }
-}
-
-/** A deterministic generator, so every run seeds the same network. */
-function rng(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s * 1664525 + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
-
 async function seed(url: string): Promise<string[]> {
   const db = createDb(url, 2);
   await migrateAll(db, url);
@@ -88,25 +53,11 @@ async function seed(url: string): Promise<string[]> {
   return seedWith(seedDb).finally(() => seedDb.destroy());
 }
 
-/**
- * Runs `fill` with the secondary indexes of `tables` dropped (primary keys and constraint indexes
- * stay), then builds them again, one pass each. Logs the time of each part.
- */
-async function withoutSecondaryIndexes(db: Knex, tables: string[], fill: () => Promise<void>): Promise<void> {
-  const { rows } = await db.raw(
-    `select i.indexrelid::regclass::text as name, pg_get_indexdef(i.indexrelid) as def
-       from pg_index i join pg_class t on t.oid = i.indrelid
-      where t.relname = any(?) and not i.indisprimary
-        and not exists (select 1 from pg_constraint c where c.conindid = i.indexrelid)`,
-    [tables],
-  );
-  for (const r of rows) await db.raw(`drop index ${r.name}`);
-  const t0 = performance.now();
-  await fill();
-  const t1 = performance.now();
-  for (const r of rows) await db.raw(r.def);
+/** Runs `fill` with the secondary indexes of `tables` dropped, then rebuilds them; logs the time of each part. */
+async function rebuiltAfter(db: Knex, tables: string[], fill: () => Promise<void>): Promise<void> {
+  const t = await withoutSecondaryIndexes(db, tables, fill);
   console.log(
-    `  COPY ${((t1 - t0) / 1000).toFixed(0)} s, ${rows.length} indexes of ${tables.join(', ')} rebuilt in ${((performance.now() - t1) / 1000).toFixed(0)} s`,
+    `  COPY ${(t.fillMs / 1000).toFixed(0)} s, ${t.indexes} indexes of ${tables.join(', ')} rebuilt in ${(t.rebuildMs / 1000).toFixed(0)} s`,
   );
 }
 
@@ -124,13 +75,11 @@ async function seedWith(db: Knex): Promise<string[]> {
   const ids: string[] = (await db('agents').orderBy('handle').select('id')).map((r: any) => r.id);
   const communities: string[] = (await db('communities').orderBy('slug').select('id')).map((r: any) => r.id);
   const now = Date.now();
-  await withoutSecondaryIndexes(db, ['follows', 'community_subscriptions'], () =>
-    seedFollows(db, ids, communities, rand, now),
-  );
+  await rebuiltAfter(db, ['follows', 'community_subscriptions'], () => seedFollows(db, ids, communities, rand, now));
   await db.raw(
     `update communities c set subscriber_count = (select count(*) from community_subscriptions s where s.community_id = c.id)`,
   );
-  await withoutSecondaryIndexes(db, ['posts'], () => seedPosts(db, ids, communities, rand, now));
+  await rebuiltAfter(db, ['posts'], () => seedPosts(db, ids, communities, rand, now));
   await db.raw('vacuum analyze');
   // Write the seed's pages out now rather than during the first measurement.
   await db.raw('checkpoint');
