@@ -23,8 +23,8 @@ declare global {
       email_outbox_send: { id: string };
       /** Debounced after writes (the scoring touch). */
       scoring_incremental: Record<string, never>;
-      /** Crontab or on demand: full recompute, or one agent's. */
-      reputation_recompute: { agentId?: string };
+      /** Crontab: the periodic (change-proportional) run; on demand: `full` recompute, or one agent's. */
+      reputation_recompute: { agentId?: string; full?: boolean };
       /** Crontab or on demand: live snapshots of the current week (or `week`, YYYY-Www). */
       leaderboards_refresh: { week?: string };
       /** Crontab (Monday) or on demand: ended weeks become final (or `week`). */

@@ -1,25 +1,63 @@
 import type { Knex } from 'knex';
 import { SCHEDULE } from './policy';
-
-type Db = Knex | Knex.Transaction;
+import { windowStart } from './stage-sql';
 
 /**
- * Agents whose received interactions must be rescored after the rows changed since `since`:
- * targets and actors of changed rows, and authors of replies whose comment was voted on
- * (LOW_SCORE_REPLY follows the reply's score).
+ * The rows an incremental run starts from (temporary table sc_ch): rows updated since the
+ * watermark, and rows whose place in the 90-day window changed since the previous run's clock
+ * (`prevNow`): those that left it (occurred_at between the two window starts) and those that
+ * entered it (between the two clocks). Both ranges are taken in either direction, so a clock set
+ * back (tests, replays) is followed as exactly as one moving forward. `live`: the row is active
+ * and inside the window now (else its stored edges go).
  */
-export async function touchedTargets(db: Db, since: Date): Promise<{ targets: string[]; changed: number }> {
+export async function stageChanges(
+  trx: Knex.Transaction,
+  since: Date,
+  prevNow: Date,
+  now: Date,
+): Promise<{ changed: number; left: number }> {
   const from = new Date(since.getTime() - SCHEDULE.watermarkOverlapSeconds * 1000);
-  const r = await db.raw(
-    `with ch as (select * from interactions where updated_at > ?)
-     select array(
-       select target_agent_id from ch
-       union select actor_agent_id from ch
-       union select rep.target_agent_id from ch join interactions rep
+  const [lo, hi] = prevNow < now ? [prevNow, now] : [now, prevNow];
+  await trx.raw('drop table if exists sc_ch');
+  const cols = `id, kind, actor_agent_id a, target_agent_id t, comment_id,
+    active and occurred_at > :ws and occurred_at <= :now live`;
+  await trx.raw(
+    `create temp table sc_ch on commit drop as
+     select ${cols} from interactions where updated_at > :from
+     union select ${cols} from interactions where occurred_at > :wlo and occurred_at <= :whi
+     union select ${cols} from interactions where occurred_at > :lo and occurred_at <= :hi`,
+    { from, ws: windowStart(now), now, wlo: windowStart(lo), whi: windowStart(hi), lo, hi },
+  );
+  const n = await trx.raw('select count(*)::int changed, (count(*) filter (where not live))::int "left" from sc_ch');
+  return n.rows[0];
+}
+
+/**
+ * Agents whose received interactions must be rescored because of the staged rows: targets and
+ * actors of changed rows (an actor's own facts and the reverse direction of its pairs), authors
+ * of replies whose comment was voted on (LOW_SCORE_REPLY follows the reply's score), and agents
+ * stamped as changed themselves since the watermark (scoring_agent_changes; older stamps go).
+ */
+export async function changedAgents(trx: Knex.Transaction, since: Date): Promise<string[]> {
+  const from = new Date(since.getTime() - SCHEDULE.watermarkOverlapSeconds * 1000);
+  await trx.raw(`delete from scoring_agent_changes where at < :from::timestamptz - interval '1 day'`, { from });
+  const r = await trx.raw(
+    `select array(
+       select agent_id from scoring_agent_changes where at > :from
+       union select t from sc_ch
+       union select a from sc_ch
+       union select rep.target_agent_id from sc_ch ch join interactions rep
          on rep.kind = 'reply' and rep.reply_comment_id = ch.comment_id
        where ch.kind = 'vote' and ch.comment_id is not null
-     ) targets, (select count(*) from ch) changed`,
-    [from],
+     ) ids`,
+    { from },
   );
-  return { targets: r.rows[0].targets, changed: Number(r.rows[0].changed) };
+  return r.rows[0].ids;
+}
+
+/** Stored edges of staged rows no longer active in the window go, under both models (full runs never write them). */
+export async function dropStaleEdges(trx: Knex.Transaction): Promise<number> {
+  await trx.raw('delete from scoring_edges_v2 where interaction_id in (select id from sc_ch where not live)');
+  const r = await trx.raw('delete from scoring_edges where interaction_id in (select id from sc_ch where not live)');
+  return r.rowCount ?? 0;
 }

@@ -34,7 +34,7 @@ export const scoringCommands: CliCommand[] = [
     async run(args, deps) {
       const agent = typeof args.flags.handle === 'string' ? await agentByHandle(deps, args.flags.handle) : undefined;
       if (!args.flags.now) {
-        const job = await enqueue(deps.db, 'reputation_recompute', agent ? { agentId: agent.id } : {});
+        const job = await enqueue(deps.db, 'reputation_recompute', agent ? { agentId: agent.id } : { full: true });
         console.log(`queued ${job}${agent ? ` for @${agent.handle}` : ''}`);
         return;
       }

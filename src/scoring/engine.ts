@@ -53,8 +53,14 @@ export interface WeightRunResult {
 }
 
 export interface WeightOptions {
-  /** Scoped mode: refresh the stored facts of every actor of the scored rows too (one-agent recompute). */
+  /** Scoped mode: refresh the stored facts of every actor of the scored rows too. */
   freshActors?: boolean;
+  /**
+   * Scoped mode: the agents whose stored facts are refreshed first (default: the targets; an
+   * incremental run refreshed and compared them already and passes none). Actors never seen
+   * before always get theirs.
+   */
+  facts?: string[];
   /** The process's thread pool (deps.scoringPool); without one every batch is computed inline. */
   pool?: ScoringPool;
   /** false: v1 only, reputation_v2's tables left as they are (the benchmark's baseline for v2's cost). */
@@ -66,7 +72,7 @@ export interface WeightRun extends WeightRunResult {
   sums?: ReputationSums;
   /** full mode: the same sums under reputation_v2 */
   sumsV2?: ReputationSums;
-  /** scoped mode: agents whose reputation inputs may have changed (the targets and the authors of changed replies) */
+  /** scoped mode: agents whose reputation inputs changed through a rewritten edge (its target, a reply's author) */
   affected: string[] | null;
 }
 
@@ -98,10 +104,10 @@ export async function recomputeWeights(
     // Touched agents (and actors never seen before, or every actor when asked) get fresh facts.
     const ids = await trx.raw(
       `select array(
-         select unnest(:targets::uuid[])
+         select unnest(:facts::uuid[])
          union select distinct r.a from sc_r r ${opts.freshActors ? '' : 'where not exists (select 1 from scoring_agent_facts f where f.agent_id = r.a)'}
        ) ids`,
-      { targets },
+      { facts: opts.facts ?? targets },
     );
     agentFacts = ids.rows[0].ids.length;
     await trx.raw(SCOPED_FACTS_SQL, { ws, now, ids: ids.rows[0].ids });
@@ -150,16 +156,18 @@ export async function recomputeWeights(
   if (scoped) {
     await trx.raw('create temp table sc_out (like scoring_edges) on commit drop');
     await copyEdges(trx, 'sc_out', cols.id, stored, masks, now);
-    // Only rows whose weight or reasons change are written; the authors of changed replies
-    // (received by a scored target, authored by anyone) get their reputation recomputed too.
+    // Only rows whose weight or reasons change are written (with a new computed_at); their
+    // targets and the authors of changed replies get their reputation recomputed.
     const up = await trx.raw(`with up as (
         insert into scoring_edges as se select * from sc_out
         on conflict (interaction_id) do update set weight = excluded.weight, reasons = excluded.reasons, computed_at = excluded.computed_at
         where se.weight is distinct from excluded.weight or se.reasons is distinct from excluded.reasons
         returning interaction_id)
-      select array(select distinct r.a from up join sc_r r on r.id = up.interaction_id where r.kind = 1) actors, (select count(*) from up)::int n`);
+      select array(select r.t from up join sc_r r on r.id = up.interaction_id
+                   union select r.a from up join sc_r r on r.id = up.interaction_id where r.kind = 1) agents,
+        (select count(*) from up)::int n`);
     rewritten = up.rows[0].n;
-    affected = [...new Set([...targets, ...up.rows[0].actors])];
+    affected = up.rows[0].agents;
   } else {
     // Bulk load without the index, then build it once (the lock is exclusive since the truncate anyway).
     await trx.raw('truncate scoring_edges');

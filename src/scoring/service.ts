@@ -2,8 +2,9 @@ import type { Knex } from 'knex';
 import type { Deps } from '../deps';
 import { recomputeWeights, WeightRunResult } from './engine';
 import { lockScoring } from './transaction';
-import { getWatermark, setWatermark } from './watermark';
-import { touchedTargets } from './changes';
+import { getWatermark, getWindowClock, setWatermark, setWindowClock } from './watermark';
+import { changedAgents, dropStaleEdges, stageChanges } from './changes';
+import { clockAgents, refreshFactsAndWiden } from './closure';
 import { recomputeReputations } from './reputation-run';
 import { freezeEndedWeeks, SnapshotResult, weeksToFreeze, writeWeekSnapshots } from './leaderboard-snapshots';
 import { compareWeeks, formatWeek, IsoWeek, weekOf } from './week';
@@ -21,11 +22,19 @@ import type { ReputationSums } from './reputation-sums';
  */
 
 export interface IncrementalResult {
+  /** rows staged: updated since the watermark, or whose place in the window changed since the last run */
   changed: number;
+  /** of those, rows no longer active in the window: their stored edges were removed */
+  removed: number;
+  /** agents whose received interactions were rescored */
   targets: number;
+  /** of those, reached only through an actor's facts that changed in effect */
+  widened: number;
   weights: WeightRunResult | null;
   reputations: number;
   milestones: number;
+  /** no earlier run had recorded its clock: this one was a full recompute */
+  full: boolean;
   ms: number;
 }
 
@@ -54,6 +63,7 @@ async function recomputeModels(
   sums?: { sums?: ReputationSums; sumsV2?: ReputationSums },
   v2 = true,
 ) {
+  if (agents !== null && agents.length === 0) return { agents: 0, milestones: 0 };
   return recomputeReputations(trx, now, agents, {
     sums: { reputation_v1: sums?.sums, reputation_v2: sums?.sumsV2 },
     models: v2 ? MODELS : ['reputation_v1'],
@@ -66,39 +76,73 @@ async function dbClock(trx: Knex | Knex.Transaction): Promise<Date> {
 }
 
 /**
- * Rescores what changed since the watermark: interactions received by touched agents, then their
- * reputation under both models (`v1Only`: the benchmark's baseline for v2's cost).
+ * The exact incremental step, inside the caller's locked transaction: afterwards every stored
+ * weight, reason and reputation is what a full recompute at `now` writes (with the stored
+ * reputation_v2 clusters). It stages the rows changed since the watermark or whose place in the
+ * window changed since the last run's clock, drops the edges of those no longer in it, refreshes
+ * the facts of their agents (and of `seeds`), widens to the targets those facts reach where they
+ * changed in effect (closure.ts), rescores what those targets received, then recomputes the
+ * reputations whose inputs changed: the agents of the staged rows, those of rewritten edges, and
+ * those the clock alone moves. Without a recorded clock (first run) it is a full recompute.
+ */
+async function incrementalStep(
+  trx: Knex.Transaction,
+  now: Date,
+  pool: ScoringPool,
+  opts: { v2?: boolean; seeds?: string[] } = {},
+): Promise<Omit<IncrementalResult, 'ms'>> {
+  const v2 = opts.v2 !== false;
+  const prevNow = await getWindowClock(trx);
+  if (!prevNow) {
+    const { weights, reps } = await recomputeAll(trx, now, pool, v2);
+    const res = { reputations: reps.agents, milestones: reps.milestones };
+    return { changed: weights.interactions, removed: 0, targets: reps.agents, widened: 0, weights, ...res, full: true };
+  }
+  const mark = await dbClock(trx);
+  const since = (await getWatermark(trx)) ?? new Date(0);
+  const { changed, left } = await stageChanges(trx, since, prevNow, now);
+  const seeds = [...new Set([...(await changedAgents(trx, since)), ...(opts.seeds ?? [])])];
+  const removed = left > 0 ? await dropStaleEdges(trx) : 0;
+  const reached = await refreshFactsAndWiden(trx, now, seeds);
+  const seedSet = new Set(seeds);
+  const widened = reached.filter((id) => !seedSet.has(id));
+  const targets = [...seeds, ...widened];
+  let weights: WeightRunResult | null = null;
+  const repAgents = new Set([...seeds, ...(await clockAgents(trx, prevNow, now))]);
+  if (targets.length > 0) {
+    const { affected, ...w } = await recomputeWeights(trx, now, targets, { pool, v2, facts: [] });
+    weights = w;
+    for (const id of affected ?? []) repAgents.add(id);
+  }
+  const reps = await recomputeModels(trx, now, [...repAgents], undefined, v2);
+  await setWatermark(trx, mark);
+  await setWindowClock(trx, now);
+  return {
+    changed,
+    removed,
+    targets: targets.length,
+    widened: widened.length,
+    weights,
+    reputations: reps.agents,
+    milestones: reps.milestones,
+    full: false,
+  };
+}
+
+/**
+ * Brings every weight and reputation up to date, in time proportional to what changed
+ * (incrementalStep): the debounced run after writes and the 30-minute periodic run.
+ * `v1Only`: the benchmark's baseline for v2's cost.
  */
 export async function runIncremental(deps: Deps, opts: { v1Only?: boolean } = {}): Promise<IncrementalResult> {
   const started = Date.now();
   return inLock(
     deps,
-    async (trx) => {
-      const now = deps.now();
-      const mark = await dbClock(trx);
-      const since = (await getWatermark(trx)) ?? new Date(0);
-      const { targets, changed } = await touchedTargets(trx, since);
-      let weights: WeightRunResult | null = null;
-      let reps = { agents: 0, milestones: 0 };
-      if (targets.length > 0) {
-        const { affected, ...w } = await recomputeWeights(trx, now, targets, {
-          pool: deps.scoringPool,
-          v2: !opts.v1Only,
-        });
-        weights = w;
-        reps = await recomputeModels(trx, now, affected, undefined, !opts.v1Only);
-      }
-      await setWatermark(trx, mark);
-      return {
-        changed,
-        targets: targets.length,
-        weights,
-        reputations: reps.agents,
-        milestones: reps.milestones,
-        ms: Date.now() - started,
-      };
-    },
-    (r) => (r.targets > 0 ? SCORES : []),
+    async (trx) => ({
+      ...(await incrementalStep(trx, deps.now(), deps.scoringPool, { v2: !opts.v1Only })),
+      ms: Date.now() - started,
+    }),
+    (r) => (r.targets > 0 || r.reputations > 0 ? SCORES : []),
   );
 }
 
@@ -110,8 +154,10 @@ export interface FullResult {
 }
 
 /**
- * Full recompute: every weight of the window, then every reputation (or one agent's), under both
- * models. `v1Only` leaves reputation_v2's tables as they are: the benchmark's baseline for v2's cost.
+ * Full recompute: every weight of the window, then every reputation, under both models.
+ * `agentId`: the incremental run with that agent's facts, received interactions and reputation
+ * recomputed too (what a change to the agent itself needs). `v1Only` leaves reputation_v2's
+ * tables as they are: the benchmark's baseline for v2's cost.
  */
 export async function runFull(deps: Deps, opts: { agentId?: string; v1Only?: boolean } = {}): Promise<FullResult> {
   const started = Date.now();
@@ -120,12 +166,8 @@ export async function runFull(deps: Deps, opts: { agentId?: string; v1Only?: boo
     async (trx) => {
       const now = deps.now();
       if (opts.agentId) {
-        const { affected, ...weights } = await recomputeWeights(trx, now, [opts.agentId], {
-          freshActors: true,
-          pool: deps.scoringPool,
-        });
-        const reps = await recomputeModels(trx, now, affected);
-        return { weights, reputations: reps.agents, milestones: reps.milestones, ms: Date.now() - started };
+        const r = await incrementalStep(trx, now, deps.scoringPool, { seeds: [opts.agentId] });
+        return { weights: r.weights!, reputations: r.reputations, milestones: r.milestones, ms: Date.now() - started };
       }
       const { weights, reps } = await recomputeAll(trx, now, deps.scoringPool, !opts.v1Only);
       return { weights, reputations: reps.agents, milestones: reps.milestones, ms: Date.now() - started };
@@ -134,22 +176,20 @@ export async function runFull(deps: Deps, opts: { agentId?: string; v1Only?: boo
   );
 }
 
-/** Every weight of the window, then every reputation; the watermark moves to the run's start. */
+/** Every weight of the window, then every reputation; the watermark and the window clock move to this run. */
 async function recomputeAll(trx: Knex.Transaction, now: Date, pool: ScoringPool, v2 = true) {
   const mark = await dbClock(trx);
   const { sums, sumsV2, affected: _everyone, ...weights } = await recomputeWeights(trx, now, null, { pool, v2 });
   const reps = await recomputeModels(trx, now, null, { sums, sumsV2 }, v2);
   await setWatermark(trx, mark);
+  await setWindowClock(trx, now);
   return { weights, reps };
 }
 
 /**
  * Freezes ended weeks (all missing ones, or `only`) inside the lock. A final snapshot never
- * changes, so before one is written every weight of the window is recomputed (and every
- * reputation with it): incremental runs rescore only what the touched agents received, and the
- * weights an actor's own facts decide (influence, reciprocity shares, follow ring) toward
- * untouched targets lag until the next full run. Frozen from them, a week would keep, for
- * instance, a RECIPROCAL_PATTERN on one side of a pair that the data no longer shows.
+ * changes, so the weights it is written from are first brought up to date in this transaction
+ * (incrementalStep, exact: equal to a full recompute at this moment, with the stored clusters).
  */
 async function freezeFresh(
   trx: Knex.Transaction,
@@ -157,7 +197,7 @@ async function freezeFresh(
   now: Date,
   only?: IsoWeek,
 ): Promise<SnapshotResult[]> {
-  if ((await weeksToFreeze(trx, now, only)).length > 0) await recomputeAll(trx, now, pool);
+  if ((await weeksToFreeze(trx, now, only)).length > 0) await incrementalStep(trx, now, pool);
   return freezeEndedWeeks(trx, now, only);
 }
 

@@ -44,6 +44,11 @@ export async function enqueueScoringTouch(trx: Knex | Knex.Transaction): Promise
   await trx.raw(`with touch as (${t.sql}) select count(*) from touch`, t.bindings);
 }
 
+/** Stamps agents for the next incremental run (scoring_agent_changes), which recomputes each of them. */
+export async function markAgentsChanged(trx: Knex.Transaction, agentIds: string[]): Promise<void> {
+  await trx.raw('insert into scoring_agent_changes (agent_id) select unnest(?::uuid[])', [agentIds]);
+}
+
 /**
  * After a change to what the agents are rather than what they did (a suspension or its lifting,
  * the owner's email verified, a claim giving them an owner): those are inputs of the weight of
@@ -58,6 +63,7 @@ export async function rescoreAgents(trx: Knex.Transaction, agentIds: string[]): 
     'update interactions set updated_at = clock_timestamp() where actor_agent_id = any(?::uuid[]) or target_agent_id = any(?::uuid[])',
     [agentIds, agentIds],
   );
+  await markAgentsChanged(trx, agentIds);
   for (const id of agentIds) await enqueue(trx, 'reputation_recompute', { agentId: id });
   await enqueueScoringTouch(trx);
 }

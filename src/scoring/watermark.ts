@@ -18,3 +18,23 @@ export async function setWatermark(db: Db, at: Date): Promise<void> {
     [WATERMARK, at],
   );
 }
+
+/**
+ * The service clock of the last run that brought the stored weights up to date: the next
+ * incremental run takes the rows whose place in the 90-day window changed since (changes.ts).
+ */
+export const WINDOW_CLOCK = 'scoring_window';
+
+export async function getWindowClock(db: Db): Promise<Date | null> {
+  const row = await db('scoring_watermarks').where({ name: WINDOW_CLOCK }).first();
+  return row ? new Date(row.watermark) : null;
+}
+
+/** Unlike the watermark it may move back: the service clock of tests and replays does. */
+export async function setWindowClock(db: Db, now: Date): Promise<void> {
+  await db.raw(
+    `insert into scoring_watermarks (name, watermark, updated_at) values (?, ?, now())
+     on conflict (name) do update set watermark = excluded.watermark, updated_at = now()`,
+    [WINDOW_CLOCK, now],
+  );
+}
