@@ -1,40 +1,50 @@
 /**
- * Scoring benchmark (issue 29, point 5: measure and plan). Per size, on a synthetic network of that
- * many interactions (bench/gen/network.ts, generated inside PostgreSQL, seeded, deterministic):
- *   - full recompute, 1 worker: the first full run (every weight and reputation, first-time
- *     milestone notifications);
- *   - the steady 30-minute cycle: the `reputation_recompute` job, today a full recompute over the
- *     stored results (its cost grows with the window, not with activity);
+ * Scoring benchmark: what scoring costs as the window grows, with the same activity. Per size, on a
+ * synthetic network of that many interactions (bench/gen/network.ts: made in Node from a seeded
+ * generator and written by COPY, the same rows on every run), with the service clock under the
+ * bench's control:
+ *   - full recompute, 1 worker: a first one (every weight and reputation, first-time milestone
+ *     notifications), then the figure: a second one over the stored results (a backfill, a policy
+ *     change);
  *   - full recompute, 2 workers: two worker-like clients (each its own connection pool, as two
- *     processes) start the same full recompute at once; today every run takes one advisory lock in
- *     one transaction, so the second waits and then redoes it: "done" is the first commit, "both"
- *     the second;
- *   - the 15-minute cycle: `leaderboards_refresh` (incremental catch-up + live week snapshots), its
- *     first run (which freezes the generated history's ended weeks, a one-off backfill) and a steady one;
- *   - incremental after 1,000 new votes (the debounced job after writes);
- * then the time ratios between sizes and per-interaction costs.
+ *     processes) start the same full recompute at once; "done" is the first commit;
+ *   - the first 15-minute run, which freezes the generated history's ended weeks (a one-off backfill);
+ *   - the steady 30-minute cycle: 10,000 new interactions of the generated mix happen over 30
+ *     minutes, the clock moves 30 minutes on (a 30-minute slice of the history leaves the 90-day
+ *     window), and the periodic reputation job runs; --cycles times, the first one a warm-up, the
+ *     median of the others is the figure;
+ *   - the 15-minute cycle likewise: 5,000 new interactions, 15 minutes, the leaderboard job;
+ *   - incremental after 1,000 new interactions (the debounced job after writes);
+ * then the time ratios between sizes and of each cycle to the full recompute.
  *
- *   npx tsx bench/scoring.ts                     # quick: 50k and 100k interactions
- *   npx tsx bench/scoring.ts full                # 1M and 4M (about 20 minutes on 2 cores)
- *   npx tsx bench/scoring.ts 1000000 2000000     # explicit sizes
- *   npx tsx bench/scoring.ts 1000000 --v1        # adds a v1-only full run (reputation_v2's cost, issue 33)
+ *   npx tsx bench/scoring.ts                         # quick: 50k and 200k interactions
+ *   npx tsx bench/scoring.ts 1000000 4000000         # the recorded run (BENCHMARKS.md)
+ *   npx tsx bench/scoring.ts 200000 --cycles 3       # fewer cycles (default 4)
+ *   npx tsx bench/scoring.ts 1000000 --v1            # adds a v1-only full run (reputation_v2's cost)
  *
- * Each size gets its own fresh database (dropped afterwards) on the machine's PostgreSQL; all are
- * generated first, then timed, one size after the other.
+ * Each size gets its own fresh database (dropped afterwards) on the machine's PostgreSQL
+ * (BENCH_ADMIN_DATABASE_URL); all are generated first, then timed, one size after the other.
  */
 import { createQuery } from '../src/db/query';
 import knexFactory, { Knex } from 'knex';
 import { createDb } from '../src/db/knex';
 import { migrateAll } from '../src/db/migrate';
-import { FullResult, IncrementalResult, runFull, runIncremental, runLeaderboards } from '../src/scoring/service';
+import { FullResult, runFull, runIncremental, runLeaderboards } from '../src/scoring/service';
 import { ScoringPool } from '../src/scoring/pool';
 import { Caches } from '../src/caches';
-import { generateNetwork, addFreshVotes } from './gen/network';
+import { generateNetwork, Network } from './gen/network';
+import { numberArg } from './lib/args';
+import { SCHEDULE } from '../src/scoring/policy';
 import type { Deps } from '../src/deps';
 
 const scoringPool = new ScoringPool(Number(process.env.SCORING_POOL_SIZE || 2));
-
 const ADMIN = process.env.BENCH_ADMIN_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+const MINUTE = 60_000;
+/** The cycles: new interactions per period, and the job each period runs. */
+const CYCLES = {
+  reputation: { minutes: 30, interactions: 10_000 },
+  leaderboards: { minutes: 15, interactions: 5_000 },
+};
 
 interface Sized {
   size: number;
@@ -42,8 +52,9 @@ interface Sized {
   url: string;
   db: Knex;
   deps: Deps;
-  interactions: number;
-  agents: number;
+  net: Network;
+  /** The service clock of this size's runs: it moves with the cycles. */
+  clock: { now: Date };
   genMs: number;
 }
 
@@ -56,14 +67,21 @@ async function prepare(admin: Knex, size: number, now: Date): Promise<Sized> {
   await migrateAll(db, u.toString());
   const g0 = Date.now();
   const net = await generateNetwork(db, { interactions: size }, now);
+  const clock = { now };
   return {
     size,
     name,
     url: u.toString(),
     db,
-    deps: { db, query: createQuery(db), now: () => now, caches: new Caches('test'), scoringPool } as unknown as Deps,
-    interactions: net.interactions,
-    agents: net.agents,
+    deps: {
+      db,
+      query: createQuery(db),
+      now: () => clock.now,
+      caches: new Caches('test'),
+      scoringPool,
+    } as unknown as Deps,
+    net,
+    clock,
     genMs: Date.now() - g0,
   };
 }
@@ -73,23 +91,105 @@ const parts = (f: FullResult) => {
   const w = f.weights.ms;
   return `facts ${w.facts} ms, weights ${w.compute} ms, write ${w.write} ms, clusters ${w.collusion} ms, reputation ${f.ms - w.facts - w.compute - w.write - w.collusion} ms`;
 };
+const median = (xs: number[]) => {
+  const o = [...xs].sort((a, b) => a - b);
+  return o.length % 2 ? o[(o.length - 1) / 2] : (o[o.length / 2 - 1] + o[o.length / 2]) / 2;
+};
+async function timed(fn: () => Promise<unknown>): Promise<number> {
+  const t0 = Date.now();
+  await fn();
+  return Date.now() - t0;
+}
+
+/** The periodic reputation job's run (jobs/reputation_recompute.ts without a payload). */
+const periodicReputation = (deps: Deps) => runFull(deps);
+
+/**
+ * A real schedule's runs are minutes apart, and each one reads the changes of the overlap before
+ * the previous run's watermark again (SCHEDULE.watermarkOverlapSeconds, on the database clock).
+ * Here the runs follow each other in seconds: the rows written since `written` are dated back by
+ * that overlap, except those of the last overlap seconds of the period (by occurred_at, up to
+ * `until`), which the next run reads again as it would on a real schedule.
+ */
+async function age(n: Sized, written: Date, until: Date | null) {
+  const overlap = SCHEDULE.watermarkOverlapSeconds;
+  await n.db.raw(
+    `update interactions set updated_at = updated_at - make_interval(secs => ?)
+     where updated_at >= ? and (?::timestamptz is null or occurred_at <= ?::timestamptz - make_interval(secs => ?))`,
+    [overlap + 1, written, until, until, overlap],
+  );
+}
+
+async function dbNow(db: Knex): Promise<Date> {
+  return new Date((await db.raw('select clock_timestamp() t')).rows[0].t);
+}
+
+/**
+ * `count` periods of `minutes`: `interactions` new ones happen during the period, the clock moves
+ * to its end, `job` runs. Returns each run's time.
+ */
+async function cycles(
+  n: Sized,
+  count: number,
+  c: { minutes: number; interactions: number },
+  job: () => Promise<unknown>,
+) {
+  const times: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const from = n.clock.now;
+    const to = new Date(from.getTime() + c.minutes * MINUTE);
+    const written = await dbNow(n.db);
+    await n.net.addActivity(n.db, c.interactions, from, to);
+    n.clock.now = to;
+    times.push(await timed(job));
+    await age(n, written, to);
+  }
+  return times;
+}
+
+/** Two worker-like clients (own pools, as two processes) start the full recompute at once. */
+async function twoWorkers(n: Sized, seconds: Knex[]) {
+  const db2 = createDb(n.url, 4);
+  seconds.push(db2);
+  const deps2 = { ...n.deps, db: db2, query: createQuery(db2) } as unknown as Deps;
+  const t0 = Date.now();
+  const ends: { who: string; at: number }[] = [];
+  await Promise.all(
+    (
+      [
+        ['A', n.deps],
+        ['B', deps2],
+      ] as const
+    ).map(([who, d]) =>
+      runFull(d).then(
+        () => ends.push({ who, at: Date.now() - t0 }),
+        // The lock is taken under the pool's statement timeout (30 s): a run waiting longer fails.
+        (e: Error) => ends.push({ who: `${who} failed (${e.message.slice(-40)})`, at: Date.now() - t0 }),
+      ),
+    ),
+  );
+  return { done: ends[0].at, both: ends[1].at, order: ends.map((e) => e.who).join(' then ') };
+}
 
 interface Timed {
-  full1: FullResult;
-  steady: FullResult;
+  first: FullResult;
+  full: FullResult;
   v1: FullResult | null;
-  two: { first: number; both: number; order: string };
+  two: { done: number; both: number; order: string };
   lbFirst: number;
-  inc: IncrementalResult;
-  added: number;
-  lbSteady: number;
+  rep: number[];
+  lb: number[];
+  inc: number;
 }
 
 async function main() {
-  const args = process.argv.slice(2);
-  const withV1 = args.includes('--v1');
-  const rest = args.filter((a) => !a.startsWith('--'));
-  const sizes = rest[0] === 'full' ? [1_000_000, 4_000_000] : rest.length ? rest.map(Number) : [50_000, 100_000];
+  const withV1 = process.argv.includes('--v1');
+  const count = numberArg('cycles', 4);
+  const sizes = process.argv
+    .slice(2)
+    .filter((a, i, all) => !a.startsWith('--') && all[i - 1] !== '--cycles')
+    .map(Number);
+  if (sizes.length === 0) sizes.push(50_000, 200_000);
   const admin = knexFactory({ client: 'pg', connection: ADMIN, pool: { min: 0, max: 1 } });
   const now = new Date();
   const nets: Sized[] = [];
@@ -99,75 +199,61 @@ async function main() {
     for (const size of sizes) {
       const n = await prepare(admin, size, now);
       nets.push(n);
-      console.log(`size ${size}: ${n.interactions} interactions, ${n.agents} agents (generated in ${s(n.genMs)} s)`);
+      console.log(
+        `size ${size}: ${n.net.interactions} interactions, ${n.net.agents} agents, seeded by COPY in ${s(n.genMs)} s`,
+      );
     }
     for (const n of nets) {
-      const full1 = await runFull(n.deps);
+      const first = await runFull(n.deps);
       console.log(
-        `size ${n.size}: full recompute, 1 worker ${s(full1.ms)} s (${parts(full1)}), ${full1.milestones} milestones`,
+        `size ${n.size}: first full recompute ${s(first.ms)} s (${parts(first)}), ${first.milestones} milestones`,
       );
-      const steady = await runFull(n.deps);
-      console.log(
-        `size ${n.size}: steady 30-minute cycle (full recompute over stored results) ${s(steady.ms)} s (${parts(steady)})`,
-      );
+      const full = await runFull(n.deps);
+      console.log(`size ${n.size}: full recompute, 1 worker ${s(full.ms)} s (${parts(full)})`);
       const v1 = withV1 ? await runFull(n.deps, { v1Only: true }) : null;
       if (v1) console.log(`size ${n.size}: same, v1 only ${s(v1.ms)} s (${parts(v1)})`);
-      // A second "worker process": its own connection pool on the same database.
-      const db2 = createDb(n.url, 4);
-      seconds.push(db2);
-      const deps2 = { ...n.deps, db: db2, query: createQuery(db2) } as unknown as Deps;
-      const t0 = Date.now();
-      const ends: { who: string; at: number }[] = [];
-      await Promise.all(
-        [
-          ['A', n.deps],
-          ['B', deps2],
-        ].map(([who, d]) =>
-          runFull(d as Deps).then(
-            () => ends.push({ who: who as string, at: Date.now() - t0 }),
-            // The lock is taken under the pool's statement timeout (30 s): a run waiting longer fails.
-            (e: Error) => ends.push({ who: `${who as string} failed (${e.message.slice(-40)})`, at: Date.now() - t0 }),
-          ),
-        ),
-      );
-      const two = { first: ends[0].at, both: ends[1].at, order: ends.map((e) => e.who).join(' then ') };
+      const two = await twoWorkers(n, seconds);
       console.log(
-        `size ${n.size}: full recompute, 2 workers: first commit ${s(two.first)} s, second ${s(two.both)} s (${two.order}; one lock, so they serialise)`,
+        `size ${n.size}: full recompute, 2 workers: first commit ${s(two.done)} s, second ${s(two.both)} s (${two.order}; one lock, so they serialise)`,
       );
-      const l0 = Date.now();
-      await runLeaderboards(n.deps);
-      const lbFirst = Date.now() - l0;
-      const added = await addFreshVotes(n.db, 1000, now);
+      const lbFirst = await timed(() => runLeaderboards(n.deps));
+      console.log(`size ${n.size}: first 15-minute run ${s(lbFirst)} s (freezes the history's ended weeks)`);
+      const rep = await cycles(n, count, CYCLES.reputation, () => periodicReputation(n.deps));
+      console.log(`size ${n.size}: 30-minute cycles ${rep.map(s).join(', ')} s`);
+      const lb = await cycles(n, count, CYCLES.leaderboards, () => runLeaderboards(n.deps));
+      console.log(`size ${n.size}: 15-minute cycles ${lb.map(s).join(', ')} s`);
+      // Incremental after 1,000 new interactions only: nothing of the cycles before is read again.
+      await age(n, now, null);
+      await n.net.addActivity(n.db, 1000, new Date(n.clock.now.getTime() - MINUTE), n.clock.now);
       const inc = await runIncremental(n.deps);
       console.log(
-        `size ${n.size}: first 15-minute run ${s(lbFirst)} s (freezes the history's ended weeks); incremental after ${added} new: ${inc.ms} ms ` +
-          `(${inc.targets} touched agents = ${((100 * inc.targets) / n.agents).toFixed(1)} %, ${inc.weights?.interactions ?? 0} interactions rescored, ${inc.reputations} reputations)`,
+        `size ${n.size}: incremental after 1,000 new: ${inc.ms} ms (${inc.targets} touched agents, ` +
+          `${inc.weights?.interactions ?? 0} interactions rescored, ${inc.reputations} reputations)`,
       );
-      const l1 = Date.now();
-      await runLeaderboards(n.deps);
-      const lbSteady = Date.now() - l1;
-      console.log(`size ${n.size}: steady 15-minute cycle ${s(lbSteady)} s`);
-      out.push({ full1, steady, v1, two, lbFirst, inc, added, lbSteady });
+      out.push({ first, full, v1, two, lbFirst, rep: rep.slice(1), lb: lb.slice(1), inc: inc.ms });
     }
     console.log(
-      `\n| interactions | agents | full, 1 worker (s) | full, 2 workers: done / both (s) | 2 / 1 | steady 30-min cycle (s) | 15-min cycle: first / steady (s) | incremental after 1,000 (ms) | µs per interaction: full / 30-min / 15-min |`,
+      `\n| interactions | agents | seed (s) | full, 1 worker (s) | full, 2 workers (s) | 2 / 1 | 30-min cycle (s) | 15-min cycle (s) | incremental after 1,000 (ms) | 30-min cycle / full | µs per interaction: full / 30-min cycle |`,
     );
-    console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
-    const us = (ms: number, n: Sized) => ((ms * 1000) / n.interactions).toFixed(1);
+    console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+    const us = (ms: number, n: Sized) => ((ms * 1000) / n.net.interactions).toFixed(1);
     for (const [i, n] of nets.entries()) {
       const o = out[i];
+      const rep = median(o.rep);
       console.log(
-        `| ${n.interactions} | ${n.agents} | ${s(o.full1.ms)} | ${s(o.two.first)} / ${s(o.two.both)} | ${(o.two.first / o.steady.ms).toFixed(2)} | ${s(o.steady.ms)} | ` +
-          `${s(o.lbFirst)} / ${s(o.lbSteady)} | ${o.inc.ms} | ${us(o.full1.ms, n)} / ${us(o.steady.ms, n)} / ${us(o.lbSteady, n)} |`,
+        `| ${n.net.interactions} | ${n.net.agents} | ${s(n.genMs)} | ${s(o.full.ms)} | ${s(o.two.done)} | ${(o.two.done / o.full.ms).toFixed(2)} | ` +
+          `${s(rep)} | ${s(median(o.lb))} | ${o.inc} | ${((100 * rep) / o.full.ms).toFixed(1)} % | ${us(o.full.ms, n)} / ${us(rep, n)} |`,
       );
     }
+    console.log(`(cycles: median of ${count - 1} after a warm-up; first full recompute and first 15-minute run above)`);
     for (let i = 1; i < nets.length; i++) {
       const [a, b] = [out[i - 1], out[i]];
-      const d = nets[i].interactions / nets[i - 1].interactions;
+      const d = nets[i].net.interactions / nets[i - 1].net.interactions;
+      const x = (p: number, q: number) => `×${(q / p).toFixed(2)}`;
       console.log(
-        `ratios ${nets[i - 1].size} -> ${nets[i].size}: data x${d.toFixed(2)}; full x${(b.full1.ms / a.full1.ms).toFixed(2)}, ` +
-          `2 workers (done) x${(b.two.first / a.two.first).toFixed(2)}, 30-min cycle x${(b.steady.ms / a.steady.ms).toFixed(2)}, ` +
-          `15-min cycle x${(b.lbSteady / a.lbSteady).toFixed(2)} (first x${(b.lbFirst / a.lbFirst).toFixed(2)}), incremental x${(b.inc.ms / a.inc.ms).toFixed(2)}`,
+        `ratios ${nets[i - 1].size} -> ${nets[i].size}: data ×${d.toFixed(2)}; full ${x(a.full.ms, b.full.ms)}, ` +
+          `2 workers ${x(a.two.done, b.two.done)}, 30-min cycle ${x(median(a.rep), median(b.rep))}, ` +
+          `15-min cycle ${x(median(a.lb), median(b.lb))}, incremental ${x(a.inc, b.inc)}`,
       );
     }
   } finally {

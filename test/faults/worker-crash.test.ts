@@ -17,7 +17,7 @@ import { Caches } from '../../src/caches';
 import { createAgent } from '../../src/identity/service';
 import { createWebhook } from '../../src/webhooks/service';
 import { emitEvent } from '../../src/events/emit';
-import { generateNetwork, addFreshVotes } from '../../bench/gen/network';
+import { generateNetwork, Network } from '../../bench/gen/network';
 import {
   faultEnv,
   freePort,
@@ -63,6 +63,7 @@ describe('faults: worker processes killed mid-job (real worker processes)', func
   let env: NodeJS.ProcessEnv;
   let deps: Deps;
   let agents = 0;
+  let net: Network;
   const workers: WorkerProc[] = [];
   const report: string[] = [];
 
@@ -107,7 +108,7 @@ describe('faults: worker processes killed mid-job (real worker processes)', func
       now: () => new Date(),
     };
     const t0 = Date.now();
-    const net = await generateNetwork(
+    net = await generateNetwork(
       db,
       { interactions: Number(process.env.FAULT_SCORING_INTERACTIONS || 30_000) },
       new Date(),
@@ -207,7 +208,7 @@ describe('faults: worker processes killed mid-job (real worker processes)', func
 
   it('two worker processes on the same recompute jobs: serialised, nothing counted twice, no live worker released, result equals a single clean run', async () => {
     const finalsBefore = (await storedState(db)).snapshots;
-    await addFreshVotes(db, 2000, new Date());
+    await net.addActivity(db, 2000, new Date(Date.now() - 60_000), new Date());
     const obs = new Observer(db);
     obs.start();
     // The test holds the scoring lock first, as a long recompute would: both workers' jobs then
