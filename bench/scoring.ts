@@ -29,7 +29,7 @@ import { createQuery } from '../src/db/query';
 import knexFactory, { Knex } from 'knex';
 import { createDb } from '../src/db/knex';
 import { migrateAll } from '../src/db/migrate';
-import { FullResult, runFull, runIncremental, runLeaderboards } from '../src/scoring/service';
+import { FullResult, IncrementalResult, runFull, runIncremental, runLeaderboards } from '../src/scoring/service';
 import { ScoringPool } from '../src/scoring/pool';
 import { Caches } from '../src/caches';
 import { generateNetwork, Network } from './gen/network';
@@ -101,8 +101,9 @@ async function timed(fn: () => Promise<unknown>): Promise<number> {
   return Date.now() - t0;
 }
 
-/** The periodic reputation job's run (jobs/reputation_recompute.ts without a payload). */
-const periodicReputation = (deps: Deps) => runFull(deps);
+/** What an incremental run did. */
+const did = (r: IncrementalResult) =>
+  `${r.changed} rows (${r.removed} left the window), ${r.targets} agents rescored (${r.widened} through actor facts), ${r.reputations} reputations`;
 
 /**
  * A real schedule's runs are minutes apart, and each one reads the changes of the overlap before
@@ -126,25 +127,28 @@ async function dbNow(db: Knex): Promise<Date> {
 
 /**
  * `count` periods of `minutes`: `interactions` new ones happen during the period, the clock moves
- * to its end, `job` runs. Returns each run's time.
+ * to its end, `job` runs. Returns each run's time and what the last one did.
  */
 async function cycles(
   n: Sized,
   count: number,
   c: { minutes: number; interactions: number },
-  job: () => Promise<unknown>,
+  job: () => Promise<IncrementalResult>,
 ) {
   const times: number[] = [];
+  let last = '';
   for (let i = 0; i < count; i++) {
     const from = n.clock.now;
     const to = new Date(from.getTime() + c.minutes * MINUTE);
     const written = await dbNow(n.db);
     await n.net.addActivity(n.db, c.interactions, from, to);
     n.clock.now = to;
-    times.push(await timed(job));
+    const t0 = Date.now();
+    last = did(await job());
+    times.push(Date.now() - t0);
     await age(n, written, to);
   }
-  return times;
+  return { times, last };
 }
 
 /** Two worker-like clients (own pools, as two processes) start the full recompute at once. */
@@ -218,19 +222,17 @@ async function main() {
       );
       const lbFirst = await timed(() => runLeaderboards(n.deps));
       console.log(`size ${n.size}: first 15-minute run ${s(lbFirst)} s (freezes the history's ended weeks)`);
-      const rep = await cycles(n, count, CYCLES.reputation, () => periodicReputation(n.deps));
-      console.log(`size ${n.size}: 30-minute cycles ${rep.map(s).join(', ')} s`);
-      const lb = await cycles(n, count, CYCLES.leaderboards, () => runLeaderboards(n.deps));
-      console.log(`size ${n.size}: 15-minute cycles ${lb.map(s).join(', ')} s`);
+      // The periodic reputation job (jobs/reputation_recompute.ts without a payload) is the incremental run.
+      const rep = await cycles(n, count, CYCLES.reputation, () => runIncremental(n.deps));
+      console.log(`size ${n.size}: 30-minute cycles ${rep.times.map(s).join(', ')} s (last: ${rep.last})`);
+      const lb = await cycles(n, count, CYCLES.leaderboards, async () => (await runLeaderboards(n.deps)).incremental);
+      console.log(`size ${n.size}: 15-minute cycles ${lb.times.map(s).join(', ')} s (last: ${lb.last})`);
       // Incremental after 1,000 new interactions only: nothing of the cycles before is read again.
       await age(n, now, null);
       await n.net.addActivity(n.db, 1000, new Date(n.clock.now.getTime() - MINUTE), n.clock.now);
       const inc = await runIncremental(n.deps);
-      console.log(
-        `size ${n.size}: incremental after 1,000 new: ${inc.ms} ms (${inc.targets} touched agents, ` +
-          `${inc.weights?.interactions ?? 0} interactions rescored, ${inc.reputations} reputations)`,
-      );
-      out.push({ first, full, v1, two, lbFirst, rep: rep.slice(1), lb: lb.slice(1), inc: inc.ms });
+      console.log(`size ${n.size}: incremental after 1,000 new: ${inc.ms} ms (${did(inc)})`);
+      out.push({ first, full, v1, two, lbFirst, rep: rep.times.slice(1), lb: lb.times.slice(1), inc: inc.ms });
     }
     console.log(
       `\n| interactions | agents | seed (s) | full, 1 worker (s) | full, 2 workers (s) | 2 / 1 | 30-min cycle (s) | 15-min cycle (s) | incremental after 1,000 (ms) | 30-min cycle / full | µs per interaction: full / 30-min cycle |`,
