@@ -151,6 +151,17 @@ async function cycles(
   return { times, last };
 }
 
+/** Bytes on disk (tables with their indexes, partitions included) of the interactions, of scoring's own tables, of the database. */
+async function onDisk(db: Knex) {
+  const r = await db.raw(
+    `select coalesce((select sum(pg_total_relation_size(relid)) from pg_partition_tree('interactions'::regclass)),
+                     pg_total_relation_size('interactions'))::float8 interactions,
+            (select sum(pg_total_relation_size(oid)) from pg_class where relkind = 'r' and relname like 'scoring\\_%')::float8 scoring,
+            pg_database_size(current_database())::float8 total`,
+  );
+  return r.rows[0] as { interactions: number; scoring: number; total: number };
+}
+
 /** Two worker-like clients (own pools, as two processes) start the full recompute at once. */
 async function twoWorkers(n: Sized, seconds: Knex[]) {
   const db2 = createDb(n.url, 4);
@@ -232,6 +243,12 @@ async function main() {
       await n.net.addActivity(n.db, 1000, new Date(n.clock.now.getTime() - MINUTE), n.clock.now);
       const inc = await runIncremental(n.deps);
       console.log(`size ${n.size}: incremental after 1,000 new: ${inc.ms} ms (${did(inc)})`);
+      const disk = await onDisk(n.db);
+      const mb = (b: number) =>
+        `${(b / 2 ** 20).toFixed(0)} MB (${(b / n.net.interactions).toFixed(0)} B per interaction)`;
+      console.log(
+        `size ${n.size}: on disk: interactions ${mb(disk.interactions)}, scoring's tables ${mb(disk.scoring)}, database ${mb(disk.total)}`,
+      );
       out.push({ first, full, v1, two, lbFirst, rep: rep.times.slice(1), lb: lb.times.slice(1), inc: inc.ms });
     }
     console.log(
