@@ -12,9 +12,17 @@ import { leaderboardsRefresh } from './leaderboards_refresh';
 import { leaderboardsFreeze } from './leaderboards_freeze';
 import { idempotencyPrune } from './idempotency_prune';
 import { inboxPrune } from './inbox_prune';
+import { scoringPartition } from './scoring_partition';
 
-/** One task per identifier of the job map (jobs/tasks.ts), each typed by its payload. */
-export type TaskMap = { [K in JobName]: Task<K> };
+/**
+ * Tasks each worker process runs one job at a time, on a runner of their own (src/worker-runner.ts):
+ * a full recompute's partitions, so that each process takes one and an idle one takes the next.
+ */
+export const FLEET_TASKS = ['scoring_partition'] as const satisfies readonly JobName[];
+type FleetTask = (typeof FLEET_TASKS)[number];
+
+/** One task per identifier of the job map (jobs/tasks.ts) but the fleet's, each typed by its payload. */
+export type TaskMap = { [K in Exclude<JobName, FleetTask>]: Task<K> };
 
 /**
  * Every graphile-worker task, by identifier. Each job file exports a factory taking the
@@ -33,4 +41,9 @@ export function buildTaskList(deps: Deps): TaskMap {
     idempotency_prune: idempotencyPrune(deps),
     inbox_prune: inboxPrune(deps),
   };
+}
+
+/** The fleet runner's tasks (FLEET_TASKS). */
+export function buildFleetTaskList(deps: Deps): { [K in FleetTask]: Task<K> } {
+  return { scoring_partition: scoringPartition(deps) };
 }

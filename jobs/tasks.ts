@@ -1,5 +1,6 @@
 import type { EventPayload } from '../src/webhooks/fanout';
 import type { DeliverJob } from '../src/webhooks/delivery';
+import type { PartitionJob } from '../src/scoring/fleet';
 
 /**
  * The one declaration of every job: identifier → payload, merged into graphile-worker's own
@@ -25,6 +26,8 @@ declare global {
       scoring_incremental: Record<string, never>;
       /** Crontab: the periodic (change-proportional) run; on demand: `full` recompute, or one agent's. */
       reputation_recompute: { agentId?: string; full?: boolean };
+      /** One partition of a full recompute spread over the workers (run by each worker one at a time). */
+      scoring_partition: PartitionJob;
       /** Crontab or on demand: live snapshots of the current week (or `week`, YYYY-Www). */
       leaderboards_refresh: { week?: string };
       /** Crontab (Monday) or on demand: ended weeks become final (or `week`). */

@@ -2,7 +2,7 @@ import { EventEmitter } from 'events';
 import path from 'path';
 import { run, Runner, RunnerOptions, WorkerEvents } from 'graphile-worker';
 import type { Deps } from './deps';
-import { buildTaskList } from '../jobs';
+import { buildFleetTaskList, buildTaskList } from '../jobs';
 import { repoRoot } from './db/paths';
 import { WorkerLiveness } from './db/worker-liveness';
 import { createDb } from './db/knex';
@@ -89,7 +89,12 @@ export function graphileRunOptions(
   };
 }
 
-/** Starts graphile-worker with the project's task list and crontab. */
+/**
+ * Starts graphile-worker with the project's task list and crontab, and beside it the fleet
+ * runner: the tasks of FLEET_TASKS, one job at a time and fetched one at a time (no local
+ * queue), so a process never holds a second partition of a full recompute that an idle process
+ * could run. Returned as one runner: stopping it stops both.
+ */
 export async function startWorker(deps: Deps, connectionString: string): Promise<Runner> {
   const runner = await runWithLiveness(deps, {
     connectionString,
@@ -99,8 +104,31 @@ export async function startWorker(deps: Deps, connectionString: string): Promise
     noHandleSignals: true,
     logger: workerLogger(deps.log),
   });
-  // The scoring thread pool ends with the runner (graceful shutdown stops the runner).
+  let fleet: Runner;
+  try {
+    fleet = await runWithLiveness(deps, {
+      connectionString,
+      ...graphileRunOptions(1, { localQueueSize: -1 }),
+      taskList: buildFleetTaskList(deps),
+      noHandleSignals: true,
+      logger: workerLogger(deps.log),
+    });
+  } catch (e) {
+    await runner.stop();
+    throw e;
+  }
+  const both = Promise.all([runner.promise, fleet.promise]).then(() => undefined);
+  // The scoring thread pool ends with the runners (graceful shutdown stops them).
   const endPool = () => deps.scoringPool.destroy();
-  void runner.promise.then(endPool, endPool);
-  return runner;
+  void both.then(endPool, endPool);
+  return {
+    ...runner,
+    promise: both,
+    stop: async (reason?: string) => {
+      await Promise.all([runner.stop(reason), fleet.stop(reason)]);
+    },
+    kill: async (reason?: string) => {
+      await Promise.all([runner.kill(reason), fleet.kill(reason)]);
+    },
+  };
 }

@@ -4,6 +4,7 @@ import type { Deps } from '../deps';
 import { enqueue, runFreeze, runFull, runLeaderboards } from './service';
 import { parseWeek, IsoWeek, weekOf, compareWeeks } from './week';
 import { recordStrike } from './strikes';
+import { RunProgress, runProgress, startRun } from './fleet';
 
 /** Admin commands of scoring: without --now they enqueue the job, with it they run inline and print a summary. */
 
@@ -26,12 +27,50 @@ function weekFlag(args: ParsedArgs, required: boolean): IsoWeek | undefined {
   return w;
 }
 
+/** One progress line: partitions done / total, rate, ETA. */
+export function progressLine(p: RunProgress): string {
+  const eta = p.etaSeconds === null ? '-' : `${Math.ceil(p.etaSeconds)} s`;
+  return `run ${p.id}: ${p.phase}, ${p.done}/${p.total} partitions, ${p.rate.toFixed(2)}/s, ETA ${eta}`;
+}
+
+/** Milliseconds between two progress reads of `recompute-reputation --fleet`. */
+export const FLEET_POLL_MS = 1000;
+
+/** Starts (or joins) the fleet run; unless `detach`, prints its progress until it is published. */
+async function fleetRun(deps: Deps, detach: boolean): Promise<void> {
+  const { id, started } = await startRun(deps, { fleet: true });
+  console.log(`${started ? 'started' : 'following the unfinished'} fleet run ${id}`);
+  const workers = (await deps.db('worker_heartbeats').count<{ n: string }[]>({ n: '*' }))[0].n;
+  if (Number(workers) === 0) console.log('no worker is running: the run waits for one (npm run worker)');
+  if (detach) return;
+  let last = -1;
+  for (;;) {
+    const p = await runProgress(deps.db, id);
+    // A line per partition done (one per read at most).
+    if (p.done !== last) console.log(progressLine(p));
+    last = p.done;
+    if (p.finished) {
+      if (p.phase !== 'done') throw new Error(`fleet run ${id} was abandoned (no progress for too long)`);
+      console.log(`fleet run ${id} published in ${p.elapsedSeconds.toFixed(1)} s`);
+      return;
+    }
+    await new Promise((r) => setTimeout(r, FLEET_POLL_MS));
+  }
+}
+
 export const scoringCommands: CliCommand[] = [
   {
     name: 'recompute-reputation',
-    usage: 'recompute-reputation [--handle h] [--now]',
-    description: 'Full recompute of weights and reputation (or one agent)',
+    usage: 'recompute-reputation [--handle h] [--now] | --fleet [--detach]',
+    description:
+      'Full recompute of weights and reputation (or one agent); --fleet spreads it over the workers and follows it',
     async run(args, deps) {
+      if (args.flags.fleet) {
+        if (args.flags.handle !== undefined || args.flags.now)
+          throw new CliUsageError('--fleet recomputes every agent on the workers: without --handle or --now');
+        await fleetRun(deps, !!args.flags.detach);
+        return;
+      }
       const agent = typeof args.flags.handle === 'string' ? await agentByHandle(deps, args.flags.handle) : undefined;
       if (!args.flags.now) {
         const job = await enqueue(deps.db, 'reputation_recompute', agent ? { agentId: agent.id } : { full: true });

@@ -2,7 +2,9 @@ import type { Knex } from 'knex';
 import { clusterWeight, findClusters } from './collusion';
 import { COLLUSION } from './policy';
 import { copyEdges } from './edge-copy';
-import type { Facts } from './stage-sql';
+import { AGENTS_FULL_SQL, type Facts } from './stage-sql';
+import { copyOut } from './copy';
+import { BUILD } from './build-tables';
 
 /**
  * reputation_v2's graph rule in a weight run. Full mode finds the clusters over the whole
@@ -75,22 +77,7 @@ export async function clustersFull(
     now,
     COLLUSION.code,
   );
-  if (c.members > 0) {
-    const ns: number[] = [];
-    const ks: number[] = [];
-    const shares: number[] = [];
-    for (let a = 0; a < agents; a++)
-      if (c.cluster[a] >= 0) {
-        ns.push(a);
-        ks.push(c.cluster[a]);
-        shares.push(c.share[a]);
-      }
-    await trx.raw(
-      `insert into scoring_clusters (agent_id, cluster, share, computed_at)
-       select ag.id, u.k, u.s, :now from unnest(:ns::int[], :ks::int[], :shares::float8[]) u(n, k, s) join sc_ag ag on ag.n = u.n`,
-      { ns, ks, shares, now },
-    );
-  }
+  await writeClusters(trx, 'scoring_clusters', c, agents, now);
   await trx.raw('analyze scoring_edges_v2');
   return {
     weights,
@@ -102,22 +89,103 @@ export async function clustersFull(
   };
 }
 
+/** Cluster members (agents numbered as in sc_ag) written to `table`. */
+async function writeClusters(
+  trx: Knex.Transaction,
+  table: string,
+  c: ReturnType<typeof findClusters>,
+  agents: number,
+  now: Date,
+): Promise<void> {
+  if (c.members === 0) return;
+  const ns: number[] = [];
+  const ks: number[] = [];
+  const shares: number[] = [];
+  for (let a = 0; a < agents; a++)
+    if (c.cluster[a] >= 0) {
+      ns.push(a);
+      ks.push(c.cluster[a]);
+      shares.push(c.share[a]);
+    }
+  await trx.raw(
+    `insert into ${table} (agent_id, cluster, share, computed_at)
+     select ag.id, u.k, u.s, :now from unnest(:ns::int[], :ks::int[], :shares::float8[]) u(n, k, s) join sc_ag ag on ag.n = u.n`,
+    { ns, ks, shares, now },
+  );
+}
+
 /**
- * Scoped mode: the rows of sc_r (just rescored under v1) get their v2 rows again from the stored
- * clusters, with the same arithmetic as clusterWeight (float8 product rounded to 1e-6).
+ * The v2 rows of `rows` (id, a, t, kind, value; kind 0: a vote) between members of one cluster of
+ * `clusters`, from their v1 weights in `edges`, with the same arithmetic as clusterWeight (float8
+ * product rounded to 1e-6) and the reasons copyEdges gives them.
  */
-export async function clustersScoped(trx: Knex.Transaction, now: Date): Promise<number> {
-  await trx.raw('delete from scoring_edges_v2 where interaction_id in (select id from sc_r)');
+async function writeClusterEdges(
+  trx: Knex.Transaction,
+  t: { rows: string; edges: string; clusters: string; into: string },
+  now: Date,
+): Promise<number> {
   const r = await trx.raw(
-    `insert into scoring_edges_v2 (interaction_id, weight, reasons, computed_at)
+    `insert into ${t.into} (interaction_id, weight, reasons, computed_at)
      select r.id, (round(se.weight::float8 * :factor * 1e6) / 1e6)::real,
        array_remove(se.reasons, 'NORMAL') || :code::text, :now
-     from sc_r r
-     join scoring_clusters ca on ca.agent_id = r.a
-     join scoring_clusters ct on ct.agent_id = r.t and ct.cluster = ca.cluster
-     join scoring_edges se on se.interaction_id = r.id
+     from ${t.rows} r
+     join ${t.clusters} ca on ca.agent_id = r.a
+     join ${t.clusters} ct on ct.agent_id = r.t and ct.cluster = ca.cluster
+     join ${t.edges} se on se.interaction_id = r.id
      where r.a <> r.t and se.weight > 0 and (r.kind <> 0 or r.value = 1)`,
     { factor: COLLUSION.factor, code: COLLUSION.code, now },
   );
   return r.rowCount ?? 0;
+}
+
+/**
+ * Scoped mode: the rows of sc_r (just rescored under v1) get their v2 rows again from the stored
+ * clusters.
+ */
+export async function clustersScoped(trx: Knex.Transaction, now: Date): Promise<number> {
+  await trx.raw('delete from scoring_edges_v2 where interaction_id in (select id from sc_r)');
+  return writeClusterEdges(
+    trx,
+    { rows: 'sc_r', edges: 'scoring_edges', clusters: 'scoring_clusters', into: 'scoring_edges_v2' },
+    now,
+  );
+}
+
+/**
+ * A fleet run (fleet.ts), once every partition's v1 weights are built: the clusters over the
+ * whole window's support graph, read back from those weights (agents numbered as a full run
+ * numbers them), and the interactions they discount, into the run's built tables.
+ */
+export async function clustersOfBuild(
+  trx: Knex.Transaction,
+  now: Date,
+): Promise<{ clusters: number; members: number; edges: number }> {
+  await trx.raw('drop table if exists sc_ag');
+  await trx.raw(AGENTS_FULL_SQL);
+  const agents = (await trx.raw('select count(*)::int n from sc_ag')).rows[0].n;
+  const { n, cols } = await copyOut(
+    trx,
+    `select ag.n, tg.n, e.weight from ${BUILD.edges} e
+     join interactions i on i.id = e.interaction_id
+     join sc_ag ag on ag.id = i.actor_agent_id join sc_ag tg on tg.id = i.target_agent_id
+     where e.weight > 0 and i.actor_agent_id <> i.target_agent_id and (i.kind <> 'vote' or i.value = 1)`,
+    { src: 'int4', dst: 'int4', w: 'float4' },
+  );
+  const c = findClusters(agents, { m: n, src: cols.src, dst: cols.dst, w: cols.w });
+  await writeClusters(trx, BUILD.clusters, c, agents, now);
+  const edges =
+    c.members === 0
+      ? 0
+      : await writeClusterEdges(
+          trx,
+          {
+            rows: `(select id, actor_agent_id a, target_agent_id t, (case when kind = 'vote' then 0 else 1 end) kind, value
+                    from interactions)`,
+            edges: BUILD.edges,
+            clusters: BUILD.clusters,
+            into: BUILD.edgesV2,
+          },
+          now,
+        );
+  return { clusters: c.clusters, members: c.members, edges };
 }

@@ -65,6 +65,11 @@ export interface WeightOptions {
   pool?: ScoringPool;
   /** false: v1 only, reputation_v2's tables left as they are (the benchmark's baseline for v2's cost). */
   v2?: boolean;
+  /**
+   * Scoped mode for a partition of a fleet run (fleet.ts): every stored fact is fresh (its facts
+   * phase wrote them all), every weight goes to this table, reputation_v2 is left to the run.
+   */
+  into?: string;
 }
 
 export interface WeightRun extends WeightRunResult {
@@ -100,7 +105,9 @@ export async function recomputeWeights(
   await trx.raw(stageSql(scoped), scoped ? { ws, now, targets } : { ws, now });
   await trx.raw('analyze sc_r');
   let agentFacts: number;
-  if (scoped) {
+  if (opts.into) {
+    agentFacts = 0;
+  } else if (scoped) {
     // Touched agents (and actors never seen before, or every actor when asked) get fresh facts.
     const ids = await trx.raw(
       `select array(
@@ -153,7 +160,9 @@ export async function recomputeWeights(
   const stored = storedWeights(weights);
   let rewritten = n;
   let affected: string[] | null = null;
-  if (scoped) {
+  if (opts.into) {
+    await copyEdges(trx, opts.into, cols.id, stored, masks, now);
+  } else if (scoped) {
     await trx.raw('create temp table sc_out (like scoring_edges) on commit drop');
     await copyEdges(trx, 'sc_out', cols.id, stored, masks, now);
     // Only rows whose weight or reasons change are written (with a new computed_at); their
@@ -194,7 +203,7 @@ export async function recomputeWeights(
       collusion = { clusters: c.clusters, members: c.members, edges: c.edges };
       sumsV2 = c.edges > 0 ? sumReputation(cols, n, c.weights, agents, c.discounted) : sums;
     }
-  } else if (opts.v2 !== false) {
+  } else if (opts.v2 !== false && !opts.into) {
     collusion.edges = await clustersScoped(trx, now);
   }
   const t4 = Date.now();

@@ -141,6 +141,14 @@ export const SCHEDULE = {
    * instead of waiting for the next 15-minute run.
    */
   liveRefreshAfterActivitySeconds: 60,
+  /**
+   * Partitions of the agents (by a hash of the id): the unit of the scoring locks and of a full
+   * recompute spread over the worker fleet. More than the workers, so that partitions of
+   * uneven cost still spread evenly; few, since each one scans the window once.
+   */
+  partitions: 8,
+  /** A fleet run without progress for this long is abandoned when another one is started. */
+  fleetStaleMinutes: 60,
 } as const;
 
 export const DAY_MS = 86_400_000;

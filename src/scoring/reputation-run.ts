@@ -5,6 +5,7 @@ import { tuneScoped } from './transaction';
 import { windowStart } from './stage-sql';
 import { DAY_MS, Model, MODELS } from './policy';
 import { copyInText, copyTextField } from './copy';
+import { BUILD } from './build-tables';
 
 /**
  * Where each model's scores live and the `version` its components carry. reputation_scores_v2
@@ -47,19 +48,22 @@ type AgentFactsRow = {
  * `sums`: a full weight run of this transaction already summed every agent's weights per model
  * (indexed by the agent numbers of its staging table sc_ag), so only the per-agent facts are read.
  * Weighted sums accumulate in double precision on both paths.
+ *
+ * `build` (a fleet run's partition): weights are read from the run's built edges and scores
+ * written to its built reputations; milestones are kept for its publication (publishMilestones).
  */
 export async function recomputeReputations(
   trx: Knex.Transaction,
   now: Date,
   agents: string[] | null,
-  opts: { sums?: Partial<Record<Model, ReputationSums>>; models?: readonly Model[] } = {},
+  opts: { sums?: Partial<Record<Model, ReputationSums>>; models?: readonly Model[]; build?: boolean } = {},
 ): Promise<{ agents: number; milestones: number }> {
   const models = opts.models ?? MODELS;
   const ws = windowStart(now);
   const full = agents === null && models.every((m) => opts.sums?.[m]);
   // Staged rows carry the agent number of the full run's sums instead of SQL sums.
   if (agents !== null) await tuneScoped(trx);
-  const rows = full ? await stagedRows(trx, ws, now) : await summedRows(trx, ws, now, agents);
+  const rows = full ? await stagedRows(trx, ws, now) : await summedRows(trx, ws, now, agents, opts.build);
   let milestones = 0;
   // v1's components of each row, by agent: v2 stores only the agents whose v2 result differs.
   const v1Json = new Map<string, string>();
@@ -101,7 +105,7 @@ export async function recomputeReputations(
     await trx.raw('drop table if exists sc_rep');
     await trx.raw('create temp table sc_rep (agent_id uuid, score int, components jsonb) on commit drop');
     await copyInText(trx, 'sc_rep', out);
-    const table = MODEL_TABLES[model].scores;
+    const table = opts.build ? BUILD.reputation[model] : MODEL_TABLES[model].scores;
     if (model !== 'reputation_v1') {
       // Agents of this run whose v2 equals v1 again lose their v2 row (reads fall back to v1's).
       await trx.raw(
@@ -116,7 +120,14 @@ export async function recomputeReputations(
        on conflict (agent_id) do update set score = excluded.score, components = excluded.components, computed_at = excluded.computed_at`,
       { now },
     );
-    milestones += await notifyMilestones(trx, ms, now);
+    if (!opts.build) milestones += await notifyMilestones(trx, ms, now);
+    else if (ms.ids.length > 0) {
+      const r = await trx.raw(
+        `insert into ${BUILD.milestones} (agent_id, milestone, score) select * from unnest(:ids::uuid[], :ms::int[], :scores::int[])`,
+        { ids: ms.ids, ms: ms.milestones, scores: ms.scores },
+      );
+      milestones += r.rowCount ?? 0;
+    }
   }
   return { agents: rows.length, milestones };
 }
@@ -136,8 +147,10 @@ async function summedRows(
   ws: Date,
   now: Date,
   agents: string[] | null,
+  build = false,
 ): Promise<AgentFactsRow[]> {
   const scoped = agents !== null;
+  const [edges, edgesV2] = build ? [BUILD.edges, BUILD.edgesV2] : ['scoring_edges', 'scoring_edges_v2'];
   const r = await trx.raw(
     `with e as materialized (
        select (case i.kind when 'vote' then 0 when 'reply' then 1 when 'follow' then 2 else 3 end) k,
@@ -151,8 +164,8 @@ async function summedRows(
                select * from interactions where kind = 'reply' and actor_agent_id = any(:agents::uuid[])
                  and not (target_agent_id = any(:agents::uuid[])))`
            : 'interactions'
-       } i join scoring_edges se on se.interaction_id = i.id
-       left join scoring_edges_v2 v2 on v2.interaction_id = i.id
+       } i join ${edges} se on se.interaction_id = i.id
+       left join ${edgesV2} v2 on v2.interaction_id = i.id
        join agents aa on aa.id = i.actor_agent_id join agents ta on ta.id = i.target_agent_id
        where i.active and i.occurred_at > :ws and i.occurred_at <= :now
      ),
@@ -215,6 +228,16 @@ async function stagedRows(trx: Knex.Transaction, ws: Date, now: Date): Promise<A
     { ws, now },
   );
   return r.rows;
+}
+
+/** A fleet run's publication: the milestones its built reputations reach, notified as a run would. */
+export async function publishMilestones(trx: Knex.Transaction, now: Date): Promise<number> {
+  const r = await trx.raw(
+    `select coalesce(array_agg(agent_id), '{}') ids, coalesce(array_agg(milestone), '{}') ms,
+       coalesce(array_agg(score), '{}') scores from ${BUILD.milestones}`,
+  );
+  const { ids, ms, scores } = r.rows[0];
+  return notifyMilestones(trx, { ids, milestones: ms, scores }, now);
 }
 
 /**

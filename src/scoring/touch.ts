@@ -3,7 +3,7 @@ import { addJobCall, type JobName, SqlPart } from '../db/jobs';
 import { enqueue } from './service';
 
 /** The job a touch queues, also its job key (one queued run for a burst of writes). */
-const TOUCH_JOB = 'scoring_incremental' satisfies JobName;
+export const TOUCH_JOB = 'scoring_incremental' satisfies JobName;
 
 /** Debounce window of incremental scoring after a write. */
 export const TOUCH_DEBOUNCE_MS = 30_000;

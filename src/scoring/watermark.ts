@@ -38,3 +38,16 @@ export async function setWindowClock(db: Db, now: Date): Promise<void> {
     [WINDOW_CLOCK, now],
   );
 }
+
+/** Sets the watermark to `at`, backwards too (a fleet run's publication); returns the one it replaced. */
+export async function resetWatermark(db: Db, at: Date): Promise<Date | null> {
+  const r = await db.raw(
+    `with prev as (select watermark from scoring_watermarks where name = ? for update)
+     insert into scoring_watermarks (name, watermark, updated_at) values (?, ?, now())
+     on conflict (name) do update set watermark = excluded.watermark, updated_at = now()
+     returning (select watermark from prev) prev`,
+    [WATERMARK, WATERMARK, at],
+  );
+  const prev = r.rows[0].prev;
+  return prev ? new Date(prev) : null;
+}

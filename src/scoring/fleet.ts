@@ -1,0 +1,282 @@
+import type { Knex } from 'knex';
+import type { Deps } from '../deps';
+import { addJob } from '../db/jobs';
+import { recomputeWeights } from './engine';
+import { recomputeReputations, publishMilestones } from './reputation-run';
+import { clustersOfBuild } from './collusion-run';
+import { lockScoring, partitionOf, SCORING_LOCK, tuneRun } from './transaction';
+import { SCOPED_FACTS_SQL, windowStart } from './stage-sql';
+import { BUILD, SWAPS } from './build-tables';
+import { resetWatermark, setWindowClock } from './watermark';
+import { TOUCH_JOB } from './touch';
+import { SCHEDULE } from './policy';
+
+/**
+ * A full recompute spread over the worker fleet. The run is phases, each of independent
+ * partitions that any worker process takes as `scoring_partition` jobs (one at a time per
+ * process, the thread pool inside), or that one process runs in turn (runFleetInProcess):
+ *
+ * 1. facts: every agent's stored facts (scoring_agent_facts), per partition of the agents;
+ * 2. weights: every interaction received by the partition's agents, scored as an incremental
+ *    run scores them (each rule's group belongs to one target agent) from those facts, into the
+ *    run's built edges;
+ * 3. clusters (one job): reputation_v2's clusters over the whole built support graph, and the
+ *    interactions they discount;
+ * 4. reputations: both models' scores of the partition's agents from the built weights (replies
+ *    authored count toward their actor, hence after every weight), into the built scores;
+ * 5. publish (one job, every scoring lock): each built table swaps with its live table in one
+ *    transaction, the reputation milestones reached are notified, the incremental watermark
+ *    goes back to the run's start.
+ *
+ * A reader sees the previous results until the swap, then all of the new ones. A partition
+ * commits its work and its row in scoring_run_partitions in one transaction, so a failed or
+ * retried job is done once; the one completing its phase's last partition moves the run on
+ * (a conditional update of the run's row) and queues the next phase's jobs, exactly once. The
+ * results equal a full recompute's (runFull) over the same data.
+ */
+
+export const PHASES = ['facts', 'weights', 'clusters', 'reputations', 'publish'] as const;
+export type Phase = (typeof PHASES)[number];
+
+/** Partitions of a phase: the whole-graph steps are one. */
+function partsOf(phase: Phase): number {
+  return phase === 'clusters' || phase === 'publish' ? 1 : SCHEDULE.partitions;
+}
+
+/** Partitions of a whole run, every phase. */
+export function runTotal(): number {
+  return PHASES.reduce((n, p) => n + partsOf(p), 0);
+}
+
+export interface PartitionJob {
+  run: number;
+  phase: Phase;
+  part: number;
+}
+
+export function isPartitionJob(p: unknown): p is PartitionJob {
+  const j = p as Partial<PartitionJob> | null;
+  return (
+    !!j &&
+    Number.isInteger(j.run) &&
+    PHASES.includes(j.phase as Phase) &&
+    Number.isInteger(j.part) &&
+    j.part! >= 0 &&
+    j.part! < partsOf(j.phase as Phase)
+  );
+}
+
+interface RunRow {
+  id: string;
+  phase: Phase | 'done' | 'abandoned';
+  fleet: boolean;
+  scored_at: Date;
+  mark: Date;
+}
+
+async function queuePhase(trx: Knex.Transaction, run: number, phase: Phase): Promise<void> {
+  for (let part = 0; part < partsOf(phase); part++)
+    await addJob(
+      trx,
+      'scoring_partition',
+      { run, phase, part },
+      { jobKey: `scoring_partition:${run}:${phase}:${part}` },
+    );
+}
+
+/**
+ * Starts a run scoring the window that ends now, or finds the unfinished one (one at a time; a
+ * run without progress for SCHEDULE.fleetStaleMinutes is abandoned first). `fleet`: its
+ * partitions are queued as jobs; otherwise the caller runs them (runFleetInProcess).
+ */
+export async function startRun(deps: Deps, opts: { fleet: boolean }): Promise<{ id: number; started: boolean }> {
+  return deps.db.transaction(async (trx) => {
+    await trx.raw(
+      `update scoring_runs set phase = 'abandoned', finished_at = clock_timestamp()
+       where finished_at is null and progressed_at < clock_timestamp() - ? * interval '1 minute'`,
+      [SCHEDULE.fleetStaleMinutes],
+    );
+    const r = await trx.raw(
+      `insert into scoring_runs (partitions, phase, phase_parts, fleet, scored_at, mark)
+       values (?, 'facts', ?, ?, ?, clock_timestamp())
+       on conflict ((true)) where finished_at is null do nothing returning id`,
+      [SCHEDULE.partitions, partsOf('facts'), opts.fleet, deps.now()],
+    );
+    if (r.rows.length === 0) {
+      const active = await trx('scoring_runs').whereNull('finished_at').first('id');
+      return { id: Number(active.id), started: false };
+    }
+    const id = Number(r.rows[0].id);
+    // What an earlier run left unpublished (abandoned, or a failed publication).
+    await trx.raw(`truncate ${SWAPS.map(([, built]) => built).join(', ')}, ${BUILD.milestones}`);
+    if (opts.fleet) await queuePhase(trx, id, 'facts');
+    return { id, started: true };
+  });
+}
+
+async function partitionAgents(trx: Knex.Transaction, part: number): Promise<string[]> {
+  const r = await trx.raw(`select array(select id from agents where ${partitionOf('id')} = ?) ids`, [part]);
+  return r.rows[0].ids;
+}
+
+/** The work of one partition of a phase; returns the rows it wrote. */
+const WORK: Record<Phase, (trx: Knex.Transaction, deps: Deps, run: RunRow, part: number) => Promise<number>> = {
+  async facts(trx, _deps, run, part) {
+    // Live facts: an incremental run over this partition's agents waits, and the other way round.
+    await trx.raw('select pg_advisory_xact_lock(?, ?)', [SCORING_LOCK, part]);
+    const ids = await partitionAgents(trx, part);
+    await trx.raw(SCOPED_FACTS_SQL, { ws: windowStart(run.scored_at), now: run.scored_at, ids });
+    return ids.length;
+  },
+  async weights(trx, deps, run, part) {
+    const w = await recomputeWeights(trx, run.scored_at, await partitionAgents(trx, part), {
+      pool: deps.scoringPool,
+      into: BUILD.edges,
+    });
+    return w.interactions;
+  },
+  async clusters(trx, _deps, run) {
+    await trx.raw(`analyze ${BUILD.edges}`);
+    const c = await clustersOfBuild(trx, run.scored_at);
+    await trx.raw(`analyze ${BUILD.edgesV2}`);
+    return c.edges;
+  },
+  async reputations(trx, _deps, run, part) {
+    const r = await recomputeReputations(trx, run.scored_at, await partitionAgents(trx, part), { build: true });
+    return r.agents;
+  },
+  async publish(trx, _deps, run) {
+    await lockScoring(trx);
+    for (const [, built] of SWAPS.slice(2)) await trx.raw(`analyze ${built}`);
+    for (const [live, built] of SWAPS) await swapTables(trx, live, built);
+    const milestones = await publishMilestones(trx, run.scored_at);
+    // The live tables now hold this run's results at its clock, from data read since its start:
+    // changes after it are rescored by the next incremental run, queued now if one already ran
+    // meanwhile (what it wrote was just replaced).
+    const prev = await resetWatermark(trx, run.mark);
+    await setWindowClock(trx, run.scored_at);
+    if (prev && prev > run.mark) await addJob(trx, TOUCH_JOB, {}, { jobKey: TOUCH_JOB, jobKeyMode: 'preserve_run_at' });
+    await trx.raw(`truncate ${SWAPS.map(([, built]) => built).join(', ')}, ${BUILD.milestones}`);
+    return milestones;
+  },
+};
+
+/** Swaps two tables of one shape by name, with their primary keys' names (O(1), inside the publication). */
+async function swapTables(trx: Knex.Transaction, live: string, built: string): Promise<void> {
+  await trx.raw(`alter table ${live} rename to scoring_swap;
+    alter table ${built} rename to ${live};
+    alter table scoring_swap rename to ${built};
+    alter index ${live}_pkey rename to scoring_swap_pkey;
+    alter index ${built}_pkey rename to ${live}_pkey;
+    alter index scoring_swap_pkey rename to ${built}_pkey`);
+}
+
+export type PartitionOutcome = 'done' | 'skipped';
+
+/**
+ * Runs one partition of a phase in one transaction with its row in scoring_run_partitions; the
+ * last of its phase moves the run on. A partition already done, or of a run that has moved on
+ * or was abandoned, is skipped.
+ */
+export async function runPartition(deps: Deps, job: PartitionJob): Promise<PartitionOutcome> {
+  const outcome = await deps.db.transaction(async (trx): Promise<PartitionOutcome> => {
+    await tuneRun(trx);
+    const run: RunRow | undefined = await trx('scoring_runs').where({ id: job.run }).first();
+    if (!run || run.phase !== job.phase) return 'skipped';
+    // Waits while another attempt of the same partition is in flight, then skips if it committed.
+    const mine = await trx.raw(
+      `insert into scoring_run_partitions (run_id, phase, part) values (?, ?, ?) on conflict do nothing`,
+      [job.run, job.phase, job.part],
+    );
+    if (mine.rowCount === 0) return 'skipped';
+    const rows = await WORK[job.phase](trx, deps, run, job.part);
+    await trx.raw(
+      `update scoring_run_partitions set rows = ?, done_at = clock_timestamp() where run_id = ? and phase = ? and part = ?`,
+      [rows, job.run, job.phase, job.part],
+    );
+    await advance(trx, job);
+    return 'done';
+  });
+  if (outcome === 'done' && job.phase === 'publish') await deps.caches.changed({ kind: 'scores' });
+  return outcome;
+}
+
+/** Counts the partition; the last one of its phase moves the run to the next phase (queued for a fleet run). */
+async function advance(trx: Knex.Transaction, job: PartitionJob): Promise<void> {
+  const r = await trx.raw(
+    `update scoring_runs set phase_done = phase_done + 1, progressed_at = clock_timestamp()
+     where id = ? and phase = ? returning phase_done, phase_parts, fleet`,
+    [job.run, job.phase],
+  );
+  const row = r.rows[0];
+  if (!row || row.phase_done < row.phase_parts) return;
+  const next = PHASES[PHASES.indexOf(job.phase) + 1];
+  await trx.raw(
+    `update scoring_runs set phase = ?, phase_done = 0, phase_parts = ?,
+       finished_at = case when ? then clock_timestamp() end where id = ?`,
+    [next ?? 'done', next ? partsOf(next) : 0, !next, job.run],
+  );
+  if (next && row.fleet) await queuePhase(trx, job.run, next);
+}
+
+export interface RunProgress {
+  id: number;
+  phase: RunRow['phase'];
+  /** partitions done, every phase */
+  done: number;
+  total: number;
+  elapsedSeconds: number;
+  /** partitions per second so far */
+  rate: number;
+  /** seconds left at that rate (null before the first partition) */
+  etaSeconds: number | null;
+  finished: boolean;
+}
+
+export async function runProgress(db: Knex, id: number): Promise<RunProgress> {
+  const r = await db.raw(
+    `select r.phase, r.finished_at is not null finished,
+       extract(epoch from coalesce(r.finished_at, clock_timestamp()) - r.started_at)::float8 elapsed,
+       (select count(*)::int from scoring_run_partitions p where p.run_id = r.id) done
+     from scoring_runs r where r.id = ?`,
+    [id],
+  );
+  const row = r.rows[0];
+  if (!row) throw new Error(`no scoring run ${id}`);
+  const total = runTotal();
+  const elapsed = Math.max(row.elapsed, 1e-3);
+  const rate = row.done / elapsed;
+  return {
+    id,
+    phase: row.phase,
+    done: row.done,
+    total,
+    elapsedSeconds: row.elapsed,
+    rate,
+    etaSeconds: row.done > 0 ? (total - row.done) / rate : null,
+    finished: row.finished,
+  };
+}
+
+/**
+ * A fleet run in this process: each phase's partitions by `concurrency` connections at once (1:
+ * what one worker process does). Throws when another run is unfinished.
+ */
+export async function runFleetInProcess(
+  deps: Deps,
+  opts: { concurrency?: number; onPartition?: (p: RunProgress) => void } = {},
+): Promise<RunProgress> {
+  const { id, started } = await startRun(deps, { fleet: false });
+  if (!started) throw new Error(`scoring run ${id} is still unfinished`);
+  for (const phase of PHASES) {
+    let next = 0;
+    const lane = async () => {
+      for (let part = next++; part < partsOf(phase); part = next++) {
+        await runPartition(deps, { run: id, phase, part });
+        opts.onPartition?.(await runProgress(deps.db, id));
+      }
+    };
+    await Promise.all(Array.from({ length: Math.max(1, opts.concurrency ?? 1) }, lane));
+  }
+  return runProgress(deps.db, id);
+}
