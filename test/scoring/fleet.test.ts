@@ -12,7 +12,7 @@ import { runFull } from '../../src/scoring/service';
 import { lockScoring } from '../../src/scoring/transaction';
 import { writeWeekSnapshots } from '../../src/scoring/leaderboard-snapshots';
 import { weekOf } from '../../src/scoring/week';
-import { getWatermark } from '../../src/scoring/watermark';
+import { getWatermark, getWindowClock } from '../../src/scoring/watermark';
 import { runFleetInProcess, runPartition, runProgress, RunProgress, runTotal, startRun } from '../../src/scoring/fleet';
 import { SCHEDULE } from '../../src/scoring/policy';
 import { buildFleetTaskList } from '../../jobs';
@@ -169,6 +169,7 @@ describe('scoring: full recompute spread over the worker fleet', function () {
     expect(built.rows[0]).to.deep.equal({ e: 0, r: 0 });
     const run = await db('scoring_runs').where({ id: p.id }).first();
     expect((await getWatermark(db))!.getTime()).to.equal(new Date(run.mark).getTime());
+    expect((await getWindowClock(db))!.getTime()).to.equal(now.getTime());
   });
 
   it('as graphile-worker jobs taken by two runners: the same results, each runner running partitions', async () => {
