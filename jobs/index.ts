@@ -13,6 +13,7 @@ import { leaderboardsFreeze } from './leaderboards_freeze';
 import { idempotencyPrune } from './idempotency_prune';
 import { inboxPrune } from './inbox_prune';
 import { scoringPartition } from './scoring_partition';
+import { interactionsPartitions } from './interactions_partitions';
 
 /**
  * Tasks each worker process runs one job at a time, on a runner of their own (src/worker-runner.ts):
@@ -40,6 +41,7 @@ export function buildTaskList(deps: Deps): TaskMap {
     leaderboards_freeze: leaderboardsFreeze(deps),
     idempotency_prune: idempotencyPrune(deps),
     inbox_prune: inboxPrune(deps),
+    interactions_partitions: interactionsPartitions(deps),
   };
 }
 

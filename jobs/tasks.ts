@@ -36,6 +36,8 @@ declare global {
       idempotency_prune: Record<string, never>;
       /** Crontab, daily: inbox items past retention. */
       inbox_prune: Record<string, never>;
+      /** Crontab, daily: the monthly partitions of interactions, created ahead. */
+      interactions_partitions: Record<string, never>;
     }
   }
 }

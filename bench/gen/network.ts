@@ -51,7 +51,7 @@ class Generator {
   honestAgents = 0;
   honestPosts = 0;
   comments = 0;
-  /** Keys taken, as the unique indexes of `interactions` see them: (actor, post) per kind, (actor, target). */
+  /** Keys taken, as interaction_keys sees them: (actor, post) per kind, (actor, target). */
   readonly votes = new Set<number>();
   readonly reactions = new Set<number>();
   readonly follows = new Set<number>();

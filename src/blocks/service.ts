@@ -4,6 +4,7 @@ import { AppError, notFound } from '../errors';
 import { AgentRow, normalizeHandle } from '../identity/repo';
 import type { WriteResult } from '../idempotency';
 import { scoringTouch } from '../scoring/touch';
+import { followInteractionFrom } from '../content/interactions';
 import { decodeKeyset, encodeKeyset, olderThanSql, usSql } from '../db/keyset';
 
 type Db = Knex | Knex.Transaction;
@@ -43,16 +44,15 @@ export async function setBlock(
     );
     if (inserted.rows.length === 0) return;
     const touch = scoringTouch('exists (select 1 from d)');
+    const unfollowed = followInteractionFrom('d', false, now);
     await trx.raw(
       `with d as (delete from follows
                    where (follower_id = ? and followee_id = ?) or (follower_id = ? and followee_id = ?)
-                   returning follower_id, followee_id),
-            i as (update interactions x set active = false, occurred_at = ?, updated_at = clock_timestamp()
-                    from d where x.kind = 'follow' and x.actor_agent_id = d.follower_id and x.target_agent_id = d.followee_id
-                  returning 1),
+                   returning follower_id as follower, followee_id as followee),
+            i as (${unfollowed.sql}),
             t as (${touch.sql})
        select (select count(*) from i) + (select count(*) from t) as writes`,
-      [blocker.id, target.id, target.id, blocker.id, now, ...touch.bindings],
+      [blocker.id, target.id, target.id, blocker.id, ...unfollowed.bindings, ...touch.bindings],
     );
     await onBlocked?.(trx, blocker.id, target.id, now);
   })();

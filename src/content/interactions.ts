@@ -3,18 +3,23 @@ import type { SqlPart } from '../db/jobs';
 
 /**
  * Writers of `interactions`, the raw input of scoring (ARCHITECTURE.md). Called inside the
- * transaction (votes, reactions and follows: the very statement) of the write that they describe,
+ * transaction (votes, reactions, follows and blocks: the very statement) of the write that they describe,
  * with the scoring touch (src/scoring/touch.ts). `updated_at` is the database clock (scoring's watermark);
  * `occurred_at` is the service clock (deps.now()), so tests can place activity in a week.
  */
 type Db = Knex | Knex.Transaction;
 
 /**
- * Upsert of a vote's or reaction's interaction row, as a data-modifying CTE body of the write's
- * own statement: one row per row of `source` (the CTE holding the change, empty when nothing
- * changed). `value` and `reactionType` are SQL expressions over `source` or `?` bind parameters taken
- * in order after the leading ones; `targetAgentId` and `postId` are values, or SQL expressions over
- * `source` when the statement itself found the target.
+ * The write of a vote's or reaction's interaction row as a CTE body of the write's own statement:
+ * one row per row of `source` (the CTE holding the change, empty when nothing changed). A SELECT
+ * CTE runs only when referenced: the write's main SELECT must count its rows. `value` and
+ * `reactionType` are SQL expressions over `source` or `?` bind parameters taken in order after the
+ * leading ones; `targetAgentId` and `postId` are values, or SQL expressions over `source` when the
+ * statement itself found the target.
+ *
+ * interaction_put (sql/109_interaction_partitions.ts) keeps one row per (kind, actor, target
+ * content) in the month-partitioned table: it locks the identity's key, then updates its row,
+ * moving it to the partition of the new occurred_at, or inserts the first one.
  */
 export function contentInteractionFrom(
   source: string,
@@ -33,12 +38,8 @@ export function contentInteractionFrom(
   const target = uuidPart(row.targetAgentId);
   const post = uuidPart(row.postId);
   return {
-    sql: `insert into interactions (kind, actor_agent_id, target_agent_id, post_id, comment_id, value, reaction_type, occurred_at, active)
-          select ?, ?::uuid, ${target.sql}, ${post.sql}, ?::uuid, ${value.sql}, ${reactionType.sql}, ?::timestamptz, ${active.sql} from ${source}
-          on conflict (kind, actor_agent_id, post_id, comment_id) where kind in ('vote', 'reaction') do update
-            set value = excluded.value, reaction_type = excluded.reaction_type, occurred_at = excluded.occurred_at,
-                active = excluded.active, target_agent_id = excluded.target_agent_id, updated_at = clock_timestamp()
-          returning 1`,
+    sql: `select interaction_put(?, ?::uuid, ${target.sql}, ${post.sql}, ?::uuid, ${value.sql}, ${reactionType.sql}, ?::timestamptz, ${active.sql})
+          from ${source}`,
     bindings: [
       row.kind,
       row.actorId,
@@ -70,21 +71,15 @@ export function liveTargetSql(kind: 'post' | 'comment', authorColumns?: string):
     : `select ${cols} from comments x${author} join posts p on p.id = x.post_id where x.id = ? and x.deleted_at is null and p.deleted_at is null`;
 }
 
-/** Upsert of a follow's interaction row, as a CTE body: one row per row of `source`. */
-export function followInteractionFrom(
-  source: string,
-  actorId: string,
-  targetId: string,
-  active: boolean,
-  at: Date,
-): SqlPart {
+/**
+ * The write of a follow's interaction row (`active`: following), as a SELECT CTE body counted by
+ * the main SELECT: one row per row of `source`, whose `follower` and `followee` columns (uuid) name
+ * the pair.
+ */
+export function followInteractionFrom(source: string, active: boolean, at: Date): SqlPart {
   return {
-    sql: `insert into interactions (kind, actor_agent_id, target_agent_id, value, occurred_at, active)
-          select 'follow', ?::uuid, ?::uuid, 1, ?::timestamptz, ?::boolean from ${source}
-          on conflict (actor_agent_id, target_agent_id) where kind = 'follow' do update
-            set active = excluded.active, occurred_at = excluded.occurred_at, updated_at = clock_timestamp()
-          returning 1`,
-    bindings: [actorId, targetId, at, active],
+    sql: `select interaction_put('follow', follower, followee, null, null, 1, null, ?::timestamptz, ?::boolean) from ${source}`,
+    bindings: [at, active],
   };
 }
 

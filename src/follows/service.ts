@@ -40,14 +40,15 @@ export async function setFollow(
   // interaction, the agent.followed event and the scoring touch.
   const change: SqlPart = follow
     ? {
-        sql: `insert into follows (follower_id, followee_id, created_at) values (?, ?, ?) on conflict (follower_id, followee_id) do nothing returning 1`,
+        sql: `insert into follows (follower_id, followee_id, created_at) values (?, ?, ?) on conflict (follower_id, followee_id) do nothing
+              returning follower_id as follower, followee_id as followee`,
         bindings: [follower.id, target.id, now],
       }
     : {
-        sql: `delete from follows where follower_id = ? and followee_id = ? returning 1`,
+        sql: `delete from follows where follower_id = ? and followee_id = ? returning follower_id as follower, followee_id as followee`,
         bindings: [follower.id, target.id],
       };
-  const interaction = followInteractionFrom('changed', follower.id, target.id, follow, now);
+  const interaction = followInteractionFrom('changed', follow, now);
   // Only a follow that changed something is an event (agent.followed and the inbox item): a
   // follow, unfollow and follow again is a new event each time, as the webhook has always done.
   const event = follow
@@ -77,7 +78,7 @@ export async function setFollow(
           interaction as (${interaction.sql}),
           ${event.sql},
           touch as (${touch.sql})
-     select ${event.count} + (select count(*) from touch) as jobs`,
+     select ${event.count} + (select count(*) from touch) as jobs, (select count(*) from interaction) as interactions`,
     ),
     [...change.bindings, ...interaction.bindings, ...event.bindings, ...touch.bindings],
     db,

@@ -81,7 +81,8 @@ export async function react(
             touch as (${touch.sql})
        select (select count(*) from t)::int as found,
               ?::text is not null and not exists (select 1 from old) and not exists (select 1 from put) and exists (select 1 from t) as raced,
-              (select row_to_json(upd) from upd) as counts, (select count(*) from touch) as touched`,
+              (select row_to_json(upd) from upd) as counts, (select count(*) from touch) as touched,
+              (select count(*) from interaction) as interactions`,
       ),
       [
         targetId,

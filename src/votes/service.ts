@@ -97,7 +97,8 @@ export async function castVote(
                         from d where x.id = ? returning x.score),
               interaction as (${interaction.sql}),
               touch as (${touch.sql})
-         select (select outcome from g) as outcome, (select score from upd) as score, (select count(*) from touch) as touched`,
+         select (select outcome from g) as outcome, (select score from upd) as score, (select count(*) from touch) as touched,
+                (select count(*) from interaction) as interactions`,
         ),
         [
           voter.id,
