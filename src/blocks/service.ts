@@ -44,11 +44,17 @@ export async function setBlock(
     );
     if (inserted.rows.length === 0) return;
     const touch = scoringTouch('exists (select 1 from d)');
-    const unfollowed = followInteractionFrom('d', false, now);
+    const unfollowed = followInteractionFrom(
+      'd',
+      { sql: 'd.follower_id', bindings: [] },
+      { sql: 'd.followee_id', bindings: [] },
+      false,
+      now,
+    );
     await trx.raw(
       `with d as (delete from follows
                    where (follower_id = ? and followee_id = ?) or (follower_id = ? and followee_id = ?)
-                   returning follower_id as follower, followee_id as followee),
+                   returning follower_id, followee_id),
             i as (${unfollowed.sql}),
             t as (${touch.sql})
        select (select count(*) from i) + (select count(*) from t) as writes`,

@@ -73,13 +73,21 @@ export function liveTargetSql(kind: 'post' | 'comment', authorColumns?: string):
 
 /**
  * The write of a follow's interaction row (`active`: following), as a SELECT CTE body counted by
- * the main SELECT: one row per row of `source`, whose `follower` and `followee` columns (uuid) name
- * the pair.
+ * the main SELECT: one row per row of `source`. `actorId` and `targetId` are values, or SQL
+ * expressions over `source` (a statement that changed several follows).
  */
-export function followInteractionFrom(source: string, active: boolean, at: Date): SqlPart {
+export function followInteractionFrom(
+  source: string,
+  actorId: string | SqlPart,
+  targetId: string | SqlPart,
+  active: boolean,
+  at: Date,
+): SqlPart {
+  const actor = uuidPart(actorId);
+  const target = uuidPart(targetId);
   return {
-    sql: `select interaction_put('follow', follower, followee, null, null, 1, null, ?::timestamptz, ?::boolean) from ${source}`,
-    bindings: [at, active],
+    sql: `select interaction_put('follow', ${actor.sql}, ${target.sql}, null, null, 1, null, ?::timestamptz, ?::boolean) from ${source}`,
+    bindings: [...actor.bindings, ...target.bindings, at, active],
   };
 }
 

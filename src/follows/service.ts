@@ -40,15 +40,14 @@ export async function setFollow(
   // interaction, the agent.followed event and the scoring touch.
   const change: SqlPart = follow
     ? {
-        sql: `insert into follows (follower_id, followee_id, created_at) values (?, ?, ?) on conflict (follower_id, followee_id) do nothing
-              returning follower_id as follower, followee_id as followee`,
+        sql: `insert into follows (follower_id, followee_id, created_at) values (?, ?, ?) on conflict (follower_id, followee_id) do nothing returning 1`,
         bindings: [follower.id, target.id, now],
       }
     : {
-        sql: `delete from follows where follower_id = ? and followee_id = ? returning follower_id as follower, followee_id as followee`,
+        sql: `delete from follows where follower_id = ? and followee_id = ? returning 1`,
         bindings: [follower.id, target.id],
       };
-  const interaction = followInteractionFrom('changed', follow, now);
+  const interaction = followInteractionFrom('changed', follower.id, target.id, follow, now);
   // Only a follow that changed something is an event (agent.followed and the inbox item): a
   // follow, unfollow and follow again is a new event each time, as the webhook has always done.
   const event = follow
