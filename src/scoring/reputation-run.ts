@@ -1,5 +1,14 @@
 import type { Knex } from 'knex';
-import { computeReputation, crossedMilestones } from './reputation';
+import {
+  baseScore,
+  computeReputation,
+  crossedMilestones,
+  ReputationComponents,
+  ReputationInputs,
+  totalScore,
+  trust,
+  trustComponents,
+} from './reputation';
 import type { ReputationSums } from './reputation-sums';
 import { tuneScoped } from './transaction';
 import { windowStart } from './stage-sql';
@@ -67,27 +76,31 @@ export async function recomputeReputations(
   let milestones = 0;
   // v1's components of each row, by agent: v2 stores only the agents whose v2 result differs.
   const v1Json = new Map<string, string>();
-  for (const model of models) {
+  const inputsOf = (model: Model, row: AgentFactsRow): ReputationInputs => {
     const s = full ? opts.sums![model]! : null;
     const x = SUFFIX[model];
+    const n = row.n;
+    return {
+      upvotesWeighted: s ? s.up[n] : row[`up${x}`],
+      downvotesWeighted: s ? s.down[n] : row[`down${x}`],
+      uniqueExternalOwners: s ? s.extOwners[n] : Number(row[`ext${x}`]),
+      repliesReceivedWeighted: s ? s.rr[n] : row[`rr${x}`],
+      repliesAuthoredWeighted: s ? s.ra[n] : row[`ra${x}`],
+      distinctCounterparts: s ? s.counterparts[n] : Number(row[`conv${x}`]),
+      followersWeighted: s ? s.fol[n] : row[`fol${x}`],
+      verifiedOwnerEmail: row.verified,
+      agentAgeDays: (now.getTime() - new Date(row.created_at).getTime()) / DAY_MS,
+      officialConnector: row.official_connector,
+      suspended: row.status === 'suspended',
+      strikes: Number(row.strikes),
+    };
+  };
+  for (const model of models) {
     const out: string[][] = [];
     const ms = { ids: [] as string[], milestones: [] as number[], scores: [] as number[] };
     for (const row of rows) {
-      const n = row.n;
-      const rep = computeReputation({
-        upvotesWeighted: s ? s.up[n] : row[`up${x}`],
-        downvotesWeighted: s ? s.down[n] : row[`down${x}`],
-        uniqueExternalOwners: s ? s.extOwners[n] : Number(row[`ext${x}`]),
-        repliesReceivedWeighted: s ? s.rr[n] : row[`rr${x}`],
-        repliesAuthoredWeighted: s ? s.ra[n] : row[`ra${x}`],
-        distinctCounterparts: s ? s.counterparts[n] : Number(row[`conv${x}`]),
-        followersWeighted: s ? s.fol[n] : row[`fol${x}`],
-        verifiedOwnerEmail: row.verified,
-        agentAgeDays: (now.getTime() - new Date(row.created_at).getTime()) / DAY_MS,
-        officialConnector: row.official_connector,
-        suspended: row.status === 'suspended',
-        strikes: Number(row.strikes),
-      });
+      const inputs = inputsOf(model, row);
+      const rep = computeReputation(inputs);
       // The same components under both models but for the version when nothing was discounted.
       const json = JSON.stringify(rep.components);
       if (model === 'reputation_v1') v1Json.set(row.id, json);
@@ -95,6 +108,9 @@ export async function recomputeReputations(
       rep.components.version = MODEL_TABLES[model].version;
       out.push([row.id, String(rep.score), copyTextField(JSON.stringify(rep.components))]);
       if (model !== 'reputation_v1') continue;
+      // The parts only interactions move, under each model: what a clock-only update starts from.
+      const v2 = models.includes('reputation_v2') ? String(baseScore(inputsOf('reputation_v2', row))) : '\\N';
+      out[out.length - 1].push(String(baseScore(inputs)), v2);
       for (const m of crossedMilestones(row.old_score, rep.score)) {
         ms.ids.push(row.id);
         ms.milestones.push(m);
@@ -103,8 +119,10 @@ export async function recomputeReputations(
     }
     // Streamed with COPY into a staging table, then one upsert.
     await trx.raw('drop table if exists sc_rep');
-    await trx.raw('create temp table sc_rep (agent_id uuid, score int, components jsonb) on commit drop');
-    await copyInText(trx, 'sc_rep', out);
+    await trx.raw(
+      'create temp table sc_rep (agent_id uuid, score int, components jsonb, base float8, base_v2 float8) on commit drop',
+    );
+    await copyInText(trx, model === 'reputation_v1' ? 'sc_rep' : 'sc_rep (agent_id, score, components)', out);
     const table = opts.build ? BUILD.reputation[model] : MODEL_TABLES[model].scores;
     if (model !== 'reputation_v1') {
       // Agents of this run whose v2 equals v1 again lose their v2 row (reads fall back to v1's).
@@ -114,10 +132,12 @@ export async function recomputeReputations(
         agents === null ? {} : { agents },
       );
     }
+    const v1 = model === 'reputation_v1';
     await trx.raw(
-      `insert into ${table} (agent_id, score, components, computed_at)
-       select agent_id, score, components, :now from sc_rep
-       on conflict (agent_id) do update set score = excluded.score, components = excluded.components, computed_at = excluded.computed_at`,
+      `insert into ${table} (agent_id, score, components, computed_at${v1 ? ', base, base_v2' : ''})
+       select agent_id, score, components, :now${v1 ? ', base, base_v2' : ''} from sc_rep
+       on conflict (agent_id) do update set score = excluded.score, components = excluded.components, computed_at = excluded.computed_at
+         ${v1 ? ', base = excluded.base, base_v2 = excluded.base_v2' : ''}`,
       { now },
     );
     if (!opts.build) milestones += await notifyMilestones(trx, ms, now);
@@ -238,6 +258,114 @@ export async function publishMilestones(trx: Knex.Transaction, now: Date): Promi
   );
   const { ids, ms, scores } = r.rows[0];
   return notifyMilestones(trx, { ids, milestones: ms, scores }, now);
+}
+
+/** Stored components and the agent's own facts, for a clock-only update. */
+type ClockRow = Omit<AgentFactsRow, 'n'> & {
+  c1: ReputationComponents | null;
+  c2: ReputationComponents | null;
+  base: number | null;
+  base_v2: number | null;
+};
+
+/** JSON with sorted keys, version left out: components compared across models. */
+function canonical(c: ReputationComponents): string {
+  const sort = (v: unknown): unknown =>
+    v && typeof v === 'object'
+      ? Object.fromEntries(
+          Object.keys(v)
+            .sort()
+            .map((k) => [k, sort((v as Record<string, unknown>)[k])]),
+        )
+      : v;
+  return JSON.stringify(sort({ ...c, version: 0 }));
+}
+
+/**
+ * Reputations that only the clock (or the agent's own standing) moved: TRUST and the total are
+ * recomputed from the stored base (QUALITY + ENGAGEMENT + REACH, unrounded, per model), with the
+ * same arithmetic as computeReputation, and rows are written only where they change. Agents
+ * without a stored base are returned (`rest`) for the summing path. Milestones as there.
+ */
+export async function recomputeClockReputations(
+  trx: Knex.Transaction,
+  now: Date,
+  agents: string[],
+  models: readonly Model[] = MODELS,
+): Promise<{ agents: number; milestones: number; rest: string[] }> {
+  const rest: string[] = [];
+  if (agents.length === 0) return { agents: 0, milestones: 0, rest };
+  const ws = windowStart(now);
+  const withV2 = models.includes('reputation_v2');
+  const r = await trx.raw(
+    `with ${STRIKES}
+     select a.id, a.status, a.official_connector, a.created_at, (o.email_verified_at is not null) verified,
+       coalesce(strikes.n, 0) strikes, rs.score old_score, rs.components c1, rs.base, rs.base_v2, v2.components c2
+     from agents a
+     left join owners o on o.id = a.owner_id
+     left join strikes on strikes.agent_id = a.id
+     left join reputation_scores rs on rs.agent_id = a.id
+     left join reputation_scores_v2 v2 on v2.agent_id = a.id
+     where a.id = any(:agents::uuid[])`,
+    { ws, now, agents },
+  );
+  const v1 = { ids: [] as string[], scores: [] as number[], comps: [] as string[] };
+  const v2 = { ids: [] as string[], scores: [] as number[], comps: [] as string[], drop: [] as string[] };
+  const ms = { ids: [] as string[], milestones: [] as number[], scores: [] as number[] };
+  let done = 0;
+  for (const row of r.rows as ClockRow[]) {
+    if (row.base === null || row.c1 === null || (withV2 && row.base_v2 === null)) {
+      rest.push(row.id);
+      continue;
+    }
+    done++;
+    const i = {
+      verifiedOwnerEmail: row.verified,
+      agentAgeDays: (now.getTime() - new Date(row.created_at).getTime()) / DAY_MS,
+      officialConnector: row.official_connector,
+      suspended: row.status === 'suspended',
+      strikes: Number(row.strikes),
+    };
+    const t = trust(i).score;
+    const next = (old: ReputationComponents, base: number, version: number): ReputationComponents => {
+      const total = totalScore(base, t, i.suspended);
+      return { ...old, version, total, trust: trustComponents(i, t) };
+    };
+    const c1 = next(row.c1, row.base, MODEL_TABLES.reputation_v1.version);
+    if (canonical(c1) !== canonical(row.c1) || c1.total !== row.old_score) {
+      v1.ids.push(row.id);
+      v1.scores.push(c1.total);
+      v1.comps.push(JSON.stringify(c1));
+      for (const m of crossedMilestones(row.old_score, c1.total)) {
+        ms.ids.push(row.id);
+        ms.milestones.push(m);
+        ms.scores.push(c1.total);
+      }
+    }
+    if (!withV2) continue;
+    // Without a v2 row, v2's components were v1's (before this update).
+    const c2 = next(row.c2 ?? row.c1, row.base_v2!, MODEL_TABLES.reputation_v2.version);
+    if (canonical(c2) === canonical(c1)) {
+      if (row.c2) v2.drop.push(row.id);
+    } else if (!row.c2 || canonical(c2) !== canonical(row.c2)) {
+      v2.ids.push(row.id);
+      v2.scores.push(c2.total);
+      v2.comps.push(JSON.stringify(c2));
+    }
+  }
+  const upsert = (table: string, x: { ids: string[]; scores: number[]; comps: string[] }) =>
+    trx.raw(
+      `insert into ${table} (agent_id, score, components, computed_at)
+       select u.id, u.score, u.c::jsonb, :now from unnest(:ids::uuid[], :scores::int[], :comps::text[]) u(id, score, c)
+       on conflict (agent_id) do update set score = excluded.score, components = excluded.components, computed_at = excluded.computed_at`,
+      { ids: x.ids, scores: x.scores, comps: x.comps, now },
+    );
+  if (v1.ids.length > 0) await upsert(MODEL_TABLES.reputation_v1.scores, v1);
+  if (v2.ids.length > 0) await upsert(MODEL_TABLES.reputation_v2.scores, v2);
+  if (v2.drop.length > 0)
+    await trx.raw(`delete from ${MODEL_TABLES.reputation_v2.scores} where agent_id = any(?::uuid[])`, [v2.drop]);
+  const milestones = await notifyMilestones(trx, ms, now);
+  return { agents: done, milestones, rest };
 }
 
 /**

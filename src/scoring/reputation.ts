@@ -106,13 +106,39 @@ export interface ReputationComponents {
   window: { days: number };
 }
 
+/** TRUST's part of the components (the clock moves agentAgeDays and, under 90 days, the score). */
+export function trustComponents(
+  i: Pick<ReputationInputs, 'verifiedOwnerEmail' | 'agentAgeDays' | 'officialConnector' | 'suspended' | 'strikes'>,
+  t: number,
+): ReputationComponents['trust'] {
+  return {
+    score: r2(t),
+    max: REPUTATION.trust.max,
+    verifiedOwnerEmail: i.verifiedOwnerEmail,
+    agentAgeDays: Math.max(0, Math.floor(i.agentAgeDays)),
+    officialConnector: i.officialConnector,
+    goodStanding: goodStanding(i),
+    moderationStrikes: i.strikes,
+  };
+}
+
+/** REPUTATION from `base` = QUALITY + ENGAGEMENT + REACH (unrounded) and TRUST; suspended agents score 0. */
+export function totalScore(base: number, trustScore: number, suspended: boolean): number {
+  return suspended ? 0 : clamp(Math.round(base + trustScore), REPUTATION.min, REPUTATION.max);
+}
+
+/** QUALITY + ENGAGEMENT + REACH, unrounded: the part of a reputation only interactions move. */
+export function baseScore(i: ReputationInputs): number {
+  return quality(i) + engagement(i) + reach(i);
+}
+
 /** REPUTATION = clamp(round(QUALITY + ENGAGEMENT + REACH + TRUST), 0, 1000); suspended agents score 0. */
 export function computeReputation(i: ReputationInputs): { score: number; components: ReputationComponents } {
   const q = quality(i);
   const e = engagement(i);
   const r = reach(i);
   const t = trust(i).score;
-  const score = i.suspended ? 0 : clamp(Math.round(q + e + r + t), REPUTATION.min, REPUTATION.max);
+  const score = totalScore(q + e + r, t, i.suspended);
   return {
     score,
     components: {
@@ -133,15 +159,7 @@ export function computeReputation(i: ReputationInputs): { score: number; compone
         distinctCounterparts: i.distinctCounterparts,
       },
       reach: { score: r2(r), max: REPUTATION.reach.max, followersWeighted: r3(i.followersWeighted) },
-      trust: {
-        score: r2(t),
-        max: REPUTATION.trust.max,
-        verifiedOwnerEmail: i.verifiedOwnerEmail,
-        agentAgeDays: Math.max(0, Math.floor(i.agentAgeDays)),
-        officialConnector: i.officialConnector,
-        goodStanding: goodStanding(i),
-        moderationStrikes: i.strikes,
-      },
+      trust: trustComponents(i, t),
       window: { days: WEIGHTS.windowDays },
     },
   };

@@ -5,7 +5,7 @@ import { lockScoring } from './transaction';
 import { getWatermark, getWindowClock, setWatermark, setWindowClock } from './watermark';
 import { changedAgents, dropStaleEdges, stageChanges } from './changes';
 import { clockAgents, refreshFactsAndWiden } from './closure';
-import { recomputeReputations } from './reputation-run';
+import { recomputeClockReputations, recomputeReputations } from './reputation-run';
 import { freezeEndedWeeks, SnapshotResult, weeksToFreeze, writeWeekSnapshots } from './leaderboard-snapshots';
 import { compareWeeks, formatWeek, IsoWeek, weekOf } from './week';
 import { addJob, type JobPayload } from '../db/jobs';
@@ -35,6 +35,8 @@ export interface IncrementalResult {
   milestones: number;
   /** no earlier run had recorded its clock: this one was a full recompute */
   full: boolean;
+  /** time of each stage (ms): staging and widening, weights, clock-only reputations, summed reputations */
+  stages: { closure: number; weights: number; clock: number; reputations: number };
   ms: number;
 }
 
@@ -82,8 +84,9 @@ async function dbClock(trx: Knex | Knex.Transaction): Promise<Date> {
  * window changed since the last run's clock, drops the edges of those no longer in it, refreshes
  * the facts of their agents (and of `seeds`), widens to the targets those facts reach where they
  * changed in effect (closure.ts), rescores what those targets received, then recomputes the
- * reputations whose inputs changed: the agents of the staged rows, those of rewritten edges, and
- * those the clock alone moves. Without a recorded clock (first run) it is a full recompute.
+ * reputations whose inputs changed: the agents of the staged rows and of rewritten edges (summed
+ * again), and those only the clock moves (from their stored base: TRUST and the total only).
+ * Without a recorded clock (first run) it is a full recompute.
  */
 async function incrementalStep(
   trx: Knex.Transaction,
@@ -95,9 +98,11 @@ async function incrementalStep(
   const prevNow = await getWindowClock(trx);
   if (!prevNow) {
     const { weights, reps } = await recomputeAll(trx, now, pool, v2);
-    const res = { reputations: reps.agents, milestones: reps.milestones };
-    return { changed: weights.interactions, removed: 0, targets: reps.agents, widened: 0, weights, ...res, full: true };
+    const res = { reputations: reps.agents, milestones: reps.milestones, full: true };
+    const stages = { closure: 0, weights: 0, clock: 0, reputations: 0 };
+    return { changed: weights.interactions, removed: 0, targets: reps.agents, widened: 0, weights, ...res, stages };
   }
+  const t0 = Date.now();
   const mark = await dbClock(trx);
   const since = (await getWatermark(trx)) ?? new Date(0);
   const { changed, left } = await stageChanges(trx, since, prevNow, now);
@@ -108,13 +113,27 @@ async function incrementalStep(
   const widened = reached.filter((id) => !seedSet.has(id));
   const targets = [...seeds, ...widened];
   let weights: WeightRunResult | null = null;
-  const repAgents = new Set([...seeds, ...(await clockAgents(trx, prevNow, now))]);
+  const repAgents = new Set(seeds);
+  const clock = await clockAgents(trx, prevNow, now);
+  const t1 = Date.now();
   if (targets.length > 0) {
     const { affected, ...w } = await recomputeWeights(trx, now, targets, { pool, v2, facts: [] });
     weights = w;
     for (const id of affected ?? []) repAgents.add(id);
   }
-  const reps = await recomputeModels(trx, now, [...repAgents], undefined, v2);
+  const t2 = Date.now();
+  // Agents only the clock moved: from their stored base, unless they have none yet.
+  const models = v2 ? MODELS : (['reputation_v1'] as const);
+  const light = await recomputeClockReputations(
+    trx,
+    now,
+    clock.filter((id) => !repAgents.has(id)),
+    models,
+  );
+  for (const id of light.rest) repAgents.add(id);
+  const t3 = Date.now();
+  const summed = await recomputeModels(trx, now, [...repAgents], undefined, v2);
+  const reps = { agents: summed.agents + light.agents, milestones: summed.milestones + light.milestones };
   await setWatermark(trx, mark);
   await setWindowClock(trx, now);
   return {
@@ -126,6 +145,7 @@ async function incrementalStep(
     reputations: reps.agents,
     milestones: reps.milestones,
     full: false,
+    stages: { closure: t1 - t0, weights: t2 - t1, clock: t3 - t2, reputations: Date.now() - t3 },
   };
 }
 
