@@ -3,11 +3,11 @@
  * synthetic network of that many interactions (bench/gen/network.ts: made in Node from a seeded
  * generator and written by COPY, the same rows on every run), with the service clock under the
  * bench's control:
- *   - full recompute, 1 worker: a first one (every weight and reputation, first-time milestone
- *     notifications), then the figure: a second one over the stored results (a backfill, a policy
- *     change);
- *   - full recompute, 2 workers: two worker-like clients (each its own connection pool, as two
- *     processes) start the same full recompute at once; "done" is the first commit;
+ *   - full recompute in one transaction (runFull, the CLI's `--now`): a first one (every weight and
+ *     reputation, first-time milestone notifications), then the figure: a second one over the
+ *     stored results;
+ *   - full recompute over the worker fleet (bench/lib/fleet.ts: partitions taken as jobs by 1, then
+ *     2 worker processes, published whole);
  *   - the first 15-minute run, which freezes the generated history's ended weeks (a one-off backfill);
  *   - the steady 30-minute cycle: 10,000 new interactions of the generated mix happen over 30
  *     minutes, the clock moves 30 minutes on (a 30-minute slice of the history leaves the 90-day
@@ -34,6 +34,7 @@ import { ScoringPool } from '../src/scoring/pool';
 import { Caches } from '../src/caches';
 import { generateNetwork, Network } from './gen/network';
 import { numberArg } from './lib/args';
+import { runFleetFull } from './lib/fleet';
 import { SCHEDULE } from '../src/scoring/policy';
 import type { Deps } from '../src/deps';
 
@@ -162,35 +163,12 @@ async function onDisk(db: Knex) {
   return r.rows[0] as { interactions: number; scoring: number; total: number };
 }
 
-/** Two worker-like clients (own pools, as two processes) start the full recompute at once. */
-async function twoWorkers(n: Sized, seconds: Knex[]) {
-  const db2 = createDb(n.url, 4);
-  seconds.push(db2);
-  const deps2 = { ...n.deps, db: db2, query: createQuery(db2) } as unknown as Deps;
-  const t0 = Date.now();
-  const ends: { who: string; at: number }[] = [];
-  await Promise.all(
-    (
-      [
-        ['A', n.deps],
-        ['B', deps2],
-      ] as const
-    ).map(([who, d]) =>
-      runFull(d).then(
-        () => ends.push({ who, at: Date.now() - t0 }),
-        // The lock is taken under the pool's statement timeout (30 s): a run waiting longer fails.
-        (e: Error) => ends.push({ who: `${who} failed (${e.message.slice(-40)})`, at: Date.now() - t0 }),
-      ),
-    ),
-  );
-  return { done: ends[0].at, both: ends[1].at, order: ends.map((e) => e.who).join(' then ') };
-}
-
 interface Timed {
   first: FullResult;
   full: FullResult;
   v1: FullResult | null;
-  two: { done: number; both: number; order: string };
+  /** the fleet's full recompute with 1 and 2 worker processes */
+  fleet: { one: number; two: number };
   lbFirst: number;
   rep: number[];
   lb: number[];
@@ -208,7 +186,6 @@ async function main() {
   const admin = knexFactory({ client: 'pg', connection: ADMIN, pool: { min: 0, max: 1 } });
   const now = new Date();
   const nets: Sized[] = [];
-  const seconds: Knex[] = [];
   const out: Timed[] = [];
   try {
     for (const size of sizes) {
@@ -224,13 +201,17 @@ async function main() {
         `size ${n.size}: first full recompute ${s(first.ms)} s (${parts(first)}), ${first.milestones} milestones`,
       );
       const full = await runFull(n.deps);
-      console.log(`size ${n.size}: full recompute, 1 worker ${s(full.ms)} s (${parts(full)})`);
+      console.log(`size ${n.size}: full recompute in one transaction ${s(full.ms)} s (${parts(full)})`);
       const v1 = withV1 ? await runFull(n.deps, { v1Only: true }) : null;
       if (v1) console.log(`size ${n.size}: same, v1 only ${s(v1.ms)} s (${parts(v1)})`);
-      const two = await twoWorkers(n, seconds);
-      console.log(
-        `size ${n.size}: full recompute, 2 workers: first commit ${s(two.done)} s, second ${s(two.both)} s (${two.order}; one lock, so they serialise)`,
-      );
+      const fleet = { one: 0, two: 0 };
+      for (const workers of [1, 2] as const) {
+        const { ms, progress } = await runFleetFull(n.deps, { url: n.url, workers });
+        fleet[workers === 1 ? 'one' : 'two'] = ms;
+        console.log(
+          `size ${n.size}: full recompute over the fleet, ${workers} worker process${workers > 1 ? 'es' : ''}: ${s(ms)} s (${progress.total} partitions)`,
+        );
+      }
       const lbFirst = await timed(() => runLeaderboards(n.deps));
       console.log(`size ${n.size}: first 15-minute run ${s(lbFirst)} s (freezes the history's ended weeks)`);
       // The periodic reputation job (jobs/reputation_recompute.ts without a payload) is the incremental run.
@@ -249,10 +230,10 @@ async function main() {
       console.log(
         `size ${n.size}: on disk: interactions ${mb(disk.interactions)}, scoring's tables ${mb(disk.scoring)}, database ${mb(disk.total)}`,
       );
-      out.push({ first, full, v1, two, lbFirst, rep: rep.times.slice(1), lb: lb.times.slice(1), inc: inc.ms });
+      out.push({ first, full, v1, fleet, lbFirst, rep: rep.times.slice(1), lb: lb.times.slice(1), inc: inc.ms });
     }
     console.log(
-      `\n| interactions | agents | seed (s) | full, 1 worker (s) | full, 2 workers (s) | 2 / 1 | 30-min cycle (s) | 15-min cycle (s) | incremental after 1,000 (ms) | 30-min cycle / full | µs per interaction: full / 30-min cycle |`,
+      `\n| interactions | agents | seed (s) | full, one transaction (s) | fleet, 1 / 2 workers (s) | 2 / 1 | 30-min cycle (s) | 15-min cycle (s) | incremental after 1,000 (ms) | 30-min cycle / full | µs per interaction: full / 30-min cycle |`,
     );
     console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
     const us = (ms: number, n: Sized) => ((ms * 1000) / n.net.interactions).toFixed(1);
@@ -260,7 +241,7 @@ async function main() {
       const o = out[i];
       const rep = median(o.rep);
       console.log(
-        `| ${n.net.interactions} | ${n.net.agents} | ${s(n.genMs)} | ${s(o.full.ms)} | ${s(o.two.done)} | ${(o.two.done / o.full.ms).toFixed(2)} | ` +
+        `| ${n.net.interactions} | ${n.net.agents} | ${s(n.genMs)} | ${s(o.full.ms)} | ${s(o.fleet.one)} / ${s(o.fleet.two)} | ${(o.fleet.two / o.fleet.one).toFixed(2)} | ` +
           `${s(rep)} | ${s(median(o.lb))} | ${o.inc} | ${((100 * rep) / o.full.ms).toFixed(1)} % | ${us(o.full.ms, n)} / ${us(rep, n)} |`,
       );
     }
@@ -271,12 +252,11 @@ async function main() {
       const x = (p: number, q: number) => `×${(q / p).toFixed(2)}`;
       console.log(
         `ratios ${nets[i - 1].size} -> ${nets[i].size}: data ×${d.toFixed(2)}; full ${x(a.full.ms, b.full.ms)}, ` +
-          `2 workers ${x(a.two.done, b.two.done)}, 30-min cycle ${x(median(a.rep), median(b.rep))}, ` +
+          `fleet 1 worker ${x(a.fleet.one, b.fleet.one)}, 2 workers ${x(a.fleet.two, b.fleet.two)}, 30-min cycle ${x(median(a.rep), median(b.rep))}, ` +
           `15-min cycle ${x(median(a.lb), median(b.lb))}, incremental ${x(a.inc, b.inc)}`,
       );
     }
   } finally {
-    for (const d of seconds) await d.destroy();
     for (const n of nets) await n.db.destroy();
     for (const n of nets) await admin.raw(`drop database if exists "${n.name}" with (force)`);
     await admin.destroy();

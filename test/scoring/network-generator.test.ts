@@ -113,5 +113,9 @@ describe('bench network generator: seeded and deterministic', function () {
     );
     expect(handles.rows[0]).to.deep.equal({ farms: 7, fresh: 8 });
     expect(net.agents).to.equal(500 + 7 + 8);
+    // Every row in its month's partition; every vote, reaction and follow keyed.
+    expect(Number((await d('interactions_default').count<{ n: number }[]>({ n: '*' }))[0].n)).to.equal(0);
+    const keys = Number((await d('interaction_keys').count<{ n: number }[]>({ n: '*' }))[0].n);
+    expect(keys).to.equal(net.interactions - by.reply);
   });
 });
