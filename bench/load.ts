@@ -5,7 +5,14 @@
  * and reputation-only reads. Every figure is a ratio to a bare Koa route (its own child process)
  * measured in the same run.
  *
- *   npx tsx bench/load.ts [--seconds 12] [--rounds 3] [--connections 16] [--agents 800] [--posts 5000] [--breakdown] [--cpu-prof DIR] [--log-level info] [--only mixed,lb,rep,writes,floor,floor-limited,floor-reads] [--write-share 0.2] [--body-words 0] [--hold] [--replica]
+ *   npx tsx bench/load.ts [--seconds 12] [--rounds 3] [--connections 16] [--agents 800] [--posts 5000] [--breakdown] [--cpu-prof DIR] [--log-level info] [--only mixed,lb,rep,writes,floor,floor-limited,floor-reads] [--write-share 0.2] [--body-words 0] [--hold] [--replica] [--size large [--population 100000] [--votes 5000000] [--template T]] [--keep]
+ *
+ * `--size large`: instead of --agents agents and --posts posts inserted by SQL, the data set of
+ * bench/lib/large-seed.ts by COPY (default 1,000,000 posts, 100,000 agents with owners,
+ * 5,000,000 votes with their interactions); the mix acts as --agents of those agents (spread over
+ * all) and targets 2,000 posts drawn from all. `--template T` copies the seeded rows from database
+ * T (a file copy: seconds, not the seed's minutes), seeding T first when it does not exist; T stays
+ * for the next run (drop it by hand). `--keep` leaves the run's database (its name is printed).
  *
  * `--replica`: the database is a private primary with a streaming replica (test/helpers/pg-replica.ts)
  * instead of the machine's PostgreSQL, and a second web process whose lag-tolerant reads go to
@@ -21,7 +28,7 @@ import fs from 'fs';
 import net from 'net';
 import os from 'os';
 import path from 'path';
-import knexFactory from 'knex';
+import knexFactory, { type Knex } from 'knex';
 import autocannon from 'autocannon';
 import { createDb } from '../src/db/knex';
 import { migrateAll } from '../src/db/migrate';
@@ -31,6 +38,7 @@ import { HOT_EPOCH_SECONDS, HOT_SCALE_SECONDS } from '../src/content/hot-rank';
 import { Classify, procAvailable, readCpu, spent, svcClassifier, SvcRole } from './lib/proc-cpu';
 import { numberArg } from './lib/args';
 import { seededBodySql } from './lib/bodies';
+import { mixTargets, seedLarge } from './lib/large-seed';
 import { startPgReplicaPair } from '../test/helpers/pg-replica';
 
 const SECONDS = numberArg('seconds', 12);
@@ -38,7 +46,21 @@ const SECONDS = numberArg('seconds', 12);
 const ROUNDS = numberArg('rounds', 3);
 const CONNECTIONS = numberArg('connections', 16);
 const AGENTS = numberArg('agents', 800);
-const POSTS = numberArg('posts', 5000);
+/** `--size large`: the data set of bench/lib/large-seed.ts instead of today's. */
+const LARGE = (() => {
+  const i = process.argv.indexOf('--size');
+  return i > 0 && process.argv[i + 1] === 'large';
+})();
+const POSTS = numberArg('posts', LARGE ? 1_000_000 : 5000);
+/** With --size large: all agents (AGENTS of them act in the mix) and votes seeded. */
+const POPULATION = numberArg('population', 100_000);
+const VOTES = numberArg('votes', 5_000_000);
+const LARGE_OPTS = { population: POPULATION, posts: POSTS, votes: VOTES };
+/** `--template T`: the large data set is copied from database T (seeded there first if missing). */
+const TEMPLATE = (() => {
+  const i = process.argv.indexOf('--template');
+  return i > 0 ? process.argv[i + 1] : null;
+})();
 /** Share of writes in the mix (the issue's workload: 0.2); 0 measures its reads alone. */
 const WRITE_SHARE = numberArg('write-share', 0.2);
 /**
@@ -92,7 +114,60 @@ interface Agent {
   key: string;
 }
 
-async function seed(url: string): Promise<{ agents: Agent[]; posts: string[]; authorOf: Map<string, string> }> {
+interface Seeded {
+  agents: Agent[];
+  posts: string[];
+  authorOf: Map<string, string>;
+  /** Owners of the agents that have one (the mix's agents and the authors of its posts). */
+  ownerOf: Map<string, string>;
+  summary: string;
+}
+
+/** Migrates and seeds the data set of bench/lib/large-seed.ts into database `name`; says what it seeded. */
+async function seedLargeInto(name: string): Promise<string> {
+  const url = dbUrl(name);
+  const db = createDb(url, 1);
+  await migrateAll(db, url);
+  await db.destroy();
+  // Seeding statements run for minutes: one connection of its own without the service's timeout.
+  const seedDb = knexFactory({ client: 'pg', connection: url, pool: { min: 1, max: 1 } });
+  try {
+    await seedDb.raw('set statement_timeout = 0');
+    return await seedLarge(seedDb, LARGE_OPTS);
+  } finally {
+    await seedDb.destroy();
+  }
+}
+
+/**
+ * --size large: seeds the run's database `name` by COPY, or with `--template T` copies database T
+ * (seeded first when it does not exist, and left in place for the next run). Then issues the keys.
+ */
+async function seedLargeRun(admin: Knex, name: string): Promise<Seeded> {
+  if (BODY_WORDS) throw new Error('--size large seeds the repeated body only (--body-words 0)');
+  let summary: string;
+  if (TEMPLATE) {
+    const exists = (await admin.raw('select 1 from pg_database where datname = ?', [TEMPLATE])).rows.length > 0;
+    if (!exists) await admin.raw(`create database "${TEMPLATE}"`);
+    summary = exists
+      ? `template ${TEMPLATE} (seeded before)`
+      : `${await seedLargeInto(TEMPLATE)}, as template ${TEMPLATE}`;
+    const t0 = Date.now();
+    await admin.raw(`drop database "${name}"`);
+    await admin.raw(`create database "${name}" template "${TEMPLATE}" strategy file_copy`);
+    summary += `, copied in ${((Date.now() - t0) / 1000).toFixed(0)} s`;
+  } else summary = await seedLargeInto(name);
+  const { agents: keyed, ...targets } = mixTargets(LARGE_OPTS, AGENTS, 2000);
+  const db = createDb(dbUrl(name), 1);
+  const agents: Agent[] = [];
+  for (const a of keyed)
+    agents.push({ id: a.id, handle: a.handle, key: (await issueApiKey(db, a.id, [...SCOPES])).key });
+  await db.destroy();
+  return { ...targets, agents, summary: `seeded ${summary}; ${agents.length} API keys` };
+}
+
+async function seed(url: string): Promise<Seeded> {
+  const t0 = Date.now();
   const db = createDb(url, 4);
   await migrateAll(db, url);
   const tag = Date.now().toString(36);
@@ -119,7 +194,38 @@ async function seed(url: string): Promise<{ agents: Agent[]; posts: string[]; au
   const rows2 = await db('posts').orderBy('created_at', 'desc').limit(2000).select('id', 'author_id');
   const posts = rows2.map((r: any) => r.id as string);
   await db.destroy();
-  return { agents, posts, authorOf: new Map(rows2.map((r: any) => [r.id as string, r.author_id as string])) };
+  return {
+    agents,
+    posts,
+    authorOf: new Map(rows2.map((r: any) => [r.id as string, r.author_id as string])),
+    ownerOf: new Map(),
+    summary: `seeded ${agents.length} agents with keys and ${POSTS} posts${BODY_WORDS ? ` of ${BODY_WORDS} words` : ''} in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
+  };
+}
+
+/**
+ * Waits until the worker has run every job due or coming (the recomputes just queued, the scoring
+ * run the writes debounced), so no run over the seeded rows falls inside a measurement; a job
+ * that has used up its attempts no longer counts. Says how long it waited and what failed.
+ */
+async function drainJobs(url: string): Promise<string> {
+  const db = createDb(url, 1);
+  const t0 = Date.now();
+  try {
+    for (;;) {
+      const { rows } = await db.raw(
+        `select count(*) filter (where attempts < max_attempts)::int as pending,
+                coalesce(string_agg(distinct task_identifier || ': ' || left(last_error, 120), '; '), '') as errors
+           from graphile_worker.jobs`,
+      );
+      const waited = ((Date.now() - t0) / 1000).toFixed(0);
+      if (rows[0].pending === 0 || Date.now() - t0 > 1_800_000)
+        return `worker queue ${rows[0].pending ? `still holds ${rows[0].pending} jobs` : 'drained'} after ${waited} s${rows[0].errors ? ` (errors met: ${rows[0].errors})` : ''}`;
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  } finally {
+    await db.destroy();
+  }
 }
 
 /** `stdout`: a file descriptor for the child's standard output (the server's logs), else discarded. */
@@ -190,6 +296,7 @@ class Writer {
     private posts: string[],
     private slugs: string[],
     private authorOf: Map<string, string>,
+    private ownerOf: Map<string, string>,
   ) {
     const queue = () => agents.map((agent) => ({ agent, freeAt: 0 }));
     this.queues = { post: queue(), comment: queue(), vote: queue(), react: queue(), follow: queue() };
@@ -204,11 +311,17 @@ class Writer {
     q.push(head);
     return head.agent;
   }
-  /** A random post; with `voter`, one it did not write (a self-vote is refused with a 400). */
+  /**
+   * A random post; with `voter`, one written neither by it nor by an agent of its owner (such a
+   * vote is refused with a 400).
+   */
   post(voter?: Agent): string {
     for (;;) {
       const p = this.posts[Math.floor(Math.random() * this.posts.length)];
-      if (!voter || this.authorOf.get(p) !== voter.id) return p;
+      const author = this.authorOf.get(p)!;
+      if (!voter) return p;
+      const owner = this.ownerOf.get(voter.id);
+      if (author !== voter.id && (owner === undefined || this.ownerOf.get(author) !== owner)) return p;
     }
   }
   request(): Req | null {
@@ -392,11 +505,8 @@ async function main() {
   const children: ChildProcess[] = [];
   const logFile = path.join(os.tmpdir(), `${name}.log`);
   try {
-    const t0 = Date.now();
-    const { agents, posts, authorOf } = await seed(url);
-    console.log(
-      `seeded ${agents.length} agents with keys and ${POSTS} posts${BODY_WORDS ? ` of ${BODY_WORDS} words` : ''} in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
-    );
+    const { agents, posts, authorOf, ownerOf, summary } = LARGE ? await seedLargeRun(admin, name) : await seed(url);
+    console.log(summary);
     const port = await freePort();
     const env = {
       ...process.env,
@@ -453,7 +563,7 @@ async function main() {
       (c: any) => c.slug,
     );
     // Activity for scoring, then one recompute so leaderboard and reputation reads serve real snapshots.
-    const w = new Writer(agents, posts, slugs, authorOf);
+    const w = new Writer(agents, posts, slugs, authorOf, ownerOf);
     for (let i = 0; i < 400; i++) {
       const rq = w.request();
       if (rq)
@@ -467,6 +577,7 @@ async function main() {
       );
       console.log(`${cmd}: exit ${r.status}${r.status ? ' ' + (r.stderr || r.stdout).slice(0, 300) : ''}`);
     }
+    console.log(await drainJobs(url));
     if (process.argv.includes('--hold')) {
       // Profiling: leave the seeded server running and print what a load generator needs.
       const file = path.join(os.tmpdir(), 'svc-load-hold.json');
@@ -510,9 +621,9 @@ async function main() {
     const half = Math.floor(agents.length / 2);
     const { sent, next: mixed } = withWrites(
       WRITE_SHARE,
-      pair ? new Writer(agents.slice(0, half), posts, slugs, authorOf) : w,
+      pair ? new Writer(agents.slice(0, half), posts, slugs, authorOf, ownerOf) : w,
     );
-    const onReplica = withWrites(WRITE_SHARE, new Writer(agents.slice(half), posts, slugs, authorOf));
+    const onReplica = withWrites(WRITE_SHARE, new Writer(agents.slice(half), posts, slugs, authorOf, ownerOf));
     // The floors answer far faster than the server: each schedule gets enough (unchecked) agents
     // that a write finds one free, so it too sends its share of writes.
     const floorAgents = Array.from({ length: 8000 }, (_, i) => ({
@@ -534,7 +645,7 @@ async function main() {
         ...f,
         port: 0,
         runs: [] as Result[],
-        ...withWrites(WRITE_SHARE, new Writer(floorAgents, posts, slugs, authorOf)),
+        ...withWrites(WRITE_SHARE, new Writer(floorAgents, posts, slugs, authorOf, ownerOf)),
       }));
     if (floors.length) {
       const fdb = createDb(url, 1);
@@ -602,7 +713,7 @@ async function main() {
     const logText = fs.readFileSync(logFile, 'utf8');
     const logLines = logText.split('\n').length - 1;
     console.log(
-      `\n${AGENTS} agents, ${POSTS} posts, ${CONNECTIONS} connections, ${SECONDS} s per workload in ${ROUNDS} interleaved rounds, server ${USE_DIST ? 'dist/src/server.js' : 'src/server.ts (tsx)'} (NODE_ENV=production, LOG_LEVEL=${LOG_LEVEL}: ${logLines} log lines written)\n`,
+      `\n${LARGE ? `--size large (${POPULATION} agents, ${VOTES} votes), mix as ${AGENTS} of them` : `${AGENTS} agents`}, ${POSTS} posts, ${CONNECTIONS} connections, ${SECONDS} s per workload in ${ROUNDS} interleaved rounds, server ${USE_DIST ? 'dist/src/server.js' : 'src/server.ts (tsx)'} (NODE_ENV=production, LOG_LEVEL=${LOG_LEVEL}: ${logLines} log lines written)\n`,
     );
     console.log(
       '| workload | bytes/response | requests | req/s | p50 ms | p99 ms | p99.9 ms | error rate | 429 | 5xx | ratio to bare | target |',
@@ -627,6 +738,10 @@ async function main() {
     if (ONLY.includes('rep')) console.log(row('GET /agents/{handle}/reputation', repr, '>= 0.6'));
     if (ONLY.includes('writes')) console.log(row('writes alone (a read when no agent is free)', writesAlone, ''));
     for (const f of floors) console.log(row(f.label, combine(f.runs), '(no server does less)'));
+    // The figure compared between data sizes: both are measured in this run, so the machine cancels out.
+    const floorReads = floors.find((f) => f.name === 'floor-reads');
+    if (ONLY.includes('mixed') && floorReads)
+      console.log(`\nmixed / floor-reads: ${(mix.rps / combine(floorReads.runs).rps).toFixed(3)}`);
     const measured: [string, Result][] = [['bare Koa route', bare]];
     if (ONLY.includes('mixed')) measured.push(['mixed', mix]);
     if (mixReplica) measured.push(['mixed, reads on the replica', mixReplica]);
@@ -700,7 +815,8 @@ async function main() {
     for (const c of children) c.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 500));
     fs.rmSync(logFile, { force: true });
-    await admin.raw(`drop database if exists "${name}" with (force)`);
+    if (process.argv.includes('--keep')) console.log(`kept database ${name}`);
+    else await admin.raw(`drop database if exists "${name}" with (force)`);
     await admin.destroy();
     await pair?.destroy();
   }
