@@ -8,6 +8,9 @@ export const BUILD = {
   edges: 'scoring_build_edges',
   edgesV2: 'scoring_build_edges_v2',
   clusters: 'scoring_build_clusters',
+  /** reputation_v2's support graph (collusion-support.ts) */
+  support: 'scoring_build_support',
+  candidates: 'scoring_build_cluster_candidates',
   reputation: { reputation_v1: 'scoring_build_reputation', reputation_v2: 'scoring_build_reputation_v2' } as Record<
     Model,
     string
@@ -21,6 +24,8 @@ export const SWAPS: readonly [live: string, built: string][] = [
   ['scoring_edges', BUILD.edges],
   ['scoring_edges_v2', BUILD.edgesV2],
   ['scoring_clusters', BUILD.clusters],
+  ['scoring_support', BUILD.support],
+  ['scoring_cluster_candidates', BUILD.candidates],
   ['reputation_scores', BUILD.reputation.reputation_v1],
   ['reputation_scores_v2', BUILD.reputation.reputation_v2],
 ];

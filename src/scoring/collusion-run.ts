@@ -2,16 +2,18 @@ import type { Knex } from 'knex';
 import { clusterWeight, findClusters } from './collusion';
 import { COLLUSION } from './policy';
 import { copyEdges } from './edge-copy';
-import { AGENTS_FULL_SQL, type Facts } from './stage-sql';
+import { AGENTS_FULL_SQL, windowStart, type Facts } from './stage-sql';
+import { rebuildSupport, SUPPORT, updateClusters, windowRows } from './collusion-support';
 import { copyOut } from './copy';
 import { BUILD } from './build-tables';
 
 /**
  * reputation_v2's graph rule in a weight run. Full mode finds the clusters over the whole
  * window's support graph (the staged facts and the v1 weights just computed, no extra read) and
- * rewrites scoring_edges_v2 (only the rows it discounts) and scoring_clusters. Scoped mode
- * (incremental runs, one agent) applies the stored clusters to the rows it rescored: a vote inside
- * a known cluster is discounted at once; new clusters appear at the next full recompute.
+ * rewrites scoring_edges_v2 (only the rows it discounts), scoring_clusters and the stored support
+ * graph. Scoped mode (incremental runs, one agent) updates the support graph from the rows it
+ * rescored and peels again only the components a change reaches (collusion-support.ts), so its
+ * clusters and v2 rows are those a full recompute would find.
  */
 
 /** Kinds that support their target: upvotes (value 1), replies, follows, reactions. */
@@ -79,6 +81,7 @@ export async function clustersFull(
   );
   await writeClusters(trx, 'scoring_clusters', c, agents, now);
   await trx.raw('analyze scoring_edges_v2');
+  await rebuildSupport(trx, { rows: 'sc_r', edges: 'scoring_edges', ...SUPPORT }, now);
   return {
     weights,
     discounted,
@@ -123,6 +126,7 @@ async function writeClusterEdges(
   trx: Knex.Transaction,
   t: { rows: string; edges: string; clusters: string; into: string },
   now: Date,
+  bindings: Record<string, unknown> = {},
 ): Promise<number> {
   const r = await trx.raw(
     `insert into ${t.into} (interaction_id, weight, reasons, computed_at)
@@ -133,28 +137,46 @@ async function writeClusterEdges(
      join ${t.clusters} ct on ct.agent_id = r.t and ct.cluster = ca.cluster
      join ${t.edges} se on se.interaction_id = r.id
      where r.a <> r.t and se.weight > 0 and (r.kind <> 0 or r.value = 1)`,
-    { factor: COLLUSION.factor, code: COLLUSION.code, now },
+    { factor: COLLUSION.factor, code: COLLUSION.code, now, ...bindings },
   );
   return r.rowCount ?? 0;
 }
 
 /**
- * Scoped mode: the rows of sc_r (just rescored under v1) get their v2 rows again from the stored
- * clusters.
+ * Scoped mode: the clusters are brought up to date first (updateClusters), then the rows of sc_r
+ * (just rescored under v1) and every interaction between two agents whose cluster changed get
+ * their v2 rows again. Returns the v2 rows written and the agents whose cluster changed (their v2
+ * reputation follows).
  */
-export async function clustersScoped(trx: Knex.Transaction, now: Date): Promise<number> {
-  await trx.raw('delete from scoring_edges_v2 where interaction_id in (select id from sc_r)');
-  return writeClusterEdges(
-    trx,
-    { rows: 'sc_r', edges: 'scoring_edges', clusters: 'scoring_clusters', into: 'scoring_edges_v2' },
-    now,
+export async function clustersScoped(
+  trx: Knex.Transaction,
+  targets: string[],
+  now: Date,
+): Promise<{ edges: number; changed: string[]; peeled: number }> {
+  const { changed, peeled } = await updateClusters(trx, targets, now);
+  const among = 'i.target_agent_id = any(:changed::uuid[]) and i.actor_agent_id = any(:changed::uuid[])';
+  await trx.raw(
+    `delete from scoring_edges_v2 where interaction_id in (select id from sc_r union all select i.id from interactions i where ${among})`,
+    { changed },
   );
+  const edges = await writeClusterEdges(
+    trx,
+    {
+      rows: `(select id, a, t, value, kind from sc_r union ${windowRows(among)})`,
+      edges: 'scoring_edges',
+      clusters: 'scoring_clusters',
+      into: 'scoring_edges_v2',
+    },
+    now,
+    { changed, ws: windowStart(now) },
+  );
+  return { edges, changed, peeled };
 }
 
 /**
  * A fleet run (fleet.ts), once every partition's v1 weights are built: the clusters over the
  * whole window's support graph, read back from those weights (agents numbered as a full run
- * numbers them), and the interactions they discount, into the run's built tables.
+ * numbers them), the interactions they discount and the support graph, into the run's built tables.
  */
 export async function clustersOfBuild(
   trx: Knex.Transaction,
@@ -173,6 +195,11 @@ export async function clustersOfBuild(
   );
   const c = findClusters(agents, { m: n, src: cols.src, dst: cols.dst, w: cols.w });
   await writeClusters(trx, BUILD.clusters, c, agents, now);
+  await rebuildSupport(
+    trx,
+    { rows: windowRows('true'), edges: BUILD.edges, support: BUILD.support, candidates: BUILD.candidates },
+    now,
+  );
   const edges =
     c.members === 0
       ? 0

@@ -87,6 +87,18 @@ export interface ClusterRule {
   minSelfSupportShare: number;
 }
 
+/**
+ * Mutual support links: for k < m, agents u[k] and v[k] support each other, toU[k] being what v
+ * gives u and toV[k] what u gives v.
+ */
+export interface MutualLinks {
+  m: number;
+  u: Int32Array;
+  v: Int32Array;
+  toU: Float64Array;
+  toV: Float64Array;
+}
+
 /** `rule`: the policy's (COLLUSION); bench/collusion-methods.ts compares variants. */
 export function findClusters(agents: number, e: SupportEdges, rule: ClusterRule = COLLUSION): Clusters {
   const p = aggregatePairs(agents, e);
@@ -108,7 +120,28 @@ export function findClusters(agents: number, e: SupportEdges, rule: ClusterRule 
     wToU.push(p.w[j]);
     wToV.push(p.w[i]);
   }
-  const mm = mu.length;
+  const links = {
+    m: mu.length,
+    u: Int32Array.from(mu),
+    v: Int32Array.from(mv),
+    toU: Float64Array.from(wToU),
+    toV: Float64Array.from(wToV),
+  };
+  return peelClusters(agents, received, links, rule);
+}
+
+/**
+ * The peeling itself, from each agent's received support (from anyone) and the mutual links: the
+ * clusters of any part of the graph closed under mutual links (a connected component, with the
+ * support its members receive from anywhere) are the clusters the whole graph has there.
+ */
+export function peelClusters(
+  agents: number,
+  received: Float64Array,
+  links: MutualLinks,
+  rule: ClusterRule = COLLUSION,
+): Clusters {
+  const { m: mm, u: mu, v: mv, toU: wToU, toV: wToV } = links;
   const adjStart = new Int32Array(agents + 1);
   for (let k = 0; k < mm; k++) {
     adjStart[mu[k] + 1]++;

@@ -47,8 +47,11 @@ export interface WeightRunResult {
   brigadeFlags: number;
   /** agents whose stored facts were refreshed */
   agentFacts: number;
-  /** reputation_v2: collusion clusters found (full mode) and interactions they discount */
-  collusion: { clusters: number; members: number; edges: number };
+  /**
+   * reputation_v2: full mode, the clusters found, their members and the interactions they discount;
+   * scoped mode, the v2 rows written, the agents whose cluster changed and those peeled again.
+   */
+  collusion: { clusters: number; members: number; edges: number; peeled: number };
   ms: { facts: number; compute: number; write: number; collusion: number };
 }
 
@@ -192,7 +195,7 @@ export async function recomputeWeights(
   let t3 = Date.now();
   let sums: ReputationSums | undefined;
   let sumsV2: ReputationSums | undefined;
-  let collusion = { clusters: 0, members: 0, edges: 0 };
+  let collusion = { clusters: 0, members: 0, edges: 0, peeled: 0 };
   if (!scoped) {
     const agents = (await trx.raw('select count(*)::int n from sc_ag')).rows[0].n;
     sums = sumReputation(cols, n, stored, agents);
@@ -200,11 +203,13 @@ export async function recomputeWeights(
     // reputation_v2: the graph rule over the window's support graph, then the same sums with its weights.
     if (opts.v2 !== false) {
       const c = await clustersFull(trx, cols, n, stored, masks, agents, now);
-      collusion = { clusters: c.clusters, members: c.members, edges: c.edges };
+      collusion = { clusters: c.clusters, members: c.members, edges: c.edges, peeled: 0 };
       sumsV2 = c.edges > 0 ? sumReputation(cols, n, c.weights, agents, c.discounted) : sums;
     }
   } else if (opts.v2 !== false && !opts.into) {
-    collusion.edges = await clustersScoped(trx, now);
+    const c = await clustersScoped(trx, targets, now);
+    collusion = { ...collusion, edges: c.edges, members: c.changed.length, peeled: c.peeled };
+    affected = [...new Set([...affected!, ...c.changed])];
   }
   const t4 = Date.now();
   return {

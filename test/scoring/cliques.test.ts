@@ -5,7 +5,7 @@ import { cli } from '../helpers/cli';
 import { newOwner } from '../helpers/factories';
 import { act, agent, follow, post, upvote } from './seed';
 import type { TestAgent } from '../helpers/factories';
-import { runFreeze } from '../../src/scoring/service';
+import { runFreeze, runIncremental } from '../../src/scoring/service';
 import { weeksToFreeze } from '../../src/scoring/leaderboard-snapshots';
 import { formatWeek, weekEnd, weekStart } from '../../src/scoring/week';
 import { CATEGORIES } from '../../src/scoring/policy';
@@ -293,16 +293,22 @@ describe('scoring: reputation_v2 catches vote cliques (scenarios, CLI + API)', f
     expect(after - before).to.be.closeTo(0.2, 1e-6);
   });
 
-  it('a clique that stops voting for itself is v1 again under v2: its stored v2 rows go at the next full run', async () => {
-    const { db } = await getContext();
+  it('a clique that stops voting for itself is v1 again under v2 from the next incremental run', async () => {
+    const { db, deps } = await getContext();
     const ids = cliques.c4.members.map((m) => m.agent.id);
     const [m] = cliques.c4.members;
     expect(await db('reputation_scores_v2').whereIn('agent_id', ids).count<{ n: string }[]>({ n: '*' })).to.deep.equal([
       { n: 4 },
     ]);
     // The votes are withdrawn (as DELETE /posts/{id}/vote leaves them: inactive).
-    await db('interactions').whereIn('actor_agent_id', ids).whereIn('target_agent_id', ids).update({ active: false });
-    expect(await cli('recompute-reputation --now')).to.match(/scored/);
+    await db('interactions')
+      .whereIn('actor_agent_id', ids)
+      .whereIn('target_agent_id', ids)
+      .update({ active: false, updated_at: db.raw('clock_timestamp()') });
+    await runIncremental(deps);
+    expect(await db('scoring_clusters').whereIn('agent_id', ids).count<{ n: string }[]>({ n: '*' })).to.deep.equal([
+      { n: 0 },
+    ]);
     expect(await db('reputation_scores_v2').whereIn('agent_id', ids).count<{ n: string }[]>({ n: '*' })).to.deep.equal([
       { n: 0 },
     ]);

@@ -49,6 +49,9 @@ describe('scoring: full recompute spread over the worker fleet', function () {
       edges: await q(`select interaction_id, weight, reasons, computed_at from scoring_edges order by 1`),
       edgesV2: await q(`select interaction_id, weight, reasons, computed_at from scoring_edges_v2 order by 1`),
       clusters: await q(`select agent_id, cluster, share, computed_at from scoring_clusters order by 1`),
+      // reputation_v2's support graph, which incremental runs go on from (sums to 1e-9: their order may differ)
+      support: await q(`select a, t, round(weight::numeric, 9) w from scoring_support order by 1, 2`),
+      candidates: await q(`select agent_id, round(received::numeric, 9) r from scoring_cluster_candidates order by 1`),
       reputations: await q(`select agent_id, score, components, computed_at from reputation_scores order by 1`),
       reputationsV2: await q(`select agent_id, score, components, computed_at from reputation_scores_v2 order by 1`),
       milestones: await q(
@@ -65,7 +68,8 @@ describe('scoring: full recompute spread over the worker fleet', function () {
 
   /** Back to unscored: what any run writes is removed. */
   async function reset(): Promise<void> {
-    await db.raw(`truncate scoring_edges, scoring_edges_v2, scoring_clusters, reputation_scores, reputation_scores_v2,
+    await db.raw(`truncate scoring_edges, scoring_edges_v2, scoring_clusters, scoring_support, scoring_cluster_candidates,
+      reputation_scores, reputation_scores_v2,
       brigade_flags, scoring_agent_facts, leaderboard_snapshots, leaderboard_snapshots_v2, scoring_watermarks`);
     await db.raw(`delete from notifications`);
     // A run a failed test left unfinished, and its jobs.
@@ -142,6 +146,8 @@ describe('scoring: full recompute spread over the worker fleet', function () {
     expect(reference.edgesV2.length).to.be.greaterThan(0);
     expect(reference.clusters.length).to.be.greaterThan(0);
     expect(reference.reputationsV2.length).to.be.greaterThan(0);
+    expect(reference.support.length).to.be.greaterThan(10_000);
+    expect(reference.candidates.length).to.be.greaterThan(0);
     expect(reference.milestones.length).to.be.greaterThan(0);
     expect(reference.brigadeFlags.length).to.be.greaterThan(0);
     const codes = new Set(reference.edges.flatMap((e) => (e as { reasons: string[] }).reasons));

@@ -1,0 +1,214 @@
+import type { Knex } from 'knex';
+import { peelClusters } from './collusion';
+import { COLLUSION } from './policy';
+import { windowStart } from './stage-sql';
+
+type Db = Knex | Knex.Transaction;
+
+/**
+ * reputation_v2's clusters kept equal to what a full recompute finds, with work proportional to
+ * what changed. The support graph is stored per agent pair (scoring_support). Peeling is global,
+ * but its result splits over the connected components of the mutual links between candidates
+ * (agents passing the cluster test with all their mutual supporters: no other agent survives the
+ * peeling), and a changed pair a→t changes only the candidacy, links and received support of a
+ * and t. So only the components reached from a and t, and from their mutual supporters before
+ * the change (a component that lost a or t may split apart), are peeled again; every other
+ * component, and its clusters, is as it was.
+ */
+
+/** Candidacy: the cluster test with every mutual supporter, a little looser than the peeling's own. */
+const CANDIDATE_SLACK = 1e-6;
+
+/** Window rows of interactions (id, a, t, kind as the staging numbers it, value) matching `where` (on `i`). */
+export function windowRows(where: string): string {
+  return `(select i.id, i.actor_agent_id a, i.target_agent_id t, i.value,
+      (case i.kind when 'vote' then 0 when 'reply' then 1 when 'follow' then 2 else 3 end)::int2 kind
+    from interactions i where i.active and i.occurred_at > :ws and i.occurred_at <= :now and ${where})`;
+}
+
+/** The live tables of the support graph (a fleet run builds others, swapped in on publication). */
+export const SUPPORT = { support: 'scoring_support', candidates: 'scoring_cluster_candidates' } as const;
+
+/**
+ * Support pairs of `rows` (id, a, t, kind, value) with their stored v1 weights in `edges`: exactly
+ * what collusion.ts reads.
+ */
+const pairsOf = (rows: string, edges = 'scoring_edges') => `
+  select r.a, r.t, sum(se.weight::float8) weight
+  from ${rows} r join ${edges} se on se.interaction_id = r.id
+  where se.weight > 0 and r.a <> r.t and (r.kind <> 0 or r.value = 1)
+  group by 1, 2`;
+
+/** Candidates among the agents `who` (a condition on s.t) from the pairs stored in `t.support`. */
+const candidatesOf = (who: string, t: { support: string; candidates: string } = SUPPORT) => `
+  insert into ${t.candidates} (agent_id, received)
+  select s.t, sum(s.weight)
+  from ${t.support} s left join ${t.support} r on r.t = s.a and r.a = s.t
+  where ${who}
+  group by s.t
+  having count(r.a) >= ${COLLUSION.minMutualSupporters}
+    and coalesce(sum(s.weight) filter (where r.a is not null), 0)
+      >= ${COLLUSION.minSelfSupportShare} * sum(s.weight) - ${CANDIDATE_SLACK}`;
+
+/**
+ * Full runs, fleet runs and the migration: the support graph again from `rows` (every window
+ * row) and their v1 weights in `edges`, into `support` and `candidates`.
+ */
+export async function rebuildSupport(
+  db: Db,
+  t: { rows: string; edges: string; support: string; candidates: string },
+  now: Date,
+): Promise<void> {
+  await db.raw(`truncate ${t.support}, ${t.candidates}`);
+  // Bulk load without the primary key, then build it once (row-by-row inserts into a uuid index are slow).
+  await db.raw(`alter table ${t.support} drop constraint ${t.support}_pkey`);
+  await db.raw(`insert into ${t.support} (a, t, weight) ${pairsOf(t.rows, t.edges)}`, { ws: windowStart(now), now });
+  await db.raw(`alter table ${t.support} add primary key (t, a)`);
+  await db.raw(`analyze ${t.support}`);
+  await db.raw(candidatesOf('true', t));
+  await db.raw(`analyze ${t.candidates}`);
+}
+
+export interface ClusterUpdate {
+  /** agents whose cluster (its members) changed: their v2 edges and reputations follow */
+  changed: string[];
+  /** agents of the components peeled again */
+  peeled: number;
+}
+
+/**
+ * Scoped runs, after the v1 weights of sc_r (every window row received by `targets`) were
+ * written: the targets' received pairs again, then the clusters of the components a changed
+ * pair reaches, stored with their v2 edges. Clusters whose members are unchanged keep their number.
+ */
+export async function updateClusters(trx: Knex.Transaction, targets: string[], now: Date): Promise<ClusterUpdate> {
+  // The pairs the targets receive, as stored and as now: only those that differ are written.
+  await trx.raw('drop table if exists sc_sdiff');
+  await trx.raw(
+    `create temp table sc_sdiff on commit drop as
+     select coalesce(o.a, n.a) a, coalesce(o.t, n.t) t, n.weight
+     from (select * from scoring_support where t = any(:targets::uuid[])) o
+     full join (${pairsOf('sc_r')}) n on n.a = o.a and n.t = o.t
+     where o.weight is distinct from n.weight`,
+    { targets },
+  );
+  const ends: string[] = (await trx.raw('select array(select a from sc_sdiff union select t from sc_sdiff) ends'))
+    .rows[0].ends;
+  if (ends.length === 0) return { changed: [], peeled: 0 };
+  // Mutual supporters of the ends before the change: a component that held an end may have split, each part holding one of them.
+  const before: string[] = (
+    await trx.raw(
+      `select array(select s.a from scoring_support s join scoring_support r on r.a = s.t and r.t = s.a
+         where s.t = any(:ends::uuid[])) ids`,
+      { ends },
+    )
+  ).rows[0].ids;
+  await trx.raw('delete from scoring_support s using sc_sdiff d where s.a = d.a and s.t = d.t and d.weight is null');
+  await trx.raw(
+    `insert into scoring_support (a, t, weight) select a, t, weight from sc_sdiff where weight is not null
+     on conflict (a, t) do update set weight = excluded.weight`,
+  );
+  await trx.raw('delete from scoring_cluster_candidates where agent_id = any(:ends::uuid[])', { ends });
+  await trx.raw(candidatesOf('s.t = any(:ends::uuid[])'), { ends });
+  const seeds = [...new Set([...ends, ...before])];
+  // The components of the seeds over mutual links between candidates.
+  const comp: string[] = (
+    await trx.raw(
+      `with recursive comp(id) as (
+         select agent_id from scoring_cluster_candidates where agent_id = any(:seeds::uuid[])
+         union
+         select s.a from comp
+         join scoring_support s on s.t = comp.id
+         join scoring_support r on r.a = comp.id and r.t = s.a
+         join scoring_cluster_candidates c on c.agent_id = s.a
+       ) select array(select id from comp) ids`,
+      { seeds },
+    )
+  ).rows[0].ids;
+  const fresh = await peelComponents(trx, comp);
+  const region = [...new Set([...seeds, ...comp])];
+  const changed = await storeClusters(trx, region, fresh, now);
+  return { changed, peeled: comp.length };
+}
+
+/** Clusters of `comp` (whole components): member → [cluster index, share]. */
+async function peelComponents(trx: Knex.Transaction, comp: string[]): Promise<Map<string, [number, number]>> {
+  const out = new Map<string, [number, number]>();
+  if (comp.length === 0) return out;
+  const index = new Map(comp.map((id, k) => [id, k]));
+  const received = new Float64Array(comp.length);
+  const rows = await trx.raw(
+    'select agent_id, received from scoring_cluster_candidates where agent_id = any(:comp::uuid[])',
+    { comp },
+  );
+  for (const r of rows.rows) received[index.get(r.agent_id)!] = r.received;
+  const links = await trx.raw(
+    `select s.a, s.t, s.weight w, r.weight rw from scoring_support s
+     join scoring_support r on r.a = s.t and r.t = s.a
+     where s.a = any(:comp::uuid[]) and s.t = any(:comp::uuid[]) and s.a < s.t`,
+    { comp },
+  );
+  const m = links.rows.length;
+  const u = new Int32Array(m);
+  const v = new Int32Array(m);
+  const toU = new Float64Array(m);
+  const toV = new Float64Array(m);
+  links.rows.forEach((l: { a: string; t: string; w: number; rw: number }, k: number) => {
+    u[k] = index.get(l.a)!;
+    v[k] = index.get(l.t)!;
+    toU[k] = l.rw;
+    toV[k] = l.w;
+  });
+  const c = peelClusters(comp.length, received, { m, u, v, toU, toV });
+  comp.forEach((id, k) => {
+    if (c.cluster[k] >= 0) out.set(id, [c.cluster[k], c.share[k]]);
+  });
+  return out;
+}
+
+/**
+ * Replaces the stored clusters of `region` (whole clusters: a cluster lies inside one component)
+ * with `fresh`. A fresh cluster with the same members as a stored one keeps its number; the
+ * others get new numbers. Returns the members of every cluster that appeared or went away.
+ */
+async function storeClusters(
+  trx: Knex.Transaction,
+  region: string[],
+  fresh: Map<string, [number, number]>,
+  now: Date,
+): Promise<string[]> {
+  const old = await trx.raw('select agent_id, cluster from scoring_clusters where agent_id = any(:region::uuid[])', {
+    region,
+  });
+  const groups = (entries: [string, number][]) => {
+    const g = new Map<number, string[]>();
+    for (const [id, k] of entries) g.set(k, [...(g.get(k) ?? []), id]);
+    return new Map([...g].map(([k, ids]) => [ids.sort().join(','), { k, ids }]));
+  };
+  const before = groups(old.rows.map((r: { agent_id: string; cluster: number }) => [r.agent_id, r.cluster]));
+  const after = groups([...fresh].map(([id, [k]]) => [id, k]));
+  let next: number = (await trx.raw('select coalesce(max(cluster), -1) + 1 n from scoring_clusters')).rows[0].n;
+  const changed: string[] = [];
+  const ids: string[] = [];
+  const ks: number[] = [];
+  const shares: number[] = [];
+  for (const [key, { ids: members }] of after) {
+    const kept = before.get(key);
+    const k = kept ? kept.k : next++;
+    if (!kept) changed.push(...members);
+    for (const id of members) {
+      ids.push(id);
+      ks.push(k);
+      shares.push(fresh.get(id)![1]);
+    }
+  }
+  for (const [key, { ids: members }] of before) if (!after.has(key)) changed.push(...members);
+  await trx.raw('delete from scoring_clusters where agent_id = any(:region::uuid[])', { region });
+  if (ids.length > 0)
+    await trx.raw(
+      `insert into scoring_clusters (agent_id, cluster, share, computed_at)
+       select * , :now from unnest(:ids::uuid[], :ks::int[], :shares::float8[])`,
+      { ids, ks, shares, now },
+    );
+  return [...new Set(changed)];
+}
