@@ -20,7 +20,7 @@
  *   npx tsx bench/scoring.ts                         # quick: 50k and 200k interactions
  *   npx tsx bench/scoring.ts 1000000 4000000         # the recorded run (BENCHMARKS.md)
  *   npx tsx bench/scoring.ts 200000 --cycles 3       # fewer cycles (default 4)
- *   npx tsx bench/scoring.ts 1000000 --v1            # adds a v1-only full run (reputation_v2's cost)
+ *   npx tsx bench/scoring.ts 1000000 --v1            # adds v1-only full and incremental runs (reputation_v2's cost)
  *
  * Each size gets its own fresh database (dropped afterwards) on the machine's PostgreSQL
  * (BENCH_ADMIN_DATABASE_URL); all are generated first, then timed, one size after the other.
@@ -223,7 +223,16 @@ async function main() {
       await age(n, now, null);
       await n.net.addActivity(n.db, 1000, new Date(n.clock.now.getTime() - MINUTE), n.clock.now);
       const inc = await runIncremental(n.deps);
-      console.log(`size ${n.size}: incremental after 1,000 new: ${inc.ms} ms (${did(inc)})`);
+      console.log(
+        `size ${n.size}: incremental after 1,000 new: ${inc.ms} ms (${did(inc)}; reputation_v2's clusters ` +
+          `${inc.weights?.ms.collusion ?? 0} ms, ${inc.weights?.collusion.peeled ?? 0} agents peeled again)`,
+      );
+      if (withV1) {
+        // As many new interactions again, scored by v1 alone: reputation_v2's share by difference.
+        await age(n, now, null);
+        await n.net.addActivity(n.db, 1000, new Date(n.clock.now.getTime() - MINUTE), n.clock.now);
+        console.log(`size ${n.size}: same, v1 only ${(await runIncremental(n.deps, { v1Only: true })).ms} ms`);
+      }
       const disk = await onDisk(n.db);
       const mb = (b: number) =>
         `${(b / 2 ** 20).toFixed(0)} MB (${(b / n.net.interactions).toFixed(0)} B per interaction)`;
