@@ -53,9 +53,18 @@ async function main(): Promise<void> {
       const f = await runFull(deps);
       times.inProcess.push(f.ms);
       for (const workers of r % 2 === 0 ? [1, 2] : [2, 1]) {
-        const { ms } = await runFleetFull(deps, { url, workers });
+        const { ms, progress } = await runFleetFull(deps, { url, workers });
         (workers === 1 ? times.one : times.two).push(ms);
-        console.log(`round ${r + 1}: fleet, ${workers} worker${workers > 1 ? 's' : ''}: ${s(ms)} s`);
+        // When each phase ended, from the run's start: where the time goes, serial steps included.
+        const phases = await db.raw(
+          `select p.phase, extract(epoch from max(p.done_at) - r.started_at)::float8 t from scoring_run_partitions p
+           join scoring_runs r on r.id = p.run_id where p.run_id = ? group by 1, r.started_at order by 2`,
+          [progress.id],
+        );
+        const ends = phases.rows.map((x: { phase: string; t: number }) => `${x.phase} ${x.t.toFixed(1)}`).join(', ');
+        console.log(
+          `round ${r + 1}: fleet, ${workers} worker${workers > 1 ? 's' : ''}: ${s(ms)} s (phases end at s: ${ends})`,
+        );
       }
       console.log(`round ${r + 1}: runFull in one transaction: ${s(f.ms)} s`);
     }

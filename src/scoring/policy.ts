@@ -142,11 +142,10 @@ export const SCHEDULE = {
    */
   liveRefreshAfterActivitySeconds: 60,
   /**
-   * Partitions of the agents (by a hash of the id): the unit of the scoring locks and of a full
-   * recompute spread over the worker fleet. More than the workers, so that partitions of
-   * uneven cost still spread evenly; few, since each one scans the window once.
+   * Partitions of the agents (by a hash of the id) in a full recompute spread over the worker
+   * fleet: at least the workers; few, since each partition scans the window once per phase.
    */
-  partitions: 8,
+  partitions: 4,
   /** A fleet run without progress for this long is abandoned when another one is started. */
   fleetStaleMinutes: 60,
 } as const;

@@ -11,7 +11,7 @@ import { migrateAll } from '../../src/db/migrate';
 import { addJob } from '../../src/db/jobs';
 import { enqueue } from '../../src/scoring/service';
 import type { JobName } from '../../src/db/jobs';
-import { lockScoring, SCORING_LOCK } from '../../src/scoring/transaction';
+import { SCORING_LOCK } from '../../src/scoring/transaction';
 import { ScoringPool } from '../../src/scoring/pool';
 import { Caches } from '../../src/caches';
 import { createAgent } from '../../src/identity/service';
@@ -144,7 +144,7 @@ describe('faults: worker processes killed mid-job (real worker processes)', func
       async () => {
         const jobs = await queuedJobs(db, ['reputation_recompute']);
         const lock = await db.raw(
-          `select count(*)::int n from pg_locks where locktype = 'advisory' and classid = ? and objsubid = 2 and granted`,
+          `select count(*)::int n from pg_locks where locktype = 'advisory' and objid = ? and granted`,
           [SCORING_LOCK],
         );
         return jobs.some((j) => j.locked_by === w1.poolId) && lock.rows[0].n > 0;
@@ -214,7 +214,7 @@ describe('faults: worker processes killed mid-job (real worker processes)', func
     // The test holds the scoring lock first, as a long recompute would: both workers' jobs then
     // stay locked (by live workers) longer than the stale bound, and must not be released.
     const hold = await db.transaction();
-    await lockScoring(hold);
+    await hold.raw('select pg_advisory_xact_lock(?)', [SCORING_LOCK]);
     let wa: WorkerProc, wb: WorkerProc;
     try {
       [wa, wb] = await Promise.all([worker(), worker()]);

@@ -221,7 +221,7 @@ describe('scoring: full recompute spread over the worker fleet', function () {
       );
       expect(Object.fromEntries(parts.rows.map((r: { phase: string; n: number }) => [r.phase, r.n]))).to.deep.equal({
         clusters: 1,
-        facts: SCHEDULE.partitions,
+        facts: 1,
         publish: 1,
         reputations: SCHEDULE.partitions,
         weights: SCHEDULE.partitions,
@@ -238,11 +238,13 @@ describe('scoring: full recompute spread over the worker fleet', function () {
     await reset();
     const { id } = await startRun(deps, { fleet: false });
     expect(await runPartition(deps, { run: id, phase: 'facts', part: 0 })).to.equal('done');
+    expect(await runPartition(deps, { run: id, phase: 'weights', part: 1 })).to.equal('done');
+    expect(await runPartition(deps, { run: id, phase: 'weights', part: 1 })).to.equal('skipped');
+    // A phase the run has left, or not reached yet; a run that does not exist.
     expect(await runPartition(deps, { run: id, phase: 'facts', part: 0 })).to.equal('skipped');
-    // Not this run's phase yet.
-    expect(await runPartition(deps, { run: id, phase: 'weights', part: 0 })).to.equal('skipped');
-    expect(await runPartition(deps, { run: 999_999, phase: 'facts', part: 1 })).to.equal('skipped');
-    expect((await runProgress(db, id)).done).to.equal(1);
+    expect(await runPartition(deps, { run: id, phase: 'reputations', part: 0 })).to.equal('skipped');
+    expect(await runPartition(deps, { run: 999_999, phase: 'weights', part: 0 })).to.equal('skipped');
+    expect((await runProgress(db, id)).done).to.equal(2);
     // One run at a time: starting again finds it; in process, it is refused.
     expect(await startRun(deps, { fleet: true })).to.deep.equal({ id, started: false });
     let err: unknown;
@@ -259,7 +261,7 @@ describe('scoring: full recompute spread over the worker fleet', function () {
     const next = await startRun(deps, { fleet: false });
     expect(next.started).to.equal(true);
     expect((await db('scoring_runs').where({ id }).first()).phase).to.equal('abandoned');
-    expect(await runPartition(deps, { run: id, phase: 'facts', part: 1 })).to.equal('skipped');
+    expect(await runPartition(deps, { run: id, phase: 'weights', part: 0 })).to.equal('skipped');
     await db('scoring_runs').where({ id: next.id }).update({ phase: 'abandoned', finished_at: db.fn.now() });
   });
 
