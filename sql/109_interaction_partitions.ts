@@ -44,6 +44,9 @@ const FOREIGN_KEYS = `
  * months around now are created, a DEFAULT partition catches the rest.
  */
 export async function up(knex: Knex): Promise<void> {
+  // The copy and the index builds take minutes at tens of millions of rows: the pool's
+  // per-statement limit does not apply to this migration's transaction.
+  await knex.raw('set local statement_timeout = 0');
   await knex.raw(`
     alter table interactions rename to interactions_unpartitioned;
     alter index interactions_pkey rename to interactions_unpartitioned_pkey;
@@ -169,6 +172,7 @@ export async function up(knex: Knex): Promise<void> {
 }
 
 export async function down(knex: Knex): Promise<void> {
+  await knex.raw('set local statement_timeout = 0');
   await knex.raw(`
     drop function interaction_put(text, uuid, uuid, uuid, uuid, int, text, timestamptz, boolean);
     drop table interaction_keys;
