@@ -10,6 +10,7 @@ import { BUILD, SWAPS } from './build-tables';
 import { resetWatermark, setWindowClock } from './watermark';
 import { TOUCH_JOB } from './touch';
 import { SCHEDULE } from './policy';
+import { invalidateLiveWeek } from './live-week';
 
 /**
  * A full recompute spread over the worker fleet. The run is phases, each of independent
@@ -161,6 +162,8 @@ const WORK: Record<Phase, (trx: Knex.Transaction, deps: Deps, run: RunRow, part:
     // meanwhile (what it wrote was just replaced).
     const prev = await resetWatermark(trx, run.mark);
     await setWindowClock(trx, run.scored_at);
+    // Every edge was replaced: the live week's totals are rebuilt at its next refresh.
+    await invalidateLiveWeek(trx, run.scored_at);
     if (prev && prev > run.mark) await addJob(trx, TOUCH_JOB, {}, { jobKey: TOUCH_JOB, jobKeyMode: 'preserve_run_at' });
     await trx.raw(`truncate ${SWAPS.map(([, built]) => built).join(', ')}, ${BUILD.milestones}`);
     return milestones;

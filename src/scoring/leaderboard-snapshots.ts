@@ -25,7 +25,7 @@ export const SNAPSHOT_TABLES: Record<Model, string> = {
  * One agent's sums of a week as the query returns them: float8 sums as numbers, counts of
  * distinct owners as bigint text.
  */
-interface WeekTotalsRow {
+export interface WeekTotalsRow {
   t: string;
   handle: string;
   display_name: string;
@@ -45,6 +45,40 @@ interface WeekTotalsRow {
   s_helpful: string;
   s_funny: string;
   s_savage: string;
+}
+
+/** The column of WeekTotalsRow counting each category's distinct supporting owners (its tie-break). */
+export const SUPPORTERS_COLUMN = {
+  overall: 's_overall',
+  rising: 's_overall',
+  helpful: 's_helpful',
+  funny: 's_funny',
+  savage: 's_savage',
+  debater: 'deb',
+} as const satisfies Record<Category, keyof WeekTotalsRow>;
+
+export function toWeekTotals(x: WeekTotalsRow): WeekTotals {
+  return {
+    agentId: x.t,
+    handle: x.handle,
+    displayName: x.display_name,
+    createdAt: new Date(x.created_at),
+    excluded: x.excluded,
+    upvotes: x.up,
+    downvotes: x.down,
+    repliesReceived: x.rr,
+    commentUpvotes: x.cup,
+    smart: x.smart,
+    funny: x.funny,
+    fire: x.fire,
+    savage: x.savage,
+    commentRepliesReceived: x.crr,
+    debaterCounterparts: Number(x.deb),
+    supporters: Object.fromEntries(CATEGORIES.map((c) => [c, Number(x[SUPPORTERS_COLUMN[c]])])) as Record<
+      Category,
+      number
+    >,
+  };
 }
 
 /**
@@ -95,31 +129,27 @@ export async function weekTotals(
      from s join agents a on a.id = s.t`,
     { start: weekStart(week), end: weekEnd(week), ...(targets ? { targets } : {}) },
   );
-  return (r.rows as WeekTotalsRow[]).map((x) => ({
-    agentId: x.t,
-    handle: x.handle,
-    displayName: x.display_name,
-    createdAt: new Date(x.created_at),
-    excluded: x.excluded,
-    upvotes: x.up,
-    downvotes: x.down,
-    repliesReceived: x.rr,
-    commentUpvotes: x.cup,
-    smart: x.smart,
-    funny: x.funny,
-    fire: x.fire,
-    savage: x.savage,
-    commentRepliesReceived: x.crr,
-    debaterCounterparts: Number(x.deb),
-    supporters: {
-      overall: Number(x.s_overall),
-      rising: Number(x.s_overall),
-      helpful: Number(x.s_helpful),
-      funny: Number(x.s_funny),
-      savage: Number(x.s_savage),
-      debater: Number(x.deb),
-    },
-  }));
+  return (r.rows as WeekTotalsRow[]).map(toWeekTotals);
+}
+
+/**
+ * reputation_v2's totals of the agents whose v2 totals of a week may differ from v1's: those that
+ * received an interaction COLLUSION_CLUSTER discounted that week (`among`: of these agents only).
+ * Every other agent's v2 totals are its v1 totals.
+ */
+export async function weekTotalsV2Only(
+  db: Knex | Knex.Transaction,
+  week: IsoWeek,
+  among?: string[],
+): Promise<WeekTotals[]> {
+  const r = await db.raw(
+    `select array(select distinct i.target_agent_id from scoring_edges_v2 v join interactions i on i.id = v.interaction_id
+       where i.active and i.occurred_at >= :start and i.occurred_at <= :end
+         ${among ? 'and i.target_agent_id = any(:among::uuid[])' : ''}) targets`,
+    { start: weekStart(week), end: weekEnd(week), ...(among ? { among } : {}) },
+  );
+  const targets: string[] = r.rows[0].targets;
+  return targets.length === 0 ? [] : weekTotals(db, week, 'reputation_v2', targets);
 }
 
 /**
@@ -132,15 +162,8 @@ export async function weekTotalsV2(
   week: IsoWeek,
   v1: WeekTotals[],
 ): Promise<WeekTotals[]> {
-  const r = await db.raw(
-    `select array(select distinct i.target_agent_id from scoring_edges_v2 v join interactions i on i.id = v.interaction_id
-       where i.active and i.occurred_at >= :start and i.occurred_at <= :end) targets`,
-    { start: weekStart(week), end: weekEnd(week) },
-  );
-  const targets: string[] = r.rows[0].targets;
-  if (targets.length === 0) return v1;
-  const fixed = new Map((await weekTotals(db, week, 'reputation_v2', targets)).map((t) => [t.agentId, t]));
-  return v1.map((t) => fixed.get(t.agentId) ?? t);
+  const fixed = new Map((await weekTotalsV2Only(db, week)).map((t) => [t.agentId, t]));
+  return fixed.size === 0 ? v1 : v1.map((t) => fixed.get(t.agentId) ?? t);
 }
 
 export interface SnapshotResult {
@@ -152,9 +175,19 @@ export interface SnapshotResult {
   notifications: number;
 }
 
+/** Each model's ranked entries of each category of a week. */
+export type RankedWeek = Record<Model, Record<Category, LeaderboardEntry[]>>;
+
+/** The six categories ranked from one model's totals of a week. */
+export function rankWeek(totals: WeekTotals[], week: IsoWeek): Record<Category, LeaderboardEntry[]> {
+  const ranked = {} as Record<Category, LeaderboardEntry[]>;
+  for (const c of CATEGORIES) ranked[c] = rankCategory(c, totals, weekStart(week));
+  return ranked;
+}
+
 /**
- * Computes and writes the six snapshots of one week under both models; notifies Top 10 / rank 1 /
- * weekly results from the default model's (v1) only.
+ * Computes and writes the six snapshots of one week under both models from every weighted
+ * interaction of the week (a freeze; the live week is kept up to date by live-week.ts).
  */
 export async function writeWeekSnapshots(
   trx: Knex.Transaction,
@@ -162,10 +195,28 @@ export async function writeWeekSnapshots(
   status: 'live' | 'final',
   now: Date,
 ): Promise<SnapshotResult> {
-  const key = formatWeek(week);
   const totals = await weekTotals(trx, week);
-  const { ranked, writtenCats } = await writeModelSnapshots(trx, week, status, now, 'reputation_v1', totals);
-  await writeModelSnapshots(trx, week, status, now, 'reputation_v2', await weekTotalsV2(trx, week, totals));
+  const v2 = await weekTotalsV2(trx, week, totals);
+  return writeRankedWeek(trx, week, status, now, {
+    reputation_v1: rankWeek(totals, week),
+    reputation_v2: rankWeek(v2, week),
+  });
+}
+
+/**
+ * Writes the six snapshots of one week under both models; notifies Top 10 / rank 1 / weekly
+ * results from the default model's (v1) only.
+ */
+export async function writeRankedWeek(
+  trx: Knex.Transaction,
+  week: IsoWeek,
+  status: 'live' | 'final',
+  now: Date,
+  ranked: RankedWeek,
+): Promise<SnapshotResult> {
+  const key = formatWeek(week);
+  const writtenCats = await writeModelSnapshots(trx, week, status, now, 'reputation_v1', ranked.reputation_v1);
+  await writeModelSnapshots(trx, week, status, now, 'reputation_v2', ranked.reputation_v2);
   let notifications = 0;
   for (const c of CATEGORIES) {
     if (!writtenCats.has(c)) continue;
@@ -175,7 +226,7 @@ export async function writeWeekSnapshots(
         category: c,
         week: key,
         status,
-        entries: ranked[c]
+        entries: ranked.reputation_v1[c]
           .slice(0, LEADERBOARD.topN)
           .map((e) => ({ rank: e.rank, agentId: e.agent.id, handle: e.agent.handle })),
       },
@@ -186,23 +237,21 @@ export async function writeWeekSnapshots(
     week: key,
     status,
     written: writtenCats.size,
-    entries: Object.fromEntries(CATEGORIES.map((c) => [c, ranked[c].length])) as Record<Category, number>,
+    entries: Object.fromEntries(CATEGORIES.map((c) => [c, ranked.reputation_v1[c].length])) as Record<Category, number>,
     notifications,
   };
 }
 
-/** One model's six snapshots of a week, in one statement (a final one is never rewritten). */
+/** One model's six snapshots of a week, in one statement (a final one is never rewritten); the categories written. */
 async function writeModelSnapshots(
   trx: Knex.Transaction,
   week: IsoWeek,
   status: 'live' | 'final',
   now: Date,
   model: Model,
-  totals: WeekTotals[],
-): Promise<{ ranked: Record<Category, LeaderboardEntry[]>; writtenCats: Set<string> }> {
+  ranked: Record<Category, LeaderboardEntry[]>,
+): Promise<Set<string>> {
   const key = formatWeek(week);
-  const ranked = {} as Record<Category, LeaderboardEntry[]>;
-  for (const c of CATEGORIES) ranked[c] = rankCategory(c, totals, weekStart(week));
   const table = SNAPSHOT_TABLES[model];
   const written = await trx.raw(
     `insert into ${table} (week, category, status, week_start, week_end, computed_at, entries)
@@ -222,7 +271,7 @@ async function writeModelSnapshots(
       entries: CATEGORIES.map((c) => JSON.stringify(ranked[c])),
     },
   );
-  return { ranked, writtenCats: new Set<string>(written.rows.map((r: { category: string }) => r.category)) };
+  return new Set<string>(written.rows.map((r: { category: string }) => r.category));
 }
 
 /** Most weeks one freeze run backfills (first deployment over old data). */

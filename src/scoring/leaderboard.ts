@@ -90,6 +90,15 @@ export function categoryScore(
   }
 }
 
+/**
+ * The score an agent ranks by in a category (as rankCategory compares it: rounded to 1e-3, so
+ * float noise never breaks a tie); null when the category does not apply to it (rising).
+ */
+export function rankingScore(category: Category, t: WeekTotals, weekStart: Date): number | null {
+  const s = categoryScore(category, t, weekStart);
+  return s ? r3(s.score) : null;
+}
+
 /** Ties: distinct supporting owners desc, then the older agent, then handle asc. */
 export function compareEntries(
   a: { score: number; supportingOwners: number; createdAt: Date; handle: string },
@@ -122,7 +131,6 @@ export function rankCategory(
     if (t.excluded) continue;
     const s = categoryScore(category, t, weekStart);
     if (!s) continue;
-    // Scores are compared at a fixed precision so float noise never breaks a tie.
     const score = r3(s.score);
     if (!(score > 0)) continue;
     rows.push({

@@ -6,7 +6,8 @@ import { getWatermark, getWindowClock, setWatermark, setWindowClock } from './wa
 import { changedAgents, dropStaleEdges, stageChanges } from './changes';
 import { clockAgents, refreshFactsAndWiden } from './closure';
 import { recomputeClockReputations, recomputeReputations } from './reputation-run';
-import { freezeEndedWeeks, SnapshotResult, weeksToFreeze, writeWeekSnapshots } from './leaderboard-snapshots';
+import { freezeEndedWeeks, SnapshotResult, weeksToFreeze } from './leaderboard-snapshots';
+import { invalidateLiveWeek, LiveResult, writeLiveSnapshots } from './live-week';
 import { compareWeeks, formatWeek, IsoWeek, weekOf } from './week';
 import { addJob, type JobPayload } from '../db/jobs';
 import { MODELS, SCHEDULE } from './policy';
@@ -203,6 +204,8 @@ async function recomputeAll(trx: Knex.Transaction, now: Date, pool: ScoringPool,
   const reps = await recomputeModels(trx, now, null, { sums, sumsV2 }, v2);
   await setWatermark(trx, mark);
   await setWindowClock(trx, now);
+  // Every edge was rewritten: the live week's totals are rebuilt at its next refresh.
+  await invalidateLiveWeek(trx, now);
   return { weights, reps };
 }
 
@@ -223,7 +226,7 @@ async function freezeFresh(
 
 export interface LeaderboardRun {
   incremental: IncrementalResult;
-  live: SnapshotResult | null;
+  live: LiveResult | null;
   finalized: SnapshotResult[];
 }
 
@@ -243,7 +246,7 @@ export async function runLeaderboards(deps: Deps, week?: IsoWeek): Promise<Leade
         return { incremental, live: null, finalized: await freezeFresh(trx, deps.scoringPool, now, week) };
       }
       const finalized = await freezeFresh(trx, deps.scoringPool, now);
-      const live = await writeWeekSnapshots(trx, current, 'live', now);
+      const live = await writeLiveSnapshots(trx, current, now);
       return { incremental, live, finalized };
     },
     () => EVERYTHING,
