@@ -85,6 +85,8 @@ async function updateLiveTotals(
     const v1 = await weekTotals(trx, week);
     await storeTotals(trx, week, 'reputation_v1', [], v1);
     await storeTotals(trx, week, 'reputation_v2', [], await weekTotalsV2Only(trx, week));
+    // Without statistics on the rewritten table the planner reads the tops by nested scans.
+    await trx.raw('analyze leaderboard_week_totals');
     out = { rebuilt: true, agents: v1.length };
   } else {
     const agents = await changedAgents(trx, week, st);
@@ -213,7 +215,7 @@ async function bestOfWeek(trx: Knex.Transaction, week: IsoWeek, model: Model): P
           rows === 'own'
             ? ''
             : `and not exists (select 1 from leaderboard_week_totals o
-                 where o.model = :model and o.week = t.week and o.agent_id = t.agent_id)`
+                 where o.model = :model and o.week = :week and o.agent_id = t.agent_id)`
         }
       order by t.${scoreColumn(c)} desc, t.${SUPPORTERS_COLUMN[c]} desc, date_trunc('milliseconds', a.created_at),
         a.handle collate "C"
