@@ -4,8 +4,8 @@ import { addJob } from '../db/jobs';
 import { recomputeWeights } from './engine';
 import { recomputeReputations, publishMilestones } from './reputation-run';
 import { clustersOfBuild } from './collusion-run';
-import { lockScoring, partitionOf, tuneRun } from './transaction';
-import { AGENTS_FULL_SQL, FULL_FACTS_SQL, stageSql, windowStart } from './stage-sql';
+import { lockScoring, partitionOf, SCORING_LOCK, tuneRun } from './transaction';
+import { SCOPED_FACTS_SQL, windowStart } from './stage-sql';
 import { BUILD, SWAPS } from './build-tables';
 import { resetWatermark, setWindowClock } from './watermark';
 import { TOUCH_JOB } from './touch';
@@ -17,7 +17,7 @@ import { invalidateLiveWeek } from './live-week';
  * partitions that any worker process takes as `scoring_partition` jobs (one at a time per
  * process, the thread pool inside), or that one process runs in turn (runFleetInProcess):
  *
- * 1. facts (one job, every scoring lock): every agent's stored facts (scoring_agent_facts);
+ * 1. facts: every agent's stored facts (scoring_agent_facts), per partition of the agents;
  * 2. weights: every interaction received by the partition's agents, scored as an incremental
  *    run scores them (each rule's group belongs to one target agent) from those facts, into the
  *    run's built edges;
@@ -41,7 +41,7 @@ export type Phase = (typeof PHASES)[number];
 
 /** Partitions of a phase: the whole-graph steps are one. */
 function partsOf(phase: Phase): number {
-  return phase === 'weights' || phase === 'reputations' ? SCHEDULE.partitions : 1;
+  return phase === 'clusters' || phase === 'publish' ? 1 : SCHEDULE.partitions;
 }
 
 /** Partitions of a whole run, every phase. */
@@ -122,18 +122,13 @@ async function partitionAgents(trx: Knex.Transaction, part: number): Promise<str
 
 /** The work of one partition of a phase; returns the rows it wrote. */
 const WORK: Record<Phase, (trx: Knex.Transaction, deps: Deps, run: RunRow, part: number) => Promise<number>> = {
-  async facts(trx, _deps, run) {
-    // The live facts, rewritten whole as a full recompute writes them: one scan of the window
-    // costs less than one per partition.
-    await lockScoring(trx);
-    await trx.raw('drop table if exists sc_ag, sc_r');
-    await trx.raw(AGENTS_FULL_SQL);
-    await trx.raw('analyze sc_ag');
-    await trx.raw(stageSql(false), { ws: windowStart(run.scored_at), now: run.scored_at });
-    await trx.raw('truncate scoring_agent_facts');
-    const n = (await trx.raw(FULL_FACTS_SQL, { now: run.scored_at })).rowCount ?? 0;
-    await trx.raw('analyze scoring_agent_facts');
-    return n;
+  async facts(trx, _deps, run, part) {
+    // The live facts of the partition's agents. The scoring lock shared: runs writing the live
+    // tables (which take it alone) wait, the other facts partitions (other agents) do not.
+    await trx.raw('select pg_advisory_xact_lock_shared(?)', [SCORING_LOCK]);
+    const ids = await partitionAgents(trx, part);
+    await trx.raw(SCOPED_FACTS_SQL, { ws: windowStart(run.scored_at), now: run.scored_at, ids });
+    return ids.length;
   },
   async weights(trx, deps, run, part) {
     const w = await recomputeWeights(trx, run.scored_at, await partitionAgents(trx, part), {

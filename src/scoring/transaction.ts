@@ -21,7 +21,7 @@ export async function tuneRun(trx: Knex.Transaction): Promise<void> {
     set local maintenance_work_mem = '${SCHEDULE.workMem}'; set local jit = off`);
 }
 
-/** The scoring lock (a fleet run's partitions build beside the live tables and take none). */
+/** The scoring lock, alone (a fleet run's facts partitions share it; its other partitions build beside the live tables without it). */
 export async function lockScoring(trx: Knex.Transaction): Promise<void> {
   await tuneRun(trx);
   await trx.raw('select pg_advisory_xact_lock(?)', [SCORING_LOCK]);

@@ -221,7 +221,7 @@ describe('scoring: full recompute spread over the worker fleet', function () {
       );
       expect(Object.fromEntries(parts.rows.map((r: { phase: string; n: number }) => [r.phase, r.n]))).to.deep.equal({
         clusters: 1,
-        facts: 1,
+        facts: SCHEDULE.partitions,
         publish: 1,
         reputations: SCHEDULE.partitions,
         weights: SCHEDULE.partitions,
@@ -237,14 +237,15 @@ describe('scoring: full recompute spread over the worker fleet', function () {
   it('a partition done twice (a retried job after its commit) or of a run that moved on is skipped', async () => {
     await reset();
     const { id } = await startRun(deps, { fleet: false });
-    expect(await runPartition(deps, { run: id, phase: 'facts', part: 0 })).to.equal('done');
+    for (let part = 0; part < SCHEDULE.partitions; part++)
+      expect(await runPartition(deps, { run: id, phase: 'facts', part })).to.equal('done');
     expect(await runPartition(deps, { run: id, phase: 'weights', part: 1 })).to.equal('done');
     expect(await runPartition(deps, { run: id, phase: 'weights', part: 1 })).to.equal('skipped');
     // A phase the run has left, or not reached yet; a run that does not exist.
     expect(await runPartition(deps, { run: id, phase: 'facts', part: 0 })).to.equal('skipped');
     expect(await runPartition(deps, { run: id, phase: 'reputations', part: 0 })).to.equal('skipped');
     expect(await runPartition(deps, { run: 999_999, phase: 'weights', part: 0 })).to.equal('skipped');
-    expect((await runProgress(db, id)).done).to.equal(2);
+    expect((await runProgress(db, id)).done).to.equal(SCHEDULE.partitions + 1);
     // One run at a time: starting again finds it; in process, it is refused.
     expect(await startRun(deps, { fleet: true })).to.deep.equal({ id, started: false });
     let err: unknown;
