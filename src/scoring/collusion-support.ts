@@ -87,7 +87,7 @@ export async function updateClusters(trx: Knex.Transaction, targets: string[], n
   await trx.raw(
     `create temp table sc_sdiff on commit drop as
      select coalesce(o.a, n.a) a, coalesce(o.t, n.t) t, n.weight
-     from (select * from scoring_support where t = any(:targets::uuid[])) o
+     from (select s.* from unnest(:targets::uuid[]) x(t) join scoring_support s on s.t = x.t) o
      full join (${pairsOf('sc_r')}) n on n.a = o.a and n.t = o.t
      where o.weight is distinct from n.weight`,
     { targets },
@@ -98,8 +98,8 @@ export async function updateClusters(trx: Knex.Transaction, targets: string[], n
   // Mutual supporters of the ends before the change: a component that held an end may have split, each part holding one of them.
   const before: string[] = (
     await trx.raw(
-      `select array(select s.a from scoring_support s join scoring_support r on r.a = s.t and r.t = s.a
-         where s.t = any(:ends::uuid[])) ids`,
+      `select array(select s.a from unnest(:ends::uuid[]) x(t) join scoring_support s on s.t = x.t
+         join scoring_support r on r.t = s.a and r.a = s.t) ids`,
       { ends },
     )
   ).rows[0].ids;
@@ -109,26 +109,43 @@ export async function updateClusters(trx: Knex.Transaction, targets: string[], n
      on conflict (a, t) do update set weight = excluded.weight`,
   );
   await trx.raw('delete from scoring_cluster_candidates where agent_id = any(:ends::uuid[])', { ends });
-  await trx.raw(candidatesOf('s.t = any(:ends::uuid[])'), { ends });
+  await trx.raw(candidatesOf('s.t in (select unnest(:ends::uuid[]))'), { ends });
   const seeds = [...new Set([...ends, ...before])];
-  // The components of the seeds over mutual links between candidates.
-  const comp: string[] = (
-    await trx.raw(
-      `with recursive comp(id) as (
-         select agent_id from scoring_cluster_candidates where agent_id = any(:seeds::uuid[])
-         union
-         select s.a from comp
-         join scoring_support s on s.t = comp.id
-         join scoring_support r on r.a = comp.id and r.t = s.a
-         join scoring_cluster_candidates c on c.agent_id = s.a
-       ) select array(select id from comp) ids`,
-      { seeds },
-    )
-  ).rows[0].ids;
+  const comp = await componentsOf(trx, seeds);
   const fresh = await peelComponents(trx, comp);
   const region = [...new Set([...seeds, ...comp])];
   const changed = await storeClusters(trx, region, fresh, now);
   return { changed, peeled: comp.length };
+}
+
+/**
+ * The components of `seeds` over mutual links between candidates, breadth first, one indexed
+ * query per level (a recursive query would plan each level as a scan of the whole table).
+ */
+async function componentsOf(trx: Knex.Transaction, seeds: string[]): Promise<string[]> {
+  let frontier: string[] = (
+    await trx.raw(
+      'select array(select agent_id from scoring_cluster_candidates where agent_id = any(:seeds::uuid[])) ids',
+      {
+        seeds,
+      },
+    )
+  ).rows[0].ids;
+  const seen = new Set(frontier);
+  while (frontier.length > 0) {
+    const next: string[] = (
+      await trx.raw(
+        `select array(select distinct s.a from unnest(:frontier::uuid[]) f(id)
+           join scoring_support s on s.t = f.id
+           join scoring_support r on r.t = s.a and r.a = s.t
+           join scoring_cluster_candidates c on c.agent_id = s.a) ids`,
+        { frontier },
+      )
+    ).rows[0].ids;
+    frontier = next.filter((id) => !seen.has(id));
+    for (const id of frontier) seen.add(id);
+  }
+  return [...seen];
 }
 
 /** Clusters of `comp` (whole components): member → [cluster index, share]. */
@@ -138,14 +155,14 @@ async function peelComponents(trx: Knex.Transaction, comp: string[]): Promise<Ma
   const index = new Map(comp.map((id, k) => [id, k]));
   const received = new Float64Array(comp.length);
   const rows = await trx.raw(
-    'select agent_id, received from scoring_cluster_candidates where agent_id = any(:comp::uuid[])',
+    'select c.agent_id, c.received from unnest(:comp::uuid[]) x(id) join scoring_cluster_candidates c on c.agent_id = x.id',
     { comp },
   );
   for (const r of rows.rows) received[index.get(r.agent_id)!] = r.received;
   const links = await trx.raw(
     `select s.a, s.t, s.weight w, r.weight rw from scoring_support s
      join scoring_support r on r.a = s.t and r.t = s.a
-     where s.a = any(:comp::uuid[]) and s.t = any(:comp::uuid[]) and s.a < s.t`,
+     where s.a < s.t and s.t in (select unnest(:comp::uuid[])) and s.a in (select unnest(:comp::uuid[]))`,
     { comp },
   );
   const m = links.rows.length;
@@ -177,12 +194,19 @@ async function storeClusters(
   fresh: Map<string, [number, number]>,
   now: Date,
 ): Promise<string[]> {
-  const old = await trx.raw('select agent_id, cluster from scoring_clusters where agent_id = any(:region::uuid[])', {
-    region,
-  });
+  const old = await trx.raw(
+    'select k.agent_id, k.cluster from unnest(:region::uuid[]) x(id) join scoring_clusters k on k.agent_id = x.id',
+    {
+      region,
+    },
+  );
   const groups = (entries: [string, number][]) => {
     const g = new Map<number, string[]>();
-    for (const [id, k] of entries) g.set(k, [...(g.get(k) ?? []), id]);
+    for (const [id, k] of entries) {
+      const members = g.get(k);
+      if (members) members.push(id);
+      else g.set(k, [id]);
+    }
     return new Map([...g].map(([k, ids]) => [ids.sort().join(','), { k, ids }]));
   };
   const before = groups(old.rows.map((r: { agent_id: string; cluster: number }) => [r.agent_id, r.cluster]));
@@ -203,7 +227,7 @@ async function storeClusters(
     }
   }
   for (const [key, { ids: members }] of before) if (!after.has(key)) changed.push(...members);
-  await trx.raw('delete from scoring_clusters where agent_id = any(:region::uuid[])', { region });
+  await trx.raw('delete from scoring_clusters where agent_id in (select unnest(:region::uuid[]))', { region });
   if (ids.length > 0)
     await trx.raw(
       `insert into scoring_clusters (agent_id, cluster, share, computed_at)
