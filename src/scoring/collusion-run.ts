@@ -159,6 +159,13 @@ export async function clustersScoped(
     `delete from scoring_edges_v2 where interaction_id in (select id from sc_r union all select i.id from interactions i where ${among})`,
     { changed },
   );
+  // Their v1 edges are stamped too: a v2 row dropped leaves no stamp, and the live week sums
+  // again the targets of the edges stamped since its last refresh.
+  if (changed.length > 0)
+    await trx.raw(
+      `update scoring_edges set computed_at = :now where interaction_id in (select i.id from interactions i where ${among})`,
+      { changed, now },
+    );
   const edges = await writeClusterEdges(
     trx,
     {

@@ -29,7 +29,7 @@ import { formatWeek, IsoWeek, weekEnd, weekStart } from './week';
  * every edge: it marks the totals stale and the next refresh rebuilds them from the whole week
  * (as does a new week, or a clock set back); the full run's own edges are then left out of later
  * looks (`full_at`). A scoped run drops an interaction's scoring_edges_v2 row only when its v1
- * weight changed (stamped) or the stored clusters changed, which only a full recompute does.
+ * weight changed or its agents' cluster changed, and stamps its v1 edge in both cases.
  *
  * Each category's 50 entries come from its score's index: the best rows of eligible agents
  * (suspended and service agents never rank, read from agents at the time of the refresh), in the
