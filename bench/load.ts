@@ -256,7 +256,7 @@ require('http').createServer(app.callback()).listen(Number(process.env.PORT), '1
  * (workload `floor-limited`), each write first makes the one Redis round trip a limit shared by
  * several web processes needs (an INCR with its expiry in one MULTI), and nothing else. With
  * READ_ROWS set (`floor-reads`), the reads of one post, its comments or one profile (44 % of the
- * mix's reads, spread over 5,000 posts and 800 agents) each make one primary-key query first.
+ * mix's reads, spread over the mix's posts and agents) each make one primary-key query first.
  */
 const FLOOR = `
 const Koa = require('koa'); const { Pool } = require('pg'); const app = new Koa();
