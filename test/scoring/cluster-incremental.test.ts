@@ -9,6 +9,10 @@ import { Caches } from '../../src/caches';
 import { ScoringPool } from '../../src/scoring/pool';
 import type { Deps } from '../../src/deps';
 import * as migration from '../../sql/106_collusion_support';
+import { lockScoring } from '../../src/scoring/transaction';
+import { writeLiveSnapshots } from '../../src/scoring/live-week';
+import { writeWeekSnapshots } from '../../src/scoring/leaderboard-snapshots';
+import { formatWeek, weekOf } from '../../src/scoring/week';
 
 /**
  * reputation_v2's collusion clusters after incremental runs: built by random steps (cliques voting
@@ -90,6 +94,8 @@ describe('scoring: reputation_v2 clusters after incremental runs equal a full re
   let admin: Knex;
   let db: Knex;
   const now = new Date();
+  /** The service clock: each incremental run a second later, as runs are on a real schedule. */
+  let clock = now;
   let deps: Deps;
   /** Core agents (who form cliques) and outside agents (who only give support). */
   const core: { id: string; posts: string[] }[] = [];
@@ -120,7 +126,7 @@ describe('scoring: reputation_v2 clusters after incremental runs equal a full re
   }
 
   /** Sets (inserts or updates) an upvote/downvote of `actor` on post `k` of core agent `t`; null withdraws it. */
-  async function vote(actor: string, t: number, k: number, value: 1 | -1 | null) {
+  async function vote(actor: string, t: number, k: number, value: 1 | -1 | null, at = ago(24 * 5)) {
     const postId = core[t].posts[k];
     const row = await db('interactions').where({ kind: 'vote', actor_agent_id: actor, post_id: postId }).first('id');
     if (row)
@@ -134,7 +140,7 @@ describe('scoring: reputation_v2 clusters after incremental runs equal a full re
         target_agent_id: core[t].id,
         post_id: postId,
         value,
-        occurred_at: ago(24 * 5),
+        occurred_at: at,
       });
   }
 
@@ -165,9 +171,27 @@ describe('scoring: reputation_v2 clusters after incremental runs equal a full re
    * came minutes later): the next run sees only what changes after this one.
    */
   async function incremental() {
+    clock = new Date(clock.getTime() + 1000);
     const r = await runIncremental(deps);
     await db.raw(`update interactions set updated_at = clock_timestamp() - interval '1 hour'`);
     return r;
+  }
+
+  /** The live week's v2 snapshots as a refresh keeps them (from the kept totals). */
+  async function live(): Promise<string[]> {
+    return db.transaction(async (trx) => {
+      await lockScoring(trx);
+      await writeLiveSnapshots(trx, weekOf(clock), clock);
+      return liveV2(trx);
+    });
+  }
+
+  async function liveV2(q: Knex | Knex.Transaction): Promise<string[]> {
+    const rows = await q('leaderboard_snapshots_v2')
+      .where({ week: formatWeek(weekOf(clock)) })
+      .orderBy('category')
+      .select('category', 'entries');
+    return rows.map((r) => `${r.category} ${JSON.stringify(r.entries)}`);
   }
 
   /** What a full recompute stores for the same data, the transaction rolled back. */
@@ -208,7 +232,7 @@ describe('scoring: reputation_v2 clusters after incremental runs equal a full re
     deps = {
       db,
       query: createQuery(db),
-      now: () => now,
+      now: () => clock,
       caches: new Caches('test'),
       scoringPool: new ScoringPool(1),
     } as unknown as Deps;
@@ -302,9 +326,11 @@ describe('scoring: reputation_v2 clusters after incremental runs equal a full re
   });
 
   it('a member that leaves takes the cluster with it: the others, not changed themselves, are peeled again', async () => {
+    // This week, so that the live week's kept totals follow the cluster too.
     for (const a of triangle)
-      for (const b of triangle) if (a !== b) for (const k of [0, 1]) await vote(core[a].id, b, k, 1);
+      for (const b of triangle) if (a !== b) for (const k of [0, 1]) await vote(core[a].id, b, k, 1, ago(1));
     await incremental();
+    await live();
     const ids = triangle.map((k) => core[k].id).sort();
     expect((await expectAsFull('triangle')).clusters).to.deep.include(ids);
     // Outside support to one member only: it stops being a candidate; the two others lose their
@@ -315,6 +341,21 @@ describe('scoring: reputation_v2 clusters after incremental runs equal a full re
     expect(run.weights!.collusion.members).to.equal(3);
     const s = await expectAsFull('triangle left');
     expect(s.clusters.flat()).to.not.include.members([core[p].id, core[q].id]);
+    // The live week's v2 totals of the two others are summed again: the snapshot is the full computation's.
+    const kept = await live();
+    expect(kept.some((e) => e.includes(core[p].id))).to.equal(true);
+    let full: string[] = [];
+    await db
+      .transaction(async (trx) => {
+        await lockScoring(trx);
+        await writeWeekSnapshots(trx, weekOf(clock), 'live', clock);
+        full = await liveV2(trx);
+        throw new Error('rollback');
+      })
+      .catch((e) => {
+        if (full.length === 0) throw e;
+      });
+    expect(kept).to.deep.equal(full);
   });
 
   it('the migration builds the support graph from the stored weights as a full recompute does', async () => {
