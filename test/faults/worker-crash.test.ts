@@ -12,6 +12,7 @@ import { addJob } from '../../src/db/jobs';
 import { enqueue } from '../../src/scoring/service';
 import type { JobName } from '../../src/db/jobs';
 import { SCORING_LOCK } from '../../src/scoring/transaction';
+import { getWindowClock } from '../../src/scoring/watermark';
 import { ScoringPool } from '../../src/scoring/pool';
 import { Caches } from '../../src/caches';
 import { createAgent } from '../../src/identity/service';
@@ -216,10 +217,12 @@ describe('faults: worker processes killed mid-job (real worker processes)', func
     const hold = await db.transaction();
     await hold.raw('select pg_advisory_xact_lock(?)', [SCORING_LOCK]);
     let wa: WorkerProc, wb: WorkerProc;
+    let released: Date;
     try {
       [wa, wb] = await Promise.all([worker(), worker()]);
-      // Several runs of each kind without job keys; each worker runs at most 2 at once, so both take some.
-      for (let i = 0; i < 2; i++) {
+      // Several runs of each kind without job keys. A worker locks at most its 2 running jobs and
+      // the 3 its local queue fetches ahead (graphileRunOptions): with 6 queued, both take some.
+      for (let i = 0; i < 3; i++) {
         await addJob(db, 'reputation_recompute', {});
         await addJob(db, 'leaderboards_refresh', {});
       }
@@ -230,6 +233,8 @@ describe('faults: worker processes killed mid-job (real worker processes)', func
       );
       await sleep((STALE_SECONDS + 1.5) * 1000);
     } finally {
+      // Every run starts after this (its clock is read once it holds the lock).
+      released = new Date();
       await hold.commit();
     }
     const t0 = Date.now();
@@ -254,8 +259,12 @@ describe('faults: worker processes killed mid-job (real worker processes)', func
       );
 
     const got = await storedState(db);
+    // The window is the last run's: rows spread over all 90 days leave it between that run and now.
+    const clock = await getWindowClock(db);
+    expect(clock?.getTime(), 'the last run came after the activity and the lock').to.be.at.least(released!.getTime());
     const active = await db.raw(
-      `select count(*)::int n from interactions where active and occurred_at > now() - interval '90 days'`,
+      `select count(*)::int n from interactions where active and occurred_at > ?::timestamptz - interval '90 days' and occurred_at <= ?`,
+      [clock, clock],
     );
     expect(got.edges.n, 'one weight per interaction').to.equal(active.rows[0].n);
     expect(got.reputations.n, 'one reputation per agent').to.equal(agents);
@@ -270,7 +279,7 @@ describe('faults: worker processes killed mid-job (real worker processes)', func
     expect(live.length).to.be.greaterThan(0);
     expectSameState(got, await cleanRecompute(db), live);
     report.push(
-      `two workers: 4 scoring jobs split over both (${obs.lockHolders().size} lock holders), done in ${ms} ms; equal to a clean single run; ` +
+      `two workers: 6 scoring jobs split over both (${obs.lockHolders().size} lock holders), done in ${ms} ms; equal to a clean single run; ` +
         `no job ever held by two workers, longest lock held by a live worker ${obs.longestHoldMs()} ms (stale bound ${STALE_SECONDS * 1000} ms)`,
     );
     await Promise.all([stopChild(wa.child), stopChild(wb.child)]);

@@ -3,6 +3,7 @@ import type { ChildProcess } from 'child_process';
 import type { Knex } from 'knex';
 import { recomputeWeights } from '../../src/scoring/engine';
 import { lockScoring } from '../../src/scoring/transaction';
+import { getWindowClock } from '../../src/scoring/watermark';
 import { recomputeReputations } from '../../src/scoring/reputation-run';
 import { weekTotals } from '../../src/scoring/leaderboard-snapshots';
 import { rankCategory } from '../../src/scoring/leaderboard';
@@ -156,9 +157,11 @@ export const storedState = (db: Knex) => readState(db);
 
 /**
  * A clean single-process recompute of what the workers left, inside a transaction that is
- * rolled back: weights from scratch as of the runs' clock, reputations as of the time each row
- * was computed (the age term moves with the clock), and every stored week's six rankings
- * recomputed from those weights. Returns the state it would have written.
+ * rolled back: weights and every reputation from scratch at the clock of the last run (its
+ * window clock: incremental runs are exact, so everything stored equals a full recompute at that
+ * moment, though they rewrite only the edges and reputations that changed and leave the others'
+ * computed_at as it was), and every stored week's six rankings recomputed from those weights.
+ * Returns the state it would have written.
  */
 export async function cleanRecompute(db: Knex): Promise<ScoringState> {
   const ROLLBACK = new Error('rollback');
@@ -166,16 +169,14 @@ export async function cleanRecompute(db: Knex): Promise<ScoringState> {
   try {
     await db.transaction(async (trx) => {
       await lockScoring(trx);
-      const times = (
-        await trx.raw(`select computed_at t, array_agg(agent_id) ids from reputation_scores group by 1 order by 1`)
-      ).rows as { t: Date; ids: string[] }[];
+      const clock = await getWindowClock(trx);
+      if (!clock) throw new Error('no scoring run has recorded its clock');
       const weeks = (await trx.raw(`select distinct week from leaderboard_snapshots`)).rows.map(
         (r: { week: string }) => r.week,
       );
-      const edgesAt = (await trx.raw(`select min(computed_at) t from scoring_edges`)).rows[0].t ?? new Date();
       await trx.raw('delete from reputation_scores');
-      await recomputeWeights(trx, new Date(edgesAt), null);
-      for (const g of times) await recomputeReputations(trx, new Date(g.t), g.ids);
+      await recomputeWeights(trx, clock, null);
+      await recomputeReputations(trx, clock, null);
       const base = await readState(trx);
       const snapshots = new Map<string, { status: string; entries: unknown }>();
       for (const wk of weeks) {
