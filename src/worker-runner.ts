@@ -67,7 +67,8 @@ export interface BatchingOptions {
  * jobs, and the next job is at hand when one ends) and completions are written in batches (a
  * task's slot does not wait for its completion's commit). Measured on the webhook fan-out, one
  * webhook per event at concurrency 16: PostgreSQL CPU per delivery about halved, node's a quarter
- * less (BENCHMARKS.md). What it costs: a worker locks up to one job more than it runs, and a
+ * less (BENCHMARKS.md). What it costs: a worker locks up to `concurrency + 1` jobs more than it
+ * runs (the queue fetches again once its last job is handed out, even with every task busy), and a
  * worker killed within a batch's few milliseconds leaves completed jobs locked, which run again
  * once its locks are released (src/db/worker-liveness.ts); every job is idempotent.
  */
