@@ -13,6 +13,7 @@ import {
   writeRankedWeek,
 } from './leaderboard-snapshots';
 import { formatWeek, IsoWeek, weekEnd, weekStart } from './week';
+import { copyInText } from './copy';
 
 /**
  * The live week's snapshots at a cost that follows what changed since the last refresh, not the
@@ -25,7 +26,10 @@ import { formatWeek, IsoWeek, weekEnd, weekStart } from './week';
  *   clock: a deactivated row, or rows marked after a suspension or a claim, whose edges may be
  *   unchanged).
  * Both looks reach back SCHEDULE.watermarkOverlapSeconds before the last refresh, so a run on a
- * clock a little behind, or a write committed late, is never missed. A full recompute rewrites
+ * clock a little behind, or a write committed late, is never missed. When more than
+ * SCHEDULE.liveRebuildShare of the week's stored agents changed (late in a busy week, most of
+ * them), the totals are rebuilt from the whole week instead: one pass per model, written by COPY,
+ * cheaper than summing that many agents one lookup each. A full recompute rewrites
  * every edge: it marks the totals stale and the next refresh rebuilds them from the whole week
  * (as does a new week, or a clock set back); the full run's own edges are then left out of later
  * looks (`full_at`). A scoped run drops an interaction's scoring_edges_v2 row only when its v1
@@ -46,12 +50,22 @@ interface LiveState {
   full_at: Date | null;
 }
 
-export interface LiveResult extends SnapshotResult {
-  /** how the totals were brought up to date: summed again for `agents` agents, or rebuilt from the whole week */
-  totals: { rebuilt: boolean; agents: number };
+export interface LiveTotals {
+  rebuilt: boolean;
+  agents: number;
+  changed: number | null;
 }
 
-/** Rows per insert statement when storing totals (a rebuild stores every agent of the week). */
+export interface LiveResult extends SnapshotResult {
+  /**
+   * How the totals were brought up to date: summed again for `agents` agents, or rebuilt from the
+   * whole week (`agents`: the week's); `changed`: the agents found changed since the previous
+   * refresh (null when the totals were stale: a full recompute, a new week, a clock set back).
+   */
+  totals: LiveTotals;
+}
+
+/** Rows per insert statement when storing the totals of changed agents. */
 const STORE_CHUNK = 5_000;
 
 /** Called by a full recompute, which rewrites every edge (stamped `now`): the next refresh rebuilds. */
@@ -71,30 +85,20 @@ export async function writeLiveSnapshots(trx: Knex.Transaction, week: IsoWeek, n
   return { ...(await writeRankedWeek(trx, week, 'live', now, ranked)), totals };
 }
 
-async function updateLiveTotals(
-  trx: Knex.Transaction,
-  week: IsoWeek,
-  now: Date,
-): Promise<{ rebuilt: boolean; agents: number }> {
+async function updateLiveTotals(trx: Knex.Transaction, week: IsoWeek, now: Date): Promise<LiveTotals> {
   const key = formatWeek(week);
   const dbNow: Date = (await trx.raw('select clock_timestamp() t')).rows[0].t;
   const st: LiveState | undefined = (await trx.raw('select * from leaderboard_live_state')).rows[0];
-  let out: { rebuilt: boolean; agents: number };
-  if (!st || st.stale || st.week !== key || now < st.at) {
-    await trx.raw('truncate leaderboard_week_totals');
-    const v1 = await weekTotals(trx, week);
-    await storeTotals(trx, week, 'reputation_v1', [], v1);
-    await storeTotals(trx, week, 'reputation_v2', [], await weekTotalsV2Only(trx, week));
-    // Without statistics on the rewritten table the planner reads the tops by nested scans.
-    await trx.raw('analyze leaderboard_week_totals');
-    out = { rebuilt: true, agents: v1.length };
+  let out: LiveTotals;
+  const agents = !st || st.stale || st.week !== key || now < st.at ? null : await changedAgents(trx, week, st);
+  if (agents === null || agents.length > SCHEDULE.liveRebuildShare * (await storedAgents(trx, week))) {
+    out = { rebuilt: true, agents: await rebuildTotals(trx, week), changed: agents ? agents.length : null };
   } else {
-    const agents = await changedAgents(trx, week, st);
     if (agents.length > 0) {
       await storeTotals(trx, week, 'reputation_v1', agents, await weekTotals(trx, week, 'reputation_v1', agents));
       await storeTotals(trx, week, 'reputation_v2', agents, await weekTotalsV2Only(trx, week, agents));
     }
-    out = { rebuilt: false, agents: agents.length };
+    out = { rebuilt: false, agents: agents.length, changed: agents.length };
   }
   await trx.raw(
     `insert into leaderboard_live_state (week, at, db_at, stale) values (:key, :now, :dbNow, false)
@@ -102,6 +106,33 @@ async function updateLiveTotals(
     { key, now, dbNow },
   );
   return out;
+}
+
+/** Agents whose reputation_v1 totals of `week` are stored (every agent of the week with a weighted interaction). */
+async function storedAgents(trx: Knex.Transaction, week: IsoWeek): Promise<number> {
+  const r = await trx.raw(
+    `select count(*)::int n from leaderboard_week_totals where model = 'reputation_v1' and week = ?`,
+    [formatWeek(week)],
+  );
+  return r.rows[0].n;
+}
+
+/**
+ * The week's totals from the whole week in one pass per model, written into the emptied table by
+ * COPY (no conflicts to look for): returns the agents of the week.
+ */
+async function rebuildTotals(trx: Knex.Transaction, week: IsoWeek): Promise<number> {
+  await trx.raw('truncate leaderboard_week_totals');
+  const v1 = await weekTotals(trx, week);
+  const rows = [
+    ...totalsRows(week, 'reputation_v1', v1),
+    ...totalsRows(week, 'reputation_v2', await weekTotalsV2Only(trx, week)),
+  ];
+  if (rows.length > 0)
+    await copyInText(trx, `leaderboard_week_totals (model, week, agent_id, ${NAMES.join(', ')})`, rows);
+  // Without statistics on the rewritten table the planner reads the tops by nested scans.
+  await trx.raw('analyze leaderboard_week_totals');
+  return v1.length;
 }
 
 /** Agents whose totals of `week` may differ from the stored ones (see the module comment). */
@@ -161,6 +192,13 @@ const COLUMNS: [string, 'float8' | 'int', ColumnValue][] = [
   ]),
 ];
 const NAMES = COLUMNS.map(([n]) => n);
+
+/** One model's totals as rows of COPY's text format (model, week, agent, then COLUMNS; `\\N` is null). */
+function totalsRows(week: IsoWeek, model: Model, totals: WeekTotals[]): string[][] {
+  const ws = weekStart(week);
+  const key = formatWeek(week);
+  return totals.map((t) => [model, key, t.agentId, ...COLUMNS.map(([, , f]) => String(f(t, ws) ?? '\\N'))]);
+}
 
 /**
  * Stores one model's totals of the week for `agents` (every agent of `totals`, plus those of

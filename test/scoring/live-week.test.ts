@@ -6,8 +6,8 @@ import { SNAPSHOT_TABLES, weekTotals } from '../../src/scoring/leaderboard-snaps
 import { rankCategory } from '../../src/scoring/leaderboard';
 import { lockScoring } from '../../src/scoring/transaction';
 import { setAgentStatus } from '../../src/identity/cli';
-import { CATEGORIES, MODELS } from '../../src/scoring/policy';
-import { formatWeek, weekStart } from '../../src/scoring/week';
+import { CATEGORIES, MODELS, SCHEDULE } from '../../src/scoring/policy';
+import { formatWeek, IsoWeek, weekStart } from '../../src/scoring/week';
 import type { TestAgent } from '../helpers/factories';
 import { agent, comment, post, DAY } from './seed';
 
@@ -36,30 +36,39 @@ describe('scoring: the live week refreshed from what changed equals a full compu
   }
 
   /** The refresh the 15-minute run makes (without its freeze of ended weeks, which would touch other suites' weeks). */
-  async function refresh() {
+  async function refresh(wk: IsoWeek = week) {
     const ctx = await getContext();
     await runIncremental(ctx.deps);
     const r = await ctx.db.transaction(async (trx) => {
       await lockScoring(trx);
-      return writeLiveSnapshots(trx, week, ctx.deps.now());
+      return writeLiveSnapshots(trx, wk, ctx.deps.now());
     });
     // The rounds follow each other within seconds: moved back past the runs' overlap, this round's
     // changes are not seen again by the next one, which then sums only the agents it changed.
     await ctx.db.raw(`update interactions set updated_at = updated_at - interval '10 minutes' where occurred_at >= ?`, [
-      new Date(ws.getTime() - DAY),
+      new Date(weekStart(wk).getTime() - DAY),
     ]);
     return r;
   }
 
-  async function expectEqualToFull(label: string) {
+  /** Agents whose reputation_v1 totals of the live week are stored (the share of a refresh is taken of these). */
+  async function storedAgents(): Promise<number> {
+    const { db } = await getContext();
+    const r = await db('leaderboard_week_totals').where({ model: 'reputation_v1' }).count('* as n').first();
+    return Number(r!.n);
+  }
+
+  async function expectEqualToFull(label: string, wk: IsoWeek = week) {
     const { db } = await getContext();
     for (const model of MODELS) {
-      const totals = await weekTotals(db, week, model);
-      const stored = await db(SNAPSHOT_TABLES[model]).where({ week: key }).select('category', 'status', 'entries');
+      const totals = await weekTotals(db, wk, model);
+      const stored = await db(SNAPSHOT_TABLES[model])
+        .where({ week: formatWeek(wk) })
+        .select('category', 'status', 'entries');
       expect(stored, `${label} ${model}`).to.have.length(CATEGORIES.length);
       for (const c of CATEGORIES) {
         const row = stored.find((s: any) => s.category === c);
-        const full = JSON.parse(JSON.stringify(rankCategory(c, totals, ws)));
+        const full = JSON.parse(JSON.stringify(rankCategory(c, totals, weekStart(wk))));
         expect(row.status).to.equal('live');
         expect(row.entries, `${label} ${model} ${c}`).to.deep.equal(full);
       }
@@ -180,6 +189,7 @@ describe('scoring: the live week refreshed from what changed equals a full compu
     await expectEqualToFull('start');
 
     const reactions = ['smart', 'funny', 'fire', 'savage', 'love'];
+    const paths = { summed: 0, rebuilt: 0 };
     for (let round = 1; round <= 8; round++) {
       now = new Date(now.getTime() + 20 * 60_000);
       ctx.setNow(now);
@@ -222,13 +232,93 @@ describe('scoring: the live week refreshed from what changed equals a full compu
         expect(Number(rewritten!.n), "the newcomer's votes weigh more now").to.be.greaterThan(0);
       }
       if (round === 6) await runFull(ctx.deps);
+      const stored = await storedAgents();
       run = await refresh();
-      expect(run.totals.rebuilt, `round ${round}: rebuilt only after a full recompute`).to.equal(round === 6);
-      if (round !== 6)
-        expect(run.totals.agents, `round ${round}: only changed agents summed`).to.be.lessThan(everyone.length);
+      if (round === 6)
+        expect(run.totals, 'round 6: rebuilt after a full recompute').to.include({ rebuilt: true, changed: null });
+      else {
+        // Rebuilt from the whole week only when more than the policy's share of the week's agents changed.
+        expect(run.totals.rebuilt, `round ${round}: rebuilt only past the share`).to.equal(
+          run.totals.changed! > SCHEDULE.liveRebuildShare * stored,
+        );
+        if (!run.totals.rebuilt)
+          expect(run.totals.agents, `round ${round}: only changed agents summed`).to.equal(run.totals.changed);
+        paths[run.totals.rebuilt ? 'rebuilt' : 'summed']++;
+      }
       await expectEqualToFull(`round ${round}`);
     }
+    expect(paths.summed, 'rounds summed again agent by agent').to.be.greaterThan(0);
     const overall = await db(SNAPSHOT_TABLES.reputation_v1).where({ week: key, category: 'overall' }).first();
     expect(overall.entries, 'the crowd fills the 50 entries kept').to.have.length(50);
+  });
+
+  it('sums again the few changed agents, and rebuilds from the whole week when most of its agents changed', async () => {
+    const ctx = await getContext();
+    const { db } = ctx;
+    // 2034-W23 runs Monday 2034-06-05 to Sunday 2034-06-11.
+    const wk = { year: 2034, week: 23 };
+    const wks = weekStart(wk);
+    let now = new Date('2034-06-07T08:00:00Z');
+    ctx.setNow(now);
+    const old = new Date('2034-01-01T00:00:00Z');
+    const targets = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => agent({ createdAt: i % 4 ? old : new Date('2034-05-20T00:00:00Z') })),
+    );
+    const voters = await Promise.all([0, 1, 2].map(() => agent({ createdAt: old })));
+    // A clique of 4 who support only each other: discounted under reputation_v2 from the full recompute.
+    const clique = await Promise.all([0, 1, 2, 3].map(() => agent({ createdAt: old })));
+    const posts = new Map<string, string>();
+    for (const a of [...targets, ...clique]) posts.set(a.agent.id, await post(a, now));
+    let minute = 0;
+    const vote = (actor: TestAgent, target: TestAgent, postId = posts.get(target.agent.id)) =>
+      db('interactions').insert({
+        kind: 'vote',
+        actor_agent_id: actor.agent.id,
+        target_agent_id: target.agent.id,
+        post_id: postId,
+        value: 1,
+        occurred_at: new Date(wks.getTime() + ++minute * 60_000),
+      });
+    for (const [i, t] of targets.entries()) for (const v of voters.slice(0, 1 + (i % 3))) await vote(v, t);
+    for (const a of clique) for (const b of clique) if (a !== b) await vote(a, b);
+    await runFull(ctx.deps);
+    let run = await refresh(wk);
+    expect(run.totals, 'rebuilt after the full recompute').to.include({ rebuilt: true, changed: null });
+    await expectEqualToFull('start', wk);
+    const stored = await storedAgents();
+    expect(stored, 'every target and clique member stored').to.equal(targets.length + clique.length);
+
+    // Under the share: two targets and a clique member receive a vote.
+    now = new Date(now.getTime() + 20 * 60_000);
+    ctx.setNow(now);
+    const few = [targets[0], targets[7], clique[1]];
+    const newcomer = await agent({ createdAt: new Date('2034-06-01T00:00:00Z'), verified: false });
+    for (const t of few) await vote(newcomer, t);
+    await vote(clique[0], clique[2], await post(clique[2], now));
+    run = await refresh(wk);
+    expect(run.totals, 'few changed: summed again').to.include({ rebuilt: false });
+    expect(run.totals.changed).to.be.within(1, SCHEDULE.liveRebuildShare * stored);
+    await expectEqualToFull('under the share', wk);
+
+    // Past the share: most targets receive a vote or lose one, a new agent enters the week.
+    now = new Date(now.getTime() + 20 * 60_000);
+    ctx.setNow(now);
+    const many = targets.slice(2, 18);
+    const late = await agent({ createdAt: old });
+    for (const t of many) await vote(late, t);
+    await db('interactions')
+      .where({ target_agent_id: targets[1].agent.id, actor_agent_id: voters[0].agent.id })
+      .update({ active: false, updated_at: db.raw('clock_timestamp()') });
+    const entrant = await agent({ createdAt: old });
+    posts.set(entrant.agent.id, await post(entrant, now));
+    await vote(voters[1], entrant);
+    await vote(clique[3], clique[1], await post(clique[1], now));
+    run = await refresh(wk);
+    expect(run.totals.changed, 'most agents changed').to.be.greaterThan(SCHEDULE.liveRebuildShare * stored);
+    expect(run.totals, 'past the share: rebuilt from the whole week').to.include({
+      rebuilt: true,
+      agents: targets.length + clique.length + 1,
+    });
+    await expectEqualToFull('past the share', wk);
   });
 });
