@@ -17,7 +17,9 @@ export const TOUCH_DEBOUNCE_MS = 30_000;
  * add_job on one shared key locks that job row until the write commits, which would serialise
  * every write of the service. So when a run is already pending (not locked, not due within
  * 2 s, hence certain to start after this transaction commits) the job is only read; otherwise
- * it is (re)added in this transaction. `when`: a SQL condition (e.g. "exists (select 1 from d)")
+ * it is (re)added in this transaction. A run that failed (attempts > 0) waits out graphile's
+ * backoff, hours once it has failed a few times, or never runs again once its attempts are used
+ * up: it does not count as pending, and re-adding it resets it to a fresh run 30 s ahead. `when`: a SQL condition (e.g. "exists (select 1 from d)")
  * limiting the touch to writes that changed something.
  * A SELECT CTE runs only when referenced: the write's main SELECT must count its rows.
  */
@@ -33,7 +35,8 @@ export function scoringTouch(when = 'true'): SqlPart {
     sql: `select ${call.sql} as job
            where (${when})
              and not exists (select 1 from graphile_worker.jobs
-                              where key = '${TOUCH_JOB}' and locked_at is null and run_at > now() + interval '2 seconds')`,
+                              where key = '${TOUCH_JOB}' and locked_at is null and attempts = 0
+                                and run_at > now() + interval '2 seconds')`,
     bindings: call.bindings,
   };
 }

@@ -49,6 +49,26 @@ describe('enqueueScoringTouch', () => {
     expect(await pendingRuns()).to.have.length(1);
   });
 
+  it('a run that failed (backing off, or out of attempts) is not pending: a touch resets it to a fresh run 30 s ahead', async () => {
+    const { db } = await getContext();
+    await db.raw(`select graphile_worker.remove_job('scoring_incremental')`);
+    await db.transaction((trx) => enqueueScoringTouch(trx));
+    for (const attempts of ['2', 'max_attempts']) {
+      // As graphile leaves a failed job: attempts counted, the next try hours away (or never).
+      await db.raw(
+        `update graphile_worker._private_jobs set attempts = ${attempts}, last_error = 'failed',
+           run_at = now() + interval '6 hours' where key = 'scoring_incremental'`,
+      );
+      await db.transaction((trx) => enqueueScoringTouch(trx));
+      const r = await db.raw(
+        `select attempts, extract(epoch from run_at - now()) due_in from graphile_worker.jobs where key = 'scoring_incremental'`,
+      );
+      expect(r.rows).to.have.length(1);
+      expect(r.rows[0].attempts).to.equal(0);
+      expect(Number(r.rows[0].due_in)).to.be.within(25, 31);
+    }
+  });
+
   it('schedules the run 30 s ahead on the database clock, whatever the service clock says', async () => {
     const ctx = await getContext();
     const { db } = ctx;
