@@ -111,6 +111,9 @@ export async function startWorker(deps: Deps, connectionString: string): Promise
       connectionString,
       ...graphileRunOptions(1, { localQueueSize: -1 }),
       taskList: buildFleetTaskList(deps),
+      // No schedules here (the first runner has the crontab); an empty list, or graphile looks for
+      // ./crontab and logs "cron is disabled", which reads as if the service's schedules were off.
+      parsedCronItems: [],
       noHandleSignals: true,
       logger: workerLogger(deps.log),
     });
