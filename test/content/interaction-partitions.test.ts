@@ -1,11 +1,11 @@
 import { randomUUID } from 'crypto';
 import { expect } from 'chai';
-import knexFactory, { Knex } from 'knex';
+import { Knex } from 'knex';
 import { api } from '../helpers/api';
-import { ADMIN_PG_URL, dbUrl, getContext } from '../helpers/context';
+import { getContext } from '../helpers/context';
+import { createPrivateDb, PrivateDb } from '../helpers/private-db';
 import { newAgent } from '../helpers/factories';
 import { newCommunity, seedPost } from './helpers';
-import { createDb } from '../../src/db/knex';
 import { knexMigrations, pendingMigrations } from '../../src/db/migrate';
 import { ensureMonthPartition, monthPartitionName, monthStart } from '../../src/db/partitions';
 import { stageSql, windowStart } from '../../src/scoring/stage-sql';
@@ -191,19 +191,16 @@ describe('content: interactions partitioned by month', function () {
 
 describe('content: migration 109 partitions a database that has interactions', function () {
   this.timeout(120_000);
-  const name = `svc_parts_${Date.now().toString(36)}`;
-  let admin: Knex;
+  let pdb: PrivateDb;
   let db: Knex;
 
   before(async () => {
-    admin = knexFactory({ client: 'pg', connection: ADMIN_PG_URL, pool: { min: 0, max: 1 } });
-    await admin.raw(`create database "${name}"`);
-    db = createDb(dbUrl(name), 2);
+    // Not migrated: the test steps migrations up to the partitioning one itself.
+    pdb = await createPrivateDb('svc_parts', 2, false);
+    db = pdb.db;
   });
   after(async () => {
-    await db?.destroy();
-    await admin.raw(`drop database if exists "${name}" with (force)`);
-    await admin.destroy();
+    await pdb?.drop();
   });
 
   it('keeps every row and id, creates the months holding rows, keys the votes, reactions and follows; down restores the table', async () => {

@@ -1,27 +1,23 @@
 import { expect } from 'chai';
-import knexFactory from 'knex';
 import pino from 'pino';
 import { Writable } from 'stream';
 import { createQuery } from '../../src/db/query';
-import { createDb } from '../../src/db/knex';
 import { migrateAll } from '../../src/db/migrate';
 import { createLimiter } from '../../src/limits';
 import { Caches } from '../../src/caches';
 import { ScoringPool } from '../../src/scoring/pool';
 import { startWorker } from '../../src/worker-runner';
 import type { Deps } from '../../src/deps';
-import { ADMIN_PG_URL, dbUrl, testConfig } from '../helpers/context';
+import { testConfig } from '../helpers/context';
+import { createPrivateDb } from '../helpers/private-db';
 
 describe('worker start', function () {
   this.timeout(60_000);
 
   it('registers the crontab and logs nothing that says cron is off', async () => {
-    const name = `svc_worker_start_${process.pid}`;
-    const admin = knexFactory({ client: 'pg', connection: ADMIN_PG_URL, pool: { min: 0, max: 1 } });
-    await admin.raw(`drop database if exists "${name}"`);
-    await admin.raw(`create database "${name}"`);
-    const url = dbUrl(name);
-    const db = createDb(url, 5);
+    // Migrated below, with the session secret of the config its URL gives.
+    const pdb = await createPrivateDb('svc_worker_start', 5, false);
+    const { db, url } = pdb;
     const lines: string[] = [];
     const sink = new Writable({
       write(chunk, _enc, done) {
@@ -59,9 +55,7 @@ describe('worker start', function () {
       }
       expect(lines.filter((l) => /cron is disabled|Failed to read crontab/.test(l))).to.deep.equal([]);
     } finally {
-      await db.destroy();
-      await admin.raw(`drop database if exists "${name}"`);
-      await admin.destroy();
+      await pdb.drop();
     }
   });
 });

@@ -1,12 +1,7 @@
-import { createQuery } from '../../src/db/query';
 import { expect } from 'chai';
-import knexFactory, { Knex } from 'knex';
-import { ADMIN_PG_URL, dbUrl } from '../helpers/context';
-import { createDb } from '../../src/db/knex';
-import { migrateAll } from '../../src/db/migrate';
+import { Knex } from 'knex';
+import { createPrivateDb, PrivateDb, scoringDeps } from '../helpers/private-db';
 import { runFull, runIncremental } from '../../src/scoring/service';
-import { Caches } from '../../src/caches';
-import { ScoringPool } from '../../src/scoring/pool';
 import type { Deps } from '../../src/deps';
 import * as migration from '../../sql/106_collusion_support';
 import { lockScoring } from '../../src/scoring/transaction';
@@ -90,8 +85,7 @@ function expectClose(actual: Map<string, number>, expected: Map<string, number>,
 
 describe('scoring: reputation_v2 clusters after incremental runs equal a full recompute', function () {
   this.timeout(300_000);
-  const name = `svc_test_clu_${Date.now().toString(36)}_${process.pid}`;
-  let admin: Knex;
+  let pdb: PrivateDb;
   let db: Knex;
   const now = new Date();
   /** The service clock: each incremental run a second later, as runs are on a real schedule. */
@@ -225,17 +219,9 @@ describe('scoring: reputation_v2 clusters after incremental runs equal a full re
   }
 
   before(async () => {
-    admin = knexFactory({ client: 'pg', connection: ADMIN_PG_URL, pool: { min: 0, max: 1 } });
-    await admin.raw(`create database "${name}"`);
-    db = createDb(dbUrl(name), 4);
-    await migrateAll(db, dbUrl(name));
-    deps = {
-      db,
-      query: createQuery(db),
-      now: () => clock,
-      caches: new Caches('test'),
-      scoringPool: new ScoringPool(1),
-    } as unknown as Deps;
+    pdb = await createPrivateDb('svc_test_clu', 4);
+    db = pdb.db;
+    deps = scoringDeps(db, () => clock, 1);
     for (let i = 0; i < 4; i++) outside.push(await newAgent(`o${i}`));
     for (let i = 0; i < STEPPED + 6; i++) {
       const id = await newAgent(`c${i}`);
@@ -259,9 +245,7 @@ describe('scoring: reputation_v2 clusters after incremental runs equal a full re
 
   after(async () => {
     await deps?.scoringPool.destroy();
-    await db?.destroy();
-    await admin.raw(`drop database if exists "${name}" with (force)`);
-    await admin.destroy();
+    await pdb?.drop();
   });
 
   it('random steps: clusters, support, v2 edges and both reputations equal a full recompute after every run', async () => {

@@ -1,12 +1,7 @@
 import { expect } from 'chai';
-import knexFactory, { Knex } from 'knex';
+import { Knex } from 'knex';
 import { Logger, run, Runner } from 'graphile-worker';
-import { ADMIN_PG_URL } from '../helpers/context';
-import { createDb } from '../../src/db/knex';
-import { createQuery } from '../../src/db/query';
-import { migrateAll } from '../../src/db/migrate';
-import { Caches } from '../../src/caches';
-import { ScoringPool } from '../../src/scoring/pool';
+import { createPrivateDb, PrivateDb, scoringDeps } from '../helpers/private-db';
 import { generateNetwork } from '../../bench/gen/network';
 import { runFull } from '../../src/scoring/service';
 import { lockScoring } from '../../src/scoring/transaction';
@@ -27,8 +22,7 @@ import type { Deps } from '../../src/deps';
  */
 describe('scoring: full recompute spread over the worker fleet', function () {
   this.timeout(180_000);
-  const name = `svc_test_fleet_${Date.now().toString(36)}_${process.pid}`;
-  let admin: Knex;
+  let pdb: PrivateDb;
   let db: Knex;
   let url: string;
   const now = new Date();
@@ -113,21 +107,10 @@ describe('scoring: full recompute spread over the worker fleet', function () {
   }
 
   before(async () => {
-    admin = knexFactory({ client: 'pg', connection: ADMIN_PG_URL, pool: { min: 0, max: 1 } });
-    await admin.raw(`create database "${name}"`);
-    const u = new URL(ADMIN_PG_URL);
-    u.pathname = '/' + name;
-    url = u.toString();
-    db = createDb(url, 6);
-    await migrateAll(db, url);
+    pdb = await createPrivateDb('svc_test_fleet', 6);
+    ({ db, url } = pdb);
     await generateNetwork(db, { interactions: 30_000 }, now);
-    deps = {
-      db,
-      query: createQuery(db),
-      now: () => now,
-      caches: new Caches('test'),
-      scoringPool: new ScoringPool(2),
-    } as unknown as Deps;
+    deps = scoringDeps(db, () => now, 2);
     await runFull(deps);
     reference = await state();
   });
@@ -136,9 +119,7 @@ describe('scoring: full recompute spread over the worker fleet', function () {
 
   after(async () => {
     await deps?.scoringPool.destroy();
-    await db?.destroy();
-    await admin.raw(`drop database if exists "${name}" with (force)`);
-    await admin.destroy();
+    await pdb?.drop();
   });
 
   it('the reference exercises every rule, both models, milestones and brigade flags', () => {

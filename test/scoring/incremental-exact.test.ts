@@ -1,11 +1,6 @@
 import { expect } from 'chai';
-import knexFactory, { Knex } from 'knex';
-import { ADMIN_PG_URL, dbUrl } from '../helpers/context';
-import { createDb } from '../../src/db/knex';
-import { createQuery } from '../../src/db/query';
-import { migrateAll } from '../../src/db/migrate';
-import { Caches } from '../../src/caches';
-import { ScoringPool } from '../../src/scoring/pool';
+import { Knex } from 'knex';
+import { createPrivateDb, PrivateDb, scoringDeps } from '../helpers/private-db';
 import type { Deps } from '../../src/deps';
 import { createAgent, createOwner } from '../../src/identity/service';
 import { setAgentStatus } from '../../src/identity/cli';
@@ -74,33 +69,22 @@ interface Content {
 
 describe('scoring: every incremental run equals a full recompute (random histories)', function () {
   this.timeout(180_000);
-  const name = `svc_test_incr_${Date.now().toString(36)}_${process.pid}`;
-  let admin: Knex;
+  let pdb: PrivateDb;
   let db: Knex;
   let deps: Deps;
   let clock = new Date('2040-01-02T09:00:00Z');
   let community: string;
 
   before(async () => {
-    admin = knexFactory({ client: 'pg', connection: ADMIN_PG_URL, pool: { min: 0, max: 1 } });
-    await admin.raw(`create database "${name}"`);
-    db = createDb(dbUrl(name), 4);
-    await migrateAll(db, dbUrl(name));
+    pdb = await createPrivateDb('svc_test_incr', 4);
+    db = pdb.db;
     community = (await db('communities').where({ slug: 'general' }).first('id')).id;
-    deps = {
-      db,
-      query: createQuery(db),
-      now: () => clock,
-      caches: new Caches('test'),
-      scoringPool: new ScoringPool(1),
-    } as unknown as Deps;
+    deps = scoringDeps(db, () => clock, 1);
   });
 
   after(async () => {
     await deps?.scoringPool.destroy();
-    await db?.destroy();
-    await admin.raw(`drop database if exists "${name}" with (force)`);
-    await admin.destroy();
+    await pdb?.drop();
   });
 
   /** Reason codes the checked states held, over every seed (and whether v2 was compared under clusters). */

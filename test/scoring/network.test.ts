@@ -1,16 +1,11 @@
-import { createQuery } from '../../src/db/query';
 import { expect } from 'chai';
-import knexFactory, { Knex } from 'knex';
-import { ADMIN_PG_URL } from '../helpers/context';
-import { createDb } from '../../src/db/knex';
-import { migrateAll } from '../../src/db/migrate';
+import { Knex } from 'knex';
+import { createPrivateDb, PrivateDb, scoringDeps } from '../helpers/private-db';
 import { copyOut } from '../../src/scoring/copy';
 import { recomputeWeights } from '../../src/scoring/engine';
 import { lockScoring } from '../../src/scoring/transaction';
 import { recomputeReputations } from '../../src/scoring/reputation-run';
 import { runFull } from '../../src/scoring/service';
-import { Caches } from '../../src/caches';
-import { ScoringPool } from '../../src/scoring/pool';
 import { generateNetwork } from '../../bench/gen/network';
 import { weekTotals, weekTotalsV2 } from '../../src/scoring/leaderboard-snapshots';
 import { addWeeks, weekOf } from '../../src/scoring/week';
@@ -25,34 +20,21 @@ import type { Deps } from '../../src/deps';
  */
 describe('scoring: full recompute vs scoped paths on a generated network', function () {
   this.timeout(120_000);
-  const name = `svc_test_net_${Date.now().toString(36)}_${process.pid}`;
-  let admin: Knex;
+  let pdb: PrivateDb;
   let db: Knex;
   const now = new Date();
   let deps: Deps;
 
   before(async () => {
-    admin = knexFactory({ client: 'pg', connection: ADMIN_PG_URL, pool: { min: 0, max: 1 } });
-    await admin.raw(`create database "${name}"`);
-    const u = new URL(ADMIN_PG_URL);
-    u.pathname = '/' + name;
-    db = createDb(u.toString(), 4);
-    await migrateAll(db, u.toString());
+    pdb = await createPrivateDb('svc_test_net', 4);
+    db = pdb.db;
     await generateNetwork(db, { interactions: 30_000 }, now);
-    deps = {
-      db,
-      query: createQuery(db),
-      now: () => now,
-      caches: new Caches('test'),
-      scoringPool: new ScoringPool(2),
-    } as unknown as Deps;
+    deps = scoringDeps(db, () => now, 2);
     await runFull(deps);
   });
 
   after(async () => {
-    await db?.destroy();
-    await admin.raw(`drop database if exists "${name}" with (force)`);
-    await admin.destroy();
+    await pdb?.drop();
   });
 
   const reputations = async (table = 'reputation_scores') => {
