@@ -87,7 +87,7 @@ export function weighEdge(f: EdgeFacts): { weight: number; mask: number } {
 /**
  * BRIGADE_PATTERN over one target's same-direction votes sorted by time (seconds): every vote
  * inside a 10-minute span holding ≥ 5 votes of which more than half come from low-influence
- * actors is marked.
+ * actors is marked. Spans end at a vote's time and hold every vote of that time.
  */
 export function detectBrigade(times: ArrayLike<number>, lowInfluence: ArrayLike<boolean | number>): boolean[] {
   const n = times.length;
@@ -100,6 +100,9 @@ export function detectBrigade(times: ArrayLike<number>, lowInfluence: ArrayLike<
       if (lowInfluence[i]) low--;
       i++;
     }
+    // A span of time holds every vote at its end instant: votes with equal times are judged
+    // together, so the marks do not depend on the order ties arrive in.
+    if (j + 1 < n && times[j + 1] === times[j]) continue;
     const count = j - i + 1;
     if (count >= WEIGHTS.brigadeMinVotes && low * 2 > count) {
       marks[i]++;

@@ -119,6 +119,17 @@ describe('scoring: weights (pure)', () => {
       false,
     ]);
   });
+  it('detectBrigade: votes at the same instant are judged together, whatever order they arrive in', () => {
+    // 4 low and 2 high votes at 240 s: the span ending there holds 9 votes, 4 low (not more than
+    // half). Taken one by one, the low ones first would have looked like a brigade of 7 with 4 low.
+    const times = [0, 60, 120, 240, 240, 240, 240, 240, 240];
+    const lowFirst = [0, 0, 0, 1, 1, 1, 1, 0, 0];
+    const highFirst = [0, 0, 0, 0, 0, 1, 1, 1, 1];
+    expect(detectBrigade(times, lowFirst)).to.deep.equal(detectBrigade(times, highFirst));
+    expect(detectBrigade(times, lowFirst).some(Boolean)).to.equal(false);
+    // Ties that do make a brigade mark every vote of that instant.
+    expect(detectBrigade([0, 240, 240, 240, 240], [0, 1, 0, 1, 1])).to.deep.equal([true, true, true, true, true]);
+  });
   it('computeBatch flags a low-influence brigade and leaves an honest group alone', () => {
     const n = 10;
     const b: EdgeBatch = {
