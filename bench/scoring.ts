@@ -104,7 +104,14 @@ async function timed(fn: () => Promise<unknown>): Promise<number> {
 
 /** What an incremental run did. */
 const did = (r: IncrementalResult) =>
-  `${r.changed} rows (${r.removed} left the window), ${r.targets} agents rescored (${r.widened} through actor facts), ${r.reputations} reputations`;
+  `${r.changed} rows (${r.removed} left the window), ${r.targets} agents rescored (${r.widened} through actor facts), ` +
+  `${r.weights?.interactions ?? 0} rows scored, ${r.reputations} reputations; ms: ` +
+  Object.entries({
+    ...r.stages,
+    ...Object.fromEntries(Object.entries(r.weights?.ms ?? {}).map(([k, v]) => ['w.' + k, v])),
+  })
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ');
 
 /**
  * A real schedule's runs are minutes apart, and each one reads the changes of the overlap before
