@@ -104,8 +104,9 @@ async function timed(fn: () => Promise<unknown>): Promise<number> {
 
 /** What an incremental run did. */
 const did = (r: IncrementalResult) =>
-  `${r.changed} rows (${r.removed} left the window), ${r.targets} agents rescored (${r.widened} through actor facts), ` +
-  `${r.weights?.interactions ?? 0} rows scored, ${r.reputations} reputations; ms: ` +
+  `${r.changed} rows (${r.removed} left the window), ${r.facts} agents' facts changed in effect, ` +
+  (r.mode === 'rows' ? `${r.core} core rows (of ${r.targets} agents), ` : `${r.targets} agents rescored, `) +
+  `${r.weights?.interactions ?? 0} rows scored, ${r.weights?.rewritten ?? 0} rewritten, ${r.reputations} reputations; ms: ` +
   Object.entries({
     ...r.stages,
     ...Object.fromEntries(Object.entries(r.weights?.ms ?? {}).map(([k, v]) => ['w.' + k, v])),

@@ -18,7 +18,7 @@ export function reputationRecompute(deps: Deps): Task<'reputation_recompute'> {
     if (p.agentId === undefined && !p.full) {
       const r = await runIncremental(deps);
       helpers.logger.info(
-        `reputation_recompute: ${r.changed} changed rows (${r.removed} removed), ${r.targets} agents rescored (${r.widened} through actor facts), ${r.reputations} reputations in ${r.ms} ms`,
+        `reputation_recompute: ${r.changed} changed rows (${r.removed} removed), ${r.core} rows rescored (${r.facts} agents' facts changed), ${r.reputations} reputations in ${r.ms} ms`,
       );
       return;
     }

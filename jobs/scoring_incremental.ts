@@ -10,7 +10,7 @@ export function scoringIncremental(deps: Deps): Task<'scoring_incremental'> {
   return async (_payload, helpers) => {
     const { incremental: r, refreshed, deferred } = await runIncrementalAndRefresh(deps);
     helpers.logger.info(
-      `scoring_incremental: ${r.changed} changed rows, ${r.targets} agents, ${r.weights?.interactions ?? 0} interactions in ${r.ms} ms` +
+      `scoring_incremental: ${r.changed} changed rows, ${r.core} rescored (${r.weights?.interactions ?? 0} staged) in ${r.ms} ms` +
         (refreshed
           ? '; live leaderboards refreshed'
           : deferred

@@ -8,7 +8,7 @@ import { windowStart } from './stage-sql';
  * (`prevNow`): those that left it (occurred_at between the two window starts) and those that
  * entered it (between the two clocks). Both ranges are taken in either direction, so a clock set
  * back (tests, replays) is followed as exactly as one moving forward. `live`: the row is active
- * and inside the window now (else its stored edges go).
+ * and inside the window now (else its stored edges go); `a` and `t` are its actor and target.
  */
 export async function stageChanges(
   trx: Knex.Transaction,
@@ -19,8 +19,9 @@ export async function stageChanges(
   const from = new Date(since.getTime() - SCHEDULE.watermarkOverlapSeconds * 1000);
   const [lo, hi] = prevNow < now ? [prevNow, now] : [now, prevNow];
   await trx.raw('drop table if exists sc_ch');
-  const cols = `id, kind, actor_agent_id a, target_agent_id t, comment_id,
-    active and occurred_at > :ws and occurred_at <= :now live`;
+  // Every column of the row (rows mode stages the live ones as they are, src/scoring/rows.ts).
+  const cols = `id, kind, actor_agent_id a, target_agent_id t, post_id, comment_id, reply_comment_id, value, occurred_at,
+    active, active and occurred_at > :ws and occurred_at <= :now live`;
   await trx.raw(
     `create temp table sc_ch on commit drop as
      select ${cols} from interactions where updated_at > :from

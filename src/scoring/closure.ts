@@ -3,38 +3,37 @@ import { SCOPED_FACTS_SQL, windowStart } from './stage-sql';
 import { DAY_MS, REPUTATION, WEIGHTS } from './policy';
 
 /**
- * The exact reach of a change (incremental runs). A weight depends on rows of its own target
- * agent (pairs, owner duplicates, brigade groups), which a run rescores whole, and on its actor's
- * stored facts, which also decide the actor's weights toward every other target:
+ * The exact reach of a change (incremental runs) through the actors' stored facts, which decide
+ * their weights toward every target:
  * - min(ext_owners, 3) (influence, NEW_AGENT_DISCOUNT, and BRIGADE_PATTERN's low-influence test):
- *   every target of the actor's window interactions;
- * - follow_ring: the targets of its window follows;
- * - out_votes / out_replies (RECIPROCAL_PATTERN shares): the partners of its candidate pairs of
- *   that kind (≥ reciprocalMinEach each way; a pair that crossed that bound has a changed row on
- *   one side, whose agents are refreshed anyway).
+ *   every window interaction of the actor, and the brigade groups of its votes;
+ * - follow_ring: its window follows;
+ * - out_votes / out_replies (RECIPROCAL_PATTERN shares): its candidate pairs of that kind, both
+ *   ways (≥ reciprocalMinEach each way; a pair that crossed that bound has a changed row on one
+ *   side, reached through that row).
  * So the facts of the agents of changed rows are refreshed, compared with the stored ones, and
- * only a difference in effect widens the rescored targets.
+ * only a difference in effect reaches further: to the targets of those interactions (agent mode,
+ * widenedTargets) or to the interactions themselves (rows mode, src/scoring/rows.ts).
  */
 
 const WINDOW = (i: string) => `${i}.active and ${i}.occurred_at > :ws and ${i}.occurred_at <= :now`;
 
 /**
- * Refreshes the stored facts of `agents` and returns the other targets whose weights those facts
- * decide and that changed in effect. In the scoring lock; temporary table sc_fold.
+ * Refreshes the stored facts of `agents`; temporary table sc_fd holds those whose facts changed in
+ * effect, with what changed (infl, ring, ov, orp). Returns its size. In the scoring lock.
  */
-export async function refreshFactsAndWiden(trx: Knex.Transaction, now: Date, agents: string[]): Promise<string[]> {
-  if (agents.length === 0) return [];
+export async function refreshFacts(trx: Knex.Transaction, now: Date, agents: string[]): Promise<number> {
   const ws = windowStart(now);
-  await trx.raw('drop table if exists sc_fold');
+  await trx.raw('drop table if exists sc_fold, sc_fd');
   await trx.raw(
     'create temp table sc_fold on commit drop as select * from scoring_agent_facts where agent_id = any(:agents::uuid[])',
     { agents },
   );
-  await trx.raw(SCOPED_FACTS_SQL, { ws, now, ids: agents });
+  if (agents.length > 0) await trx.raw(SCOPED_FACTS_SQL, { ws, now, ids: agents });
   const full = WEIGHTS.influenceDiversityFullOwners;
-  const min = WEIGHTS.reciprocalMinEach;
   const r = await trx.raw(
-    `with d as materialized (
+    `create temp table sc_fd on commit drop as
+     select * from (
        select n.agent_id id,
          o.agent_id is null or least(o.ext_owners, ${full}) <> least(n.ext_owners, ${full}) infl,
          o.follow_ring is distinct from n.follow_ring ring,
@@ -42,23 +41,37 @@ export async function refreshFactsAndWiden(trx: Knex.Transaction, now: Date, age
          o.out_replies is distinct from n.out_replies orp
        from scoring_agent_facts n left join sc_fold o on o.agent_id = n.agent_id
        where n.agent_id = any(:agents::uuid[])
-     ),
-     changed as (select * from d where infl or ring or ov or orp),
-     pairs as (
-       select c.id a, i.target_agent_id t, i.kind
-       from changed c join interactions i on i.actor_agent_id = c.id and ${WINDOW('i')}
-       where i.target_agent_id <> c.id and ((c.ov and i.kind = 'vote') or (c.orp and i.kind = 'reply'))
-       group by 1, 2, 3 having count(*) >= ${min}
-     )
-     select array(
-       select i.target_agent_id from changed c join interactions i on i.actor_agent_id = c.id and ${WINDOW('i')}
+     ) d where infl or ring or ov or orp`,
+    { agents },
+  );
+  await trx.raw('analyze sc_fd');
+  return r.rowCount ?? 0;
+}
+
+/**
+ * The candidate reciprocal pairs (a, t, kind as interactions name it) of the agents of sc_fd whose
+ * outgoing votes or replies changed: ≥ reciprocalMinEach window rows each way. Bindings ws, now.
+ */
+export const CHANGED_SHARE_PAIRS = `
+  select p.a, p.t, p.kind from (
+    select c.id a, i.target_agent_id t, i.kind
+    from sc_fd c join interactions i on i.actor_agent_id = c.id and ${WINDOW('i')}
+    where i.target_agent_id <> c.id and ((c.ov and i.kind = 'vote') or (c.orp and i.kind = 'reply'))
+    group by 1, 2, 3 having count(*) >= ${WEIGHTS.reciprocalMinEach}
+  ) p
+  where (select count(*) from interactions i
+         where i.actor_agent_id = p.t and i.target_agent_id = p.a and i.kind = p.kind and ${WINDOW('i')}) >= ${WEIGHTS.reciprocalMinEach}`;
+
+/** Agent mode: the targets whose received weights the facts changed in sc_fd decide. */
+export async function widenedTargets(trx: Knex.Transaction, now: Date): Promise<string[]> {
+  const r = await trx.raw(
+    `select array(
+       select i.target_agent_id from sc_fd c join interactions i on i.actor_agent_id = c.id and ${WINDOW('i')}
        where c.infl or (c.ring and i.kind = 'follow')
        union
-       select p.t from pairs p
-       where (select count(*) from interactions i
-              where i.actor_agent_id = p.t and i.target_agent_id = p.a and i.kind = p.kind and ${WINDOW('i')}) >= ${min}
+       select t from (${CHANGED_SHARE_PAIRS}) p
      ) ids`,
-    { ws, now, agents },
+    { ws: windowStart(now), now },
   );
   return r.rows[0].ids;
 }

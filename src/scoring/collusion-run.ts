@@ -143,20 +143,21 @@ async function writeClusterEdges(
 }
 
 /**
- * Scoped mode: the clusters are brought up to date first (updateClusters), then the rows of sc_r
- * (just rescored under v1) and every interaction between two agents whose cluster changed get
- * their v2 rows again. Returns the v2 rows written and the agents whose cluster changed (their v2
- * reputation follows).
+ * Scoped and rows modes: the clusters are brought up to date first (updateClusters), then the rows
+ * just rescored under v1 (agent mode: sc_r; rows mode: its core rows, the only ones written) and
+ * every interaction between two agents whose cluster changed get their v2 rows again. Returns the
+ * v2 rows written and the agents whose cluster changed (their v2 reputation follows).
  */
 export async function clustersScoped(
   trx: Knex.Transaction,
-  targets: string[],
+  scope: string[] | 'rows',
   now: Date,
 ): Promise<{ edges: number; changed: string[]; peeled: number }> {
-  const { changed, peeled } = await updateClusters(trx, targets, now);
+  const { changed, peeled } = await updateClusters(trx, scope, now);
+  const scored = scope === 'rows' ? '(select * from sc_r where core)' : 'sc_r';
   const among = 'i.target_agent_id = any(:changed::uuid[]) and i.actor_agent_id = any(:changed::uuid[])';
   await trx.raw(
-    `delete from scoring_edges_v2 where interaction_id in (select id from sc_r union all select i.id from interactions i where ${among})`,
+    `delete from scoring_edges_v2 where interaction_id in (select id from ${scored} r union all select i.id from interactions i where ${among})`,
     { changed },
   );
   // Their v1 edges are stamped too: a v2 row dropped leaves no stamp, and the live week sums
@@ -169,7 +170,7 @@ export async function clustersScoped(
   const edges = await writeClusterEdges(
     trx,
     {
-      rows: `(select id, a, t, value, kind from sc_r union ${windowRows(among)})`,
+      rows: `(select id, a, t, value, kind from ${scored} r union ${windowRows(among)})`,
       edges: 'scoring_edges',
       clusters: 'scoring_clusters',
       into: 'scoring_edges_v2',

@@ -77,21 +77,45 @@ export interface ClusterUpdate {
 }
 
 /**
- * Scoped runs, after the v1 weights of sc_r (every window row received by `targets`) were
- * written: the targets' received pairs again, then the clusters of the components a changed
- * pair reaches, stored with their v2 edges. Clusters whose members are unchanged keep their number.
+ * Scoped runs, after the v1 weights were written: the support pairs that may have changed again
+ * (agent mode: every pair the targets receive, from sc_r, which holds all their window rows; rows
+ * mode: the pairs of the changed rows, sc_ch, and of the rewritten edges, sc_up, summed from the
+ * stored weights), then the clusters of the components a changed pair reaches, stored with their
+ * v2 edges. Clusters whose members are unchanged keep their number.
  */
-export async function updateClusters(trx: Knex.Transaction, targets: string[], now: Date): Promise<ClusterUpdate> {
-  // The pairs the targets receive, as stored and as now: only those that differ are written.
-  await trx.raw('drop table if exists sc_sdiff');
-  await trx.raw(
-    `create temp table sc_sdiff on commit drop as
-     select coalesce(o.a, n.a) a, coalesce(o.t, n.t) t, n.weight
-     from (select s.* from unnest(:targets::uuid[]) x(t) join scoring_support s on s.t = x.t) o
-     full join (${pairsOf('sc_r')}) n on n.a = o.a and n.t = o.t
-     where o.weight is distinct from n.weight`,
-    { targets },
-  );
+export async function updateClusters(
+  trx: Knex.Transaction,
+  scope: string[] | 'rows',
+  now: Date,
+): Promise<ClusterUpdate> {
+  // The pairs, as stored and as now: only those that differ are written.
+  await trx.raw('drop table if exists sc_sdiff, sc_sp');
+  if (scope === 'rows') {
+    await trx.raw(
+      `create temp table sc_sp on commit drop as
+       select a, t from sc_ch where a <> t
+       union select r.a, r.t from sc_up u join sc_r r on r.id = u.id where r.a <> r.t`,
+    );
+    await trx.raw('analyze sc_sp');
+    await trx.raw(
+      `create temp table sc_sdiff on commit drop as
+       select coalesce(o.a, n.a) a, coalesce(o.t, n.t) t, n.weight
+       from (select s.* from sc_sp p join scoring_support s on s.a = p.a and s.t = p.t) o
+       full join (${pairsOf(`(select r.* from sc_sp p cross join lateral ${windowRows('i.actor_agent_id = p.a and i.target_agent_id = p.t')} r)`)}) n
+         on n.a = o.a and n.t = o.t
+       where o.weight is distinct from n.weight`,
+      { ws: windowStart(now), now },
+    );
+  } else {
+    await trx.raw(
+      `create temp table sc_sdiff on commit drop as
+       select coalesce(o.a, n.a) a, coalesce(o.t, n.t) t, n.weight
+       from (select s.* from unnest(:targets::uuid[]) x(t) join scoring_support s on s.t = x.t) o
+       full join (${pairsOf('sc_r')}) n on n.a = o.a and n.t = o.t
+       where o.weight is distinct from n.weight`,
+      { targets: scope },
+    );
+  }
   const ends: string[] = (await trx.raw('select array(select a from sc_sdiff union select t from sc_sdiff) ends'))
     .rows[0].ends;
   if (ends.length === 0) return { changed: [], peeled: 0 };

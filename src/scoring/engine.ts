@@ -5,8 +5,9 @@ import { copyOut } from './copy';
 import { tuneScoped, tuneTempBuffers } from './transaction';
 import {
   AGENTS_FULL_SQL,
+  CORE_FACT_COLUMNS,
   FACT_COLUMNS,
-  FACTS_SELECT,
+  factsSelect,
   FULL_FACTS_SQL,
   GROUPS_SQL,
   OWNER_DUP_SQL,
@@ -15,9 +16,11 @@ import {
   RECIP_FLAG_SQL,
   recipSql,
   SCOPED_FACTS_SQL,
+  StageMode,
   stageSql,
   windowStart,
 } from './stage-sql';
+import type { Columns } from './copy';
 import { buildBatches } from './batches';
 import { ReputationSums, sumReputation } from './reputation-sums';
 import { copyEdges, storedWeights } from './edge-copy';
@@ -36,11 +39,13 @@ import { clustersFull, clustersScoped } from './collusion-run';
  * all partitions a rule looks at (the pair actor→target, the target post/comment, the brigade
  * group) belong to one target agent, so they are complete. Per-agent facts (outgoing counts,
  * owner diversity, follow ring) change only when the agent acts or is acted on: scoped mode
- * refreshes them for the touched agents and reads the stored ones of every other actor.
+ * refreshes them for the touched agents and reads the stored ones of every other actor. Rows
+ * mode (incremental runs) scores the rows staged in sc_s (src/scoring/rows.ts): every group a
+ * core row's weight reads is whole, so the core rows' weights are exact, and only they are written.
  */
 
 export interface WeightRunResult {
-  mode: 'full' | 'scoped';
+  mode: 'full' | 'scoped' | 'rows';
   /** edges written (scoped mode skips unchanged ones) */
   rewritten: number;
   interactions: number;
@@ -49,7 +54,7 @@ export interface WeightRunResult {
   agentFacts: number;
   /**
    * reputation_v2: full mode, the clusters found, their members and the interactions they discount;
-   * scoped mode, the v2 rows written, the agents whose cluster changed and those peeled again.
+   * scoped and rows modes, the v2 rows written, the agents whose cluster changed and those peeled again.
    */
   collusion: { clusters: number; members: number; edges: number; peeled: number };
   ms: { facts: number; compute: number; write: number; collusion: number };
@@ -80,32 +85,34 @@ export interface WeightRun extends WeightRunResult {
   sums?: ReputationSums;
   /** full mode: the same sums under reputation_v2 */
   sumsV2?: ReputationSums;
-  /** scoped mode: agents whose reputation inputs changed through a rewritten edge (its target, a reply's author) */
+  /** scoped and rows modes: agents whose reputation inputs changed through a rewritten edge (its target, a reply's author) */
   affected: string[] | null;
 }
 
 /**
  * Scores interactions and writes scoring_edges (and brigade flags) inside `trx`, which holds
  * the scoring lock. `targets` null: full recompute (the table is rewritten, and every agent's
- * reputation inputs are summed on the way). Otherwise the interactions received by `targets`.
+ * reputation inputs are summed on the way). 'rows': rows mode, over sc_s. Otherwise the
+ * interactions received by `targets`.
  */
 export async function recomputeWeights(
   trx: Knex.Transaction,
   now: Date,
-  targets: string[] | null,
+  targets: string[] | null | 'rows',
   opts: WeightOptions = {},
 ): Promise<WeightRun> {
   const t0 = Date.now();
   const ws = windowStart(now);
-  const scoped = targets !== null;
+  const mode: StageMode = targets === null ? 'full' : targets === 'rows' ? 'rows' : 'agents';
+  const scoped = mode !== 'full';
   await tuneTempBuffers(trx);
   if (scoped) await tuneScoped(trx);
-  await trx.raw('drop table if exists sc_ag, sc_r, sc_pc, sc_recip, sc_pk, sc_dup, sc_grp, sc_out');
+  await trx.raw('drop table if exists sc_ag, sc_r, sc_pc, sc_recip, sc_pk, sc_dup, sc_grp, sc_out, sc_up');
   if (!scoped) {
     await trx.raw(AGENTS_FULL_SQL);
     await trx.raw('analyze sc_ag');
   }
-  await trx.raw(stageSql(scoped), scoped ? { ws, now, targets } : { ws, now });
+  await trx.raw(stageSql(mode), mode === 'agents' ? { ws, now, targets } : { ws, now });
   await trx.raw('analyze sc_r');
   let agentFacts: number;
   if (opts.into) {
@@ -117,7 +124,7 @@ export async function recomputeWeights(
          select unnest(:facts::uuid[])
          union select distinct r.a from sc_r r ${opts.freshActors ? '' : 'where not exists (select 1 from scoring_agent_facts f where f.agent_id = r.a)'}
        ) ids`,
-      { facts: opts.facts ?? targets },
+      { facts: opts.facts ?? (mode === 'agents' ? targets : []) },
     );
     agentFacts = ids.rows[0].ids.length;
     await trx.raw(SCOPED_FACTS_SQL, { ws, now, ids: ids.rows[0].ids });
@@ -142,7 +149,12 @@ export async function recomputeWeights(
   await trx.raw('analyze sc_dup');
   await trx.raw(GROUPS_SQL);
   await trx.raw('analyze sc_grp');
-  const { n, cols } = await copyOut(trx, FACTS_SELECT, FACT_COLUMNS);
+  const { n, cols } = await copyOut(
+    trx,
+    factsSelect(mode === 'rows'),
+    mode === 'rows' ? CORE_FACT_COLUMNS : FACT_COLUMNS,
+  );
+  const core = mode === 'rows' ? (cols as Columns<typeof CORE_FACT_COLUMNS>).core : null;
   const t1 = Date.now();
 
   const weights = new Float32Array(n);
@@ -167,14 +179,20 @@ export async function recomputeWeights(
     await copyEdges(trx, opts.into, cols.id, stored, masks, now);
   } else if (scoped) {
     await trx.raw('create temp table sc_out (like scoring_edges) on commit drop');
-    await copyEdges(trx, 'sc_out', cols.id, stored, masks, now);
+    // The rewritten rows (reputation_v2 sums their pairs' support again in rows mode).
+    await trx.raw('create temp table sc_up (id int8) on commit drop');
+    if (core) {
+      const k = pick(core);
+      await copyEdges(trx, 'sc_out', k(cols.id), k(stored), k(masks), now);
+    } else await copyEdges(trx, 'sc_out', cols.id, stored, masks, now);
     // Only rows whose weight or reasons change are written (with a new computed_at); their
     // targets and the authors of changed replies get their reputation recomputed.
     const up = await trx.raw(`with up as (
         insert into scoring_edges as se select * from sc_out
         on conflict (interaction_id) do update set weight = excluded.weight, reasons = excluded.reasons, computed_at = excluded.computed_at
         where se.weight is distinct from excluded.weight or se.reasons is distinct from excluded.reasons
-        returning interaction_id)
+        returning interaction_id),
+      kept as (insert into sc_up select interaction_id from up)
       select array(select r.t from up join sc_r r on r.id = up.interaction_id
                    union select r.a from up join sc_r r on r.id = up.interaction_id where r.kind = 1) agents,
         (select count(*) from up)::int n`);
@@ -189,8 +207,12 @@ export async function recomputeWeights(
     // A rewritten table has no statistics yet: without them later joins plan nested loops.
     await trx.raw('analyze scoring_edges');
   }
+  // Rows mode: only the brigade groups holding a core row are whole.
+  const whole = new Set<number>();
+  if (core) for (let r = 0; r < n; r++) if (core[r]) whole.add(cols.grp[r]);
   const brigade: number[] = [];
-  for (let r = 0; r < n; r++) if (masks[r] & BIT.BRIGADE_PATTERN) brigade.push(cols.id[r]);
+  for (let r = 0; r < n; r++)
+    if (masks[r] & BIT.BRIGADE_PATTERN && (!core || whole.has(cols.grp[r]))) brigade.push(cols.id[r]);
   const flags = await writeBrigadeFlags(trx, brigade, now);
   let t3 = Date.now();
   let sums: ReputationSums | undefined;
@@ -207,13 +229,13 @@ export async function recomputeWeights(
       sumsV2 = c.edges > 0 ? sumReputation(cols, n, c.weights, agents, c.discounted) : sums;
     }
   } else if (opts.v2 !== false && !opts.into) {
-    const c = await clustersScoped(trx, targets, now);
+    const c = await clustersScoped(trx, targets as string[] | 'rows', now);
     collusion = { ...collusion, edges: c.edges, members: c.changed.length, peeled: c.peeled };
     affected = [...new Set([...affected!, ...c.changed])];
   }
   const t4 = Date.now();
   return {
-    mode: scoped ? 'scoped' : 'full',
+    mode: mode === 'agents' ? 'scoped' : mode,
     sums,
     sumsV2,
     affected,
@@ -224,5 +246,16 @@ export async function recomputeWeights(
     collusion,
     // collusion: reputation_v2's clusters, their writes and sums (v1's sums count as write)
     ms: { facts: t1 - t0, compute: t2 - t1, write: t3 - t2, collusion: t4 - t3 },
+  };
+}
+
+/** The entries of typed arrays where `keep` is set (rows mode: the core rows). */
+function pick(keep: Uint8Array) {
+  let m = 0;
+  for (let r = 0; r < keep.length; r++) if (keep[r]) m++;
+  return <A extends Float64Array | Float32Array | Int32Array>(xs: A): A => {
+    const out = new (xs.constructor as new (n: number) => A)(m);
+    for (let r = 0, k = 0; r < keep.length; r++) if (keep[r]) out[k++] = xs[r];
+    return out;
   };
 }

@@ -4,7 +4,8 @@ import { recomputeWeights, WeightRunResult } from './engine';
 import { lockScoring } from './transaction';
 import { getWatermark, getWindowClock, setWatermark, setWindowClock } from './watermark';
 import { changedAgents, dropStaleEdges, stageChanges } from './changes';
-import { clockAgents, refreshFactsAndWiden } from './closure';
+import { clockAgents, refreshFacts, widenedTargets } from './closure';
+import { stageCoreRows } from './rows';
 import { recomputeClockReputations, recomputeReputations } from './reputation-run';
 import { freezeEndedWeeks, SnapshotResult, weeksToFreeze } from './leaderboard-snapshots';
 import { invalidateLiveWeek, LiveResult, writeLiveSnapshots } from './live-week';
@@ -27,16 +28,23 @@ export interface IncrementalResult {
   changed: number;
   /** of those, rows no longer active in the window: their stored edges were removed */
   removed: number;
-  /** agents whose received interactions were rescored */
+  /**
+   * rows: the periodic and debounced runs (the core rows whose weights may change, written where
+   * they do); agents: a per-agent recompute (everything its agents received)
+   */
+  mode: 'rows' | 'agents';
+  /** agents whose stored facts changed in effect (they reach further than their own rows) */
+  facts: number;
+  /** rows mode: the core rows, whose weights were recomputed */
+  core: number;
+  /** agents whose received interactions were rescored (rows mode: some of them, the targets of core rows) */
   targets: number;
-  /** of those, reached only through an actor's facts that changed in effect */
-  widened: number;
   weights: WeightRunResult | null;
   reputations: number;
   milestones: number;
   /** no earlier run had recorded its clock: this one was a full recompute */
   full: boolean;
-  /** time of each stage (ms): staging and widening, weights, clock-only reputations, summed reputations */
+  /** time of each stage (ms): staging and reach (facts, core rows or targets), weights, clock-only reputations, summed reputations */
   stages: { closure: number; weights: number; clock: number; reputations: number };
   ms: number;
 }
@@ -83,11 +91,14 @@ async function dbClock(trx: Knex | Knex.Transaction): Promise<Date> {
  * weight, reason and reputation is what a full recompute at `now` writes (with the stored
  * reputation_v2 clusters). It stages the rows changed since the watermark or whose place in the
  * window changed since the last run's clock, drops the edges of those no longer in it, refreshes
- * the facts of their agents (and of `seeds`), widens to the targets those facts reach where they
- * changed in effect (closure.ts), rescores what those targets received, then recomputes the
- * reputations whose inputs changed: the agents of the staged rows and of rewritten edges (summed
- * again), and those only the clock moves (from their stored base: TRUST and the total only).
- * Without a recorded clock (first run) it is a full recompute.
+ * the facts of their agents (and of `seeds`), then rescores:
+ * - rows mode (no `seeds`: the periodic and debounced runs): the core rows whose weight may change,
+ *   from the changed rows and the facts that changed in effect (rows.ts);
+ * - agent mode (a per-agent recompute): everything the agents of the changed rows and `seeds`
+ *   received, and the targets the changed facts reach (closure.ts).
+ * Then it recomputes the reputations whose inputs changed: the agents of the staged rows and of
+ * rewritten edges (summed again), and those only the clock moves (from their stored base: TRUST
+ * and the total only). Without a recorded clock (first run) it is a full recompute.
  */
 async function incrementalStep(
   trx: Knex.Transaction,
@@ -96,12 +107,14 @@ async function incrementalStep(
   opts: { v2?: boolean; seeds?: string[] } = {},
 ): Promise<Omit<IncrementalResult, 'ms'>> {
   const v2 = opts.v2 !== false;
+  const mode = opts.seeds ? 'agents' : 'rows';
   const prevNow = await getWindowClock(trx);
   if (!prevNow) {
     const { weights, reps } = await recomputeAll(trx, now, pool, v2);
     const res = { reputations: reps.agents, milestones: reps.milestones, full: true };
     const stages = { closure: 0, weights: 0, clock: 0, reputations: 0 };
-    return { changed: weights.interactions, removed: 0, targets: reps.agents, widened: 0, weights, ...res, stages };
+    const all = { core: weights.interactions, targets: reps.agents };
+    return { changed: weights.interactions, removed: 0, mode, facts: 0, ...all, weights, ...res, stages };
   }
   const t0 = Date.now();
   const mark = await dbClock(trx);
@@ -109,17 +122,30 @@ async function incrementalStep(
   const { changed, left } = await stageChanges(trx, since, prevNow, now);
   const seeds = [...new Set([...(await changedAgents(trx, since)), ...(opts.seeds ?? [])])];
   const removed = left > 0 ? await dropStaleEdges(trx) : 0;
-  const reached = await refreshFactsAndWiden(trx, now, seeds);
-  const seedSet = new Set(seeds);
-  const widened = reached.filter((id) => !seedSet.has(id));
-  const targets = [...seeds, ...widened];
+  const facts = await refreshFacts(trx, now, seeds);
+  let scope: string[] | 'rows' | null;
+  let core = 0;
+  let targets: number;
+  if (mode === 'rows') {
+    const rows = await stageCoreRows(trx, now);
+    core = rows.core;
+    targets = rows.targets;
+    // Rows that only left (K may be empty) still change reputation_v2's support pairs.
+    scope = core > 0 || changed > 0 ? 'rows' : null;
+  } else {
+    const seedSet = new Set(seeds);
+    const all = [...seeds, ...(await widenedTargets(trx, now)).filter((id) => !seedSet.has(id))];
+    targets = all.length;
+    scope = all.length > 0 ? all : null;
+  }
   let weights: WeightRunResult | null = null;
   const repAgents = new Set(seeds);
   const clock = await clockAgents(trx, prevNow, now);
   const t1 = Date.now();
-  if (targets.length > 0) {
-    const { affected, ...w } = await recomputeWeights(trx, now, targets, { pool, v2, facts: [] });
+  if (scope) {
+    const { affected, ...w } = await recomputeWeights(trx, now, scope, { pool, v2, facts: [] });
     weights = w;
+    if (mode === 'agents') core = w.interactions;
     for (const id of affected ?? []) repAgents.add(id);
   }
   const t2 = Date.now();
@@ -140,8 +166,10 @@ async function incrementalStep(
   return {
     changed,
     removed,
-    targets: targets.length,
-    widened: widened.length,
+    mode,
+    facts,
+    core,
+    targets,
     weights,
     reputations: reps.agents,
     milestones: reps.milestones,
@@ -163,7 +191,7 @@ export async function runIncremental(deps: Deps, opts: { v1Only?: boolean } = {}
       ...(await incrementalStep(trx, deps.now(), deps.scoringPool, { v2: !opts.v1Only })),
       ms: Date.now() - started,
     }),
-    (r) => (r.targets > 0 || r.reputations > 0 ? SCORES : []),
+    (r) => (r.core > 0 || r.reputations > 0 ? SCORES : []),
   );
 }
 

@@ -30,10 +30,13 @@ export const AGENTS_SCOPED = `(select 0 n, a.id, coalesce(a.owner_id, a.id) own,
  * sc_r: the scored rows with every fact one join can give (owners, statuses, deleted content,
  * reply score). The few deleted posts and comments and negative replies are tested as hashed
  * subplans (small hash sets probed inside the row's expressions) rather than as three more join
- * levels that every staged row would pass through.
+ * levels that every staged row would pass through. Full mode stages the window, agent mode what
+ * the agents :targets received, rows mode the rows of sc_s (src/scoring/rows.ts) with its `core` mark.
  */
-export function stageSql(scoped: boolean): string {
-  const ag = scoped ? AGENTS_SCOPED : 'sc_ag';
+export type StageMode = 'full' | 'agents' | 'rows';
+
+export function stageSql(mode: StageMode): string {
+  const ag = mode === 'full' ? 'sc_ag' : AGENTS_SCOPED;
   return `
   create temp table sc_r on commit drop as
   select i.id,
@@ -50,11 +53,11 @@ export function stageSql(scoped: boolean): string {
      | (case when i.actor_agent_id <> i.target_agent_id and aa.owner_id is not null and aa.owner_id = ta.owner_id then ${BIT.SAME_OWNER} else 0 end)
      | (case when i.kind = 'reply' and i.reply_comment_id in (select id from comments where score < 0) then ${BIT.LOW_SCORE_REPLY} else 0 end))::int4 flags,
     aa.verified,
-    (extract(epoch from i.occurred_at - aa.created_at) / 86400)::float4 age
-  from interactions i
+    (extract(epoch from i.occurred_at - aa.created_at) / 86400)::float4 age${mode === 'rows' ? ', i.core' : ''}
+  from ${mode === 'rows' ? 'sc_s' : 'interactions'} i
   join ${ag} aa on aa.id = i.actor_agent_id
   join ${ag} ta on ta.id = i.target_agent_id
-  where ${WINDOW} ${scoped ? 'and i.target_agent_id = any(:targets::uuid[])' : ''}`;
+  where ${WINDOW} ${mode === 'agents' ? 'and i.target_agent_id = any(:targets::uuid[])' : ''}`;
 }
 
 /** Full mode: every agent's facts from the staged window (hash aggregates, one self-join of follows). */
@@ -168,15 +171,15 @@ export const GROUPS_SQL = `
   create temp table sc_grp on commit drop as
   select obj, (row_number() over ())::int4 g from (select obj from sc_r where kind = 0 group by obj) x`;
 
-/** The facts streamed to the pure weights: one row per staged interaction. */
-export const FACTS_SELECT = `
+/** The facts streamed to the pure weights: one row per staged interaction (rows mode: with its `core` mark last). */
+export const factsSelect = (core: boolean) => `
   select r.id::int8, r.kind,
     (r.flags
      | (case when r.kind = 2 and fa.follow_ring then ${BIT.FOLLOW_RING} else 0 end)
      | (case when r.id in (select id from sc_dup) then ${BIT.OWNER_DUPLICATE} else 0 end))::int4,
     coalesce(pk.k, r.pk), r.verified, r.age, coalesce(fa.ext_owners, 0)::int4,
     (case when r.kind = 0 then 2 * g.g + (case when r.value > 0 then 1 else 0 end) else -1 end)::int4,
-    extract(epoch from r.ts)::float8, r.value::int2, r.an, r.tn, r.aon, r.ton
+    extract(epoch from r.ts)::float8, r.value::int2, r.an, r.tn, r.aon, r.ton${core ? ', r.core' : ''}
   from sc_r r
   left join scoring_agent_facts fa on fa.agent_id = r.a
   left join sc_grp g on r.kind = 0 and g.obj = r.obj
@@ -198,6 +201,9 @@ export const FACT_COLUMNS = {
   aon: 'int4',
   ton: 'int4',
 } as const;
+
+/** Rows mode: the fact columns and whether the row is a core one (its weight is written). */
+export const CORE_FACT_COLUMNS = { ...FACT_COLUMNS, core: 'bool' } as const;
 
 /** The fact columns as read by binary COPY, one typed array per column. */
 export type Facts = Awaited<ReturnType<typeof copyOut<typeof FACT_COLUMNS>>>['cols'];

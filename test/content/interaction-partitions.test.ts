@@ -171,7 +171,7 @@ describe('content: interactions partitioned by month', function () {
   it('scoring’s window reads only the partitions of its months (pruned at planning)', async () => {
     const { db } = await getContext();
     const now = new Date();
-    const plan = await db.raw(`explain (format json) ${stageSql(true)}`, {
+    const plan = await db.raw(`explain (format json) ${stageSql('agents')}`, {
       ws: windowStart(now),
       now,
       targets: [randomUUID()],
