@@ -91,14 +91,17 @@ export function followInteractionFrom(
   };
 }
 
-/** A deleted reply stops counting as one; votes and reactions on it are re-weighed (DELETED_TARGET). */
+/**
+ * A deleted reply stops counting as one; votes, reactions and replies on it are re-weighed
+ * (DELETED_TARGET): touched, as scoring reweighs only the rows that changed and what they reach.
+ */
 export async function onCommentDeleted(trx: Db, commentId: string): Promise<void> {
   await trx.raw(
     `update interactions set active = false, updated_at = clock_timestamp() where kind = 'reply' and reply_comment_id = ?`,
     [commentId],
   );
   await trx.raw(
-    `update interactions set updated_at = clock_timestamp() where comment_id = ? and kind in ('vote', 'reaction')`,
+    `update interactions set updated_at = clock_timestamp() where comment_id = ? and kind in ('vote', 'reaction', 'reply')`,
     [commentId],
   );
 }
