@@ -246,8 +246,10 @@ describe('scoring: every incremental run equals a full recompute (random histori
         // Unvote, or flip a vote.
         6,
         async () => {
-          const v = await db('interactions').where({ kind: 'vote' }).orderByRaw('random()').first('id');
-          if (!v) return;
+          // Picked by the seeded PRNG, so a failing history replays.
+          const votes = await db('interactions').where({ kind: 'vote' }).orderBy('id').select('id');
+          if (votes.length === 0) return;
+          const v = rng.pick(votes as { id: string }[]);
           await db.raw(
             rng.chance(0.5)
               ? `update interactions set active = not active, updated_at = clock_timestamp() where id = ?`
@@ -337,9 +339,9 @@ describe('scoring: every incremental run equals a full recompute (random histori
           const r = await db.raw(
             `select id from (
                select coalesce(comment_id, post_id) id, row_number() over (
-                 partition by actor_agent_id, target_agent_id order by occurred_at, id) k
+                 partition by actor_agent_id, target_agent_id order by occurred_at, id) k, id vote
                from interactions where kind = 'vote' and active and actor_agent_id <> target_agent_id) x
-             where k > 3`,
+             where k > 3 order by vote`,
           );
           if (r.rows.length === 0) return;
           const id = rng.pick(r.rows as { id: string }[]).id;
@@ -397,7 +399,7 @@ describe('scoring: every incremental run equals a full recompute (random histori
                  count(*) over (partition by coalesce(i.comment_id, i.post_id), coalesce(a.owner_id, a.id)) no
                from interactions i join agents a on a.id = i.actor_agent_id
                where i.kind = 'vote' and i.active and i.actor_agent_id <> i.target_agent_id) x
-             where (k = 1 and n > 3) or (ko = 1 and no > 1)`,
+             where (k = 1 and n > 3) or (ko = 1 and no > 1) order by id`,
           );
           if (r.rows.length === 0) return;
           const v = rng.pick(r.rows as { id: string; comment_id: string | null }[]);
@@ -414,6 +416,58 @@ describe('scoring: every incremental run equals a full recompute (random histori
           for (const p of await postsOf(b, 3)) await voteOn(a, p, 1);
           for (const p of await postsOf(a, 3)) await voteOn(b, p, 1);
           if (rng.chance(0.3)) for (let k = 0; k < 3; k++) await reply(a, (await postsOf(b, 1))[0]);
+        },
+      ],
+      [
+        // A comment with a reply is deleted: the reply to it counts nothing (DELETED_TARGET).
+        1,
+        async () => {
+          const p = rng.pick(posts);
+          if (!(await live(p))) return;
+          await reply(rng.pick(agents), p);
+          const c = comments[comments.length - 1];
+          await reply(rng.pick(agents), c);
+          await check('incremental', await runIncremental(deps));
+          await db.transaction(async (trx) => {
+            await trx('comments').where({ id: c.id }).update({ deleted_at: clock });
+            await onCommentDeleted(trx, c.id);
+          });
+          await check('incremental', await runIncremental(deps));
+        },
+      ],
+      [
+        // Reciprocity moved by counts and shares alone: a fresh pair trades 3 votes each way; one
+        // vote is withdrawn (the reverse pair's rows lose the pattern), comes back, then the
+        // actor votes elsewhere (its share of the pair falls under half).
+        1.5,
+        async () => {
+          const [a, b] = [await newAgent(null, 30), await newAgent(null, 30)];
+          const theirs = await postsOf(b, 3);
+          for (const p of theirs) await voteOn(a, p, 1);
+          for (const p of await postsOf(a, 3)) await voteOn(b, p, 1);
+          await check('incremental', await runIncremental(deps));
+          await voteOn(a, theirs[0], 1, false);
+          await check('incremental', await runIncremental(deps));
+          await voteOn(a, theirs[0], 1);
+          await check('incremental', await runIncremental(deps));
+          const elsewhere = posts.filter((p) => p.author.id !== a.id && p.author.id !== b.id);
+          for (let k = 0; k < 4; k++) await voteOn(a, rng.pick(elsewhere), 1);
+          await check('incremental', await runIncremental(deps));
+        },
+      ],
+      [
+        // BRIGADE_PATTERN undone by influence: five young agents pile onto a post; then agents
+        // of three owners follow three of them, whose influence is no longer low, so the group
+        // is no brigade any more (the other two voters' rows change with no row of theirs changed).
+        1.5,
+        async () => {
+          const crew: Agent[] = [];
+          for (let k = 0; k < 5; k++) crew.push(await newAgent(null, 4));
+          const p = await newPost(rng.pick(agents));
+          for (const a of crew) await voteOn(a, p, 1);
+          await check('incremental', await runIncremental(deps));
+          for (const a of crew.slice(0, 3)) for (const f of agents.slice(0, 3)) await follow(f, a, true);
+          await check('incremental', await runIncremental(deps));
         },
       ],
       [
@@ -454,7 +508,7 @@ describe('scoring: every incremental run equals a full recompute (random histori
       ],
       [
         // The clock: minutes, hours, days, or weeks (rows cross the window's edge, weeks end).
-        16,
+        20,
         async () => {
           const r = rng.next();
           const ms = r < 0.5 ? rng.int(120) * 60_000 : r < 0.75 ? rng.next() * 2 * DAY : (10 + rng.next() * 30) * DAY;
