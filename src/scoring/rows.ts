@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { windowStart } from './stage-sql';
+import { tuneScoped } from './transaction';
 import { CHANGED_SHARE_PAIRS } from './closure';
 
 /**
@@ -27,27 +28,35 @@ const COLS = `i.id, i.kind, i.actor_agent_id, i.target_agent_id, i.post_id, i.co
   i.occurred_at, i.active`;
 const WINDOW = 'i.active and i.occurred_at > :ws and i.occurred_at <= :now';
 
-/** Window rows of the pairs (a, t, kind) listed by `pairs`. */
+/** Window rows of the pairs (a, t, kind) listed by `pairs` (a table or subquery). */
 const pairRows = (pairs: string) => `
-  select ${COLS} from (${pairs}) p
+  select ${COLS} from ${pairs} p
   join interactions i on i.actor_agent_id = p.a and i.target_agent_id = p.t and i.kind = p.kind
   where ${WINDOW}`;
 
 /**
- * Window rows on the objects of `src` (a table or subquery with kind, t, post_id, comment_id), same kind: the
- * followed agent of a follow, the comment or else the post of a vote, reaction or reply (those
- * always have a post). One subquery: a UNION around it applies to all of it.
+ * The objects of rows `src` (interactions' columns; sc_ch names the target `t`), as (kind, obj,
+ * cmt): the followed agent of a follow, the comment or else the post of a vote, reaction or reply
+ * (those always have a post), and whether obj is a comment.
  */
-const objectRows = (src: string) => `
+const objectsOf = (src: string, t = 'target_agent_id') => `
+  select distinct kind, case when kind = 'follow' then ${t} else coalesce(comment_id, post_id) end obj,
+    kind <> 'follow' and comment_id is not null cmt
+  from ${src}`;
+
+/** Window rows on the objects listed by `objects` (kind, obj, cmt), same kind; one subquery. */
+const objectRows = (objects: string) => `
   select * from (
-  select ${COLS} from (select distinct t from ${src} s where kind = 'follow') o
-  join interactions i on i.target_agent_id = o.t and i.kind = 'follow' where ${WINDOW}
-  union all
-  select ${COLS} from (select distinct kind, comment_id from ${src} s where kind <> 'follow' and comment_id is not null) o
-  join interactions i on i.comment_id = o.comment_id and i.kind = o.kind where ${WINDOW}
-  union all
-  select ${COLS} from (select distinct kind, post_id from ${src} s where kind <> 'follow' and comment_id is null) o
-  join interactions i on i.post_id = o.post_id and i.comment_id is null and i.kind = o.kind where ${WINDOW}) x`;
+    select ${COLS} from ${objects} o
+    join interactions i on i.target_agent_id = o.obj and i.kind = 'follow' where o.kind = 'follow' and ${WINDOW}
+    union all
+    select ${COLS} from ${objects} o
+    join interactions i on i.comment_id = o.obj and i.kind = o.kind where o.cmt and ${WINDOW}
+    union all
+    select ${COLS} from ${objects} o
+    join interactions i on i.post_id = o.obj and i.comment_id is null and i.kind = o.kind
+    where o.kind <> 'follow' and not o.cmt and ${WINDOW}
+  ) x`;
 
 /** sc_ch's live rows under interactions' column names. */
 const CHANGED_LIVE = `
@@ -63,44 +72,56 @@ export async function stageCoreRows(
   now: Date,
 ): Promise<{ core: number; targets: number; staged: number }> {
   const b = { ws: windowStart(now), now };
-  await trx.raw('drop table if exists sc_k, sc_s');
+  // Every lookup here is by index, for a small share of the window.
+  await tuneScoped(trx);
+  await trx.raw('drop table if exists sc_kp, sc_ko, sc_kv, sc_k, sc_s');
+  // The pairs and objects whose every window row goes into K: S does not look them up again.
   await trx.raw(
-    `create temp table sc_k on commit drop as
+    `create temp table sc_kp on commit drop as
      with cp as materialized (${CHANGED_SHARE_PAIRS})
-     ${CHANGED_LIVE}
-     union ${pairRows(`select a, t, kind from sc_ch where kind in ('vote', 'reply')
-                       union select t, a, kind from sc_ch where kind in ('vote', 'reply')
-                       union select a, t, kind from cp union select t, a, kind from cp`)}
-     union ${objectRows('sc_ch')}
-     union select ${COLS} from sc_fd f join interactions i on i.actor_agent_id = f.id
-       where ${WINDOW} and (f.infl or (f.ring and i.kind = 'follow'))
-     union select ${COLS} from interactions i
-       where i.kind = 'reply' and ${WINDOW}
-         and i.reply_comment_id in (select comment_id from sc_ch where kind = 'vote' and comment_id is not null)`,
+     select a, t, kind from sc_ch where kind in ('vote', 'reply')
+     union select t, a, kind from sc_ch where kind in ('vote', 'reply')
+     union select a, t, kind from cp union select t, a, kind from cp`,
     b,
   );
-  await trx.raw('analyze sc_k');
+  await trx.raw(`create temp table sc_ko on commit drop as ${objectsOf('sc_ch', 't')}`);
+  await trx.raw('analyze sc_kp; analyze sc_ko');
+  await trx.raw(
+    `create temp table sc_k on commit drop as
+       ${CHANGED_LIVE}
+       union ${pairRows('sc_kp')}
+       union ${objectRows('sc_ko')}
+       union select ${COLS} from sc_fd f join interactions i on i.actor_agent_id = f.id
+         where ${WINDOW} and (f.infl or (f.ring and i.kind = 'follow'))
+       union select ${COLS} from interactions i
+         where i.kind = 'reply' and ${WINDOW}
+           and i.reply_comment_id in (select comment_id from sc_ch where kind = 'vote' and comment_id is not null)`,
+    b,
+  );
   // Brigade groups of the votes of agents whose influence changed (those votes are in K already):
   // every vote on those objects.
   await trx.raw(
-    `insert into sc_k select * from (${objectRows(`(select kind, target_agent_id t, post_id, comment_id from sc_k
-       where kind = 'vote' and actor_agent_id in (select id from sc_fd where infl))`)}) x
-     where x.id not in (select id from sc_k)`,
-    b,
+    `create temp table sc_kv on commit drop as
+     ${objectsOf("sc_k where kind = 'vote' and actor_agent_id in (select id from sc_fd where infl)")}
+     except select * from sc_ko`,
   );
-  await trx.raw('analyze sc_k');
+  await trx.raw(`insert into sc_k select * from (${objectRows('sc_kv')}) x where x.id not in (select id from sc_k)`, b);
+  await trx.raw('insert into sc_ko select * from sc_kv');
+  await trx.raw('analyze sc_k; analyze sc_ko');
+  const k = (await trx.raw('select count(*)::int core, count(distinct target_agent_id)::int targets from sc_k'))
+    .rows[0];
   const s = await trx.raw(
     `create temp table sc_s on commit drop as
-     select *, true core from sc_k
-     union all
-     select *, false from (
-       ${pairRows(`select distinct actor_agent_id a, target_agent_id t, kind from sc_k where kind in ('vote', 'reply')`)}
-       union ${objectRows('(select kind, target_agent_id t, post_id, comment_id from sc_k)')}
-     ) x where x.id not in (select id from sc_k)`,
+       with so as materialized (${objectsOf('sc_k')} except select * from sc_ko)
+       select *, true core from sc_k
+       union all
+       select *, false from (
+         ${pairRows(`(select actor_agent_id a, target_agent_id t, kind from sc_k where kind in ('vote', 'reply')
+                      except select a, t, kind from sc_kp)`)}
+         union ${objectRows('so')}
+       ) x where x.id not in (select id from sc_k)`,
     b,
   );
   await trx.raw('analyze sc_s');
-  const k = (await trx.raw('select count(*)::int core, count(distinct target_agent_id)::int targets from sc_k'))
-    .rows[0];
   return { core: k.core, targets: k.targets, staged: s.rowCount ?? 0 };
 }

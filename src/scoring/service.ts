@@ -123,6 +123,7 @@ async function incrementalStep(
   const seeds = [...new Set([...(await changedAgents(trx, since)), ...(opts.seeds ?? [])])];
   const removed = left > 0 ? await dropStaleEdges(trx) : 0;
   const facts = await refreshFacts(trx, now, seeds);
+  const clock = await clockAgents(trx, prevNow, now);
   let scope: string[] | 'rows' | null;
   let core = 0;
   let targets: number;
@@ -140,7 +141,6 @@ async function incrementalStep(
   }
   let weights: WeightRunResult | null = null;
   const repAgents = new Set(seeds);
-  const clock = await clockAgents(trx, prevNow, now);
   const t1 = Date.now();
   if (scope) {
     const { affected, ...w } = await recomputeWeights(trx, now, scope, { pool, v2, facts: [] });
