@@ -34,26 +34,37 @@ export async function stageChanges(
 }
 
 /**
- * Agents whose received interactions must be rescored because of the staged rows: targets and
- * actors of changed rows (an actor's own facts and the reverse direction of its pairs), authors
- * of replies whose comment was voted on (LOW_SCORE_REPLY follows the reply's score), and agents
- * stamped as changed themselves since the watermark (scoring_agent_changes; older stamps go).
+ * Agents the staged rows concern. `all`: those whose facts are refreshed and, in agent mode,
+ * whose received interactions are rescored: targets and actors of changed rows (an actor's own
+ * facts and the reverse direction of its pairs), the targets of replies whose comment was voted on
+ * (LOW_SCORE_REPLY follows the reply's score), and agents stamped as changed themselves since the
+ * watermark (scoring_agent_changes; older stamps go). `reputations`: those whose reputation inputs
+ * the changed rows themselves move (a reputation sums what the agent received and the replies it
+ * wrote, with its own state): targets of changed rows, authors of changed replies, stamped agents;
+ * the rows whose weight changes add theirs when written.
  */
-export async function changedAgents(trx: Knex.Transaction, since: Date): Promise<string[]> {
+export async function changedAgents(
+  trx: Knex.Transaction,
+  since: Date,
+): Promise<{ all: string[]; reputations: string[] }> {
   const from = new Date(since.getTime() - SCHEDULE.watermarkOverlapSeconds * 1000);
   await trx.raw(`delete from scoring_agent_changes where at < :from::timestamptz - interval '1 day'`, { from });
   const r = await trx.raw(
-    `select array(
-       select agent_id from scoring_agent_changes where at > :from
+    `with rp as (
+       select agent_id id from scoring_agent_changes where at > :from
        union select t from sc_ch
+       union select a from sc_ch where kind = 'reply'
+     )
+     select array(
+       select id from rp
        union select a from sc_ch
        union select rep.target_agent_id from sc_ch ch join interactions rep
          on rep.kind = 'reply' and rep.reply_comment_id = ch.comment_id
        where ch.kind = 'vote' and ch.comment_id is not null
-     ) ids`,
+     ) "all", array(select id from rp) reputations`,
     { from },
   );
-  return r.rows[0].ids;
+  return r.rows[0];
 }
 
 /** Stored edges of staged rows no longer active in the window go, under both models (full runs never write them). */

@@ -96,9 +96,11 @@ async function dbClock(trx: Knex | Knex.Transaction): Promise<Date> {
  *   from the changed rows and the facts that changed in effect (rows.ts);
  * - agent mode (a per-agent recompute): everything the agents of the changed rows and `seeds`
  *   received, and the targets the changed facts reach (closure.ts).
- * Then it recomputes the reputations whose inputs changed: the agents of the staged rows and of
- * rewritten edges (summed again), and those only the clock moves (from their stored base: TRUST
- * and the total only). Without a recorded clock (first run) it is a full recompute.
+ * Then it recomputes the reputations whose inputs changed: the targets of the staged rows, the
+ * authors of staged replies, the stamped agents (agent mode: every agent of the staged rows and
+ * `seeds`), and the agents of rewritten edges (summed again), and those only the clock moves (from
+ * their stored base: TRUST and the total only). Without a recorded clock (first run) it is a full
+ * recompute.
  */
 async function incrementalStep(
   trx: Knex.Transaction,
@@ -120,7 +122,8 @@ async function incrementalStep(
   const mark = await dbClock(trx);
   const since = (await getWatermark(trx)) ?? new Date(0);
   const { changed, left } = await stageChanges(trx, since, prevNow, now);
-  const seeds = [...new Set([...(await changedAgents(trx, since)), ...(opts.seeds ?? [])])];
+  const agents = await changedAgents(trx, since);
+  const seeds = [...new Set([...agents.all, ...(opts.seeds ?? [])])];
   const removed = left > 0 ? await dropStaleEdges(trx) : 0;
   const facts = await refreshFacts(trx, now, seeds);
   const clock = await clockAgents(trx, prevNow, now);
@@ -140,7 +143,8 @@ async function incrementalStep(
     scope = all.length > 0 ? all : null;
   }
   let weights: WeightRunResult | null = null;
-  const repAgents = new Set(seeds);
+  // Agent mode keeps every agent it touched; rows mode those whose inputs moved (changedAgents).
+  const repAgents = new Set(mode === 'rows' ? agents.reputations : seeds);
   const t1 = Date.now();
   if (scope) {
     const { affected, ...w } = await recomputeWeights(trx, now, scope, { pool, v2, facts: [] });
