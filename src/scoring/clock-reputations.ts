@@ -1,0 +1,128 @@
+import type { Knex } from 'knex';
+import { DAY_MS, Model, MODELS, REPUTATION } from './policy';
+import { windowStart } from './stage-sql';
+import { MODEL_TABLES } from './reputation-run';
+import { crossedMilestonesSql, milestoneInsertSql } from './milestones';
+
+/**
+ * Reputations that only the clock (or the agent's own standing) moves, recomputed in PostgreSQL
+ * from the stored base (QUALITY + ENGAGEMENT + REACH, unrounded, per model): TRUST, the total and
+ * the trust part of the components, bit for bit what computeReputation (reputation.ts) gives.
+ * Nothing crosses to Node: tens of thousands of agents move every 30 minutes (each one under 90
+ * days old, each one whose whole-day age changes), and reading, comparing and writing back their
+ * components in Node cost about 65 µs each.
+ *
+ * Float8 in PostgreSQL is the same IEEE double as a JS number, so the formula's operations, done
+ * in the same order, give the same values. Three things differ and are written out:
+ * - Math.round rounds ties up, PostgreSQL's round(float8) to even: jsRound below;
+ * - a JS Date holds whole milliseconds (node-pg drops the microseconds of created_at);
+ * - JSON numbers: float8 → numeric prints 15 significant digits, which is the shortest form of
+ *   every 2-decimal TRUST score (what JSON.stringify writes); the rest are integers.
+ */
+
+/** SQL of JS Math.round(x): the nearest integer, ties toward +∞ (x − floor(x) is exact in float8). */
+export function jsRound(x: string): string {
+  return `(floor(${x}) + case when (${x}) - floor(${x}) >= 0.5 then 1 else 0 end)`;
+}
+
+const T = REPUTATION.trust;
+/**
+ * PostgreSQL raises an error where a float8 product underflows to 0 (JS gives 0). Past this many
+ * strikes TRUST is under 2^-990: its 2-decimal score is 0 and added to a base it cannot reach a
+ * rounding tie (no double lies that close to k + 0.5), so 0 gives the same results.
+ */
+const MAX_STRIKES = 1000;
+const f8 = (n: number) => `${n}::float8`;
+
+/**
+ * SQL: the relation `src` (columns ver, off, susp: booleans; strikes: int; created_ms: float8, the
+ * creation time in whole milliseconds; base, base_v2: float8, either may be null) with TRUST's
+ * components (`trust`, jsonb: trustComponents) and both models' totals (`score1`, `score2`:
+ * totalScore), at the clock bound to :nowMs (milliseconds).
+ */
+export function clockScoresSql(src: string): string {
+  const total = (base: string) =>
+    `case when ${base} is null then null when x.susp then 0 else greatest(${REPUTATION.min}, least(${REPUTATION.max}, ${jsRound(`${base} + t.t`)}))::int end`;
+  return `select x.*, t.t,
+      jsonb_build_object('score', (${jsRound(`t.t * ${f8(100)}`)} / ${f8(100)})::numeric, 'max', ${T.max},
+        'verifiedOwnerEmail', x.ver, 'agentAgeDays', greatest(0, floor(d.age))::int, 'officialConnector', x.off,
+        'goodStanding', g.gs, 'moderationStrikes', x.strikes) trust,
+      ${total('x.base')} score1, ${total('x.base_v2')} score2
+    from ${src} x,
+      lateral (select (:nowMs::float8 - x.created_ms) / ${f8(DAY_MS)} age) d,
+      lateral (select not x.susp and x.strikes = 0 gs) g,
+      lateral (select case when x.strikes > ${MAX_STRIKES} then ${f8(0)}
+        else (${T.verifiedOwner} * x.ver::int + ${T.age} * greatest(${f8(0)}, least(${f8(1)}, d.age / ${f8(T.ageFullDays)}))
+          + ${T.officialConnector} * x.off::int + ${T.goodStanding} * g.gs::int)
+          * power(${f8(REPUTATION.strikeTrustFactor)}, greatest(0, x.strikes)::float8) end t) t`;
+}
+
+/**
+ * The clock-only update of `agents`: rows are written only where they change, v2 rows kept only
+ * where v2's components differ from v1's (a v2 row without a difference left is removed),
+ * milestones notified as the summing path does (v1 only). One statement. Agents without a stored
+ * base (never scored, or v2's not stored yet) are returned (`rest`) for the summing path.
+ */
+export async function recomputeClockReputations(
+  trx: Knex.Transaction,
+  now: Date,
+  agents: string[],
+  models: readonly Model[] = MODELS,
+): Promise<{ agents: number; milestones: number; rest: string[] }> {
+  if (agents.length === 0) return { agents: 0, milestones: 0, rest: [] };
+  const withV2 = models.includes('reputation_v2');
+  const [t1, t2] = [MODEL_TABLES.reputation_v1, MODEL_TABLES.reputation_v2];
+  const v2Writes = `,
+     gone as (
+       delete from ${t2.scores} v using n
+       where v.agent_id = n.id and n.c2 is not null and n.n2 - 'version' = n.n1 - 'version'
+       returning 1
+     ),
+     w2 as (
+       insert into ${t2.scores} (agent_id, score, components, computed_at)
+       select n.id, n.score2, n.n2, :now from n
+       where n.n2 - 'version' <> n.n1 - 'version' and n.n2 is distinct from n.c2
+       on conflict (agent_id) do update
+         set score = excluded.score, components = excluded.components, computed_at = excluded.computed_at
+       returning 1
+     )`;
+  const r = await trx.raw(
+    `with strikes as (
+       select agent_id, count(*)::int n from moderation_actions
+       where upheld and created_at > :ws and created_at <= :now and agent_id = any(:agents::uuid[])
+       group by 1
+     ),
+     f as materialized (
+       select a.id, rs.score old, rs.components c1, rs.base, rs.base_v2, v2.components c2,
+         a.status = 'suspended' susp, a.official_connector off, o.email_verified_at is not null ver,
+         coalesce(s.n, 0) strikes, floor(extract(epoch from a.created_at) * 1000)::float8 created_ms,
+         rs.base is not null and rs.components is not null ${withV2 ? 'and rs.base_v2 is not null' : ''} ok
+       from agents a
+       left join owners o on o.id = a.owner_id
+       left join strikes s on s.agent_id = a.id
+       left join ${t1.scores} rs on rs.agent_id = a.id
+       left join ${t2.scores} v2 on v2.agent_id = a.id
+       where a.id = any(:agents::uuid[])
+     ),
+     n as materialized (
+       select x.id, x.old, x.c1, x.c2, x.score1, x.score2,
+         x.c1 || jsonb_build_object('version', ${t1.version}, 'total', x.score1, 'trust', x.trust) n1,
+         coalesce(x.c2, x.c1) || jsonb_build_object('version', ${t2.version}, 'total', x.score2, 'trust', x.trust) n2
+       from (${clockScoresSql('(select * from f where ok)')}) x
+     ),
+     w1 as (
+       update ${t1.scores} r set score = n.score1, components = n.n1, computed_at = :now
+       from n where r.agent_id = n.id and (n.n1 <> n.c1 or n.score1 is distinct from n.old)
+       returning n.id, n.old, n.score1 score
+     ),
+     ms as (
+       ${milestoneInsertSql(`(select w1.id, c.m, w1.score from w1, lateral ${crossedMilestonesSql('w1.old', 'w1.score')} c) u`)}
+       returning 1
+     )${withV2 ? v2Writes : ''}
+     select (select count(*) from n)::int done, (select count(*) from ms)::int milestones,
+       array(select id from f where not ok) rest`,
+    { ws: windowStart(now), now, nowMs: now.getTime(), agents },
+  );
+  const row = r.rows[0];
+  return { agents: row.done, milestones: row.milestones, rest: row.rest };
+}
