@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { Knex } from 'knex';
 import { createPrivateDb, PrivateDb } from '../helpers/private-db';
 import { clockScoresSql, jsRound, recomputeClockReputations } from '../../src/scoring/clock-reputations';
+import { clockAgents } from '../../src/scoring/closure';
 import {
   baseScore,
   computeReputation,
@@ -69,6 +70,8 @@ function age(rng: Rng): number {
 }
 
 /** Bases (QUALITY + ENGAGEMENT + REACH) around the total's rounding ties and its clamps, given TRUST t. */
+const windowStartMs = (d: Date) => d.getTime() - WEIGHTS.windowDays * DAY_MS;
+
 function base(rng: Rng, t: number): number {
   const k = rng.int(1000);
   switch (rng.int(6)) {
@@ -354,5 +357,75 @@ describe('scoring: clock-only reputation updates in SQL equal computeReputation'
     const again = await db.transaction((trx) => recomputeClockReputations(trx, now, ids, MODELS));
     expect(again).to.deep.include({ agents: ok.length, milestones: 0 });
     expect(await versions()).to.deep.equal(kept);
+  });
+
+  it('clockAgents finds the young, those whose whole-day age changed, the never scored and strikes at the edges', async () => {
+    const rng = prng(11);
+    const us = (d: Date) => BigInt(d.getTime()) * 1000n;
+    const DAY_US = BigInt(DAY_MS) * 1000n;
+    const floorDiv = (a: bigint, b: bigint) => (a >= 0n ? a / b : -((-a + b - 1n) / b));
+    for (const [n, minutes] of [
+      [0, 30],
+      [1, 0],
+      [2, 1 / 60],
+      [3, 3 * 24 * 60],
+      [4, -30],
+    ] as const) {
+      const hiClock = new Date(Date.parse('2042-02-03T04:05:06.789Z') + n * 7 * DAY_MS);
+      const loClock = new Date(hiClock.getTime() - minutes * 60_000);
+      const [lo, hi] = loClock < hiClock ? [loClock, hiClock] : [hiClock, loClock];
+      const expected: string[] = [];
+      const ids: string[] = [];
+      for (let k = 0; k < 300; k++) {
+        // Creation times a whole number of days (± a second and microseconds) before either clock, or anywhere.
+        const base = rng.pick([lo, hi]).getTime() - rng.int(500) * DAY_MS;
+        const offsetUs = BigInt(
+          rng.pick([0, 1, -1, 999, -999, 1000, -1000, 1001, -1001, 500_000]) * 1000 + rng.pick([0, 1, -1, 7]),
+        );
+        const createdUs = rng.chance(0.2)
+          ? us(lo) - BigInt(rng.int(400 * DAY_MS)) * 1000n
+          : BigInt(base) * 1000n + offsetUs;
+        const ms = floorDiv(createdUs, 1000n);
+        const iso = new Date(Number(ms))
+          .toISOString()
+          .replace('Z', `${String(createdUs - ms * 1000n).padStart(3, '0')}Z`);
+        const [row] = await db('agents')
+          .insert({ handle: `ca_${n}_${k}`, display_name: 'a', created_at: iso })
+          .returning('id');
+        ids.push(row.id);
+        const scored = rng.chance(0.9);
+        if (scored)
+          await db('reputation_scores').insert({ agent_id: row.id, score: 0, components: '{}', computed_at: lo });
+        const strike = rng.chance(0.05)
+          ? rng.pick([
+              windowStartMs(lo),
+              windowStartMs(hi),
+              lo.getTime(),
+              hi.getTime(),
+              lo.getTime() + 1,
+              windowStartMs(hi) + 1,
+            ])
+          : null;
+        if (strike !== null)
+          await db('moderation_actions').insert({
+            agent_id: row.id,
+            kind: 'strike',
+            reason: 'r',
+            created_at: new Date(strike),
+          });
+        const moved = lo.getTime() !== hi.getTime();
+        const young = createdUs > us(lo) - BigInt(REPUTATION.trust.ageFullDays) * DAY_US - 1_000_000n;
+        const dayMoved =
+          floorDiv(us(lo) - createdUs - 1_000_000n, DAY_US) !== floorDiv(us(hi) - createdUs + 1_000_000n, DAY_US);
+        const struck =
+          strike !== null &&
+          ((strike > windowStartMs(lo) && strike <= windowStartMs(hi)) ||
+            (strike > lo.getTime() && strike <= hi.getTime()));
+        if ((moved && (young || dayMoved)) || !scored || struck) expected.push(row.id);
+      }
+      const got = await db.transaction((trx) => clockAgents(trx, loClock, hiClock));
+      const mine = new Set(ids);
+      expect(got.filter((id) => mine.has(id)).sort(), `clocks ${n}`).to.deep.equal(expected.sort());
+    }
   });
 });
