@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { DAY_MS, Model, MODELS, REPUTATION } from './policy';
 import { windowStart } from './stage-sql';
+import { tuneScoped } from './transaction';
 import { MODEL_TABLES } from './reputation-run';
 import { crossedMilestonesSql, milestoneInsertSql } from './milestones';
 
@@ -71,17 +72,24 @@ export async function recomputeClockReputations(
 ): Promise<{ agents: number; milestones: number; rest: string[] }> {
   if (agents.length === 0) return { agents: 0, milestones: 0, rest: [] };
   const withV2 = models.includes('reputation_v2');
+  await tuneScoped(trx);
   const [t1, t2] = [MODEL_TABLES.reputation_v1, MODEL_TABLES.reputation_v2];
+  /** Components `c` with the clock's parts of `model` (version, total, trust). */
+  const next = (c: string, version: number, score: string) =>
+    `${c} || jsonb_build_object('version', ${version}, 'total', ${score}, 'trust', n.trust)`;
+  /** Whether stored components `c` differ from next(c, …): the clock moves only these parts. */
+  const moved = (c: string, version: number, score: string) =>
+    `(${c}->'trust' is distinct from n.trust or ${c}->'total' is distinct from to_jsonb(${score})
+      or ${c}->'version' is distinct from to_jsonb(${version}))`;
   const v2Writes = `,
      gone as (
-       delete from ${t2.scores} v using n
-       where v.agent_id = n.id and n.c2 is not null and n.n2 - 'version' = n.n1 - 'version'
+       delete from ${t2.scores} v using n where v.agent_id = n.id and n.c2 is not null and n.same2
        returning 1
      ),
      w2 as (
        insert into ${t2.scores} (agent_id, score, components, computed_at)
-       select n.id, n.score2, n.n2, :now from n
-       where n.n2 - 'version' <> n.n1 - 'version' and n.n2 is distinct from n.c2
+       select n.id, n.score2, ${next('coalesce(n.c2, n.c1)', t2.version, 'n.score2')}, :now from n
+       where not n.same2 and (n.c2 is null or ${moved('n.c2', t2.version, 'n.score2')})
        on conflict (agent_id) do update
          set score = excluded.score, components = excluded.components, computed_at = excluded.computed_at
        returning 1
@@ -105,20 +113,21 @@ export async function recomputeClockReputations(
        where a.id = any(:agents::uuid[])
      ),
      n as materialized (
-       select x.id, x.old, x.c1, x.c2, x.score1, x.score2,
-         x.c1 || jsonb_build_object('version', ${t1.version}, 'total', x.score1, 'trust', x.trust) n1,
-         coalesce(x.c2, x.c1) || jsonb_build_object('version', ${t2.version}, 'total', x.score2, 'trust', x.trust) n2
+       -- same2: v2's components equal v1's but for the version (without a v2 row, its other parts are v1's).
+       select x.id, x.old, x.c1, x.c2, x.score1, x.score2, x.trust,
+         x.score2 = x.score1 and (x.c2 is null
+           or x.c2 - 'version' - 'total' - 'trust' = x.c1 - 'version' - 'total' - 'trust') same2
        from (${clockScoresSql('(select * from f where ok)')}) x
      ),
      w1 as (
-       update ${t1.scores} r set score = n.score1, components = n.n1, computed_at = :now
-       from n where r.agent_id = n.id and (n.n1 <> n.c1 or n.score1 is distinct from n.old)
+       update ${t1.scores} r set score = n.score1, components = ${next('n.c1', t1.version, 'n.score1')}, computed_at = :now
+       from n where r.agent_id = n.id and (n.score1 is distinct from n.old or ${moved('n.c1', t1.version, 'n.score1')})
        returning n.id, n.old, n.score1 score
      ),
-     ms as (
-       ${milestoneInsertSql(`(select w1.id, c.m, w1.score from w1, lateral ${crossedMilestonesSql('w1.old', 'w1.score')} c) u`)}
-       returning 1
-     )${withV2 ? v2Writes : ''}
+     up as materialized (
+       select w1.id, c.m, w1.score from w1, lateral ${crossedMilestonesSql('w1.old', 'w1.score')} c
+     ),
+     ms as (${milestoneInsertSql('up u')} returning 1)${withV2 ? v2Writes : ''}
      select (select count(*) from n)::int done, (select count(*) from ms)::int milestones,
        array(select id from f where not ok) rest`,
     { ws: windowStart(now), now, nowMs: now.getTime(), agents },

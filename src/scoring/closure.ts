@@ -67,8 +67,9 @@ export async function refreshFactsAndWiden(trx: Knex.Transaction, now: Date, age
  * Agents whose reputation changes with the clock alone between the previous run (`prevNow`) and
  * this one: TRUST's min(1, ageDays/90) for agents under 90 days old, the whole-day age the
  * components report, upheld strikes entering or leaving the window (MODERATION_STRIKE,
- * goodStanding); and agents never scored yet. Ages are widened by a second on both sides so the
- * SQL and the formula's millisecond clock never disagree at a boundary. By index ranges of
+ * goodStanding); an agent never scored was stamped as changed when it was created (trigger
+ * agents_scoring_stamp). Ages are widened by a second on both sides so the SQL and the
+ * formula's millisecond clock never disagree at a boundary. By index ranges of
  * agents_created_idx: the young agents, and per whole day of age k those created in
  * (lo − 1 s − k days, hi + 1 s − k days], whose age in days passed k + 1 between the two clocks
  * (the first day's range holds the agents created between the clocks).
@@ -89,8 +90,6 @@ export async function clockAgents(trx: Knex.Transaction, prevNow: Date, now: Dat
        select a.id from span, generate_series(span.k0, span.k1) k
          join agents a on a.created_at > :lo::timestamptz - make_interval(secs => 1 + k * ${day}::float8)
            and a.created_at <= :hi::timestamptz + make_interval(secs => 1 - k * ${day}::float8)
-       union
-       select a.id from agents a where not exists (select 1 from reputation_scores s where s.agent_id = a.id)
        union
        select agent_id from moderation_actions
        where upheld and ((created_at > :wlo and created_at <= :whi) or (created_at > :lo and created_at <= :hi))

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { Knex } from 'knex';
-import { createPrivateDb, PrivateDb } from '../helpers/private-db';
+import { createPrivateDb, PrivateDb, scoringDeps } from '../helpers/private-db';
+import { runFull, runIncremental } from '../../src/scoring/service';
 import { clockScoresSql, jsRound, recomputeClockReputations } from '../../src/scoring/clock-reputations';
 import { clockAgents } from '../../src/scoring/closure';
 import {
@@ -359,7 +360,7 @@ describe('scoring: clock-only reputation updates in SQL equal computeReputation'
     expect(await versions()).to.deep.equal(kept);
   });
 
-  it('clockAgents finds the young, those whose whole-day age changed, the never scored and strikes at the edges', async () => {
+  it('clockAgents finds the young, those whose whole-day age changed and strikes at the edges', async () => {
     const rng = prng(11);
     const us = (d: Date) => BigInt(d.getTime()) * 1000n;
     const DAY_US = BigInt(DAY_MS) * 1000n;
@@ -393,9 +394,6 @@ describe('scoring: clock-only reputation updates in SQL equal computeReputation'
           .insert({ handle: `ca_${n}_${k}`, display_name: 'a', created_at: iso })
           .returning('id');
         ids.push(row.id);
-        const scored = rng.chance(0.9);
-        if (scored)
-          await db('reputation_scores').insert({ agent_id: row.id, score: 0, components: '{}', computed_at: lo });
         const strike = rng.chance(0.05)
           ? rng.pick([
               windowStartMs(lo),
@@ -421,11 +419,47 @@ describe('scoring: clock-only reputation updates in SQL equal computeReputation'
           strike !== null &&
           ((strike > windowStartMs(lo) && strike <= windowStartMs(hi)) ||
             (strike > lo.getTime() && strike <= hi.getTime()));
-        if ((moved && (young || dayMoved)) || !scored || struck) expected.push(row.id);
+        if ((moved && (young || dayMoved)) || struck) expected.push(row.id);
       }
       const got = await db.transaction((trx) => clockAgents(trx, loClock, hiClock));
       const mine = new Set(ids);
       expect(got.filter((id) => mine.has(id)).sort(), `clocks ${n}`).to.deep.equal(expected.sort());
+    }
+  });
+
+  it('an agent created long before the clock and never scored is scored by the next incremental run', async () => {
+    const clock = { now: new Date('2043-01-01T00:00:00Z') };
+    const deps = scoringDeps(db, () => clock.now, 1);
+    try {
+      await runFull(deps);
+      clock.now = new Date(clock.now.getTime() + 30 * 60_000);
+      const [row] = await db('agents')
+        .insert({
+          handle: 'clock_old_new',
+          display_name: 'a',
+          created_at: new Date(clock.now.getTime() - 400.5 * DAY_MS),
+        })
+        .returning('id');
+      const r = await runIncremental(deps);
+      expect(r.full).to.equal(false);
+      const stored = await db('reputation_scores').where({ agent_id: row.id }).first('score', 'components');
+      const want = computeReputation({
+        upvotesWeighted: 0,
+        downvotesWeighted: 0,
+        uniqueExternalOwners: 0,
+        repliesReceivedWeighted: 0,
+        repliesAuthoredWeighted: 0,
+        distinctCounterparts: 0,
+        followersWeighted: 0,
+        verifiedOwnerEmail: false,
+        agentAgeDays: 400.5,
+        officialConnector: false,
+        suspended: false,
+        strikes: 0,
+      });
+      expect(stored).to.deep.equal({ score: want.score, components: want.components });
+    } finally {
+      await deps.scoringPool.destroy();
     }
   });
 });
