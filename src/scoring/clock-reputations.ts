@@ -74,26 +74,37 @@ export async function recomputeClockReputations(
   const withV2 = models.includes('reputation_v2');
   await tuneScoped(trx);
   const [t1, t2] = [MODEL_TABLES.reputation_v1, MODEL_TABLES.reputation_v2];
-  /** Components `c` with the clock's parts of `model` (version, total, trust). */
+  /** Components `c` with the clock's parts of a model (version, total, trust). */
   const next = (c: string, version: number, score: string) =>
     `${c} || jsonb_build_object('version', ${version}, 'total', ${score}, 'trust', n.trust)`;
   /** Whether stored components `c` differ from next(c, …): the clock moves only these parts. */
   const moved = (c: string, version: number, score: string) =>
     `(${c}->'trust' is distinct from n.trust or ${c}->'total' is distinct from to_jsonb(${score})
       or ${c}->'version' is distinct from to_jsonb(${version}))`;
+  // v2's writes look at the few agents with a v2 row or a v2 total apart from v1's, and their
+  // stored components (v1's as they were before this statement). same2: v2's components equal
+  // v1's but for the version (without a v2 row, its other parts are v1's).
   const v2Writes = `,
+     v as materialized (
+       select n.*, c.c1, c.c2, n.score2 = n.score1 and (c.c2 is null
+           or c.c2 - 'version' - 'total' - 'trust' = c.c1 - 'version' - 'total' - 'trust') same2
+       from n, lateral (select (select components from ${t1.scores} where agent_id = n.id) c1,
+         (select components from ${t2.scores} where agent_id = n.id) c2) c
+       where n.has2 or n.score2 <> n.score1
+     ),
      gone as (
-       delete from ${t2.scores} v using n where v.agent_id = n.id and n.c2 is not null and n.same2
+       delete from ${t2.scores} x using v where x.agent_id = v.id and v.c2 is not null and v.same2
        returning 1
      ),
      w2 as (
        insert into ${t2.scores} (agent_id, score, components, computed_at)
-       select n.id, n.score2, ${next('coalesce(n.c2, n.c1)', t2.version, 'n.score2')}, :now from n
+       select n.id, n.score2, ${next('coalesce(n.c2, n.c1)', t2.version, 'n.score2')}, :now from v n
        where not n.same2 and (n.c2 is null or ${moved('n.c2', t2.version, 'n.score2')})
        on conflict (agent_id) do update
          set score = excluded.score, components = excluded.components, computed_at = excluded.computed_at
        returning 1
      )`;
+  // Only narrow rows pass between the steps: the components are read where they are rewritten.
   const r = await trx.raw(
     `with strikes as (
        select agent_id, count(*)::int n from moderation_actions
@@ -101,10 +112,10 @@ export async function recomputeClockReputations(
        group by 1
      ),
      f as materialized (
-       select a.id, rs.score old, rs.components c1, rs.base, rs.base_v2, v2.components c2,
+       select a.id, rs.score old, rs.base, rs.base_v2, v2.agent_id is not null has2,
          a.status = 'suspended' susp, a.official_connector off, o.email_verified_at is not null ver,
          coalesce(s.n, 0) strikes, floor(extract(epoch from a.created_at) * 1000)::float8 created_ms,
-         rs.base is not null and rs.components is not null ${withV2 ? 'and rs.base_v2 is not null' : ''} ok
+         rs.base is not null ${withV2 ? 'and rs.base_v2 is not null' : ''} ok
        from agents a
        left join owners o on o.id = a.owner_id
        left join strikes s on s.agent_id = a.id
@@ -113,15 +124,11 @@ export async function recomputeClockReputations(
        where a.id = any(:agents::uuid[])
      ),
      n as materialized (
-       -- same2: v2's components equal v1's but for the version (without a v2 row, its other parts are v1's).
-       select x.id, x.old, x.c1, x.c2, x.score1, x.score2, x.trust,
-         x.score2 = x.score1 and (x.c2 is null
-           or x.c2 - 'version' - 'total' - 'trust' = x.c1 - 'version' - 'total' - 'trust') same2
-       from (${clockScoresSql('(select * from f where ok)')}) x
+       select x.id, x.old, x.has2, x.score1, x.score2, x.trust from (${clockScoresSql('(select * from f where ok)')}) x
      ),
      w1 as (
-       update ${t1.scores} r set score = n.score1, components = ${next('n.c1', t1.version, 'n.score1')}, computed_at = :now
-       from n where r.agent_id = n.id and (n.score1 is distinct from n.old or ${moved('n.c1', t1.version, 'n.score1')})
+       update ${t1.scores} r set score = n.score1, components = ${next('r.components', t1.version, 'n.score1')}, computed_at = :now
+       from n where r.agent_id = n.id and r.agent_id = any(:agents::uuid[]) and (n.score1 is distinct from n.old or ${moved('r.components', t1.version, 'n.score1')})
        returning n.id, n.old, n.score1 score
      ),
      up as materialized (

@@ -254,6 +254,37 @@ describe('scoring: clock-only reputation updates in SQL equal computeReputation'
       const stored = rng.chance(0.9) ? 'full' : rng.pick(['no base', 'no base_v2', 'none'] as const);
       agents.push({ id: row.id, inputs, inputs2, strikes, stored, created: row.created_at, owned: owner !== null });
     }
+    // Young agents whose v2 total is v1's but for a base 2e-6 apart, straddling a rounding tie at
+    // one clock and not the other: the clock removes their v2 row ('gone'), or adds one ('new').
+    for (let n = 0; n < 40; n++) {
+      const gone = n % 2 === 0;
+      const [row] = await db('agents')
+        .insert({
+          handle: `clock_v2_${n}`,
+          display_name: 'a',
+          created_at: new Date(now.getTime() - (1 + rng.next() * 80) * DAY_MS),
+        })
+        .returning(['id', 'created_at']);
+      const facts = { verifiedOwnerEmail: false, officialConnector: false, suspended: false, strikes: 0 };
+      const t = (clock: Date) =>
+        trust({ ...facts, agentAgeDays: (clock.getTime() - row.created_at.getTime()) / DAY_MS }).score;
+      const tie = Math.floor(t(now)) + 10.5 + rng.int(200);
+      const b = tie - (gone ? t(t0) : t(now)) - 1e-6;
+      const upvotes = (base: number) => (25 * base) / (300 - base);
+      const inputs: ReputationInputs = {
+        ...facts,
+        upvotesWeighted: upvotes(b),
+        downvotesWeighted: 0,
+        uniqueExternalOwners: 0,
+        repliesReceivedWeighted: 0,
+        repliesAuthoredWeighted: 0,
+        distinctCounterparts: 0,
+        followersWeighted: 0,
+        agentAgeDays: 0,
+      };
+      const inputs2 = { ...inputs, upvotesWeighted: upvotes(b + 2e-6) };
+      agents.push({ id: row.id, inputs, inputs2, strikes: [], stored: 'full', created: row.created_at, owned: false });
+    }
     /** The facts at `at`, as computeReputation reads them (the clock-dependent ones). */
     const at = (a: A, x: ReputationInputs, clock: Date): ReputationInputs => ({
       ...x,
@@ -269,6 +300,7 @@ describe('scoring: clock-only reputation updates in SQL equal computeReputation'
 
     // What a full run at t0 stored (base: baseScore's float8, as reputation-run writes it).
     const before = new Map<string, number>();
+    const had2 = new Set<string>();
     for (const a of agents) {
       if (a.stored === 'none') continue;
       const c1 = components(at(a, a.inputs, t0), 1);
@@ -282,7 +314,8 @@ describe('scoring: clock-only reputation updates in SQL equal computeReputation'
         base: a.stored === 'no base' ? null : baseScore(a.inputs),
         base_v2: a.stored === 'no base_v2' ? null : baseScore(a.inputs2),
       });
-      if (!sameButVersion(c1.components, c2.components))
+      if (!sameButVersion(c1.components, c2.components)) had2.add(a.id);
+      if (had2.has(a.id))
         await db('reputation_scores_v2').insert({
           agent_id: a.id,
           score: c2.score,
@@ -320,6 +353,7 @@ describe('scoring: clock-only reputation updates in SQL equal computeReputation'
     const text1 = await asJsonb(want1.map((w) => JSON.stringify(w.components)));
     const text2 = await asJsonb(want2.map((w) => JSON.stringify(w.components)));
     let written = 0;
+    const v2moves = { kept: 0, gone: 0, new: 0, none: 0 };
     const notes: string[] = [];
     for (const [k, a] of ok.entries()) {
       const got = v1.get(a.id)!;
@@ -330,6 +364,7 @@ describe('scoring: clock-only reputation updates in SQL equal computeReputation'
       if (changed) written++;
       const differs = !sameButVersion(want1[k].components, want2[k].components);
       const got2 = v2.get(a.id);
+      v2moves[had2.has(a.id) ? (differs ? 'kept' : 'gone') : differs ? 'new' : 'none']++;
       expect(got2 ? { score: got2.score, c: got2.c } : null, `v2 of agent ${k}`).to.deep.equal(
         differs ? { score: want2[k].score, c: text2[k] } : null,
       );
@@ -338,6 +373,11 @@ describe('scoring: clock-only reputation updates in SQL equal computeReputation'
           notes.push(`${a.id} ${m} ${want1[k].score}`);
     }
     expect(written, 'rows the clock moved').to.be.greaterThan(50);
+    // v2 rows kept (and rewritten), removed (v2 equal to v1 again) and added (totals apart).
+    expect(
+      Object.values(v2moves).every((n) => n > 0),
+      JSON.stringify(v2moves),
+    ).to.equal(true);
     // Rows outside the update are untouched.
     for (const a of agents.filter((x) => x.stored !== 'full' && x.stored !== 'none'))
       expect(v1.get(a.id)!.computed_at.getTime()).to.equal(t0.getTime());
