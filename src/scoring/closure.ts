@@ -80,20 +80,29 @@ export async function widenedTargets(trx: Knex.Transaction, now: Date): Promise<
  * Agents whose reputation changes with the clock alone between the previous run (`prevNow`) and
  * this one: TRUST's min(1, ageDays/90) for agents under 90 days old, the whole-day age the
  * components report, upheld strikes entering or leaving the window (MODERATION_STRIKE,
- * goodStanding); and agents never scored yet. Ages are widened by a second on both sides so the
- * SQL and the formula's millisecond clock never disagree at a boundary.
+ * goodStanding); an agent never scored was stamped as changed when it was created (trigger
+ * agents_scoring_stamp). Ages are widened by a second on both sides so the SQL and the
+ * formula's millisecond clock never disagree at a boundary. By index ranges of
+ * agents_created_idx: the young agents, and per whole day of age k those created in
+ * (lo − 1 s − k days, hi + 1 s − k days], whose age in days passed k + 1 between the two clocks
+ * (the first day's range holds the agents created between the clocks).
  */
 export async function clockAgents(trx: Knex.Transaction, prevNow: Date, now: Date): Promise<string[]> {
   const [lo, hi] = prevNow < now ? [prevNow, now] : [now, prevNow];
   const moved = lo.getTime() !== hi.getTime();
   const day = DAY_MS / 1000;
   const r = await trx.raw(
-    `select array(
-       select a.id from agents a
-       where (:moved and (a.created_at > :young
-         or floor((extract(epoch from :lo::timestamptz - a.created_at) - 1) / ${day})
-            <> floor((extract(epoch from :hi::timestamptz - a.created_at) + 1) / ${day})))
-         or not exists (select 1 from reputation_scores s where s.agent_id = a.id)
+    `with span as (
+       select floor((extract(epoch from :lo::timestamptz) - 1 - extract(epoch from max(created_at))) / ${day})::int k0,
+         ceil((extract(epoch from :hi::timestamptz) + 1 - extract(epoch from min(created_at))) / ${day})::int k1
+       from agents where :moved
+     )
+     select array(
+       select a.id from agents a where :moved and a.created_at > :young
+       union
+       select a.id from span, generate_series(span.k0, span.k1) k
+         join agents a on a.created_at > :lo::timestamptz - make_interval(secs => 1 + k * ${day}::float8)
+           and a.created_at <= :hi::timestamptz + make_interval(secs => 1 - k * ${day}::float8)
        union
        select agent_id from moderation_actions
        where upheld and ((created_at > :wlo and created_at <= :whi) or (created_at > :lo and created_at <= :hi))

@@ -1,20 +1,12 @@
 import type { Knex } from 'knex';
-import {
-  baseScore,
-  computeReputation,
-  crossedMilestones,
-  ReputationComponents,
-  ReputationInputs,
-  totalScore,
-  trust,
-  trustComponents,
-} from './reputation';
+import { baseScore, computeReputation, crossedMilestones, ReputationInputs } from './reputation';
 import type { ReputationSums } from './reputation-sums';
 import { tuneScoped } from './transaction';
 import { windowStart } from './stage-sql';
 import { DAY_MS, Model, MODELS } from './policy';
 import { copyInText, copyTextField } from './copy';
 import { BUILD } from './build-tables';
+import { milestoneInsertSql, notifyMilestones } from './milestones';
 
 /**
  * Where each model's scores live and the `version` its components carry. reputation_scores_v2
@@ -252,142 +244,8 @@ async function stagedRows(trx: Knex.Transaction, ws: Date, now: Date): Promise<A
 
 /** A fleet run's publication: the milestones its built reputations reach, notified as a run would. */
 export async function publishMilestones(trx: Knex.Transaction, now: Date): Promise<number> {
-  const r = await trx.raw(
-    `select coalesce(array_agg(agent_id), '{}') ids, coalesce(array_agg(milestone), '{}') ms,
-       coalesce(array_agg(score), '{}') scores from ${BUILD.milestones}`,
-  );
-  const { ids, ms, scores } = r.rows[0];
-  return notifyMilestones(trx, { ids, milestones: ms, scores }, now);
-}
-
-/** Stored components and the agent's own facts, for a clock-only update. */
-type ClockRow = Omit<AgentFactsRow, 'n'> & {
-  c1: ReputationComponents | null;
-  c2: ReputationComponents | null;
-  base: number | null;
-  base_v2: number | null;
-};
-
-/** JSON with sorted keys, version left out: components compared across models. */
-function canonical(c: ReputationComponents): string {
-  const sort = (v: unknown): unknown =>
-    v && typeof v === 'object'
-      ? Object.fromEntries(
-          Object.keys(v)
-            .sort()
-            .map((k) => [k, sort((v as Record<string, unknown>)[k])]),
-        )
-      : v;
-  return JSON.stringify(sort({ ...c, version: 0 }));
-}
-
-/**
- * Reputations that only the clock (or the agent's own standing) moved: TRUST and the total are
- * recomputed from the stored base (QUALITY + ENGAGEMENT + REACH, unrounded, per model), with the
- * same arithmetic as computeReputation, and rows are written only where they change. Agents
- * without a stored base are returned (`rest`) for the summing path. Milestones as there.
- */
-export async function recomputeClockReputations(
-  trx: Knex.Transaction,
-  now: Date,
-  agents: string[],
-  models: readonly Model[] = MODELS,
-): Promise<{ agents: number; milestones: number; rest: string[] }> {
-  const rest: string[] = [];
-  if (agents.length === 0) return { agents: 0, milestones: 0, rest };
-  const ws = windowStart(now);
-  const withV2 = models.includes('reputation_v2');
-  const r = await trx.raw(
-    `with ${STRIKES}
-     select a.id, a.status, a.official_connector, a.created_at, (o.email_verified_at is not null) verified,
-       coalesce(strikes.n, 0) strikes, rs.score old_score, rs.components c1, rs.base, rs.base_v2, v2.components c2
-     from agents a
-     left join owners o on o.id = a.owner_id
-     left join strikes on strikes.agent_id = a.id
-     left join reputation_scores rs on rs.agent_id = a.id
-     left join reputation_scores_v2 v2 on v2.agent_id = a.id
-     where a.id = any(:agents::uuid[])`,
-    { ws, now, agents },
-  );
-  const v1 = { ids: [] as string[], scores: [] as number[], comps: [] as string[] };
-  const v2 = { ids: [] as string[], scores: [] as number[], comps: [] as string[], drop: [] as string[] };
-  const ms = { ids: [] as string[], milestones: [] as number[], scores: [] as number[] };
-  let done = 0;
-  for (const row of r.rows as ClockRow[]) {
-    if (row.base === null || row.c1 === null || (withV2 && row.base_v2 === null)) {
-      rest.push(row.id);
-      continue;
-    }
-    done++;
-    const i = {
-      verifiedOwnerEmail: row.verified,
-      agentAgeDays: (now.getTime() - new Date(row.created_at).getTime()) / DAY_MS,
-      officialConnector: row.official_connector,
-      suspended: row.status === 'suspended',
-      strikes: Number(row.strikes),
-    };
-    const t = trust(i).score;
-    const next = (old: ReputationComponents, base: number, version: number): ReputationComponents => {
-      const total = totalScore(base, t, i.suspended);
-      return { ...old, version, total, trust: trustComponents(i, t) };
-    };
-    const c1 = next(row.c1, row.base, MODEL_TABLES.reputation_v1.version);
-    if (canonical(c1) !== canonical(row.c1) || c1.total !== row.old_score) {
-      v1.ids.push(row.id);
-      v1.scores.push(c1.total);
-      v1.comps.push(JSON.stringify(c1));
-      for (const m of crossedMilestones(row.old_score, c1.total)) {
-        ms.ids.push(row.id);
-        ms.milestones.push(m);
-        ms.scores.push(c1.total);
-      }
-    }
-    if (!withV2) continue;
-    // Without a v2 row, v2's components were v1's (before this update).
-    const c2 = next(row.c2 ?? row.c1, row.base_v2!, MODEL_TABLES.reputation_v2.version);
-    if (canonical(c2) === canonical(c1)) {
-      if (row.c2) v2.drop.push(row.id);
-    } else if (!row.c2 || canonical(c2) !== canonical(row.c2)) {
-      v2.ids.push(row.id);
-      v2.scores.push(c2.total);
-      v2.comps.push(JSON.stringify(c2));
-    }
-  }
-  const upsert = (table: string, x: { ids: string[]; scores: number[]; comps: string[] }) =>
-    trx.raw(
-      `insert into ${table} (agent_id, score, components, computed_at)
-       select u.id, u.score, u.c::jsonb, :now from unnest(:ids::uuid[], :scores::int[], :comps::text[]) u(id, score, c)
-       on conflict (agent_id) do update set score = excluded.score, components = excluded.components, computed_at = excluded.computed_at`,
-      { ids: x.ids, scores: x.scores, comps: x.comps, now },
-    );
-  if (v1.ids.length > 0) await upsert(MODEL_TABLES.reputation_v1.scores, v1);
-  if (v2.ids.length > 0) await upsert(MODEL_TABLES.reputation_v2.scores, v2);
-  if (v2.drop.length > 0)
-    await trx.raw(`delete from ${MODEL_TABLES.reputation_v2.scores} where agent_id = any(?::uuid[])`, [v2.drop]);
-  const milestones = await notifyMilestones(trx, ms, now);
-  return { agents: done, milestones, rest };
-}
-
-/**
- * reputation_milestone notifications in one statement, the rows notifyReputationMilestones
- * (src/notifications/service.ts) writes one by one: same type, scope key, data and link, in the
- * same transaction (a rolled-back recompute leaves none), kept once by the same unique index.
- */
-async function notifyMilestones(
-  trx: Knex.Transaction,
-  ms: { ids: string[]; milestones: number[]; scores: number[] },
-  now: Date,
-): Promise<number> {
-  if (ms.ids.length === 0) return 0;
-  const r = await trx.raw(
-    `insert into notifications (owner_id, type, agent_id, category, week, scope_key, data, href, created_at)
-     select a.owner_id, 'reputation_milestone', a.id, null, null, u.m::text,
-       jsonb_build_object('category', null, 'week', null, 'rank', null, 'handle', '@' || a.handle, 'milestone', u.m, 'score', u.score),
-       '/a/' || a.handle, :now
-     from unnest(:ids::uuid[], :ms::int[], :scores::int[]) u(id, m, score) join agents a on a.id = u.id
-     where a.owner_id is not null
-     on conflict do nothing`,
-    { ids: ms.ids, ms: ms.milestones, scores: ms.scores, now },
-  );
-  return r.rowCount;
+  const r = await trx.raw(milestoneInsertSql(`(select agent_id id, milestone m, score from ${BUILD.milestones}) u`), {
+    now,
+  });
+  return r.rowCount ?? 0;
 }

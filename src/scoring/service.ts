@@ -6,7 +6,8 @@ import { getWatermark, getWindowClock, setWatermark, setWindowClock } from './wa
 import { changedAgents, dropStaleEdges, stageChanges } from './changes';
 import { clockAgents, refreshFacts, widenedTargets } from './closure';
 import { stageCoreRows } from './rows';
-import { recomputeClockReputations, recomputeReputations } from './reputation-run';
+import { recomputeReputations } from './reputation-run';
+import { recomputeClockReputations } from './clock-reputations';
 import { freezeEndedWeeks, SnapshotResult, weeksToFreeze } from './leaderboard-snapshots';
 import { invalidateLiveWeek, LiveResult, writeLiveSnapshots } from './live-week';
 import { compareWeeks, formatWeek, IsoWeek, weekOf } from './week';
