@@ -165,6 +165,9 @@ const WORK: Record<Phase, (trx: Knex.Transaction, deps: Deps, run: RunRow, part:
     return w.interactions;
   },
   async clusters(trx, _deps, run) {
+    // Statistics of the weights for the joins below and for the live table they become (the
+    // reputations partitions plan the same without them: the table's size is read at planning).
+    await trx.raw(`analyze ${BUILD.edges}`);
     const c = await clustersOfBuild(trx, run.scored_at);
     await trx.raw(`analyze ${BUILD.edgesV2}`);
     return c.edges;
@@ -235,10 +238,7 @@ export async function runPartition(deps: Deps, job: PartitionJob): Promise<Parti
   return outcome;
 }
 
-/**
- * Counts the partition; the last one of its phase moves the run to the next phase (queued for a
- * fleet run). The weights' statistics are gathered then: the next phase plans its joins on them.
- */
+/** Counts the partition; the last one of its phase moves the run to the next phase (queued for a fleet run). */
 async function advance(trx: Knex.Transaction, job: PartitionJob): Promise<void> {
   const stage = stageOf(job.phase);
   const r = await trx.raw(
@@ -248,7 +248,6 @@ async function advance(trx: Knex.Transaction, job: PartitionJob): Promise<void> 
   );
   const row = r.rows[0];
   if (!row || row.phase_done < row.phase_parts) return;
-  if (stage === 'weights') await trx.raw(`analyze ${BUILD.edges}`);
   const next = STAGE_ORDER[STAGE_ORDER.indexOf(stage) + 1];
   await trx.raw(
     `update scoring_runs set phase = ?, phase_done = 0, phase_parts = ?,
