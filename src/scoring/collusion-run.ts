@@ -182,45 +182,46 @@ export async function clustersScoped(
 }
 
 /**
- * A fleet run (fleet.ts), once every partition's v1 weights are built: the clusters over the
- * whole window's support graph, read back from those weights (agents numbered as a full run
- * numbers them), the interactions they discount and the support graph, into the run's built tables.
+ * A fleet run (fleet.ts), once every partition's v1 weights are built: the support graph of those
+ * weights, then the clusters over it (agents numbered as a full run numbers them) and the
+ * interactions they discount, into the run's built tables. The clusters are findClusters' over
+ * the support pairs instead of the interactions: it sums each pair's rows, then reads the pairs in
+ * order (actor, target), so given the same pair sums it does the same arithmetic as a full run;
+ * and the sums are the same: a pair's float4 weights (1e-6 at least) sum exactly in float8, in any
+ * order, up to a total of 2^10.
  */
 export async function clustersOfBuild(
   trx: Knex.Transaction,
   now: Date,
 ): Promise<{ clusters: number; members: number; edges: number }> {
-  await trx.raw('drop table if exists sc_ag');
-  await trx.raw(AGENTS_FULL_SQL);
-  const agents = (await trx.raw('select count(*)::int n from sc_ag')).rows[0].n;
-  const { n, cols } = await copyOut(
-    trx,
-    `select ag.n, tg.n, e.weight from ${BUILD.edges} e
-     join interactions i on i.id = e.interaction_id
-     join sc_ag ag on ag.id = i.actor_agent_id join sc_ag tg on tg.id = i.target_agent_id
-     where e.weight > 0 and i.actor_agent_id <> i.target_agent_id and (i.kind <> 'vote' or i.value = 1)`,
-    { src: 'int4', dst: 'int4', w: 'float4' },
-  );
-  const c = findClusters(agents, { m: n, src: cols.src, dst: cols.dst, w: cols.w });
-  await writeClusters(trx, BUILD.clusters, c, agents, now);
   await rebuildSupport(
     trx,
     { rows: windowRows('true'), edges: BUILD.edges, support: BUILD.support, candidates: BUILD.candidates },
     now,
   );
-  const edges =
-    c.members === 0
-      ? 0
-      : await writeClusterEdges(
-          trx,
-          {
-            rows: `(select id, actor_agent_id a, target_agent_id t, (case when kind = 'vote' then 0 else 1 end) kind, value
-                    from interactions)`,
-            edges: BUILD.edges,
-            clusters: BUILD.clusters,
-            into: BUILD.edgesV2,
-          },
-          now,
-        );
+  await trx.raw('drop table if exists sc_ag');
+  await trx.raw(AGENTS_FULL_SQL);
+  const agents = (await trx.raw('select count(*)::int n from sc_ag')).rows[0].n;
+  const { n, cols } = await copyOut(
+    trx,
+    `select ag.n, tg.n, s.weight from ${BUILD.support} s join sc_ag ag on ag.id = s.a join sc_ag tg on tg.id = s.t`,
+    { src: 'int4', dst: 'int4', w: 'float8' },
+  );
+  const c = findClusters(agents, { m: n, src: cols.src, dst: cols.dst, w: cols.w });
+  await writeClusters(trx, BUILD.clusters, c, agents, now);
+  await trx.raw(`analyze ${BUILD.clusters}`);
+  if (c.members === 0) return { clusters: 0, members: 0, edges: 0 };
+  // Only interactions between members are discounted: those the few members received, by index.
+  const edges = await writeClusterEdges(
+    trx,
+    {
+      rows: `(select i.id, i.actor_agent_id a, i.target_agent_id t, (case when i.kind = 'vote' then 0 else 1 end) kind, i.value
+              from ${BUILD.clusters} m join interactions i on i.target_agent_id = m.agent_id)`,
+      edges: BUILD.edges,
+      clusters: BUILD.clusters,
+      into: BUILD.edgesV2,
+    },
+    now,
+  );
   return { clusters: c.clusters, members: c.members, edges };
 }

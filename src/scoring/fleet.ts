@@ -13,19 +13,21 @@ import { SCHEDULE } from './policy';
 import { invalidateLiveWeek } from './live-week';
 
 /**
- * A full recompute spread over the worker fleet. The run is phases, each of independent
- * partitions that any worker process takes as `scoring_partition` jobs (one at a time per
+ * A full recompute spread over the worker fleet. The run is phases, each of independent jobs
+ * (partitions) that any worker process takes as `scoring_partition` jobs (one at a time per
  * process, the thread pool inside), or that one process runs in turn (runFleetInProcess):
  *
  * 1. facts: every agent's stored facts (scoring_agent_facts), per partition of the agents;
  * 2. weights: every interaction received by the partition's agents, scored as an incremental
  *    run scores them (each rule's group belongs to one target agent) from those facts, into the
  *    run's built edges;
- * 3. clusters (one job): reputation_v2's clusters over the whole built support graph, and the
- *    interactions they discount;
- * 4. reputations: both models' scores of the partition's agents from the built weights (replies
- *    authored count toward their actor, hence after every weight), into the built scores;
- * 5. publish (one job, every scoring lock): each built table swaps with its live table in one
+ * 3. reputations: both models' scores of the partition's agents from the built weights (replies
+ *    authored count toward their actor, hence after every weight), into the built scores; and
+ *    beside them, one `clusters` job: reputation_v2's clusters over the whole built support
+ *    graph and the interactions they discount. Only cluster members have a v2 score other than
+ *    their v1 one, so a partition need not wait for the clusters: the members' scores are
+ *    computed again once both are done (in the publication, before its lock);
+ * 4. publish (one job, every scoring lock): each built table swaps with its live table in one
  *    transaction, the reputation milestones reached are notified, the incremental watermark
  *    goes back to the run's start.
  *
@@ -36,12 +38,35 @@ import { invalidateLiveWeek } from './live-week';
  * results equal a full recompute's (runFull) over the same data.
  */
 
+/** Kinds of partition job (scoring_run_partitions.phase). */
 export const PHASES = ['facts', 'weights', 'clusters', 'reputations', 'publish'] as const;
 export type Phase = (typeof PHASES)[number];
 
-/** Partitions of a phase: the whole-graph steps are one. */
+/**
+ * The phases of a run (scoring_runs.phase), in order, with the jobs each runs together; the
+ * clusters job first, being the longest.
+ */
+const STAGES = {
+  facts: ['facts'],
+  weights: ['weights'],
+  reputations: ['clusters', 'reputations'],
+  publish: ['publish'],
+} as const satisfies Record<string, readonly Phase[]>;
+type Stage = keyof typeof STAGES;
+const STAGE_ORDER = Object.keys(STAGES) as Stage[];
+
+function stageOf(phase: Phase): Stage {
+  return STAGE_ORDER.find((s) => (STAGES[s] as readonly Phase[]).includes(phase))!;
+}
+
+/** Partitions of a kind of job: the whole-graph steps are one. */
 function partsOf(phase: Phase): number {
   return phase === 'clusters' || phase === 'publish' ? 1 : SCHEDULE.partitions;
+}
+
+/** The jobs of a phase of the run, in the order they are queued. */
+function jobsOf(stage: Stage): { phase: Phase; part: number }[] {
+  return STAGES[stage].flatMap((phase) => Array.from({ length: partsOf(phase) }, (_, part) => ({ phase, part })));
 }
 
 /** Partitions of a whole run, every phase. */
@@ -69,19 +94,21 @@ export function isPartitionJob(p: unknown): p is PartitionJob {
 
 interface RunRow {
   id: string;
-  phase: Phase | 'done' | 'abandoned';
+  phase: Stage | 'done' | 'abandoned';
   fleet: boolean;
   scored_at: Date;
   mark: Date;
 }
 
-async function queuePhase(trx: Knex.Transaction, run: number, phase: Phase): Promise<void> {
-  for (let part = 0; part < partsOf(phase); part++)
+async function queuePhase(trx: Knex.Transaction, run: number, stage: Stage): Promise<void> {
+  // Fetched by priority: in the order queued (jobs queued together share their run_at).
+  let priority = 0;
+  for (const { phase, part } of jobsOf(stage))
     await addJob(
       trx,
       'scoring_partition',
       { run, phase, part },
-      { jobKey: `scoring_partition:${run}:${phase}:${part}` },
+      { jobKey: `scoring_partition:${run}:${phase}:${part}`, priority: priority++ },
     );
 }
 
@@ -101,7 +128,7 @@ export async function startRun(deps: Deps, opts: { fleet: boolean }): Promise<{ 
       `insert into scoring_runs (partitions, phase, phase_parts, fleet, scored_at, mark)
        values (?, 'facts', ?, ?, ?, clock_timestamp())
        on conflict ((true)) where finished_at is null do nothing returning id`,
-      [SCHEDULE.partitions, partsOf('facts'), opts.fleet, deps.now()],
+      [SCHEDULE.partitions, jobsOf('facts').length, opts.fleet, deps.now()],
     );
     if (r.rows.length === 0) {
       const active = await trx('scoring_runs').whereNull('finished_at').first('id');
@@ -138,6 +165,8 @@ const WORK: Record<Phase, (trx: Knex.Transaction, deps: Deps, run: RunRow, part:
     return w.interactions;
   },
   async clusters(trx, _deps, run) {
+    // Statistics of the weights for the joins below and for the live table they become (the
+    // reputations partitions plan the same without them: the table's size is read at planning).
     await trx.raw(`analyze ${BUILD.edges}`);
     const c = await clustersOfBuild(trx, run.scored_at);
     await trx.raw(`analyze ${BUILD.edgesV2}`);
@@ -148,8 +177,12 @@ const WORK: Record<Phase, (trx: Knex.Transaction, deps: Deps, run: RunRow, part:
     return r.agents;
   },
   async publish(trx, _deps, run) {
+    // The cluster members' scores again, from the v2 edges their partition may have run without.
+    const members: string[] = (await trx.raw(`select array(select agent_id from ${BUILD.clusters}) ids`)).rows[0].ids;
+    if (members.length > 0) await recomputeReputations(trx, run.scored_at, members, { build: true, milestones: false });
+    // Statistics of the scores (every other built table has them from its job), before the lock.
+    for (const built of Object.values(BUILD.reputation)) await trx.raw(`analyze ${built}`);
     await lockScoring(trx);
-    for (const [, built] of SWAPS.slice(2)) await trx.raw(`analyze ${built}`);
     for (const [live, built] of SWAPS) await swapTables(trx, live, built);
     const milestones = await publishMilestones(trx, run.scored_at);
     // The live tables now hold this run's results at its clock, from data read since its start:
@@ -186,7 +219,7 @@ export async function runPartition(deps: Deps, job: PartitionJob): Promise<Parti
   const outcome = await deps.db.transaction(async (trx): Promise<PartitionOutcome> => {
     await tuneRun(trx);
     const run: RunRow | undefined = await trx('scoring_runs').where({ id: job.run }).first();
-    if (!run || run.phase !== job.phase) return 'skipped';
+    if (!run || run.phase !== stageOf(job.phase)) return 'skipped';
     // Waits while another attempt of the same partition is in flight, then skips if it committed.
     const mine = await trx.raw(
       `insert into scoring_run_partitions (run_id, phase, part) values (?, ?, ?) on conflict do nothing`,
@@ -207,24 +240,26 @@ export async function runPartition(deps: Deps, job: PartitionJob): Promise<Parti
 
 /** Counts the partition; the last one of its phase moves the run to the next phase (queued for a fleet run). */
 async function advance(trx: Knex.Transaction, job: PartitionJob): Promise<void> {
+  const stage = stageOf(job.phase);
   const r = await trx.raw(
     `update scoring_runs set phase_done = phase_done + 1, progressed_at = clock_timestamp()
      where id = ? and phase = ? returning phase_done, phase_parts, fleet`,
-    [job.run, job.phase],
+    [job.run, stage],
   );
   const row = r.rows[0];
   if (!row || row.phase_done < row.phase_parts) return;
-  const next = PHASES[PHASES.indexOf(job.phase) + 1];
+  const next = STAGE_ORDER[STAGE_ORDER.indexOf(stage) + 1];
   await trx.raw(
     `update scoring_runs set phase = ?, phase_done = 0, phase_parts = ?,
        finished_at = case when ? then clock_timestamp() end where id = ?`,
-    [next ?? 'done', next ? partsOf(next) : 0, !next, job.run],
+    [next ?? 'done', next ? jobsOf(next).length : 0, !next, job.run],
   );
   if (next && row.fleet) await queuePhase(trx, job.run, next);
 }
 
 export interface RunProgress {
   id: number;
+  /** facts, weights, reputations (with the clusters), publish; then done or abandoned */
   phase: RunRow['phase'];
   /** partitions done, every phase */
   done: number;
@@ -272,11 +307,12 @@ export async function runFleetInProcess(
 ): Promise<RunProgress> {
   const { id, started } = await startRun(deps, { fleet: false });
   if (!started) throw new Error(`scoring run ${id} is still unfinished`);
-  for (const phase of PHASES) {
+  for (const stage of STAGE_ORDER) {
+    const jobs = jobsOf(stage);
     let next = 0;
     const lane = async () => {
-      for (let part = next++; part < partsOf(phase); part = next++) {
-        await runPartition(deps, { run: id, phase, part });
+      for (let k = next++; k < jobs.length; k = next++) {
+        await runPartition(deps, { run: id, ...jobs[k] });
         opts.onPartition?.(await runProgress(deps.db, id));
       }
     };

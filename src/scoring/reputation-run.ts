@@ -51,13 +51,19 @@ type AgentFactsRow = {
  * Weighted sums accumulate in double precision on both paths.
  *
  * `build` (a fleet run's partition): weights are read from the run's built edges and scores
- * written to its built reputations; milestones are kept for its publication (publishMilestones).
+ * written to its built reputations; milestones are kept for its publication (publishMilestones),
+ * unless `milestones` is false (scores computed again: their v1 milestones are kept already).
  */
 export async function recomputeReputations(
   trx: Knex.Transaction,
   now: Date,
   agents: string[] | null,
-  opts: { sums?: Partial<Record<Model, ReputationSums>>; models?: readonly Model[]; build?: boolean } = {},
+  opts: {
+    sums?: Partial<Record<Model, ReputationSums>>;
+    models?: readonly Model[];
+    build?: boolean;
+    milestones?: boolean;
+  } = {},
 ): Promise<{ agents: number; milestones: number }> {
   const models = opts.models ?? MODELS;
   const ws = windowStart(now);
@@ -133,7 +139,7 @@ export async function recomputeReputations(
       { now },
     );
     if (!opts.build) milestones += await notifyMilestones(trx, ms, now);
-    else if (ms.ids.length > 0) {
+    else if (ms.ids.length > 0 && opts.milestones !== false) {
       const r = await trx.raw(
         `insert into ${BUILD.milestones} (agent_id, milestone, score) select * from unnest(:ids::uuid[], :ms::int[], :scores::int[])`,
         { ids: ms.ids, ms: ms.milestones, scores: ms.scores },

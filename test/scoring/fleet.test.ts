@@ -159,6 +159,19 @@ describe('scoring: full recompute spread over the worker fleet', function () {
     expect((await getWindowClock(db))!.getTime()).to.equal(now.getTime());
   });
 
+  it('the clusters job finishing after every reputations partition: the same results (members scored again)', async () => {
+    await reset();
+    const { id } = await startRun(deps, { fleet: false });
+    const parts = Array.from({ length: SCHEDULE.partitions }, (_, part) => part);
+    for (const phase of ['facts', 'weights', 'reputations'] as const)
+      for (const part of parts) expect(await runPartition(deps, { run: id, phase, part })).to.equal('done');
+    // Scored without the clusters so far: no agent has a v2 score of its own yet.
+    expect((await db.raw('select count(*)::int n from scoring_build_reputation_v2')).rows[0].n).to.equal(0);
+    expect(await runPartition(deps, { run: id, phase: 'clusters', part: 0 })).to.equal('done');
+    expect(await runPartition(deps, { run: id, phase: 'publish', part: 0 })).to.equal('done');
+    expectSame(await state());
+  });
+
   it('as graphile-worker jobs taken by two runners: the same results, each runner running partitions', async () => {
     await reset();
     const counts = await startRunners(2);
