@@ -3,7 +3,8 @@
  * (signed, over HTTP, recorded per attempt) by graphile-worker to a receiver on 127.0.0.1,
  * end to end. Baseline measured in the same run: the same number of signed POSTs sent straight
  * to the same receiver at the same concurrency (no queue, no database), so the ratio is the
- * cost of durable, recorded, retryable delivery.
+ * cost of durable, recorded, retryable delivery. `--events` are the measured events, split over
+ * `--rounds`; a first round of both phases, as large as a measured one, warms up and is not counted.
  *
  *   npx tsx bench/fanout.ts [--events 300] [--webhooks 1] [--concurrency 4] [--rounds 3]
  *     [--local-queue N] [--complete-batch MS]   (graphile-worker batching; default: the worker's own)
@@ -142,7 +143,6 @@ async function main() {
         }),
       );
     }
-    await direct(Math.min(200, total)); // warm-up
 
     const pgPool = new pg.Pool({ connectionString: databaseUrl, max: CONCURRENCY + 2 });
     pgPool.on('error', () => undefined);
@@ -158,7 +158,9 @@ async function main() {
       }),
     });
 
-    // Rounds alternate the baseline and the queued run, so both see the same machine.
+    // Rounds alternate the baseline and the queued run, so both see the same machine. A first
+    // round of both phases, the size of a measured one, is not counted: without it the ratio
+    // measures warm-up (JIT, first connections), which the baseline gains most from.
     const rate = (x: number, secs: number) => Math.round(x / secs);
     const us = (ms: number) => Math.round((ms * 1000) / total);
     let baselineSecs = 0;
@@ -172,19 +174,20 @@ async function main() {
     };
     let done = 0;
     let emitted = 0;
+    let seq = 0;
     const ratios: string[] = [];
+    let warmup = '';
     const profiles: any[] = [];
     if (inspectorSession) {
       inspectorSession.connect();
       await post('Profiler.enable');
     }
-    for (let r = 0; r < ROUNDS && emitted < EVENTS; r++) {
-      const n = Math.min(perRound, EVENTS - emitted);
+    async function round(n: number, measured: boolean): Promise<void> {
       const c0 = cpuReading(dbName);
       const b0 = performance.now();
       await direct(n * WEBHOOKS);
       const b = (performance.now() - b0) / 1000;
-      add(baselineCpu, cpuSpent(c0, cpuReading(dbName)));
+      const cb = cpuSpent(c0, cpuReading(dbName));
 
       // Queued: the round's events emitted in one transaction (as writes do, each its own
       // statement); the worker sees them at commit, and the clock runs from there until every
@@ -192,15 +195,15 @@ async function main() {
       const e0 = performance.now();
       await db.transaction(async (trx) => {
         for (let i = 0; i < n; i++)
-          await emitEvent(trx, { type: 'agent.mentioned', agentId: agent.id, data: { n: emitted + i } });
+          await emitEvent(trx, { type: 'agent.mentioned', agentId: agent.id, data: { n: seq + i } });
       });
-      emitSecs += (performance.now() - e0) / 1000;
-      emitted += n;
+      const e = (performance.now() - e0) / 1000;
+      seq += n;
       done += n * WEBHOOKS;
-      if (inspectorSession) await post('Profiler.start');
+      if (inspectorSession && measured) await post('Profiler.start');
       const c1 = cpuReading(dbName);
       const t0 = performance.now();
-      const deadline = Date.now() + 120_000;
+      const deadline = Date.now() + 300_000;
       for (;;) {
         // The database is asked only once the receiver has every request (asking all along
         // would add its own load to the measured PostgreSQL CPU).
@@ -212,15 +215,29 @@ async function main() {
           .where({ status: 'succeeded' })
           .count<{ count: number }[]>('* as count');
         if (Number(count) >= done) break;
-        if (Date.now() > deadline) throw new Error(`only ${count}/${done} deliveries after 120 s`);
+        if (Date.now() > deadline) throw new Error(`only ${count}/${done} deliveries after 300 s`);
         await new Promise((res) => setTimeout(res, 5));
       }
       const q = (performance.now() - t0) / 1000;
-      add(queuedCpu, cpuSpent(c1, cpuReading(dbName)));
-      if (inspectorSession) profiles.push((await post('Profiler.stop')).profile);
+      const cq = cpuSpent(c1, cpuReading(dbName));
+      if (inspectorSession && measured) profiles.push((await post('Profiler.stop')).profile);
+      const shown = `${(b / q).toFixed(2)} (${rate(n * WEBHOOKS, b)}/${rate(n * WEBHOOKS, q)})`;
+      if (!measured) {
+        warmup = shown;
+        return;
+      }
+      add(baselineCpu, cb);
+      add(queuedCpu, cq);
+      emitSecs += e;
       baselineSecs += b;
       queuedSecs += q;
-      ratios.push(`${(b / q).toFixed(2)} (${rate(n * WEBHOOKS, b)}/${rate(n * WEBHOOKS, q)})`);
+      ratios.push(shown);
+    }
+    await round(perRound, false);
+    for (let r = 0; r < ROUNDS && emitted < EVENTS; r++) {
+      const n = Math.min(perRound, EVENTS - emitted);
+      await round(n, true);
+      emitted += n;
     }
     // The rounds' profiles as one: their nodes and samples side by side (ids made unique).
     if (CPU_PROF && profiles.length) {
@@ -243,7 +260,7 @@ async function main() {
     }
     await runner.stop();
     await pgPool.end();
-    const lost = total - received;
+    const lost = done - received;
     const attempts = Number((await db('webhook_delivery_attempts').count<{ count: number }[]>('* as count'))[0].count);
 
     console.log(
@@ -259,10 +276,11 @@ async function main() {
         `CPU µs each: ${us(queuedCpu.bench)} node (worker and receiver) + ${us(queuedCpu.pg)} PostgreSQL`,
     );
     console.log(
-      `ratio     queued / baseline deliveries:   ${(baselineSecs / queuedSecs).toFixed(3)} (rounds, ratio (baseline/queued deliveries/s): ${ratios.join(' ')})`,
+      `ratio     queued / baseline deliveries:   ${(baselineSecs / queuedSecs).toFixed(3)} (rounds, ratio (baseline/queued deliveries/s): ${ratios.join(' ')}; ` +
+        `warm-up round, not counted: ${warmup}; seconds per phase: ${(baselineSecs / ratios.length).toFixed(1)} / ${(queuedSecs / ratios.length).toFixed(1)})`,
     );
     console.log(
-      `receiver  requests=${received} missing=${Math.max(0, lost)} attempts recorded=${attempts} (deliveries ${total})`,
+      `receiver  requests=${received} missing=${Math.max(0, lost)} extra=${Math.max(0, -lost)} attempts recorded=${attempts} (deliveries ${done}, warm-up round included)`,
     );
   } finally {
     await deps.limiter.close();
