@@ -46,7 +46,7 @@ const PENDING_WEBHOOKS = statement<{
   `select e.n, w.id webhook_id, w.url, w.secret_enc, w.previous_secret_enc, w.previous_secret_until, e.payload
    from unnest(?::text[], ?::uuid[], ?::text[], ?::jsonb[]) with ordinality as e(id, agent, type, payload, n)
    join webhooks w on w.agent_id = e.agent and w.enabled and e.type = any(w.events)
-   where not exists (select 1 from webhook_deliveries d where d.event_id = e.id and d.webhook_id = w.id)`,
+   where w.id <> all (array(select d.webhook_id from webhook_deliveries d where d.event_id = e.id))`,
 );
 
 function eventBody(e: EventPayload): string {
@@ -59,7 +59,10 @@ function eventBody(e: EventPayload): string {
  * attempt, so on a rerun after a crash those are the ones whose first attempt was never
  * recorded). One read for all the events; nothing is written before the attempts. The payload
  * comes back as jsonb gives it, so the first attempt sends the same bytes as every later one
- * (read from the stored event).
+ * (read from the stored event). Deliveries are looked up by event alone, which only the
+ * (event_id, webhook_id) index serves: written as a `not exists` on both columns, the plan cached
+ * while the table was young probed the webhook's index and read every delivery the webhook ever
+ * had, for each event (15 ms an event at 20,000 deliveries).
  */
 export async function pendingWebhooks(deps: Pick<Deps, 'query'>, events: EventPayload[]): Promise<FirstAttempt[][]> {
   if (events.length === 0) return [];
