@@ -8,12 +8,12 @@
  *
  *   npx tsx bench/fanout.ts [--events 300] [--webhooks 1] [--concurrency 4] [--rounds 3]
  *     [--local-queue N] [--complete-batch MS]   (graphile-worker batching; default: the worker's own)
- *     [--cpu-prof FILE]   (a V8 CPU profile of the queued phases only)
+ *     [--cpu-prof FILE]   (V8 CPU profiles of the measured queued phases, and in FILE.baseline.cpuprofile of the baseline's)
  *   (TEST_ADMIN_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/postgres; a scratch
  *   database is created and dropped)
  */
 import fs from 'fs';
-import { createQuery } from '../src/db/query';
+import { createQuery, Query } from '../src/db/query';
 import http from 'http';
 import inspector from 'inspector';
 import type { AddressInfo } from 'net';
@@ -66,11 +66,27 @@ function cpuReading(database: string): Reading<Role> | null {
   });
 }
 /** CPU milliseconds of this process and of PostgreSQL between two readings. */
-function cpuSpent(a: Reading<Role> | null, b: Reading<Role> | null): { bench: number; pg: number } {
-  if (!a || !b) return { bench: 0, pg: 0 };
+type Cpu = { bench: number; benchSys: number; pg: number };
+/** CPU milliseconds of this process (of which in the kernel) and of PostgreSQL between two readings. */
+function cpuSpent(a: Reading<Role> | null, b: Reading<Role> | null): Cpu {
+  if (!a || !b) return { bench: 0, benchSys: 0, pg: 0 };
   const by = spent(a, b).byRole;
   const ms = (r: Role) => (by.get(r)?.user ?? 0) + (by.get(r)?.sys ?? 0);
-  return { bench: ms('bench'), pg: ms('pg') };
+  return { bench: ms('bench'), benchSys: by.get('bench')?.sys ?? 0, pg: ms('pg') };
+}
+/** Named statements run by the measured rounds, and the items (first array's length) they carried. */
+const statements = new Map<string, { runs: number; items: number }>();
+let counting = false;
+function counted(q: Query): Query {
+  return (s, values, via) => {
+    if (counting) {
+      const c = statements.get(s.name) ?? { runs: 0, items: 0 };
+      c.runs++;
+      c.items += Array.isArray(values[0]) ? values[0].length : 1;
+      statements.set(s.name, c);
+    }
+    return q(s, values, via);
+  };
 }
 const ADMIN = process.env.TEST_ADMIN_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 
@@ -105,7 +121,7 @@ async function main() {
     config,
     log,
     db,
-    query: createQuery(db),
+    query: counted(createQuery(db)),
     limiter: createLimiter(config, log),
     caches: new Caches(config.nodeEnv),
     scoringPool: new ScoringPool(1),
@@ -146,7 +162,22 @@ async function main() {
 
     const pgPool = new pg.Pool({ connectionString: databaseUrl, max: CONCURRENCY + 2 });
     pgPool.on('error', () => undefined);
-    pgPool.on('connect', (c) => c.on('error', () => undefined));
+    pgPool.on('connect', (c) => {
+      c.on('error', () => undefined);
+      // graphile-worker's own statements, counted with the service's (by their prepared names).
+      const query = c.query.bind(c) as (...a: unknown[]) => unknown;
+      (c as unknown as { query: typeof query }).query = (...a) => {
+        const name = (a[0] as { name?: string } | null)?.name;
+        if (counting && name) {
+          const s = statements.get(name) ?? { runs: 0, items: 0 };
+          s.runs++;
+          const v = (a[0] as { values?: unknown[] }).values?.[0];
+          s.items += Array.isArray(v) ? v.length : 1;
+          statements.set(name, s);
+        }
+        return query(...a);
+      };
+    });
     const runner = await run({
       pgPool,
       taskList: { event_fanout: eventFanout(deps), webhook_deliver: webhookDeliver(deps) },
@@ -166,10 +197,11 @@ async function main() {
     let baselineSecs = 0;
     let queuedSecs = 0;
     let emitSecs = 0;
-    const baselineCpu = { bench: 0, pg: 0 };
-    const queuedCpu = { bench: 0, pg: 0 };
-    const add = (to: { bench: number; pg: number }, d: { bench: number; pg: number }) => {
+    const baselineCpu: Cpu = { bench: 0, benchSys: 0, pg: 0 };
+    const queuedCpu: Cpu = { bench: 0, benchSys: 0, pg: 0 };
+    const add = (to: Cpu, d: Cpu) => {
       to.bench += d.bench;
+      to.benchSys += d.benchSys;
       to.pg += d.pg;
     };
     let done = 0;
@@ -178,16 +210,19 @@ async function main() {
     const ratios: string[] = [];
     let warmup = '';
     const profiles: any[] = [];
+    const baselineProfiles: any[] = [];
     if (inspectorSession) {
       inspectorSession.connect();
       await post('Profiler.enable');
     }
     async function round(n: number, measured: boolean): Promise<void> {
+      if (inspectorSession && measured) await post('Profiler.start');
       const c0 = cpuReading(dbName);
       const b0 = performance.now();
       await direct(n * WEBHOOKS);
       const b = (performance.now() - b0) / 1000;
       const cb = cpuSpent(c0, cpuReading(dbName));
+      if (inspectorSession && measured) baselineProfiles.push((await post('Profiler.stop')).profile);
 
       // Queued: the round's events emitted in one transaction (as writes do, each its own
       // statement); the worker sees them at commit, and the clock runs from there until every
@@ -201,6 +236,7 @@ async function main() {
       seq += n;
       done += n * WEBHOOKS;
       if (inspectorSession && measured) await post('Profiler.start');
+      counting = measured;
       const c1 = cpuReading(dbName);
       const t0 = performance.now();
       const deadline = Date.now() + 300_000;
@@ -219,6 +255,7 @@ async function main() {
         await new Promise((res) => setTimeout(res, 5));
       }
       const q = (performance.now() - t0) / 1000;
+      counting = false;
       const cq = cpuSpent(c1, cpuReading(dbName));
       if (inspectorSession && measured) profiles.push((await post('Profiler.stop')).profile);
       const shown = `${(b / q).toFixed(2)} (${rate(n * WEBHOOKS, b)}/${rate(n * WEBHOOKS, q)})`;
@@ -239,8 +276,8 @@ async function main() {
       await round(n, true);
       emitted += n;
     }
-    // The rounds' profiles as one: their nodes and samples side by side (ids made unique).
-    if (CPU_PROF && profiles.length) {
+    // Each phase's rounds as one profile: their nodes and samples side by side (ids made unique).
+    const writeProfile = (file: string, profiles: any[]) => {
       const merged = {
         nodes: [] as any[],
         startTime: profiles[0].startTime,
@@ -256,7 +293,11 @@ async function main() {
         merged.timeDeltas.push(...p.timeDeltas);
         merged.endTime = p.endTime;
       });
-      fs.writeFileSync(CPU_PROF, JSON.stringify(merged));
+      fs.writeFileSync(file, JSON.stringify(merged));
+    };
+    if (CPU_PROF && profiles.length) {
+      writeProfile(CPU_PROF, profiles);
+      writeProfile(CPU_PROF.replace(/(\.cpuprofile)?$/, '.baseline.cpuprofile'), baselineProfiles);
     }
     await runner.stop();
     await pgPool.end();
@@ -268,16 +309,21 @@ async function main() {
         `localQueue=${LOCAL_QUEUE ?? 'default'} completeJobBatchDelay=${COMPLETE_BATCH ?? 'default'}`,
     );
     console.log(
-      `baseline  direct signed POSTs:            ${rate(total, baselineSecs)} deliveries/s, CPU µs each: ${us(baselineCpu.bench)} node (sender and receiver)`,
+      `baseline  direct signed POSTs:            ${rate(total, baselineSecs)} deliveries/s, CPU µs each: ${us(baselineCpu.bench)} node (sender and receiver; ${us(baselineCpu.benchSys)} in the kernel)`,
     );
     console.log(`emit      emitEvent in a transaction:     ${rate(EVENTS, emitSecs)} events/s`);
     console.log(
       `queued    fan-out + delivery (worker):    ${rate(EVENTS, queuedSecs)} events/s, ${rate(total, queuedSecs)} deliveries/s, ` +
-        `CPU µs each: ${us(queuedCpu.bench)} node (worker and receiver) + ${us(queuedCpu.pg)} PostgreSQL`,
+        `CPU µs each: ${us(queuedCpu.bench)} node (worker and receiver; ${us(queuedCpu.benchSys)} in the kernel) + ${us(queuedCpu.pg)} PostgreSQL`,
     );
     console.log(
       `ratio     queued / baseline deliveries:   ${(baselineSecs / queuedSecs).toFixed(3)} (rounds, ratio (baseline/queued deliveries/s): ${ratios.join(' ')}; ` +
         `warm-up round, not counted: ${warmup}; seconds per phase: ${(baselineSecs / ratios.length).toFixed(1)} / ${(queuedSecs / ratios.length).toFixed(1)})`,
+    );
+    console.log(
+      `statements (measured rounds): ${[...statements]
+        .map(([name, c]) => `${name} ${c.runs} runs, ${(c.items / c.runs).toFixed(1)} items each`)
+        .join('; ')}`,
     );
     console.log(
       `receiver  requests=${received} missing=${Math.max(0, lost)} extra=${Math.max(0, -lost)} attempts recorded=${attempts} (deliveries ${done}, warm-up round included)`,
