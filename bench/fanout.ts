@@ -74,19 +74,25 @@ function cpuSpent(a: Reading<Role> | null, b: Reading<Role> | null): Cpu {
   const ms = (r: Role) => (by.get(r)?.user ?? 0) + (by.get(r)?.sys ?? 0);
   return { bench: ms('bench'), benchSys: by.get('bench')?.sys ?? 0, pg: ms('pg') };
 }
-/** Named statements run by the measured rounds, and the items (first array's length) they carried. */
-const statements = new Map<string, { runs: number; items: number }>();
+/** Named statements run by the measured rounds: runs, items (first array's length), milliseconds until answered. */
+const statements = new Map<string, { runs: number; items: number; ms: number }>();
 let counting = false;
+function count<T>(name: string, first: unknown, run: () => T): T {
+  if (!counting) return run();
+  const c = statements.get(name) ?? { runs: 0, items: 0, ms: 0 };
+  statements.set(name, c);
+  c.runs++;
+  c.items += Array.isArray(first) ? first.length : 1;
+  const t0 = performance.now();
+  const out = run();
+  void Promise.resolve(out).then(
+    () => (c.ms += performance.now() - t0),
+    () => undefined,
+  );
+  return out;
+}
 function counted(q: Query): Query {
-  return (s, values, via) => {
-    if (counting) {
-      const c = statements.get(s.name) ?? { runs: 0, items: 0 };
-      c.runs++;
-      c.items += Array.isArray(values[0]) ? values[0].length : 1;
-      statements.set(s.name, c);
-    }
-    return q(s, values, via);
-  };
+  return (s, values, via) => count(s.name, values[0], () => q(s, values, via));
 }
 const ADMIN = process.env.TEST_ADMIN_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 
@@ -167,15 +173,8 @@ async function main() {
       // graphile-worker's own statements, counted with the service's (by their prepared names).
       const query = c.query.bind(c) as (...a: unknown[]) => unknown;
       (c as unknown as { query: typeof query }).query = (...a) => {
-        const name = (a[0] as { name?: string } | null)?.name;
-        if (counting && name) {
-          const s = statements.get(name) ?? { runs: 0, items: 0 };
-          s.runs++;
-          const v = (a[0] as { values?: unknown[] }).values?.[0];
-          s.items += Array.isArray(v) ? v.length : 1;
-          statements.set(name, s);
-        }
-        return query(...a);
+        const config = a[0] as { name?: string; values?: unknown[] } | null;
+        return config?.name ? count(config.name, config.values?.[0], () => query(...a)) : query(...a);
       };
     });
     const runner = await run({
@@ -320,9 +319,19 @@ async function main() {
       `ratio     queued / baseline deliveries:   ${(baselineSecs / queuedSecs).toFixed(3)} (rounds, ratio (baseline/queued deliveries/s): ${ratios.join(' ')}; ` +
         `warm-up round, not counted: ${warmup}; seconds per phase: ${(baselineSecs / ratios.length).toFixed(1)} / ${(queuedSecs / ratios.length).toFixed(1)})`,
     );
+    const postMs = Number(
+      (await db('webhook_deliveries').avg<{ avg: string }[]>('latency_ms as avg'))[0].avg ?? 0,
+    ).toFixed(1);
+    const slotMs = (secs: number) => ((CONCURRENCY * secs * 1000) / total).toFixed(1);
+    console.log(
+      `latency   ms a delivery holds a slot (concurrency × time / deliveries): baseline ${slotMs(baselineSecs)}, ` +
+        `queued ${slotMs(queuedSecs)} (its POST, as recorded: ${postMs})`,
+    );
     console.log(
       `statements (measured rounds): ${[...statements]
-        .map(([name, c]) => `${name} ${c.runs} runs, ${(c.items / c.runs).toFixed(1)} items each`)
+        .map(
+          ([name, c]) => `${name} ${c.runs} × ${(c.items / c.runs).toFixed(1)} items, ${(c.ms / c.runs).toFixed(1)} ms`,
+        )
         .join('; ')}`,
     );
     console.log(
