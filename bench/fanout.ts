@@ -322,10 +322,10 @@ async function main() {
     const postMs = Number(
       (await db('webhook_deliveries').avg<{ avg: string }[]>('latency_ms as avg'))[0].avg ?? 0,
     ).toFixed(1);
-    const slotMs = (secs: number) => ((CONCURRENCY * secs * 1000) / total).toFixed(1);
+    const slotMs = (secs: number, jobs: number) => ((CONCURRENCY * secs * 1000) / jobs).toFixed(1);
     console.log(
-      `latency   ms a delivery holds a slot (concurrency × time / deliveries): baseline ${slotMs(baselineSecs)}, ` +
-        `queued ${slotMs(queuedSecs)} (its POST, as recorded: ${postMs})`,
+      `latency   ms a slot spends on a job (concurrency × time / jobs): baseline ${slotMs(baselineSecs, total)} ` +
+        `(a POST), queued ${slotMs(queuedSecs, EVENTS)} (a fan-out of ${WEBHOOKS}; a POST, as recorded: ${postMs})`,
     );
     console.log(
       `statements (measured rounds): ${[...statements]
