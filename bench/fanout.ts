@@ -3,16 +3,17 @@
  * (signed, over HTTP, recorded per attempt) by graphile-worker to a receiver on 127.0.0.1,
  * end to end. Baseline measured in the same run: the same number of signed POSTs sent straight
  * to the same receiver at the same concurrency (no queue, no database), so the ratio is the
- * cost of durable, recorded, retryable delivery.
+ * cost of durable, recorded, retryable delivery. `--events` are the measured events, split over
+ * `--rounds`; a first round of both phases, as large as a measured one, warms up and is not counted.
  *
  *   npx tsx bench/fanout.ts [--events 300] [--webhooks 1] [--concurrency 4] [--rounds 3]
  *     [--local-queue N] [--complete-batch MS]   (graphile-worker batching; default: the worker's own)
- *     [--cpu-prof FILE]   (a V8 CPU profile of the queued phases only)
+ *     [--cpu-prof FILE]   (V8 CPU profiles of the measured queued phases, and in FILE.baseline.cpuprofile of the baseline's)
  *   (TEST_ADMIN_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/postgres; a scratch
  *   database is created and dropped)
  */
 import fs from 'fs';
-import { createQuery } from '../src/db/query';
+import { createQuery, Query } from '../src/db/query';
 import http from 'http';
 import inspector from 'inspector';
 import type { AddressInfo } from 'net';
@@ -65,11 +66,33 @@ function cpuReading(database: string): Reading<Role> | null {
   });
 }
 /** CPU milliseconds of this process and of PostgreSQL between two readings. */
-function cpuSpent(a: Reading<Role> | null, b: Reading<Role> | null): { bench: number; pg: number } {
-  if (!a || !b) return { bench: 0, pg: 0 };
+type Cpu = { bench: number; benchSys: number; pg: number };
+/** CPU milliseconds of this process (of which in the kernel) and of PostgreSQL between two readings. */
+function cpuSpent(a: Reading<Role> | null, b: Reading<Role> | null): Cpu {
+  if (!a || !b) return { bench: 0, benchSys: 0, pg: 0 };
   const by = spent(a, b).byRole;
   const ms = (r: Role) => (by.get(r)?.user ?? 0) + (by.get(r)?.sys ?? 0);
-  return { bench: ms('bench'), pg: ms('pg') };
+  return { bench: ms('bench'), benchSys: by.get('bench')?.sys ?? 0, pg: ms('pg') };
+}
+/** Named statements run by the measured rounds: runs, items (first array's length), milliseconds until answered. */
+const statements = new Map<string, { runs: number; items: number; ms: number }>();
+let counting = false;
+function count<T>(name: string, first: unknown, run: () => T): T {
+  if (!counting) return run();
+  const c = statements.get(name) ?? { runs: 0, items: 0, ms: 0 };
+  statements.set(name, c);
+  c.runs++;
+  c.items += Array.isArray(first) ? first.length : 1;
+  const t0 = performance.now();
+  const out = run();
+  void Promise.resolve(out).then(
+    () => (c.ms += performance.now() - t0),
+    () => undefined,
+  );
+  return out;
+}
+function counted(q: Query): Query {
+  return (s, values, via) => count(s.name, values[0], () => q(s, values, via));
 }
 const ADMIN = process.env.TEST_ADMIN_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 
@@ -104,7 +127,7 @@ async function main() {
     config,
     log,
     db,
-    query: createQuery(db),
+    query: counted(createQuery(db)),
     limiter: createLimiter(config, log),
     caches: new Caches(config.nodeEnv),
     scoringPool: new ScoringPool(1),
@@ -142,11 +165,18 @@ async function main() {
         }),
       );
     }
-    await direct(Math.min(200, total)); // warm-up
 
     const pgPool = new pg.Pool({ connectionString: databaseUrl, max: CONCURRENCY + 2 });
     pgPool.on('error', () => undefined);
-    pgPool.on('connect', (c) => c.on('error', () => undefined));
+    pgPool.on('connect', (c) => {
+      c.on('error', () => undefined);
+      // graphile-worker's own statements, counted with the service's (by their prepared names).
+      const query = c.query.bind(c) as (...a: unknown[]) => unknown;
+      (c as unknown as { query: typeof query }).query = (...a) => {
+        const config = a[0] as { name?: string; values?: unknown[] } | null;
+        return config?.name ? count(config.name, config.values?.[0], () => query(...a)) : query(...a);
+      };
+    });
     const runner = await run({
       pgPool,
       taskList: { event_fanout: eventFanout(deps), webhook_deliver: webhookDeliver(deps) },
@@ -158,33 +188,40 @@ async function main() {
       }),
     });
 
-    // Rounds alternate the baseline and the queued run, so both see the same machine.
+    // Rounds alternate the baseline and the queued run, so both see the same machine. A first
+    // round of both phases, the size of a measured one, is not counted: without it the ratio
+    // measures warm-up (JIT, first connections), which the baseline gains most from.
     const rate = (x: number, secs: number) => Math.round(x / secs);
     const us = (ms: number) => Math.round((ms * 1000) / total);
     let baselineSecs = 0;
     let queuedSecs = 0;
     let emitSecs = 0;
-    const baselineCpu = { bench: 0, pg: 0 };
-    const queuedCpu = { bench: 0, pg: 0 };
-    const add = (to: { bench: number; pg: number }, d: { bench: number; pg: number }) => {
+    const baselineCpu: Cpu = { bench: 0, benchSys: 0, pg: 0 };
+    const queuedCpu: Cpu = { bench: 0, benchSys: 0, pg: 0 };
+    const add = (to: Cpu, d: Cpu) => {
       to.bench += d.bench;
+      to.benchSys += d.benchSys;
       to.pg += d.pg;
     };
     let done = 0;
     let emitted = 0;
+    let seq = 0;
     const ratios: string[] = [];
+    let warmup = '';
     const profiles: any[] = [];
+    const baselineProfiles: any[] = [];
     if (inspectorSession) {
       inspectorSession.connect();
       await post('Profiler.enable');
     }
-    for (let r = 0; r < ROUNDS && emitted < EVENTS; r++) {
-      const n = Math.min(perRound, EVENTS - emitted);
+    async function round(n: number, measured: boolean): Promise<void> {
+      if (inspectorSession && measured) await post('Profiler.start');
       const c0 = cpuReading(dbName);
       const b0 = performance.now();
       await direct(n * WEBHOOKS);
       const b = (performance.now() - b0) / 1000;
-      add(baselineCpu, cpuSpent(c0, cpuReading(dbName)));
+      const cb = cpuSpent(c0, cpuReading(dbName));
+      if (inspectorSession && measured) baselineProfiles.push((await post('Profiler.stop')).profile);
 
       // Queued: the round's events emitted in one transaction (as writes do, each its own
       // statement); the worker sees them at commit, and the clock runs from there until every
@@ -192,15 +229,16 @@ async function main() {
       const e0 = performance.now();
       await db.transaction(async (trx) => {
         for (let i = 0; i < n; i++)
-          await emitEvent(trx, { type: 'agent.mentioned', agentId: agent.id, data: { n: emitted + i } });
+          await emitEvent(trx, { type: 'agent.mentioned', agentId: agent.id, data: { n: seq + i } });
       });
-      emitSecs += (performance.now() - e0) / 1000;
-      emitted += n;
+      const e = (performance.now() - e0) / 1000;
+      seq += n;
       done += n * WEBHOOKS;
-      if (inspectorSession) await post('Profiler.start');
+      if (inspectorSession && measured) await post('Profiler.start');
+      counting = measured;
       const c1 = cpuReading(dbName);
       const t0 = performance.now();
-      const deadline = Date.now() + 120_000;
+      const deadline = Date.now() + 300_000;
       for (;;) {
         // The database is asked only once the receiver has every request (asking all along
         // would add its own load to the measured PostgreSQL CPU).
@@ -212,18 +250,33 @@ async function main() {
           .where({ status: 'succeeded' })
           .count<{ count: number }[]>('* as count');
         if (Number(count) >= done) break;
-        if (Date.now() > deadline) throw new Error(`only ${count}/${done} deliveries after 120 s`);
+        if (Date.now() > deadline) throw new Error(`only ${count}/${done} deliveries after 300 s`);
         await new Promise((res) => setTimeout(res, 5));
       }
       const q = (performance.now() - t0) / 1000;
-      add(queuedCpu, cpuSpent(c1, cpuReading(dbName)));
-      if (inspectorSession) profiles.push((await post('Profiler.stop')).profile);
+      counting = false;
+      const cq = cpuSpent(c1, cpuReading(dbName));
+      if (inspectorSession && measured) profiles.push((await post('Profiler.stop')).profile);
+      const shown = `${(b / q).toFixed(2)} (${rate(n * WEBHOOKS, b)}/${rate(n * WEBHOOKS, q)})`;
+      if (!measured) {
+        warmup = shown;
+        return;
+      }
+      add(baselineCpu, cb);
+      add(queuedCpu, cq);
+      emitSecs += e;
       baselineSecs += b;
       queuedSecs += q;
-      ratios.push(`${(b / q).toFixed(2)} (${rate(n * WEBHOOKS, b)}/${rate(n * WEBHOOKS, q)})`);
+      ratios.push(shown);
     }
-    // The rounds' profiles as one: their nodes and samples side by side (ids made unique).
-    if (CPU_PROF && profiles.length) {
+    await round(perRound, false);
+    for (let r = 0; r < ROUNDS && emitted < EVENTS; r++) {
+      const n = Math.min(perRound, EVENTS - emitted);
+      await round(n, true);
+      emitted += n;
+    }
+    // Each phase's rounds as one profile: their nodes and samples side by side (ids made unique).
+    const writeProfile = (file: string, profiles: any[]) => {
       const merged = {
         nodes: [] as any[],
         startTime: profiles[0].startTime,
@@ -239,11 +292,15 @@ async function main() {
         merged.timeDeltas.push(...p.timeDeltas);
         merged.endTime = p.endTime;
       });
-      fs.writeFileSync(CPU_PROF, JSON.stringify(merged));
+      fs.writeFileSync(file, JSON.stringify(merged));
+    };
+    if (CPU_PROF && profiles.length) {
+      writeProfile(CPU_PROF, profiles);
+      writeProfile(CPU_PROF.replace(/(\.cpuprofile)?$/, '.baseline.cpuprofile'), baselineProfiles);
     }
     await runner.stop();
     await pgPool.end();
-    const lost = total - received;
+    const lost = done - received;
     const attempts = Number((await db('webhook_delivery_attempts').count<{ count: number }[]>('* as count'))[0].count);
 
     console.log(
@@ -251,18 +308,34 @@ async function main() {
         `localQueue=${LOCAL_QUEUE ?? 'default'} completeJobBatchDelay=${COMPLETE_BATCH ?? 'default'}`,
     );
     console.log(
-      `baseline  direct signed POSTs:            ${rate(total, baselineSecs)} deliveries/s, CPU µs each: ${us(baselineCpu.bench)} node (sender and receiver)`,
+      `baseline  direct signed POSTs:            ${rate(total, baselineSecs)} deliveries/s, CPU µs each: ${us(baselineCpu.bench)} node (sender and receiver; ${us(baselineCpu.benchSys)} in the kernel)`,
     );
     console.log(`emit      emitEvent in a transaction:     ${rate(EVENTS, emitSecs)} events/s`);
     console.log(
       `queued    fan-out + delivery (worker):    ${rate(EVENTS, queuedSecs)} events/s, ${rate(total, queuedSecs)} deliveries/s, ` +
-        `CPU µs each: ${us(queuedCpu.bench)} node (worker and receiver) + ${us(queuedCpu.pg)} PostgreSQL`,
+        `CPU µs each: ${us(queuedCpu.bench)} node (worker and receiver; ${us(queuedCpu.benchSys)} in the kernel) + ${us(queuedCpu.pg)} PostgreSQL`,
     );
     console.log(
-      `ratio     queued / baseline deliveries:   ${(baselineSecs / queuedSecs).toFixed(3)} (rounds, ratio (baseline/queued deliveries/s): ${ratios.join(' ')})`,
+      `ratio     queued / baseline deliveries:   ${(baselineSecs / queuedSecs).toFixed(3)} (rounds, ratio (baseline/queued deliveries/s): ${ratios.join(' ')}; ` +
+        `warm-up round, not counted: ${warmup}; seconds per phase: ${(baselineSecs / ratios.length).toFixed(1)} / ${(queuedSecs / ratios.length).toFixed(1)})`,
+    );
+    const postMs = Number(
+      (await db('webhook_deliveries').avg<{ avg: string }[]>('latency_ms as avg'))[0].avg ?? 0,
+    ).toFixed(1);
+    const slotMs = (secs: number, jobs: number) => ((CONCURRENCY * secs * 1000) / jobs).toFixed(1);
+    console.log(
+      `latency   ms a slot spends on a job (concurrency × time / jobs): baseline ${slotMs(baselineSecs, total)} ` +
+        `(a POST), queued ${slotMs(queuedSecs, EVENTS)} (a fan-out of ${WEBHOOKS}; a POST, as recorded: ${postMs})`,
     );
     console.log(
-      `receiver  requests=${received} missing=${Math.max(0, lost)} attempts recorded=${attempts} (deliveries ${total})`,
+      `statements (measured rounds): ${[...statements]
+        .map(
+          ([name, c]) => `${name} ${c.runs} × ${(c.items / c.runs).toFixed(1)} items, ${(c.ms / c.runs).toFixed(1)} ms`,
+        )
+        .join('; ')}`,
+    );
+    console.log(
+      `receiver  requests=${received} missing=${Math.max(0, lost)} extra=${Math.max(0, -lost)} attempts recorded=${attempts} (deliveries ${done}, warm-up round included)`,
     );
   } finally {
     await deps.limiter.close();

@@ -20,6 +20,8 @@ import { pruneDeliveries } from '../../src/webhooks/retention';
 import { RETRY_DELAYS_MS, MAX_ATTEMPTS, DELIVERY_RETENTION_MS, ROTATION_OVERLAP_MS } from '../../src/webhooks/policy';
 import { postWebhook } from '../../src/webhooks/outbound-http';
 import { encryptSecret } from '../../src/webhooks/signing';
+import { createDb } from '../../src/db/knex';
+import { createQuery } from '../../src/db/query';
 
 describe('webhook delivery', () => {
   const receivers: Receiver[] = [];
@@ -243,6 +245,33 @@ describe('webhook delivery', () => {
     expect(await ctx.db('webhook_deliveries').where({ event_id: eventId }).pluck('webhook_id')).to.deep.equal([
       s.webhook.id,
     ]);
+  });
+
+  it("the record's asynchronous commit is its own: visible at once, and the pooled connection it ran on still commits synchronously", async () => {
+    const rx = await receiver();
+    const s = await ownerAgentWebhook(rx.url());
+    const ctx = await getContext();
+    // One connection, so the record and the next statements share it.
+    const one = createDb(ctx.databaseUrl, 1);
+    try {
+      const deps = { ...ctx.deps, db: one, query: createQuery(one) };
+      const event = {
+        eventId: 'evt_' + crypto.randomUUID().replace(/-/g, ''),
+        type: 'agent.followed',
+        agentId: s.agent.agent.id,
+        data: {},
+        occurredAt: new Date().toISOString(),
+      };
+      const ok = { ok: true, responseCode: 204, latencyMs: 1, error: null };
+      expect(await recordFirstAttempts(deps, [{ event, webhookId: s.webhook.id, result: ok }])).to.deep.equal([
+        'succeeded',
+      ]);
+      // Seen at once by other connections (an asynchronous commit is visible when it returns).
+      expect(await ctx.db('webhook_deliveries').where({ event_id: event.eventId })).to.have.length(1);
+      expect((await one.raw('show synchronous_commit')).rows[0].synchronous_commit).to.equal('on');
+    } finally {
+      await one.destroy();
+    }
   });
 
   it('one read finds, for each of several events, the webhooks it still has to reach', async () => {
