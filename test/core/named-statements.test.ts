@@ -114,4 +114,34 @@ describe('named statements (deps.query)', () => {
     expect(statement('test_named_once', 'select ?::int as n').name).to.equal('test_named_once');
     expect(() => statement('test_named_once', 'select ?::int + 1 as n')).to.throw(/already used for other SQL/);
   });
+
+  it('on the pool, a statement runs with its values in order, an escaped \\? stays a literal ?, and values that do not fit its text are refused before it is sent', async () => {
+    const s = statement<{ a: number; b: string; has: boolean }>(
+      'test_named_values',
+      `select ?::int as a, ?::text as b, '{"k":1}'::jsonb \\? 'k' as has`,
+    );
+    expect((await deps1.query(s, [7, 'x'])).rows).to.deep.equal([{ a: 7, b: 'x', has: true }]);
+    // In a transaction (through knex) the same statement answers the same.
+    expect((await db1.transaction((trx) => deps1.query(s, [7, 'x'], trx))).rows).to.deep.equal([
+      { a: 7, b: 'x', has: true },
+    ]);
+    const sent: string[] = [];
+    const on = (q: { sql: string }) => sent.push(q.sql);
+    db1.on('query', on);
+    try {
+      await deps1.query(s, [1, 'y']);
+      expect(sent).to.deep.equal([`select $1::int as a, $2::text as b, '{"k":1}'::jsonb ? 'k' as has`]);
+      sent.length = 0;
+      const refused = (values: unknown[]) =>
+        deps1.query(s, values).then(
+          () => null,
+          (e: Error) => e.message,
+        );
+      expect(await refused([1])).to.match(/expected 2 values, got 1/);
+      expect(await refused([1, undefined])).to.match(/undefined value/);
+      expect(sent).to.deep.equal([]);
+    } finally {
+      db1.removeListener('query', on);
+    }
+  });
 });
