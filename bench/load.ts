@@ -5,7 +5,7 @@
  * and reputation-only reads. Every figure is a ratio to a bare Koa route (its own child process)
  * measured in the same run.
  *
- *   npx tsx bench/load.ts [--seconds 12] [--rounds 3] [--connections 16] [--agents 800] [--posts 5000] [--breakdown] [--cpu-prof DIR] [--log-level info] [--only mixed,lb,rep,writes,floor,floor-limited,floor-reads] [--write-share 0.2] [--body-words 0] [--hold] [--replica] [--ab DIR] [--size large [--population 100000] [--votes 5000000] [--template T]] [--keep]
+ *   npx tsx bench/load.ts [--seconds 12] [--rounds 3] [--connections 16] [--agents 800] [--posts 5000] [--breakdown] [--warmup 8] [--cpu-prof DIR] [--log-level info] [--only mixed,lb,rep,writes,floor,floor-limited,floor-reads] [--write-share 0.2] [--body-words 0] [--hold] [--replica] [--ab DIR] [--size large [--population 100000] [--votes 5000000] [--template T]] [--keep]
  *
  * `--size large`: instead of --agents agents and --posts posts inserted by SQL, the data set of
  * bench/lib/large-seed.ts by COPY (default 1,000,000 posts, 100,000 agents with owners,
@@ -75,6 +75,13 @@ const WRITE_SHARE = numberArg('write-share', 0.2);
  * variety is what full-text indexing pays for.
  */
 const BODY_WORDS = numberArg('body-words', 0);
+/**
+ * Seconds of the mix each server serves before anything is measured (its floors 2 s): a fresh
+ * Node process compiles its hot code during its first thousands of requests (V8's helper threads
+ * were a third of the web process's CPU in the first second of the mix) and fresh PostgreSQL
+ * connections plan their statements; a running service has done both long before.
+ */
+const WARMUP = numberArg('warmup', 8);
 let ADMIN = process.env.BENCH_ADMIN_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 const REPLICA = process.argv.includes('--replica');
 /** `--ab DIR`: the other tree whose mix is measured beside this one's. */
@@ -708,10 +715,13 @@ async function main() {
     });
     const bareReq = () => ({ method: 'GET', path: '/' });
 
-    await measure(barePort, bareReq, 2); // warm-up
-    await measure(port, read, 2);
-    if (replicaServer) await measure(replicaPort, read, 2);
-    if (abServer) await measure(abPort, read, 2);
+    // Warm-up (WARMUP): the servers serve their mix (reads alone unless the mix is measured), the floors theirs.
+    await measure(barePort, bareReq, 2);
+    const warm = ONLY.includes('mixed') ? WARMUP : 2;
+    await measure(port, ONLY.includes('mixed') ? mixed : read, warm);
+    if (replicaServer) await measure(replicaPort, ONLY.includes('mixed') ? otherHalf.next : read, warm);
+    if (abServer) await measure(abPort, ONLY.includes('mixed') ? otherHalf.next : read, warm);
+    for (const f of floors) await measure(f.port, f.next, 2);
     // Interleaved rounds (bare, mixed, leaderboards, reputation, then again): load from other
     // processes on the shared machine falls on the baseline and the app alike.
     const runs: Record<'bare' | 'mixed' | 'mixedReplica' | 'mixedAb' | 'lb' | 'rep' | 'writes', Result[]> = {
