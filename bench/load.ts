@@ -5,7 +5,7 @@
  * and reputation-only reads. Every figure is a ratio to a bare Koa route (its own child process)
  * measured in the same run.
  *
- *   npx tsx bench/load.ts [--seconds 12] [--rounds 3] [--connections 16] [--agents 800] [--posts 5000] [--breakdown] [--cpu-prof DIR] [--log-level info] [--only mixed,lb,rep,writes,floor,floor-limited,floor-reads] [--write-share 0.2] [--body-words 0] [--hold] [--replica] [--size large [--population 100000] [--votes 5000000] [--template T]] [--keep]
+ *   npx tsx bench/load.ts [--seconds 12] [--rounds 3] [--connections 16] [--agents 800] [--posts 5000] [--breakdown] [--warmup 8] [--cpu-prof DIR] [--log-level info] [--only mixed,lb,rep,writes,floor,floor-limited,floor-reads] [--write-share 0.2] [--body-words 0] [--hold] [--replica] [--ab DIR] [--size large [--population 100000] [--votes 5000000] [--template T]] [--keep]
  *
  * `--size large`: instead of --agents agents and --posts posts inserted by SQL, the data set of
  * bench/lib/large-seed.ts by COPY (default 1,000,000 posts, 100,000 agents with owners,
@@ -13,6 +13,12 @@
  * all) and targets 2,000 posts drawn from all. `--template T` copies the seeded rows from database
  * T (a file copy: seconds, not the seed's minutes), seeding T first when it does not exist; T stays
  * for the next run (drop it by hand). `--keep` leaves the run's database (its name is printed).
+ *
+ * `--ab DIR`: the mix is also measured on the tree in DIR (its dist/ built, same schema): a second web
+ * process from DIR/dist/src/server.js on the same database, measured in the same interleaved rounds
+ * (which of the two goes first alternates), each writing as its own half of the agents. A change is
+ * compared with the tree before it under one machine state, which separate runs on a shared
+ * machine cannot do.
  *
  * `--replica`: the database is a private primary with a streaming replica (test/helpers/pg-replica.ts)
  * instead of the machine's PostgreSQL, and a second web process whose lag-tolerant reads go to
@@ -69,8 +75,20 @@ const WRITE_SHARE = numberArg('write-share', 0.2);
  * variety is what full-text indexing pays for.
  */
 const BODY_WORDS = numberArg('body-words', 0);
+/**
+ * Seconds of the mix each server serves before anything is measured (its floors 2 s): a fresh
+ * Node process compiles its hot code during its first thousands of requests (V8's helper threads
+ * were a third of the web process's CPU in the first second of the mix) and fresh PostgreSQL
+ * connections plan their statements; a running service has done both long before.
+ */
+const WARMUP = numberArg('warmup', 8);
 let ADMIN = process.env.BENCH_ADMIN_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 const REPLICA = process.argv.includes('--replica');
+/** `--ab DIR`: the other tree whose mix is measured beside this one's. */
+const AB_DIR = (() => {
+  const i = process.argv.indexOf('--ab');
+  return i > 0 ? path.resolve(process.argv[i + 1]) : null;
+})();
 const REDIS = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 const ROOT = path.resolve(__dirname, '..');
 const USE_DIST = !process.argv.includes('--tsx') && fs.existsSync(path.join(ROOT, 'dist/src/server.js'));
@@ -229,8 +247,14 @@ async function drainJobs(url: string): Promise<string> {
 }
 
 /** `stdout`: a file descriptor for the child's standard output (the server's logs), else discarded. */
-function startChild(args: string[], env: NodeJS.ProcessEnv, port: number, stdout?: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', stdout ?? 'ignore', 'inherit'] });
+function startChild(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  port: number,
+  stdout?: number,
+  cwd = ROOT,
+): Promise<ChildProcess> {
+  const child = spawn(process.execPath, args, { cwd, env, stdio: ['ignore', stdout ?? 'ignore', 'inherit'] });
   return new Promise((resolve, reject) => {
     const until = Date.now() + 60_000;
     child.once('exit', (c) => reject(new Error(`${args.join(' ')} exited with ${c}`)));
@@ -549,12 +573,28 @@ async function main() {
           logFd,
         )
       : null;
+    // --ab: the other tree's web process on the same database (this tree's worker serves both).
+    const abPort = AB_DIR ? await freePort() : 0;
+    const abServer = AB_DIR
+      ? await startChild(
+          [...prof, path.join(AB_DIR, 'dist/src/server.js')],
+          { ...env, PORT: String(abPort), PUBLIC_URL: `http://127.0.0.1:${abPort}` },
+          abPort,
+          logFd,
+          AB_DIR,
+        )
+      : null;
     fs.closeSync(logFd);
-    children.push(server, worker, ...(replicaServer ? [replicaServer] : []));
+    children.push(server, worker, ...(replicaServer ? [replicaServer] : []), ...(abServer ? [abServer] : []));
     const barePids: number[] = [];
     const floorPids: number[] = [];
     classify = svcClassifier({
-      web: () => [server.pid!, ...(replicaServer ? [replicaServer.pid!] : []), ...floorPids],
+      web: () => [
+        server.pid!,
+        ...(replicaServer ? [replicaServer.pid!] : []),
+        ...(abServer ? [abServer.pid!] : []),
+        ...floorPids,
+      ],
       worker: () => [worker.pid!],
       bare: () => barePids,
       database: name,
@@ -617,13 +657,13 @@ async function main() {
       };
       return { sent, next };
     };
-    // --replica: the two web processes' mixes write as disjoint halves of the agents (shared limits).
+    // --replica, --ab: the two web processes' mixes write as disjoint halves of the agents (shared limits).
     const half = Math.floor(agents.length / 2);
     const { sent, next: mixed } = withWrites(
       WRITE_SHARE,
-      pair ? new Writer(agents.slice(0, half), posts, slugs, authorOf, ownerOf) : w,
+      pair || abServer ? new Writer(agents.slice(0, half), posts, slugs, authorOf, ownerOf) : w,
     );
-    const onReplica = withWrites(WRITE_SHARE, new Writer(agents.slice(half), posts, slugs, authorOf, ownerOf));
+    const otherHalf = withWrites(WRITE_SHARE, new Writer(agents.slice(half), posts, slugs, authorOf, ownerOf));
     // The floors answer far faster than the server: each schedule gets enough (unchecked) agents
     // that a write finds one free, so it too sends its share of writes.
     const floorAgents = Array.from({ length: 8000 }, (_, i) => ({
@@ -675,15 +715,20 @@ async function main() {
     });
     const bareReq = () => ({ method: 'GET', path: '/' });
 
-    await measure(barePort, bareReq, 2); // warm-up
-    await measure(port, read, 2);
-    if (replicaServer) await measure(replicaPort, read, 2);
+    // Warm-up (WARMUP): the servers serve their mix (reads alone unless the mix is measured), the floors theirs.
+    await measure(barePort, bareReq, 2);
+    const warm = ONLY.includes('mixed') ? WARMUP : 2;
+    await measure(port, ONLY.includes('mixed') ? mixed : read, warm);
+    if (replicaServer) await measure(replicaPort, ONLY.includes('mixed') ? otherHalf.next : read, warm);
+    if (abServer) await measure(abPort, ONLY.includes('mixed') ? otherHalf.next : read, warm);
+    for (const f of floors) await measure(f.port, f.next, 2);
     // Interleaved rounds (bare, mixed, leaderboards, reputation, then again): load from other
     // processes on the shared machine falls on the baseline and the app alike.
-    const runs: Record<'bare' | 'mixed' | 'mixedReplica' | 'lb' | 'rep' | 'writes', Result[]> = {
+    const runs: Record<'bare' | 'mixed' | 'mixedReplica' | 'mixedAb' | 'lb' | 'rep' | 'writes', Result[]> = {
       bare: [],
       mixed: [],
       mixedReplica: [],
+      mixedAb: [],
       lb: [],
       rep: [],
       writes: [],
@@ -692,9 +737,15 @@ async function main() {
     const slice = SECONDS / ROUNDS;
     for (let i = 0; i < ROUNDS; i++) {
       runs.bare.push(await measure(barePort, bareReq, slice));
+      // --ab: the other tree's mix first in odd rounds, so neither side always follows the same workload.
+      const ab = async () => {
+        if (ONLY.includes('mixed') && abServer) runs.mixedAb.push(await measure(abPort, otherHalf.next, slice));
+      };
+      if (i % 2 === 1) await ab();
       if (ONLY.includes('mixed')) runs.mixed.push(await measure(port, mixed, slice));
+      if (i % 2 === 0) await ab();
       if (ONLY.includes('mixed') && replicaServer)
-        runs.mixedReplica.push(await measure(replicaPort, onReplica.next, slice));
+        runs.mixedReplica.push(await measure(replicaPort, otherHalf.next, slice));
       if (ONLY.includes('lb')) runs.lb.push(await measure(port, lb, slice));
       if (ONLY.includes('rep')) runs.rep.push(await measure(port, rep, slice));
       if (ONLY.includes('writes')) runs.writes.push(await measure(port, writesOnly, slice));
@@ -734,6 +785,8 @@ async function main() {
       console.log(
         row(`mixed, lag-tolerant reads on the streaming replica`, mixReplica, '(compare: reads on the primary)'),
       );
+    const mixAb = abServer && ONLY.includes('mixed') ? combine(runs.mixedAb) : null;
+    if (mixAb) console.log(row(`mixed on ${AB_DIR}`, mixAb, '(compare: this tree)'));
     if (ONLY.includes('lb')) console.log(row('GET /leaderboards (6 categories)', lbr, '>= 0.6'));
     if (ONLY.includes('rep')) console.log(row('GET /agents/{handle}/reputation', repr, '>= 0.6'));
     if (ONLY.includes('writes')) console.log(row('writes alone (a read when no agent is free)', writesAlone, ''));
@@ -742,9 +795,12 @@ async function main() {
     const floorReads = floors.find((f) => f.name === 'floor-reads');
     if (ONLY.includes('mixed') && floorReads)
       console.log(`\nmixed / floor-reads: ${(mix.rps / combine(floorReads.runs).rps).toFixed(3)}`);
+    if (mixAb && floorReads)
+      console.log(`mixed on ${AB_DIR} / floor-reads: ${(mixAb.rps / combine(floorReads.runs).rps).toFixed(3)}`);
     const measured: [string, Result][] = [['bare Koa route', bare]];
     if (ONLY.includes('mixed')) measured.push(['mixed', mix]);
     if (mixReplica) measured.push(['mixed, reads on the replica', mixReplica]);
+    if (mixAb) measured.push([`mixed on ${AB_DIR}`, mixAb]);
     if (ONLY.includes('lb')) measured.push(['GET /leaderboards', lbr]);
     if (ONLY.includes('rep')) measured.push(['GET /agents/{handle}/reputation', repr]);
     if (ONLY.includes('writes')) measured.push(['writes alone', writesAlone]);
@@ -755,9 +811,9 @@ async function main() {
         `\nmixed: ${sent.writes} of ${sent.all} requests sent were writes (${share.toFixed(1)} %)${share < pct - 1 ? `: below ${pct} %, too few agents free for this rate (raise --agents)` : ''}`,
       );
     }
-    if (mixReplica)
+    if (mixReplica || mixAb)
       console.log(
-        `mixed on the replica's web process: ${onReplica.sent.writes} of ${onReplica.sent.all} requests sent were writes (${((100 * onReplica.sent.writes) / Math.max(1, onReplica.sent.all)).toFixed(1)} %)`,
+        `mixed on the ${mixAb ? 'other tree' : "replica's"} web process: ${otherHalf.sent.writes} of ${otherHalf.sent.all} requests sent were writes (${((100 * otherHalf.sent.writes) / Math.max(1, otherHalf.sent.all)).toFixed(1)} %)`,
       );
     for (const f of floors)
       console.log(

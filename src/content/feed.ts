@@ -143,6 +143,20 @@ const ITEM_COLUMNS = `p.id, p.title, left(p.body, 280) as excerpt, p.tags, p.sco
             p.author_id, a.handle, a.display_name, c.slug as community_slug, c.name as community_name`;
 
 /**
+ * How many rows a page's statement reads, written into its text: the default page (and any
+ * smaller) reads FEED_DEFAULT_LIMIT + 1, a larger one FEED_MAX_LIMIT + 1, of which toPage keeps
+ * limit + 1. With `limit ?` PostgreSQL priced the generic plan for an unknown limit above the
+ * plans made for each run and so planned every run anew (1.2 ms for a 0.2 ms query on 5,000
+ * posts, BENCHMARKS.md, Load); with the count in the text each connection plans a shape once.
+ * Two shapes, not one per limit: a connection keeps every statement it prepared.
+ */
+function pageRows(limit: number): number {
+  // The query schemas bound it; the count becomes SQL text, so nothing else may reach here.
+  if (!Number.isInteger(limit) || limit < 1 || limit > FEED_MAX_LIMIT) throw new Error(`feed page limit ${limit}`);
+  return limit <= FEED_DEFAULT_LIMIT ? FEED_DEFAULT_LIMIT + 1 : FEED_MAX_LIMIT + 1;
+}
+
+/**
  * One page of the feed in exactly one query whatever the page size or filters (no N+1).
  * Deleted posts and posts of suspended agents are left out. Keyset paging: a post inserted
  * while a client pages lands before its cursor, so pages never repeat or skip an item.
@@ -150,19 +164,18 @@ const ITEM_COLUMNS = `p.id, p.title, left(p.body, 280) as excerpt, p.tags, p.sco
 export async function feedPage(query: Query, q: FeedQuery) {
   const { where, params, variant } = feedFilters(q);
   where.push("a.status = 'active'");
-  params.push(q.limit + 1);
+  const rows = pageRows(q.limit);
   const page = statement<FeedItemRow>(
-    `feed_${variant}`,
+    `feed_${variant}_${rows}`,
     `select ${ITEM_COLUMNS}
        from posts p
        join agents a on a.id = p.author_id
        join communities c on c.id = p.community_id
       where ${where.join(' and ')}
       order by ${ORDER[q.sort]}
-      limit ?`,
+      limit ${rows}`,
   );
-  const { rows } = await query(page, params);
-  return toPage(rows, q);
+  return toPage((await query(page, params)).rows, q);
 }
 
 /** The columns each sort orders by (all in its per-author and per-community indexes, sql/095). */

@@ -13,6 +13,7 @@ import { castVote } from '../../src/votes/service';
 import { runFull } from '../../src/scoring/service';
 import { setFollow } from '../../src/follows/service';
 import { getReputationBody } from '../../src/reputation/service';
+import { feedPage } from '../../src/content/feed';
 
 /**
  * The hot statements run as named prepared statements (src/db/query.ts). The deps here hold a
@@ -102,6 +103,30 @@ describe('named statements (deps.query)', () => {
     expect(await named('reputation_agent_score_reputation_v2')).to.have.length(1);
   });
 
+  it('the first page of the feed is planned once per connection, whatever its size (its row count is in its text, not a parameter)', async () => {
+    const c = await newCommunity();
+    for (let i = 0; i < 3; i++)
+      await createPost(db1, deps1, (await newAgent()).agent, { communitySlug: c, body: `feed ${i}` });
+    const newest = (await feedPage(deps1.query, { sort: 'new', limit: 3 })).items.map((p) => p.excerpt);
+    expect(newest).to.deep.equal(['feed 2', 'feed 1', 'feed 0']);
+    for (let i = 0; i < 8; i++)
+      for (const limit of [1, 20, 21, 50]) {
+        const page = await feedPage(deps1.query, { sort: 'new', limit });
+        expect(page.items.length).to.be.within(Math.min(limit, 3), limit);
+        expect(page.items[0].excerpt).to.equal('feed 2');
+      }
+    const plans = (
+      await db1.raw(
+        "select name, generic_plans, custom_plans from pg_prepared_statements where name like 'feed\\_new\\_%' order by name",
+      )
+    ).rows;
+    // Two shapes (up to the default page, and up to the largest), each planned once and reused.
+    expect(plans).to.deep.equal([
+      { name: 'feed_new_21', generic_plans: 17, custom_plans: 0 },
+      { name: 'feed_new_51', generic_plans: 16, custom_plans: 0 },
+    ]);
+  });
+
   it("scoring's batch transaction runs on such a connection and prepares none of its statements", async () => {
     const before = (await prepared()).map((p) => p.name);
     const r = await runFull(deps1);
@@ -113,5 +138,35 @@ describe('named statements (deps.query)', () => {
     statement('test_named_once', 'select ?::int as n');
     expect(statement('test_named_once', 'select ?::int as n').name).to.equal('test_named_once');
     expect(() => statement('test_named_once', 'select ?::int + 1 as n')).to.throw(/already used for other SQL/);
+  });
+
+  it('on the pool, a statement runs with its values in order, an escaped \\? stays a literal ?, and values that do not fit its text are refused before it is sent', async () => {
+    const s = statement<{ a: number; b: string; has: boolean }>(
+      'test_named_values',
+      `select ?::int as a, ?::text as b, '{"k":1}'::jsonb \\? 'k' as has`,
+    );
+    expect((await deps1.query(s, [7, 'x'])).rows).to.deep.equal([{ a: 7, b: 'x', has: true }]);
+    // In a transaction (through knex) the same statement answers the same.
+    expect((await db1.transaction((trx) => deps1.query(s, [7, 'x'], trx))).rows).to.deep.equal([
+      { a: 7, b: 'x', has: true },
+    ]);
+    const sent: string[] = [];
+    const on = (q: { sql: string }) => sent.push(q.sql);
+    db1.on('query', on);
+    try {
+      await deps1.query(s, [1, 'y']);
+      expect(sent).to.deep.equal([`select $1::int as a, $2::text as b, '{"k":1}'::jsonb ? 'k' as has`]);
+      sent.length = 0;
+      const refused = (values: unknown[]) =>
+        deps1.query(s, values).then(
+          () => null,
+          (e: Error) => e.message,
+        );
+      expect(await refused([1])).to.match(/expected 2 values, got 1/);
+      expect(await refused([1, undefined])).to.match(/undefined value/);
+      expect(sent).to.deep.equal([]);
+    } finally {
+      db1.removeListener('query', on);
+    }
   });
 });
