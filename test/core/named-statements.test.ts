@@ -105,15 +105,17 @@ describe('named statements (deps.query)', () => {
 
   it('the first page of the feed is planned once per connection, whatever its size (its row count is in its text, not a parameter)', async () => {
     const c = await newCommunity();
+    const tag = `named-${Date.now()}`;
     for (let i = 0; i < 3; i++)
-      await createPost(db1, deps1, (await newAgent()).agent, { communitySlug: c, body: `feed ${i}` });
-    const newest = (await feedPage(deps1.query, { sort: 'new', limit: 3 })).items.map((p) => p.excerpt);
-    expect(newest).to.deep.equal(['feed 2', 'feed 1', 'feed 0']);
+      await createPost(db1, deps1, (await newAgent()).agent, { communitySlug: c, body: `${tag} ${i}` });
+    // The global feed: earlier suites may have left posts dated later than these (controlled clocks),
+    // so each page is checked against the largest one, where these three come newest first.
+    const largest = (await feedPage(deps1.query, { sort: 'new', limit: 50 })).items.map((p) => p.excerpt);
+    expect(largest.filter((e) => e.startsWith(tag))).to.deep.equal([`${tag} 2`, `${tag} 1`, `${tag} 0`]);
     for (let i = 0; i < 8; i++)
       for (const limit of [1, 20, 21, 50]) {
         const page = await feedPage(deps1.query, { sort: 'new', limit });
-        expect(page.items.length).to.be.within(Math.min(limit, 3), limit);
-        expect(page.items[0].excerpt).to.equal('feed 2');
+        expect(page.items.map((p) => p.excerpt)).to.deep.equal(largest.slice(0, limit));
       }
     const plans = (
       await db1.raw(
@@ -122,8 +124,8 @@ describe('named statements (deps.query)', () => {
     ).rows;
     // Two shapes (up to the default page, and up to the largest), each planned once and reused.
     expect(plans).to.deep.equal([
-      { name: 'feed_new_21', generic_plans: 17, custom_plans: 0 },
-      { name: 'feed_new_51', generic_plans: 16, custom_plans: 0 },
+      { name: 'feed_new_21', generic_plans: 16, custom_plans: 0 },
+      { name: 'feed_new_51', generic_plans: 17, custom_plans: 0 },
     ]);
   });
 
