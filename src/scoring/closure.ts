@@ -85,7 +85,8 @@ export async function widenedTargets(trx: Knex.Transaction, now: Date): Promise<
  * formula's millisecond clock never disagree at a boundary. By index ranges of
  * agents_created_idx: the young agents, and per whole day of age k those created in
  * (lo − 1 s − k days, hi + 1 s − k days], whose age in days passed k + 1 between the two clocks
- * (the first day's range holds the agents created between the clocks).
+ * (the first day's range holds the agents created between the clocks). The ranges of k below
+ * 90 days hold only young agents, so they start at 90.
  */
 export async function clockAgents(trx: Knex.Transaction, prevNow: Date, now: Date): Promise<string[]> {
   const [lo, hi] = prevNow < now ? [prevNow, now] : [now, prevNow];
@@ -93,7 +94,8 @@ export async function clockAgents(trx: Knex.Transaction, prevNow: Date, now: Dat
   const day = DAY_MS / 1000;
   const r = await trx.raw(
     `with span as (
-       select floor((extract(epoch from :lo::timestamptz) - 1 - extract(epoch from max(created_at))) / ${day})::int k0,
+       select greatest(${REPUTATION.trust.ageFullDays},
+           floor((extract(epoch from :lo::timestamptz) - 1 - extract(epoch from max(created_at))) / ${day})::int) k0,
          ceil((extract(epoch from :hi::timestamptz) + 1 - extract(epoch from min(created_at))) / ${day})::int k1
        from agents where :moved
      )
