@@ -21,6 +21,10 @@
  *   npx tsx bench/scoring.ts 1000000 4000000         # the recorded run (BENCHMARKS.md)
  *   npx tsx bench/scoring.ts 200000 --cycles 3       # fewer cycles (default 4)
  *   npx tsx bench/scoring.ts 1000000 --v1            # adds v1-only full and incremental runs (reputation_v2's cost)
+ *   npx tsx bench/scoring.ts 1000000 --skip-fleet    # without the fleet runs
+ *
+ * Besides the wall clock, each timed run reports its CPU (this process with its pool, and the
+ * PostgreSQL backends of the size's database): on a shared machine it moves much less.
  *
  * Each size gets its own fresh database (dropped afterwards) on the machine's PostgreSQL
  * (BENCH_ADMIN_DATABASE_URL); all are generated first, then timed, one size after the other.
@@ -35,12 +39,15 @@ import { Caches } from '../src/caches';
 import { generateNetwork, Network } from './gen/network';
 import { numberArg } from './lib/args';
 import { runFleetFull } from './lib/fleet';
+import { procAvailable, readCpu, spent } from './lib/proc-cpu';
 import { SCHEDULE } from '../src/scoring/policy';
 import type { Deps } from '../src/deps';
 
 const scoringPool = new ScoringPool(Number(process.env.SCORING_POOL_SIZE || 2));
 const ADMIN = process.env.BENCH_ADMIN_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 const MINUTE = 60_000;
+/** --skip-fleet: leave out the fleet runs (bench/fleet-full.ts measures them alone). */
+const SKIP_FLEET = process.argv.includes('--skip-fleet');
 /** The cycles: new interactions per period, and the job each period runs. */
 const CYCLES = {
   reputation: { minutes: 30, interactions: 10_000 },
@@ -96,6 +103,21 @@ const median = (xs: number[]) => {
   const o = [...xs].sort((a, b) => a - b);
   return o.length % 2 ? o[(o.length - 1) / 2] : (o[o.length / 2 - 1] + o[o.length / 2]) / 2;
 };
+/**
+ * CPU milliseconds a run cost: this process (the piscina pool's threads included) and the
+ * PostgreSQL backends of the size's database. Other work on a shared machine stretches the wall
+ * clock of a run far more than its CPU, so the sizes are compared by both.
+ */
+async function withCpu<T>(n: Sized, fn: () => Promise<T>): Promise<{ r: T; cpu: number }> {
+  const classify = (pid: number, cmd: string) =>
+    pid === process.pid ? 'bench' : new RegExp(`^postgres: [^:]+: \\S+ ${n.name} `).test(cmd) ? 'pg' : null;
+  const a = procAvailable ? readCpu(classify) : null;
+  const r = await fn();
+  if (!a) return { r, cpu: NaN };
+  let cpu = 0;
+  for (const v of spent(a, readCpu(classify)).byRole.values()) cpu += v.user + v.sys;
+  return { r, cpu };
+}
 async function timed(fn: () => Promise<unknown>): Promise<number> {
   const t0 = Date.now();
   await fn();
@@ -145,6 +167,7 @@ async function cycles(
   job: () => Promise<IncrementalResult>,
 ) {
   const times: number[] = [];
+  const cpus: number[] = [];
   let last = '';
   for (let i = 0; i < count; i++) {
     const from = n.clock.now;
@@ -153,11 +176,13 @@ async function cycles(
     await n.net.addActivity(n.db, c.interactions, from, to);
     n.clock.now = to;
     const t0 = Date.now();
-    last = did(await job());
+    const { r, cpu } = await withCpu(n, job);
+    last = did(r);
     times.push(Date.now() - t0);
+    cpus.push(cpu);
     await age(n, written, to);
   }
-  return { times, last };
+  return { times, cpus, last };
 }
 
 /** Bytes on disk (tables with their indexes, partitions included) of the interactions, of scoring's own tables, of the database. */
@@ -174,6 +199,8 @@ async function onDisk(db: Knex) {
 interface Timed {
   first: FullResult;
   full: FullResult;
+  /** CPU ms (this process and the database's backends) of the second full run, the cycles after their warm-up, the incremental run */
+  cpu: { full: number; rep: number[]; lb: number[]; inc: number };
   v1: FullResult | null;
   /** the fleet's full recompute with 1 and 2 worker processes */
   fleet: { one: number; two: number };
@@ -208,12 +235,14 @@ async function main() {
       console.log(
         `size ${n.size}: first full recompute ${s(first.ms)} s (${parts(first)}), ${first.milestones} milestones`,
       );
-      const full = await runFull(n.deps);
-      console.log(`size ${n.size}: full recompute in one transaction ${s(full.ms)} s (${parts(full)})`);
+      const { r: full, cpu: fullCpu } = await withCpu(n, () => runFull(n.deps));
+      console.log(
+        `size ${n.size}: full recompute in one transaction ${s(full.ms)} s (${parts(full)}; CPU ${s(fullCpu)} s)`,
+      );
       const v1 = withV1 ? await runFull(n.deps, { v1Only: true }) : null;
       if (v1) console.log(`size ${n.size}: same, v1 only ${s(v1.ms)} s (${parts(v1)})`);
       const fleet = { one: 0, two: 0 };
-      for (const workers of [1, 2] as const) {
+      for (const workers of SKIP_FLEET ? [] : ([1, 2] as const)) {
         const { ms, progress } = await runFleetFull(n.deps, { url: n.url, workers });
         fleet[workers === 1 ? 'one' : 'two'] = ms;
         console.log(
@@ -224,15 +253,19 @@ async function main() {
       console.log(`size ${n.size}: first 15-minute run ${s(lbFirst)} s (freezes the history's ended weeks)`);
       // The periodic reputation job (jobs/reputation_recompute.ts without a payload) is the incremental run.
       const rep = await cycles(n, count, CYCLES.reputation, () => runIncremental(n.deps));
-      console.log(`size ${n.size}: 30-minute cycles ${rep.times.map(s).join(', ')} s (last: ${rep.last})`);
+      console.log(
+        `size ${n.size}: 30-minute cycles ${rep.times.map(s).join(', ')} s, CPU ${rep.cpus.map(s).join(', ')} s (last: ${rep.last})`,
+      );
       const lb = await cycles(n, count, CYCLES.leaderboards, async () => (await runLeaderboards(n.deps)).incremental);
-      console.log(`size ${n.size}: 15-minute cycles ${lb.times.map(s).join(', ')} s (last: ${lb.last})`);
+      console.log(
+        `size ${n.size}: 15-minute cycles ${lb.times.map(s).join(', ')} s, CPU ${lb.cpus.map(s).join(', ')} s (last: ${lb.last})`,
+      );
       // Incremental after 1,000 new interactions only: nothing of the cycles before is read again.
       await age(n, now, null);
       await n.net.addActivity(n.db, 1000, new Date(n.clock.now.getTime() - MINUTE), n.clock.now);
-      const inc = await runIncremental(n.deps);
+      const { r: inc, cpu: incCpu } = await withCpu(n, () => runIncremental(n.deps));
       console.log(
-        `size ${n.size}: incremental after 1,000 new: ${inc.ms} ms (${did(inc)}; reputation_v2's clusters ` +
+        `size ${n.size}: incremental after 1,000 new: ${inc.ms} ms, CPU ${incCpu} ms (${did(inc)}; reputation_v2's clusters ` +
           `${inc.weights?.ms.collusion ?? 0} ms, ${inc.weights?.collusion.peeled ?? 0} agents peeled again)`,
       );
       if (withV1) {
@@ -247,19 +280,21 @@ async function main() {
       console.log(
         `size ${n.size}: on disk: interactions ${mb(disk.interactions)}, scoring's tables ${mb(disk.scoring)}, database ${mb(disk.total)}`,
       );
-      out.push({ first, full, v1, fleet, lbFirst, rep: rep.times.slice(1), lb: lb.times.slice(1), inc: inc.ms });
+      const cpu = { full: fullCpu, rep: rep.cpus.slice(1), lb: lb.cpus.slice(1), inc: incCpu };
+      out.push({ first, full, cpu, v1, fleet, lbFirst, rep: rep.times.slice(1), lb: lb.times.slice(1), inc: inc.ms });
     }
     console.log(
-      `\n| interactions | agents | seed (s) | full, one transaction (s) | fleet, 1 / 2 workers (s) | 2 / 1 | 30-min cycle (s) | 15-min cycle (s) | incremental after 1,000 (ms) | 30-min cycle / full | µs per interaction: full / 30-min cycle |`,
+      `\n| interactions | agents | seed (s) | full, one transaction (s) | fleet, 1 / 2 workers (s) | 2 / 1 | 30-min cycle (s) | 15-min cycle (s) | incremental after 1,000 (ms) | 30-min cycle / full | µs per interaction: full / 30-min cycle | CPU (s): full / 30-min cycle | 30-min cycle / full, by CPU |`,
     );
-    console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+    console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
     const us = (ms: number, n: Sized) => ((ms * 1000) / n.net.interactions).toFixed(1);
     for (const [i, n] of nets.entries()) {
       const o = out[i];
       const rep = median(o.rep);
       console.log(
-        `| ${n.net.interactions} | ${n.net.agents} | ${s(n.genMs)} | ${s(o.full.ms)} | ${s(o.fleet.one)} / ${s(o.fleet.two)} | ${(o.fleet.two / o.fleet.one).toFixed(2)} | ` +
-          `${s(rep)} | ${s(median(o.lb))} | ${o.inc} | ${((100 * rep) / o.full.ms).toFixed(1)} % | ${us(o.full.ms, n)} / ${us(rep, n)} |`,
+        `| ${n.net.interactions} | ${n.net.agents} | ${s(n.genMs)} | ${s(o.full.ms)} | ${SKIP_FLEET ? '- | -' : `${s(o.fleet.one)} / ${s(o.fleet.two)} | ${(o.fleet.two / o.fleet.one).toFixed(2)}`} | ` +
+          `${s(rep)} | ${s(median(o.lb))} | ${o.inc} | ${((100 * rep) / o.full.ms).toFixed(1)} % | ${us(o.full.ms, n)} / ${us(rep, n)} | ` +
+          `${s(o.cpu.full)} / ${s(median(o.cpu.rep))} | ${((100 * median(o.cpu.rep)) / o.cpu.full).toFixed(1)} % |`,
       );
     }
     console.log(`(cycles: median of ${count - 1} after a warm-up; first full recompute and first 15-minute run above)`);
@@ -270,7 +305,8 @@ async function main() {
       console.log(
         `ratios ${nets[i - 1].size} -> ${nets[i].size}: data ×${d.toFixed(2)}; full ${x(a.full.ms, b.full.ms)}, ` +
           `fleet 1 worker ${x(a.fleet.one, b.fleet.one)}, 2 workers ${x(a.fleet.two, b.fleet.two)}, 30-min cycle ${x(median(a.rep), median(b.rep))}, ` +
-          `15-min cycle ${x(median(a.lb), median(b.lb))}, incremental ${x(a.inc, b.inc)}`,
+          `15-min cycle ${x(median(a.lb), median(b.lb))}, incremental ${x(a.inc, b.inc)}; by CPU: full ${x(a.cpu.full, b.cpu.full)}, ` +
+          `30-min cycle ${x(median(a.cpu.rep), median(b.cpu.rep))}, 15-min cycle ${x(median(a.cpu.lb), median(b.cpu.lb))}, incremental ${x(a.cpu.inc, b.cpu.inc)}`,
       );
     }
   } finally {
