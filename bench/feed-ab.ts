@@ -7,8 +7,9 @@
  *
  * Database A is migrated by tree A and seeded; database B is a copy of it (CREATE DATABASE ...
  * TEMPLATE) then migrated by this tree, so both hold the same rows and each has its own tree's
- * schema. Prints req/s, p99 and CPU per request (from /proc) of the server process, of all
- * PostgreSQL processes and of this process (the load generator) per tree and path, and B/A. Uses BENCH_ADMIN_DATABASE_URL and REDIS_URL as bench/feed.ts does.
+ * schema. Prints req/s, p99 and CPU per request (from /proc) of the server process, of the
+ * PostgreSQL backends connected to its database (not other databases' work on a shared machine)
+ * and of this process (the load generator) per tree and path, and B/A. Uses BENCH_ADMIN_DATABASE_URL and REDIS_URL as bench/feed.ts does.
  */
 import type { ChildProcess } from 'child_process';
 import { spawnFeedServer } from './lib/spawn-feed-server';
@@ -58,34 +59,38 @@ function cpuMs(pid: number): number {
   return (Number(f[11]) + Number(f[12])) * 10;
 }
 
-/** CPU ms of each PostgreSQL process on the machine (backends, walwriter, ...; others' too: run it on a quiet machine). */
-function pgCpu(): Map<number, number> {
+/**
+ * CPU ms of the PostgreSQL backends connected to `database` (the tree's server's pool): other
+ * PostgreSQL work on a shared machine (other databases) is left out, and so are the background
+ * processes (walwriter, checkpointer...), which a read-only load hardly uses.
+ */
+async function pgCpu(admin: Knex, database: string): Promise<Map<number, number>> {
+  const { rows } = await admin.raw('select pid from pg_stat_activity where datname = ?', [database]);
   const ms = new Map<number, number>();
-  for (const d of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
+  for (const { pid } of rows as { pid: number }[]) {
     try {
-      if (fs.readFileSync(`/proc/${d}/stat`, 'utf8').includes(' (postgres) ')) ms.set(Number(d), cpuMs(Number(d)));
+      ms.set(pid, cpuMs(pid));
     } catch {
-      // the process ended
+      // the backend ended
     }
   }
   return ms;
 }
 
-/** CPU spent since `before` by the PostgreSQL processes alive now (one that started since counts from 0). */
-function pgSpent(before: Map<number, number>): number {
+/** CPU spent since `before` by the backends alive now (one that started since counts from 0). */
+async function pgSpent(admin: Knex, database: string, before: Map<number, number>): Promise<number> {
   let ms = 0;
-  for (const [pid, now] of pgCpu()) ms += now - (before.get(pid) ?? 0);
+  for (const [pid, now] of await pgCpu(admin, database)) ms += now - (before.get(pid) ?? 0);
   return ms;
 }
 
-async function measure(url: string, seconds: number, pid: number) {
+async function measure(admin: Knex, database: string, url: string, seconds: number, pid: number) {
   const c0 = cpuMs(pid);
-  const pg0 = pgCpu();
+  const pg0 = await pgCpu(admin, database);
   const own0 = process.cpuUsage();
   const r = await autocannon({ url, connections: CONNECTIONS, duration: seconds });
   const cpu = cpuMs(pid) - c0;
-  const pg = pgSpent(pg0);
+  const pg = await pgSpent(admin, database, pg0);
   const own = process.cpuUsage(own0);
   if (r.non2xx > 0 || r.errors > 0) throw new Error(`${url}: ${r.non2xx} non-2xx, ${r.errors} errors`);
   return { total: r.requests.total, p99: r.latency.p99, cpu, pg, load: (own.user + own.system) / 1000 };
@@ -114,10 +119,11 @@ async function main() {
     await b.destroy();
 
     const trees = [
-      { label: 'A (base)', tree: BASE, url: dbUrl(nameA) },
+      { label: 'A (base)', tree: BASE, url: dbUrl(nameA), database: nameA },
       {
         label: 'B (this tree)',
         tree: path.resolve(__dirname, '..'),
+        database: nameB,
         url: dbUrl(nameB) + (B_SOCKET ? `?host=${encodeURIComponent(B_SOCKET)}` : ''),
       },
     ];
@@ -127,7 +133,8 @@ async function main() {
       servers.push(s.child);
       started.push({ ...t, ...s });
     }
-    for (const s of started) for (const p of PATHS) await measure(`http://127.0.0.1:${s.port}${p}`, 2, s.child.pid!); // warm-up
+    for (const s of started)
+      for (const p of PATHS) await measure(admin, s.database, `http://127.0.0.1:${s.port}${p}`, 2, s.child.pid!); // warm-up
     const sums = new Map<
       string,
       { total: number; cpu: number; pg: number; load: number; p99: number[]; secs: number }
@@ -136,7 +143,7 @@ async function main() {
       const order = round % 2 === 0 ? started : [...started].reverse();
       for (const p of PATHS)
         for (const s of order) {
-          const m = await measure(`http://127.0.0.1:${s.port}${p}`, SECONDS, s.child.pid!);
+          const m = await measure(admin, s.database, `http://127.0.0.1:${s.port}${p}`, SECONDS, s.child.pid!);
           const k = `${s.label}|${p}`;
           const acc = sums.get(k) ?? { total: 0, cpu: 0, pg: 0, load: 0, p99: [], secs: 0 };
           acc.total += m.total;

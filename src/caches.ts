@@ -2,6 +2,7 @@ import type { TtlCache } from './cache/ttl';
 import { ResponseCache } from './cache/response-cache';
 import { ChangeBus, DataChange } from './cache/change-bus';
 import { createFeedCache, feedPageTags } from './content/feed-cache';
+import { FeedItemCache } from './content/feed-items';
 import { ApiKeyCache, createApiKeyCache } from './identity/authenticate';
 import { AchievementsCache, createReputationCaches } from './reputation/service';
 import { createLeaderboardCache } from './leaderboards/service';
@@ -31,11 +32,16 @@ export type { DataChange } from './cache/change-bus';
  * answering (or returning from a CLI command or a job): the client that reads next from another
  * process then reads the change. The TTL is only the fallback for a lost notification.
  *
+ * `feedItems` (src/content/feed-items.ts) is no TtlCache and never evicted by a change: its entries
+ * are keyed by a version every such write bumps in its own transaction, and used only when the
+ * feed's query read that same version.
+ *
  * `responses` replays anonymous GETs of the feed, leaderboards and reputation from these same
  * caches (src/cache/response-cache.ts).
  */
 export class Caches {
   readonly feed: TtlCache<string>;
+  readonly feedItems = new FeedItemCache();
   readonly apiKeys: ApiKeyCache;
   readonly reputation: TtlCache<string>;
   readonly achievements: AchievementsCache;

@@ -5,6 +5,15 @@ import { normalizeHandle } from '../identity/repo';
 import { reactionCounts } from './posts';
 import { normalizeTag } from './input';
 import { UUID_RE } from '../text/patterns';
+import { REACTION_TYPES } from './reaction-types';
+import {
+  itemJson,
+  toItemParts,
+  type FeedItemCache,
+  type FeedItemCounters,
+  type FeedItemParts,
+  type FeedItemPartsRow,
+} from './feed-items';
 
 export const FEED_SORTS = ['hot', 'new', 'top'] as const;
 export type FeedSort = (typeof FEED_SORTS)[number];
@@ -157,16 +166,86 @@ function pageRows(limit: number): number {
 }
 
 /**
- * One page of the feed in exactly one query whatever the page size or filters (no N+1).
- * Deleted posts and posts of suspended agents are left out. Keyset paging: a post inserted
- * while a client pages lands before its cursor, so pages never repeat or skip an item.
+ * A page's rows: each post's id, `item_version` and counters, and the sort key a cursor needs
+ * that changes (hot). Posts of suspended agents are left out by an anti-join against the partial
+ * index of suspended agents (sql/104), so the statement reads no other table's rows.
  */
-export async function feedPage(query: Query, q: FeedQuery) {
+const PAGE_COLUMNS = `p.id, p.item_version, p.score, p.upvotes, p.downvotes, p.comments_count,
+            ${REACTION_TYPES.map((t) => `p.${t}_count`).join(', ')}, p.hot`;
+const NOT_SUSPENDED = "not exists (select 1 from agents s where s.id = p.author_id and s.status = 'suspended')";
+
+type PageRow = FeedItemCounters & { id: string; item_version: number; hot: number };
+
+/** The parts of items that their counters' writes do not change (FeedItemCache), by post id, any state. */
+const ITEM_PARTS_SQL = statement<FeedItemPartsRow>(
+  'feed_item_parts',
+  `select p.id, p.item_version, p.title, left(p.body, 280) as excerpt, p.tags, p.created_at, p.edited_at,
+          p.author_id, a.handle, a.display_name, c.slug as community_slug, c.name as community_name
+     from posts p
+     join agents a on a.id = p.author_id
+     join communities c on c.id = p.community_id
+    where p.id = any(?::uuid[])`,
+);
+
+interface FeedSource {
+  query: Query;
+  caches: { feedItems: FeedItemCache };
+}
+
+/**
+ * One page in two statements at most whatever its size or filters (no N+1): the page's rows
+ * (PAGE_COLUMNS), then, only for the items whose version this process does not hold, their
+ * parts by id. Null when a part read does not match the version the page read (an edit committed
+ * between the two, or a replica behind the other): the caller then reads the page whole.
+ */
+async function pageWithParts(
+  src: FeedSource,
+  q: FeedQuery,
+): Promise<{ rows: PageRow[]; parts: FeedItemParts[] } | null> {
+  const { where, params, variant } = feedFilters(q);
+  where.push(NOT_SUSPENDED);
+  const n = pageRows(q.limit);
+  const page = statement<PageRow>(
+    `feed_${variant}_${n}`,
+    `select ${PAGE_COLUMNS} from posts p where ${where.join(' and ')} order by ${ORDER[q.sort]} limit ${n}`,
+  );
+  const rows = (await src.query(page, params)).rows.slice(0, q.limit + 1);
+  const shown = Math.min(rows.length, q.limit);
+  const cache = src.caches.feedItems;
+  const parts: (FeedItemParts | undefined)[] = [];
+  const missing: string[] = [];
+  for (let i = 0; i < shown; i++) {
+    const p = cache.get(rows[i].id, rows[i].item_version);
+    parts.push(p);
+    if (!p) missing.push(rows[i].id);
+  }
+  if (missing.length > 0) {
+    const read = new Map<string, FeedItemParts>();
+    for (const r of (await src.query(ITEM_PARTS_SQL, [missing])).rows) {
+      const p = toItemParts(r);
+      cache.set(p);
+      read.set(p.id, p);
+    }
+    for (let i = 0; i < shown; i++) {
+      if (parts[i]) continue;
+      const p = read.get(rows[i].id);
+      if (!p || p.version !== rows[i].item_version) return null;
+      parts[i] = p;
+    }
+  }
+  return { rows, parts: parts as FeedItemParts[] };
+}
+
+/**
+ * The page read whole in one statement (ITEM_COLUMNS, joined), without the item cache: what
+ * feedPage falls back to, and what the item cache's answers are checked against in tests.
+ */
+export async function wholeFeedPage(query: Query, q: FeedQuery) {
   const { where, params, variant } = feedFilters(q);
   where.push("a.status = 'active'");
   const rows = pageRows(q.limit);
   const page = statement<FeedItemRow>(
-    `feed_${variant}_${rows}`,
+    `feed_whole_${variant}_${rows}`,
     `select ${ITEM_COLUMNS}
        from posts p
        join agents a on a.id = p.author_id
@@ -176,6 +255,88 @@ export async function feedPage(query: Query, q: FeedQuery) {
       limit ${rows}`,
   );
   return toPage((await query(page, params)).rows, q);
+}
+
+/** The cursor after `last` (the page's last item), when more rows followed it. */
+function cursorAfter(
+  q: FeedQuery,
+  more: boolean,
+  last: { id: string; hot: number; score: number; createdAt: Date } | undefined,
+) {
+  if (!more || !last) return null;
+  const createdAt = new Date(last.createdAt).toISOString();
+  return encodeCursor(
+    q.sort === 'hot'
+      ? { sort: 'hot', hot: Number(last.hot), id: last.id }
+      : q.sort === 'new'
+        ? { sort: 'new', createdAt, id: last.id }
+        : { sort: 'top', score: last.score, createdAt, id: last.id },
+  );
+}
+
+/**
+ * One page of the feed (items as objects). Deleted posts and posts of suspended agents are left
+ * out. Keyset paging: a post inserted while a client pages lands before its cursor, so pages never
+ * repeat or skip an item.
+ */
+export async function feedPage(src: FeedSource, q: FeedQuery) {
+  const read = await pageWithParts(src, q);
+  if (!read) return wholeFeedPage(src.query, q);
+  const { rows, parts } = read;
+  const items = parts.map((p, i) => {
+    const r = rows[i];
+    return {
+      id: p.id,
+      title: p.title,
+      excerpt: p.excerpt,
+      tags: [...p.tags],
+      score: r.score,
+      upvotes: r.upvotes,
+      downvotes: r.downvotes,
+      commentsCount: r.comments_count,
+      reactions: reactionCounts(r),
+      author: { ...p.author },
+      community: { ...p.community },
+      createdAt: p.createdAt,
+      editedAt: p.editedAt,
+    };
+  });
+  const last = items[items.length - 1];
+  return {
+    items,
+    nextCursor: cursorAfter(q, rows.length > q.limit, last && { ...last, hot: rows[items.length - 1].hot }),
+  };
+}
+
+/**
+ * The same page as feedPage as the API's JSON body `{data, meta: {nextCursor}}`, byte for byte
+ * what JSON.stringify writes for it, built from each item's cached JSON and its counters; with
+ * the ids of its posts.
+ */
+export async function feedPageBody(src: FeedSource, q: FeedQuery): Promise<{ body: string; ids: string[] }> {
+  const read = await pageWithParts(src, q);
+  if (!read) {
+    const p = await wholeFeedPage(src.query, q);
+    return {
+      body: JSON.stringify({ data: p.items, meta: { nextCursor: p.nextCursor } }),
+      ids: p.items.map((i) => i.id),
+    };
+  }
+  const { rows, parts } = read;
+  let data = '';
+  for (let i = 0; i < parts.length; i++) data += (i > 0 ? ',' : '') + itemJson(parts[i], rows[i]);
+  const lastRow = rows[parts.length - 1];
+  const last = lastRow && {
+    id: lastRow.id,
+    hot: lastRow.hot,
+    score: lastRow.score,
+    createdAt: parts[parts.length - 1].createdAt,
+  };
+  const nextCursor = cursorAfter(q, rows.length > q.limit, last);
+  return {
+    body: `{"data":[${data}],"meta":{"nextCursor":${JSON.stringify(nextCursor)}}}`,
+    ids: parts.map((p) => p.id),
+  };
 }
 
 /** The columns each sort orders by (all in its per-author and per-community indexes, sql/095). */
@@ -274,41 +435,13 @@ export async function followingFeedPage(query: Query, q: FeedQuery, agentId: str
   return toPage(rows, q);
 }
 
-/** A row of ITEM_COLUMNS. */
-interface FeedItemRow {
-  id: string;
-  title: string;
-  excerpt: string;
-  tags: string[];
-  score: number;
-  upvotes: number;
-  downvotes: number;
-  comments_count: number;
-  hot: number;
-  created_at: Date;
-  edited_at: Date | null;
-  author_id: string;
-  handle: string;
-  display_name: string;
-  community_slug: string;
-  community_name: string;
-  [reactionCount: `${string}_count`]: number;
-}
+/** A row of ITEM_COLUMNS: an item's parts (without their version), its counters and hot rank. */
+type FeedItemRow = Omit<FeedItemPartsRow, 'item_version'> & FeedItemCounters & { hot: number };
 
 function toPage(rows: FeedItemRow[], q: FeedQuery) {
   const page = rows.slice(0, q.limit);
   const last = page[page.length - 1];
-  let nextCursor: string | null = null;
-  if (rows.length > q.limit && last) {
-    const createdAt = new Date(last.created_at).toISOString();
-    nextCursor = encodeCursor(
-      q.sort === 'hot'
-        ? { sort: 'hot', hot: Number(last.hot), id: last.id }
-        : q.sort === 'new'
-          ? { sort: 'new', createdAt, id: last.id }
-          : { sort: 'top', score: last.score, createdAt, id: last.id },
-    );
-  }
+  const nextCursor = cursorAfter(q, rows.length > q.limit, last && { ...last, createdAt: last.created_at });
   const items = page.map((r) => ({
     id: r.id,
     title: r.title,

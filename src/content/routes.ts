@@ -5,7 +5,7 @@ import { requireAgent } from '../http/auth';
 import { idempotencyHeaderDoc, sendAtomicWrite, sendWrite } from '../idempotency';
 import { createComment, deleteComment, listComments } from './comments';
 import { mayMention } from './mentions';
-import { feedPage, followingFeedPage, normalizeFeedQuery } from './feed';
+import { feedPage, feedPageBody, followingFeedPage, normalizeFeedQuery } from './feed';
 import { feedCacheKey, feedPageTags } from './feed-cache';
 import { createPost, deletePost, getPost } from './posts';
 import {
@@ -88,7 +88,7 @@ export const contentRoutes = [
       }
       if (ctx.state.ownWrite) {
         // A writer's read with replicas: from the primary, never from a page a replica read cached.
-        const p = await feedPage(ctx.deps.query, q);
+        const p = await feedPage(ctx.deps, q);
         ctx.state.cacheTags = false;
         send(ctx, 200, p.items, { nextCursor: p.nextCursor });
         return;
@@ -96,11 +96,8 @@ export const contentRoutes = [
       // Loaded once for all the requests of its key that arrive while it loads (after a new post
       // empties the cache, they share one query), stored tagged with its posts.
       const page = await ctx.deps.caches.feed.loadTagged(feedCacheKey(q), async () => {
-        const p = await feedPage(ctx.deps.query, q);
-        return {
-          value: JSON.stringify({ data: p.items, meta: { nextCursor: p.nextCursor } }),
-          tags: feedPageTags(p.items.map((i: { id: string }) => i.id)),
-        };
+        const p = await feedPageBody(ctx.deps, q);
+        return { value: p.body, tags: feedPageTags(p.ids) };
       });
       // The response cache (src/app.ts) stores a loaded body under its URL with the same tags.
       ctx.state.cacheTags = page.hit ? false : (page.tags ?? false);

@@ -110,11 +110,11 @@ describe('named statements (deps.query)', () => {
       await createPost(db1, deps1, (await newAgent()).agent, { communitySlug: c, body: `${tag} ${i}` });
     // The global feed: earlier suites may have left posts dated later than these (controlled clocks),
     // so each page is checked against the largest one, where these three come newest first.
-    const largest = (await feedPage(deps1.query, { sort: 'new', limit: 50 })).items.map((p) => p.excerpt);
+    const largest = (await feedPage(deps1, { sort: 'new', limit: 50 })).items.map((p) => p.excerpt);
     expect(largest.filter((e) => e.startsWith(tag))).to.deep.equal([`${tag} 2`, `${tag} 1`, `${tag} 0`]);
     for (let i = 0; i < 8; i++)
       for (const limit of [1, 20, 21, 50]) {
-        const page = await feedPage(deps1.query, { sort: 'new', limit });
+        const page = await feedPage(deps1, { sort: 'new', limit });
         expect(page.items.map((p) => p.excerpt)).to.deep.equal(largest.slice(0, limit));
       }
     const plans = (

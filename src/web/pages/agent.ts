@@ -146,7 +146,7 @@ export function registerAgentPages(router: AppRouter): void {
     const [profile, rep, recent, followers, following, comments] = await Promise.all([
       agentProfile(ctx.deps.query, handle),
       getReputation(ctx.deps.db, ctx.deps.query, ctx.deps.caches.achievements, handle, ctx.deps.now(), false),
-      feedPage(ctx.deps.query, { sort: 'new', limit: RECENT_POSTS, author: handle }),
+      feedPage(ctx.deps, { sort: 'new', limit: RECENT_POSTS, author: handle }),
       followList(ctx.deps.db, handle, 'followers', { limit: PROFILE_FOLLOWS }),
       followList(ctx.deps.db, handle, 'following', { limit: PROFILE_FOLLOWS }),
       agentComments(ctx.deps.db, handle, { limit: RECENT_COMMENTS }),

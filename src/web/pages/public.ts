@@ -106,7 +106,7 @@ export function registerPublicPages(router: AppRouter): void {
   router.get('/', async (ctx: AppContext) => {
     const q = feedQuery(ctx);
     const [page, communities, trend] = await Promise.all([
-      feedPage(ctx.deps.query, q),
+      feedPage(ctx.deps, q),
       listCommunities(ctx.deps.db, ctx.deps.now()),
       trending(ctx.deps.db, ctx.deps.now()),
     ]);
@@ -157,7 +157,7 @@ export function registerPublicPages(router: AppRouter): void {
     if (!SLUG_RE.test(slug)) throw notFound('Community');
     const community = await getCommunity(ctx.deps.db, ctx.deps.now(), slug);
     const q = feedQuery(ctx, { community: community.slug });
-    const page = await feedPage(ctx.deps.query, q);
+    const page = await feedPage(ctx.deps, q);
     const { tabs, pager } = feedControls(`/c/${community.slug}`, q, page.nextCursor, { tag: q.tag });
     await sendPage(
       ctx,

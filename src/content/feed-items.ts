@@ -1,0 +1,110 @@
+import { REACTION_TYPES } from './reaction-types';
+
+/**
+ * The parts of feed items that votes, reactions and comments do not change, kept per process
+ * (`deps.caches.feedItems`) under (post id, `posts.item_version`): every write of those parts (an
+ * edit, an author's new handle or display name, a community's new slug or name) bumps the version
+ * in its own transaction (sql/113), and the feed's query reads the version with each page's
+ * counters, so an entry is used only for the version the page's own query returned. Nothing is
+ * ever invalidated or announced: an entry of an older version is simply not used, and replaced.
+ */
+export interface FeedItemParts {
+  version: number;
+  id: string;
+  title: string;
+  excerpt: string;
+  tags: string[];
+  author: { id: string; handle: string; displayName: string };
+  community: { slug: string; name: string };
+  createdAt: Date;
+  editedAt: Date | null;
+  /** The item's JSON up to its score: `{"id":...,"tags":[...],"score":`. */
+  head: string;
+  /** The item's JSON from after its reactions: `,"author":{...},...,"editedAt":...}`. */
+  tail: string;
+}
+
+/** A row of the statement that reads the parts (feed.ts). */
+export interface FeedItemPartsRow {
+  id: string;
+  item_version: number;
+  title: string;
+  excerpt: string;
+  tags: string[];
+  created_at: Date;
+  edited_at: Date | null;
+  author_id: string;
+  handle: string;
+  display_name: string;
+  community_slug: string;
+  community_name: string;
+}
+
+/** The counters of an item, as the feed's page statement reads them with the version. */
+export interface FeedItemCounters {
+  score: number;
+  upvotes: number;
+  downvotes: number;
+  comments_count: number;
+  [reactionCount: `${string}_count`]: number;
+}
+
+export function toItemParts(r: FeedItemPartsRow): FeedItemParts {
+  const fixed = { id: r.id, title: r.title, excerpt: r.excerpt, tags: r.tags };
+  const author = { id: r.author_id, handle: '@' + r.handle, displayName: r.display_name };
+  const community = { slug: r.community_slug, name: r.community_name };
+  const after = { author, community, createdAt: r.created_at, editedAt: r.edited_at };
+  return {
+    version: r.item_version,
+    ...fixed,
+    author,
+    community,
+    createdAt: r.created_at,
+    editedAt: r.edited_at,
+    head: JSON.stringify(fixed).slice(0, -1) + ',"score":',
+    tail: ',' + JSON.stringify(after).slice(1),
+  };
+}
+
+/**
+ * An item's JSON from its parts and counters: byte for byte what JSON.stringify writes for the
+ * item object (feedItem), fields in the same order.
+ */
+export function itemJson(p: FeedItemParts, c: FeedItemCounters): string {
+  let reactions = '';
+  for (const t of REACTION_TYPES) reactions += `${reactions ? ',' : ''}"${t}":${Number(c[`${t}_count`] ?? 0)}`;
+  return `${p.head}${c.score},"upvotes":${c.upvotes},"downvotes":${c.downvotes},"commentsCount":${c.comments_count},"reactions":{${reactions}}${p.tail}`;
+}
+
+/** Entries kept (about 1 KB each: the excerpt is at most 280 characters). */
+const MAX_ENTRIES = 10_000;
+
+/** Bounded map of FeedItemParts by post id; the least recently used entry goes first. */
+export class FeedItemCache {
+  private readonly entries = new Map<string, FeedItemParts>();
+
+  constructor(private readonly maxEntries = MAX_ENTRIES) {}
+
+  /** The parts of `id` at exactly `version`, or undefined. */
+  get(id: string, version: number): FeedItemParts | undefined {
+    const e = this.entries.get(id);
+    if (e === undefined || e.version !== version) return undefined;
+    this.entries.delete(id);
+    this.entries.set(id, e);
+    return e;
+  }
+
+  set(p: FeedItemParts): void {
+    this.entries.delete(p.id);
+    this.entries.set(p.id, p);
+    if (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value as string);
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+}
