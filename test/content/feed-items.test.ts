@@ -6,6 +6,7 @@ import { queries } from '../helpers/queries';
 import { newCommunity, seedPost } from './helpers';
 import { feedPageBody, wholeFeedPage, type FeedQuery } from '../../src/content/feed';
 import { FeedItemCache } from '../../src/content/feed-items';
+import type { Query } from '../../src/db/query';
 
 /**
  * The feed's items come from each process's item cache (parts that counters do not change, by
@@ -124,6 +125,23 @@ describe('content: feed item cache', () => {
     const handle = async (src: typeof other) => JSON.parse((await feedPageBody(src, q)).body).data[0].author.handle;
     expect(await handle(deps)).to.equal(`@${a.handle}_x`);
     expect(await handle(other)).to.equal(`@${a.handle}_x`);
+  });
+
+  it('an edit committed between the page statement and the read of its parts: the page is read whole, edit included', async () => {
+    const { db, deps } = await getContext();
+    const a = await newAgent();
+    const c = await newCommunity();
+    const id = await seedPost({ authorId: a.agent.id, community: c, title: 'old' });
+    const ran: string[] = [];
+    const query: Query = async (s, values, via) => {
+      ran.push(s.name);
+      if (s.name === 'feed_item_parts') await db('posts').where({ id }).update({ title: 'new' });
+      return deps.query(s, values, via);
+    };
+    const src = { query, caches: { feedItems: new FeedItemCache() } };
+    const page = JSON.parse((await feedPageBody(src, { sort: 'new', limit: 20, community: c })).body);
+    expect(page.data.map((i: { title: string }) => i.title)).to.deep.equal(['new']);
+    expect(ran).to.deep.equal(['feed_new_community_21', 'feed_item_parts', 'feed_whole_new_community_21']);
   });
 
   it('a page reads its rows in one statement once its items are held, and in two before, whatever its size', async () => {
