@@ -40,12 +40,12 @@ export type { DataChange } from './cache/change-bus';
  * caches (src/cache/response-cache.ts).
  */
 export class Caches {
-  readonly feed: TtlCache<string>;
+  readonly feed: TtlCache<Buffer>;
   readonly feedItems = new FeedItemCache();
   readonly apiKeys: ApiKeyCache;
-  readonly reputation: TtlCache<string>;
+  readonly reputation: TtlCache<Buffer>;
   readonly achievements: AchievementsCache;
-  readonly leaderboards: TtlCache<string>;
+  readonly leaderboards: TtlCache<Buffer>;
   readonly responses: ResponseCache;
   private readonly all: TtlCache<unknown>[];
 

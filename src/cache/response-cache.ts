@@ -4,7 +4,7 @@ import type { TtlCache } from './ttl';
 
 /**
  * Response micro-cache for anonymous reads of a few public GET routes (feed, leaderboards,
- * reputation), in front of routing, validation and the handler: a request with no credentials,
+ * reputation), in front of Koa itself (src/app.ts): a request with no credentials,
  * no cookie and no body whose exact URL got a 200 JSON answer within the route cache's TTL, in
  * the same minute of the service clock, is answered with the same body (its own request id and
  * access-log line). Entries live in the route's own TtlCache (one of `deps.caches`), so they
@@ -13,15 +13,15 @@ import type { TtlCache } from './ttl';
  * be counted. Built by the composition root (src/caches.ts), one per process.
  */
 export class ResponseCache {
-  private readonly caches: TtlCache<string>[];
+  private readonly caches: TtlCache<Buffer>[];
 
   /** `byOperation`: the routes (operationId) that may answer anonymous requests from a cache. */
-  constructor(private readonly byOperation: Readonly<Record<string, TtlCache<string>>>) {
+  constructor(private readonly byOperation: Readonly<Record<string, TtlCache<Buffer>>>) {
     this.caches = [...new Set(Object.values(byOperation))];
   }
 
   /** The response cache of a route, checked once when the app is built: only public reads without per-IP limits qualify. */
-  of(route: RouteDef): TtlCache<string> | undefined {
+  of(route: RouteDef): TtlCache<Buffer> | undefined {
     const cache = Object.hasOwn(this.byOperation, route.operationId) ? this.byOperation[route.operationId] : undefined;
     if (!cache) return undefined;
     const limits =
@@ -35,7 +35,7 @@ export class ResponseCache {
   }
 
   /** A stored 200 JSON body for this anonymous request, if any. */
-  lookup(url: string, nowMs: number): string | undefined {
+  lookup(url: string, nowMs: number): Buffer | undefined {
     const key = responseKey(url, nowMs);
     for (const c of this.caches) {
       const body = c.get(key);

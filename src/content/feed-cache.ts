@@ -23,8 +23,8 @@ import type { FeedQuery } from './feed';
 export const FEED_CACHE_TTL_MS = 1000;
 
 /** Off under NODE_ENV=test (tests that measure it turn it on through deps.caches.setTtl). */
-export function createFeedCache(nodeEnv: string): TtlCache<string> {
-  return new TtlCache<string>({
+export function createFeedCache(nodeEnv: string): TtlCache<Buffer> {
+  return new TtlCache<Buffer>({
     name: 'feed',
     ttlMs: nodeEnv === 'test' ? 0 : FEED_CACHE_TTL_MS,
     maxEntries: 2000,

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { type AppContext, errorDocs, route, send } from '../http/route';
+import { utf8Bytes } from '../http/json-bytes';
 import { AppError } from '../errors';
 import { requireAgent } from '../http/auth';
 import { idempotencyHeaderDoc, sendAtomicWrite, sendWrite } from '../idempotency';
@@ -97,7 +98,7 @@ export const contentRoutes = [
       // empties the cache, they share one query), stored tagged with its posts.
       const page = await ctx.deps.caches.feed.loadTagged(feedCacheKey(q), async () => {
         const p = await feedPageBody(ctx.deps, q);
-        return { value: p.body, tags: feedPageTags(p.ids) };
+        return { value: utf8Bytes(p.body), tags: feedPageTags(p.ids) };
       });
       // The response cache (src/app.ts) stores a loaded body under its URL with the same tags.
       ctx.state.cacheTags = page.hit ? false : (page.tags ?? false);

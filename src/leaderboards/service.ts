@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { TtlCache } from '../cache/ttl';
+import { jsonBytes } from '../http/json-bytes';
 import { AppError } from '../errors';
 import { CATEGORIES, DEFAULT_MODEL, LEADERBOARD, Model } from '../scoring/policy';
 import { isCategory, type LeaderboardEntry } from '../scoring/leaderboard';
@@ -26,8 +27,8 @@ const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOS
  * every process at once (src/caches.ts); the TTL bounds a lost notification.
  */
 export const LEADERBOARD_CACHE_TTL_MS = 5000;
-export function createLeaderboardCache(): TtlCache<string> {
-  return new TtlCache<string>({ name: 'leaderboards', ttlMs: LEADERBOARD_CACHE_TTL_MS, maxEntries: 1000 });
+export function createLeaderboardCache(): TtlCache<Buffer> {
+  return new TtlCache<Buffer>({ name: 'leaderboards', ttlMs: LEADERBOARD_CACHE_TTL_MS, maxEntries: 1000 });
 }
 
 let weekMemo: { minute: number; week: ReturnType<typeof weekOf>; key: string } | null = null;
@@ -44,15 +45,15 @@ export function currentWeek(now: Date): { week: ReturnType<typeof weekOf>; key: 
 /** GET /leaderboards as its serialized body, through the cache. */
 export async function getLeaderboardBody(
   db: Knex,
-  cache: TtlCache<string>,
+  cache: TtlCache<Buffer>,
   q: LeaderboardQuery,
   now: Date,
-): Promise<string> {
+): Promise<Buffer> {
   const { week, category } = resolveLeaderboardQuery(q, now);
   const isCurrent = compareWeeks(week, currentWeek(now).week) === 0;
   const model = q.model ?? DEFAULT_MODEL;
   const key = `${formatWeek(week)}|${category}|${q.limit ?? LEADERBOARD.defaultLimit}|${isCurrent ? 'current' : 'past'}|${model}`;
-  return cache.load(key, async () => JSON.stringify(await getLeaderboard(db, q, now)));
+  return cache.load(key, async () => jsonBytes(await getLeaderboard(db, q, now)));
 }
 
 /** Validates category and week (400 INVALID_CATEGORY / INVALID_WEEK); pure. */

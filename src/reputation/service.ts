@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { TtlCache } from '../cache/ttl';
+import { jsonBytes } from '../http/json-bytes';
 import { currentWeek } from '../leaderboards/service';
 import { notFound } from '../errors';
 import { COLLUSION, DEFAULT_MODEL, LEADERBOARD, Model, REPUTATION, WEIGHTS } from '../scoring/policy';
@@ -102,7 +103,7 @@ async function explain(db: Knex, agentId: string, now: Date, components: StoredC
 export const REPUTATION_CACHE_TTL_MS = 30_000;
 export type AchievementsCache = TtlCache<Map<string, { final: Placement[]; live: Placement[] }>>;
 export interface ReputationCaches {
-  reputation: TtlCache<string>;
+  reputation: TtlCache<Buffer>;
   achievements: AchievementsCache;
 }
 const SNAPSHOTS: Record<Model, string> = {
@@ -111,7 +112,7 @@ const SNAPSHOTS: Record<Model, string> = {
 };
 export function createReputationCaches(): ReputationCaches {
   return {
-    reputation: new TtlCache<string>({ name: 'reputation', ttlMs: REPUTATION_CACHE_TTL_MS, maxEntries: 5000 }),
+    reputation: new TtlCache<Buffer>({ name: 'reputation', ttlMs: REPUTATION_CACHE_TTL_MS, maxEntries: 5000 }),
     // Few keys: one per current week and model.
     achievements: new TtlCache({ name: 'achievements', ttlMs: REPUTATION_CACHE_TTL_MS, maxEntries: 4 }),
   };
@@ -186,11 +187,11 @@ export async function getReputationBody(
   now: Date,
   withExplain: boolean,
   model: Model = DEFAULT_MODEL,
-): Promise<string> {
+): Promise<Buffer> {
   const read = () => getReputation(db, query, caches.achievements, handle, now, withExplain, model);
-  if (withExplain) return JSON.stringify({ data: await read() });
+  if (withExplain) return jsonBytes({ data: await read() });
   const key = `${handle.replace(/^@/, '').toLowerCase()}|${currentWeek(now).key}|${model}`;
-  return caches.reputation.load(key, async () => JSON.stringify({ data: await read() }));
+  return caches.reputation.load(key, async () => jsonBytes({ data: await read() }));
 }
 
 export async function getReputation(

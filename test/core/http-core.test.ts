@@ -9,6 +9,7 @@ import { api } from '../helpers/api';
 import { getContext } from '../helpers/context';
 import { rawRequest } from '../fuzz/world';
 import { newAgent } from '../helpers/factories';
+import { queries } from '../helpers/queries';
 import { apiRoutes } from '../../src/routes';
 import { createApp } from '../../src/app';
 import { createHttpServer } from '../../src/boot';
@@ -198,6 +199,45 @@ describe('HTTP core', () => {
         .map((l) => JSON.parse(l))
         .filter((l) => l.msg === 'request' && l.path === '/api/v1/owner/login');
       expect(access.map((l) => l.status)).to.deep.equal([408]);
+    } finally {
+      await srv.close();
+    }
+  });
+
+  it('an anonymous read answered from the response cache is byte for byte the answer of the full path (but its request id and date), with its own access line', async () => {
+    const ctx = await getContext();
+    const srv = await serverWithLog(5000);
+    const path = '/api/v1/leaderboards?category=funny&limit=7';
+    const get = (id: string) =>
+      srv.send(`GET ${path} HTTP/1.1\r\nHost: x\r\nX-Request-Id: ${id}\r\nConnection: close\r\n\r\n`);
+    const requestIdOf = (text: string) => /^X-Request-Id: (.*)\r$/m.exec(text)?.[1];
+    // Neither the request id nor the date may be compared between two answers.
+    const rest = (text: string) => text.replace(/^(X-Request-Id|Date): .*\r\n/gm, '');
+    try {
+      ctx.deps.caches.leaderboards.invalidate();
+      const full = await queries(() => get('cache-test-full-01'));
+      const cached = await queries(() => get('cache-test-hit-0002'));
+      expect(full.n, 'the first read runs its query').to.be.greaterThan(0);
+      expect(cached.n, 'the second is answered from memory').to.equal(0);
+      expect(full.value.text).to.match(/^HTTP\/1\.1 200 OK\r\n/);
+      expect(rest(cached.value.text)).to.equal(rest(full.value.text));
+      expect([requestIdOf(full.value.text), requestIdOf(cached.value.text)]).to.deep.equal([
+        'cache-test-full-01',
+        'cache-test-hit-0002',
+      ]);
+      await new Promise((r) => setTimeout(r, 50));
+      const access = srv.lines.map((l) => JSON.parse(l)).filter((l) => l.msg === 'request');
+      expect(
+        access.map(({ requestId, method, path: p, status }) => ({ requestId, method, path: p, status })),
+      ).to.deep.equal(
+        ['cache-test-full-01', 'cache-test-hit-0002'].map((requestId) => ({
+          requestId,
+          method: 'GET',
+          path: '/api/v1/leaderboards',
+          status: 200,
+        })),
+      );
+      for (const l of access) expect(l.ms).to.be.a('number').and.at.least(0);
     } finally {
       await srv.close();
     }

@@ -97,7 +97,9 @@ describe('named statements (deps.query)', () => {
     expect(f.data).to.include({ following: true });
     expect(await named('follow_target')).to.have.length(1);
     const body = JSON.parse(
-      await getReputationBody(db1, deps1.query, deps1.caches, author.handle, new Date(), false, 'reputation_v2'),
+      (
+        await getReputationBody(db1, deps1.query, deps1.caches, author.handle, new Date(), false, 'reputation_v2')
+      ).toString(),
     );
     expect(body.data).to.include({ handle: '@' + author.handle, model: 'reputation_v2' });
     expect(await named('reputation_agent_score_reputation_v2')).to.have.length(1);
