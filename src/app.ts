@@ -11,7 +11,7 @@ import { authenticate, readerPrincipal } from './http/auth';
 import { findConstructorPrototype, validate } from './http/validate';
 import { clientErrorStatus, isClientConnectionError } from './http/client-error';
 import { fullPath } from './http/openapi';
-import type { AppContext, AppRouter, RouteDef } from './http/route';
+import type { AppContext, AppContextExtension, AppRouter, AppState, RouteDef } from './http/route';
 import { apiRoutes } from './routes';
 import { skillRouter } from './skill/routes';
 import { settleAfter, type Taken } from './limits/types';
@@ -253,6 +253,44 @@ class SvcApp extends Koa {
   }
 }
 
+/**
+ * The group of routes a path belongs to: its first segment after /api/v1 (posts, agents, ...),
+ * or its first segment outside it (.well-known), lowercased as the routes match.
+ */
+function routeGroup(path: string): string {
+  const p = path.toLowerCase();
+  const rest = p.startsWith('/api/v1/') ? p.slice('/api/v1/'.length) : p.slice(1);
+  const end = rest.indexOf('/');
+  return end < 0 ? rest : rest.slice(0, end);
+}
+
+/**
+ * The API's routes, one router per group (routeGroup): a request is matched against its
+ * group's few routes, not against all of them (@koa/router tests each route's pattern in turn,
+ * about 5 % of the web process's CPU for a read that is not cached). Each group's router answers
+ * its own paths' other methods (405 with Allow) as one router for all did.
+ */
+function apiRouter(deps: Deps): Koa.Middleware<AppState, AppContextExtension> {
+  const routers = new Map<string, Router<AppState, AppContextExtension>>();
+  for (const r of apiRoutes()) {
+    const path = fullPath(r);
+    let router = routers.get(routeGroup(path));
+    if (!router) routers.set(routeGroup(path), (router = new Router()));
+    router[r.method](path, routeMiddleware(r, deps));
+  }
+  const groups = new Map(
+    [...routers].map(([group, router]) => [group, { routes: router.routes(), allowed: router.allowedMethods() }]),
+  );
+  return (ctx, next) => {
+    const g = groups.get(routeGroup(ctx.path));
+    if (!g) return next();
+    // The router's context types add what it sets on the context (params, router).
+    return g.routes(ctx as Parameters<typeof g.routes>[0], () =>
+      g.allowed(ctx as Parameters<typeof g.allowed>[0], next),
+    );
+  };
+}
+
 export interface AppOptions {
   /** Extra routers mounted after the API (web pages). */
   extraRouters?: AppRouter[];
@@ -335,10 +373,6 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
     return next();
   });
 
-  const router = new Router();
-  for (const r of apiRoutes()) {
-    router[r.method](fullPath(r), routeMiddleware(r, deps));
-  }
   // Read-your-writes with read replicas: a write by an agent or owner (an API call, or a web form
   // of the owner's session) marks it before the answer goes out, so its next lag-tolerant reads,
   // through any web process, go to the primary.
@@ -360,8 +394,7 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
       }
     });
   }
-  app.use(router.routes());
-  app.use(router.allowedMethods());
+  app.use(apiRouter(deps));
   // GET /skill.md, /heartbeat.md, /llms.txt: documents about the API, outside it.
   const skill = skillRouter();
   app.use(skill.routes());

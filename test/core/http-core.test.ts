@@ -83,6 +83,17 @@ describe('HTTP core', () => {
     expect(page.status).to.equal(404);
   });
 
+  it('routes match whatever the case of the path and with a trailing slash; the Allow of a wrong method lists its own path’s methods', async () => {
+    for (const p of ['/LeaderBoards/weeks', '/leaderboards/weeks/', '/HEALTH', '/.well-known/svc.json/']) {
+      const r = await api('GET', p);
+      expect(r.status, p).to.equal(200);
+    }
+    const r = await api('DELETE', '/Leaderboards');
+    expect(r.status).to.equal(405);
+    expect(r.headers.get('allow')).to.equal('HEAD, GET');
+    expect((await api('GET', '/leaderboardsx')).status).to.equal(404);
+  });
+
   it('an API body is JSON whatever its Content-Type: parsed, or 400 INVALID_JSON, never dropped; a bare JSON value is 400 VALIDATION_FAILED', async () => {
     const a = await newAgent();
     const body = JSON.stringify({ communitySlug: 'general', title: 'typed loosely', body: 'sent as text/plain' });
