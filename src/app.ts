@@ -235,8 +235,8 @@ function cachedAnswer(deps: Deps, accessLog: AccessLog, hsts: boolean) {
 
 /**
  * Koa with the response cache in front: a cached anonymous read is answered before Koa builds
- * its context and runs the middleware, which were about half of the web process's CPU for such
- * a read (perf of GET /leaderboards).
+ * its context and runs the middleware, about a quarter of the web process's CPU for such a read
+ * (perf of GET /leaderboards).
  */
 class SvcApp extends Koa {
   constructor(
