@@ -57,15 +57,16 @@ export async function runWithLiveness(deps: Deps, options: RunnerOptions): Promi
 export interface BatchingOptions {
   /** Jobs fetched (and locked) per query into the pool's local queue; -1 fetches one per worker. Default concurrency + 1. */
   localQueueSize?: number;
-  /** Milliseconds job completions wait to be written together; -1 writes each at once. Default 0. */
+  /** Milliseconds job completions wait to be written together; -1 writes each at once. Default 10. */
   completeJobBatchDelay?: number;
 }
 
 /**
  * The graphile-worker options the worker runs with (bench/fanout.ts measures the same). Jobs are
  * fetched `concurrency + 1` at a time into the pool's local queue (one locking query for many
- * jobs, and the next job is at hand when one ends) and completions are written in batches (a
- * task's slot does not wait for its completion's commit). Measured on the webhook fan-out, one
+ * jobs, and the next job is at hand when one ends) and completions are written in batches, those
+ * ending within 10 ms of each other together (a task's slot does not wait for its completion's
+ * commit, and one statement deletes many jobs). Measured on the webhook fan-out, one
  * webhook per event at concurrency 16: PostgreSQL CPU per delivery about halved, node's a quarter
  * less (BENCHMARKS.md). What it costs: a worker locks up to `concurrency + 1` jobs more than it
  * runs (the queue fetches again once its last job is handed out, even with every task busy), and a
@@ -77,7 +78,7 @@ export function graphileRunOptions(
   b: BatchingOptions = {},
 ): Pick<RunnerOptions, 'concurrency' | 'pollInterval' | 'preset'> {
   const localQueueSize = b.localQueueSize ?? concurrency + 1;
-  const completeJobBatchDelay = b.completeJobBatchDelay ?? 0;
+  const completeJobBatchDelay = b.completeJobBatchDelay ?? 10;
   return {
     concurrency,
     pollInterval: 1000,
