@@ -7,7 +7,7 @@
  * `--rounds`; a first round of both phases, as large as a measured one, warms up and is not counted.
  *
  *   npx tsx bench/fanout.ts [--events 300] [--webhooks 1] [--concurrency 4] [--rounds 3]
- *     [--local-queue N] [--complete-batch MS]   (graphile-worker batching; default: the worker's own)
+ *     [--local-queue N] [--complete-batch MS]   (graphile-worker batching; default: the worker's delivery runner's)
  *     [--cpu-prof FILE]   (V8 CPU profiles of the measured queued phases, and in FILE.baseline.cpuprofile of the baseline's)
  *   (TEST_ADMIN_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/postgres; a scratch
  *   database is created and dropped)
@@ -36,7 +36,7 @@ import { webhookHeaders } from '../src/webhooks/signing';
 import { eventFanout } from '../jobs/event_fanout';
 import { webhookDeliver } from '../jobs/webhook_deliver';
 import { numberArg } from './lib/args';
-import { graphileRunOptions } from '../src/worker-runner';
+import { deliveryRunOptions } from '../src/worker-runner';
 import { procAvailable, readCpu, Reading, spent } from './lib/proc-cpu';
 
 const EVENTS = numberArg('events', 300);
@@ -182,7 +182,7 @@ async function main() {
       taskList: { event_fanout: eventFanout(deps), webhook_deliver: webhookDeliver(deps) },
       noHandleSignals: true,
       logger: new Logger(() => () => undefined),
-      ...graphileRunOptions(CONCURRENCY, {
+      ...deliveryRunOptions(CONCURRENCY, {
         ...(LOCAL_QUEUE !== undefined ? { localQueueSize: LOCAL_QUEUE } : {}),
         ...(COMPLETE_BATCH !== undefined ? { completeJobBatchDelay: COMPLETE_BATCH } : {}),
       }),

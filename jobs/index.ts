@@ -22,17 +22,23 @@ import { interactionsPartitions } from './interactions_partitions';
 export const FLEET_TASKS = ['scoring_partition'] as const satisfies readonly JobName[];
 type FleetTask = (typeof FLEET_TASKS)[number];
 
-/** One task per identifier of the job map (jobs/tasks.ts) but the fleet's, each typed by its payload. */
-export type TaskMap = { [K in Exclude<JobName, FleetTask>]: Task<K> };
+/**
+ * Short, numerous jobs each worker process runs on a runner of their own, which fetches many at a
+ * time: the webhook fan-out and its retries. Long jobs stay off it, so none waits in a busy
+ * process's local queue while another process is idle.
+ */
+export const DELIVERY_TASKS = ['event_fanout', 'webhook_deliver'] as const satisfies readonly JobName[];
+type DeliveryTask = (typeof DELIVERY_TASKS)[number];
+
+/** One task per identifier of the job map (jobs/tasks.ts) but the fleet's and delivery's, each typed by its payload. */
+export type TaskMap = { [K in Exclude<JobName, FleetTask | DeliveryTask>]: Task<K> };
 
 /**
- * Every graphile-worker task, by identifier. Each job file exports a factory taking the
+ * The main runner's graphile-worker tasks (every task but the fleet's and delivery's), by identifier. Each job file exports a factory taking the
  * process's deps; tasks call services, never HTTP, and are idempotent.
  */
 export function buildTaskList(deps: Deps): TaskMap {
   return {
-    event_fanout: eventFanout(deps),
-    webhook_deliver: webhookDeliver(deps),
     webhook_prune: webhookPrune(deps),
     email_outbox_send: emailOutboxSend(deps),
     scoring_incremental: scoringIncremental(deps),
@@ -43,6 +49,11 @@ export function buildTaskList(deps: Deps): TaskMap {
     inbox_prune: inboxPrune(deps),
     interactions_partitions: interactionsPartitions(deps),
   };
+}
+
+/** The delivery runner's tasks (DELIVERY_TASKS). */
+export function buildDeliveryTaskList(deps: Deps): { [K in DeliveryTask]: Task<K> } {
+  return { event_fanout: eventFanout(deps), webhook_deliver: webhookDeliver(deps) };
 }
 
 /** The fleet runner's tasks (FLEET_TASKS). */

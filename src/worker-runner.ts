@@ -2,7 +2,7 @@ import { EventEmitter } from 'events';
 import path from 'path';
 import { run, Runner, RunnerOptions, WorkerEvents } from 'graphile-worker';
 import type { Deps } from './deps';
-import { buildFleetTaskList, buildTaskList } from '../jobs';
+import { buildDeliveryTaskList, buildFleetTaskList, buildTaskList } from '../jobs';
 import { repoRoot } from './db/paths';
 import { WorkerLiveness } from './db/worker-liveness';
 import { createDb } from './db/knex';
@@ -92,10 +92,27 @@ export function graphileRunOptions(
 }
 
 /**
- * Starts graphile-worker with the project's task list and crontab, and beside it the fleet
- * runner: the tasks of FLEET_TASKS, one job at a time and fetched one at a time (no local
- * queue), so a process never holds a second partition of a full recompute that an idle process
- * could run. Returned as one runner: stopping it stops both.
+ * The delivery runner's options (DELIVERY_TASKS; bench/fanout.ts measures the same): jobs fetched
+ * `4 × concurrency` at a time. A fan-out job holds its slot for a few milliseconds, so a queue of
+ * `concurrency + 1` runs out within a few jobs per slot and the slots then wait on the next fetch;
+ * measured with one webhook per event at concurrency 16 (BENCHMARKS.md). Its cost is the same
+ * as the main runner's, four times over: up to `4 × concurrency` jobs locked but not yet running
+ * (released with the rest of a dead worker's locks), none of them long.
+ */
+export function deliveryRunOptions(
+  concurrency: number,
+  b: BatchingOptions = {},
+): ReturnType<typeof graphileRunOptions> {
+  return graphileRunOptions(concurrency, { localQueueSize: 4 * concurrency, ...b });
+}
+
+/**
+ * Starts graphile-worker with the project's task list and crontab, and beside it two runners of
+ * their own: the delivery runner (DELIVERY_TASKS, deliveryRunOptions) and the fleet runner (the
+ * tasks of FLEET_TASKS, one job at a time and fetched one at a time, no local queue, so a process
+ * never holds a second partition of a full recompute that an idle process could run). Long jobs
+ * stay on runners with short local queues, so none waits behind a busy process's tasks. Returned
+ * as one runner: stopping it stops all three.
  */
 export async function startWorker(deps: Deps, connectionString: string): Promise<Runner> {
   const runner = await runWithLiveness(deps, {
@@ -106,34 +123,46 @@ export async function startWorker(deps: Deps, connectionString: string): Promise
     noHandleSignals: true,
     logger: workerLogger(deps.log),
   });
-  let fleet: Runner;
+  const started: Runner[] = [runner];
+  // No schedules on the other two (the first runner has the crontab): an empty list, or graphile
+  // looks for ./crontab and logs "cron is disabled", which reads as if the service's schedules were off.
   try {
-    fleet = await runWithLiveness(deps, {
-      connectionString,
-      ...graphileRunOptions(1, { localQueueSize: -1 }),
-      taskList: buildFleetTaskList(deps),
-      // No schedules here (the first runner has the crontab); an empty list, or graphile looks for
-      // ./crontab and logs "cron is disabled", which reads as if the service's schedules were off.
-      parsedCronItems: [],
-      noHandleSignals: true,
-      logger: workerLogger(deps.log),
-    });
+    started.push(
+      await runWithLiveness(deps, {
+        connectionString,
+        ...deliveryRunOptions(deps.config.workerConcurrency),
+        taskList: buildDeliveryTaskList(deps),
+        parsedCronItems: [],
+        noHandleSignals: true,
+        logger: workerLogger(deps.log),
+      }),
+    );
+    started.push(
+      await runWithLiveness(deps, {
+        connectionString,
+        ...graphileRunOptions(1, { localQueueSize: -1 }),
+        taskList: buildFleetTaskList(deps),
+        parsedCronItems: [],
+        noHandleSignals: true,
+        logger: workerLogger(deps.log),
+      }),
+    );
   } catch (e) {
-    await runner.stop();
+    await Promise.all(started.map((r) => r.stop()));
     throw e;
   }
-  const both = Promise.all([runner.promise, fleet.promise]).then(() => undefined);
+  const all = Promise.all(started.map((r) => r.promise)).then(() => undefined);
   // The scoring thread pool ends with the runners (graceful shutdown stops them).
   const endPool = () => deps.scoringPool.destroy();
-  void both.then(endPool, endPool);
+  void all.then(endPool, endPool);
   return {
     ...runner,
-    promise: both,
+    promise: all,
     stop: async (reason?: string) => {
-      await Promise.all([runner.stop(reason), fleet.stop(reason)]);
+      await Promise.all(started.map((r) => r.stop(reason)));
     },
     kill: async (reason?: string) => {
-      await Promise.all([runner.kill(reason), fleet.kill(reason)]);
+      await Promise.all(started.map((r) => r.kill(reason)));
     },
   };
 }

@@ -1,6 +1,6 @@
 import crypto from 'crypto';
 import { run, Runner, Logger } from 'graphile-worker';
-import { buildTaskList } from '../../jobs';
+import { buildDeliveryTaskList } from '../../jobs';
 import { getContext } from '../helpers/context';
 import { SvcClient, connect, ClientOptions } from '../../clients/typescript/src';
 
@@ -45,7 +45,6 @@ export function expectRejects(p: Promise<unknown>): Promise<any> {
 /** A real graphile-worker running only the event tasks (fan-out and delivery), quiet. Stop it in after(). */
 export async function startEventWorker(): Promise<Runner> {
   const ctx = await getContext();
-  const all = buildTaskList(ctx.deps);
   return run({
     connectionString: ctx.databaseUrl,
     concurrency: 2,
@@ -53,7 +52,7 @@ export async function startEventWorker(): Promise<Runner> {
     pollInterval: 200,
     crontab: '',
     logger: new Logger(() => () => undefined),
-    taskList: { event_fanout: all.event_fanout, webhook_deliver: all.webhook_deliver },
+    taskList: buildDeliveryTaskList(ctx.deps),
   });
 }
 

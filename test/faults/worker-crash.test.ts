@@ -320,7 +320,7 @@ describe('faults: worker processes killed mid-job (real worker processes)', func
       const killedAt = Date.now();
       const inFlight = received.length;
       const locked = (
-        await db.raw(`select count(*)::int n from graphile_worker._private_jobs where locked_by = ?`, [w1.poolId])
+        await db.raw(`select count(*)::int n from graphile_worker._private_jobs where locked_by = any(?)`, [w1.poolIds])
       ).rows[0].n;
       expect(locked, 'w1 died holding jobs').to.be.greaterThan(0);
 
@@ -349,7 +349,7 @@ describe('faults: worker processes killed mid-job (real worker processes)', func
       for (const id of eventIds) expect(delivered.has(id), id).to.equal(true);
       const rows = await db('webhook_deliveries').where({ webhook_id: hook.id });
       expect(new Set(rows.map((r) => r.event_id))).to.deep.equal(new Set(eventIds));
-      expect(await db('worker_heartbeats').where({ worker_id: w1.poolId }).first()).to.equal(undefined);
+      expect(await db('worker_heartbeats').whereIn('worker_id', w1.poolIds).first()).to.equal(undefined);
       report.push(
         `delivery crash: w1 killed with ${inFlight} requests in flight and ${locked} jobs locked; all ${N} events delivered ${ms} ms after the kill (${received.length} requests, at-least-once)`,
       );

@@ -13,20 +13,26 @@ import { outputOf, sleep, spawnEntry } from './harness';
 
 /** Helpers of the worker-crash fault test: real worker processes and scoring-state checks. */
 
+/** graphile runners a worker process starts, each with its heartbeat row: main, delivery, fleet (src/worker-runner.ts). */
+const RUNNERS = 3;
+
 export interface WorkerProc {
   child: ChildProcess;
-  /** graphile's pool id: what this worker writes into `locked_by` (from its heartbeat row) */
+  /** the main runner's pool id (scoring jobs): what it writes into `locked_by` (from its heartbeat row) */
   poolId: string;
+  /** the pool ids of all the process's runners (the delivery runner's locks the webhook jobs) */
+  poolIds: string[];
 }
 
-/** Starts `src/worker.ts` and waits for its heartbeat row (the worker is then taking jobs). */
+/** Starts `src/worker.ts` and waits for the heartbeat rows of all its runners (the worker is then taking jobs). */
 export async function startWorkerProc(db: Knex, env: NodeJS.ProcessEnv, timeoutMs = 30_000): Promise<WorkerProc> {
   const child = spawnEntry('worker', env);
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
     if (child.exitCode !== null) throw new Error(`worker exited (${child.exitCode}): ${outputOf(child)}`);
-    const row = await db('worker_heartbeats').where({ pid: child.pid }).first('worker_id');
-    if (row) return { child, poolId: row.worker_id };
+    // The main runner starts (and beats) first.
+    const rows = await db('worker_heartbeats').where({ pid: child.pid }).orderBy('started_at').select('worker_id');
+    if (rows.length >= RUNNERS) return { child, poolId: rows[0].worker_id, poolIds: rows.map((r) => r.worker_id) };
     await sleep(50);
   }
   throw new Error(`worker did not register its heartbeat in ${timeoutMs} ms: ${outputOf(child)}`);

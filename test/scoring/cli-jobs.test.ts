@@ -6,7 +6,7 @@ import { parseCrontab } from 'graphile-worker';
 import { getContext } from '../helpers/context';
 import { cli } from '../helpers/cli';
 import { CliUsageError } from '../../src/cli/registry';
-import { buildFleetTaskList, buildTaskList } from '../../jobs';
+import { buildDeliveryTaskList, buildFleetTaskList, buildTaskList } from '../../jobs';
 import { agent, follow, post, upvote } from './seed';
 import { computeBatch, EdgeBatch } from '../../src/scoring/weights';
 import { ScoringPool } from '../../src/scoring/pool';
@@ -57,7 +57,7 @@ describe('scoring: admin CLI, jobs and crontab', function () {
 
   it('registers the scoring tasks and the crontab schedules them with ids, only tasks of the job map', async () => {
     const { deps } = await getContext();
-    const tasks = { ...buildTaskList(deps), ...buildFleetTaskList(deps) };
+    const tasks = { ...buildTaskList(deps), ...buildDeliveryTaskList(deps), ...buildFleetTaskList(deps) };
     const scoring: JobName[] = [
       'scoring_incremental',
       'reputation_recompute',
