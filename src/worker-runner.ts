@@ -62,16 +62,17 @@ export interface BatchingOptions {
 }
 
 /**
- * The graphile-worker options the worker runs with (bench/fanout.ts measures the same). Jobs are
- * fetched `concurrency + 1` at a time into the pool's local queue (one locking query for many
- * jobs, and the next job is at hand when one ends) and completions are written in batches, those
- * ending within 10 ms of each other together (a task's slot does not wait for its completion's
- * commit, and one statement deletes many jobs). Measured on the webhook fan-out, one
- * webhook per event at concurrency 16: PostgreSQL CPU per delivery about halved, node's a quarter
- * less (BENCHMARKS.md). What it costs: a worker locks up to `concurrency + 1` jobs more than it
- * runs (the queue fetches again once its last job is handed out, even with every task busy), and a
- * worker killed within a batch's few milliseconds leaves completed jobs locked, which run again
- * once its locks are released (src/db/worker-liveness.ts); every job is idempotent.
+ * A runner's graphile-worker options (the main runner's as they are). Jobs are fetched
+ * `concurrency + 1` at a time into the pool's local queue (one locking query for many jobs, and
+ * the next job is at hand when one ends) and completions are written in batches, those ending
+ * within 10 ms of each other together (a task's slot does not wait for its completion's commit,
+ * and one statement deletes many jobs). Measured on the webhook fan-out, one webhook per event at
+ * concurrency 16, 10 ms against a batch per tick: 8-9 jobs per completion statement instead of 3-4,
+ * CPU per delivery 920-1060 µs against 1130-1530 (BENCHMARKS.md). What it costs: a worker locks
+ * up to `concurrency + 1` jobs more than it runs (the queue fetches again once its last job is
+ * handed out, even with every task busy), and a worker killed within a batch's 10 ms leaves
+ * completed jobs locked, which run again once its locks are released (src/db/worker-liveness.ts);
+ * every job is idempotent.
  */
 export function graphileRunOptions(
   concurrency: number,
@@ -94,10 +95,11 @@ export function graphileRunOptions(
 /**
  * The delivery runner's options (DELIVERY_TASKS; bench/fanout.ts measures the same): jobs fetched
  * `4 × concurrency` at a time. A fan-out job holds its slot for a few milliseconds, so a queue of
- * `concurrency + 1` runs out within a few jobs per slot and the slots then wait on the next fetch;
- * measured with one webhook per event at concurrency 16 (BENCHMARKS.md). Its cost is the same
- * as the main runner's, four times over: up to `4 × concurrency` jobs locked but not yet running
- * (released with the rest of a dead worker's locks), none of them long.
+ * `concurrency + 1` runs out within a few jobs per slot and the slots then wait on the next fetch.
+ * Measured with one webhook per event at concurrency 16, 64 against 17: a quarter as many fetches,
+ * a slot holds a job 32-33 ms against 41-43 (BENCHMARKS.md). The cost is the main runner's, four
+ * times over: up to `4 × concurrency` jobs locked but not yet running (released with the rest of a
+ * dead worker's locks), none of them long.
  */
 export function deliveryRunOptions(
   concurrency: number,
