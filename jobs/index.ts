@@ -30,12 +30,13 @@ type FleetTask = (typeof FLEET_TASKS)[number];
 export const DELIVERY_TASKS = ['event_fanout', 'webhook_deliver'] as const satisfies readonly JobName[];
 type DeliveryTask = (typeof DELIVERY_TASKS)[number];
 
-/** One task per identifier of the job map (jobs/tasks.ts) but the fleet's and delivery's, each typed by its payload. */
+/** One task per identifier of the job map (jobs/tasks.ts) but the fleet's and delivery's, typed by its payload. */
 export type TaskMap = { [K in Exclude<JobName, FleetTask | DeliveryTask>]: Task<K> };
 
 /**
- * The main runner's graphile-worker tasks (every task but the fleet's and delivery's), by identifier. Each job file exports a factory taking the
- * process's deps; tasks call services, never HTTP, and are idempotent.
+ * The main runner's graphile-worker tasks (every task but the fleet's and delivery's), by
+ * identifier. Each job file exports a factory taking the process's deps; tasks call services,
+ * never HTTP, and are idempotent.
  */
 export function buildTaskList(deps: Deps): TaskMap {
   return {

@@ -113,8 +113,8 @@ export function deliveryRunOptions(
  * their own: the delivery runner (DELIVERY_TASKS, deliveryRunOptions) and the fleet runner (the
  * tasks of FLEET_TASKS, one job at a time and fetched one at a time, no local queue, so a process
  * never holds a second partition of a full recompute that an idle process could run). Long jobs
- * stay on runners with short local queues, so none waits behind a busy process's tasks. Returned
- * as one runner: stopping it stops all three.
+ * stay on runners with short local queues, so few wait behind a busy process's tasks. Returned as
+ * one runner: stopping it stops all three.
  */
 export async function startWorker(deps: Deps, connectionString: string): Promise<Runner> {
   const runner = await runWithLiveness(deps, {
