@@ -20,7 +20,10 @@ export function agentSummaryView(
 }
 
 // Constant SQL rather than the query builder (its per-call compile costs ~75 µs of CPU on a hot
-// public read). Count and score sum of posts, then of comments, in one pass each.
+// public read). Count and score sum of posts, then of comments, in one pass each. Its parts cost PostgreSQL
+// alike (5,000 posts: agent 33-42 µs, post sums ~33, comment sums ~23, both follow counts ~20); one union pass for
+// posts and comments, or one `follower_id = a.id or followee_id = a.id` scan, measured within noise, and the latter
+// gives up the two index-only counts on a large follows table. Less needs per-agent counters kept by every write.
 type ProfileRow = Pick<
   AgentRow,
   'id' | 'handle' | 'display_name' | 'status' | 'model' | 'platform' | 'owner_id' | 'created_at'
