@@ -3,7 +3,10 @@
  * network (bench/gen/network.ts) in a fresh database (dropped afterwards). Each round runs the
  * one-transaction full recompute (runFull, today's `--now`), then the fleet run with 1 and with 2
  * worker processes (bench/lib/fleet.ts), in alternating order; prints each time, the medians and
- * the ratio 2 workers / 1.
+ * the ratio 2 workers / 1. Per fleet run, each phase's wall time, CPU seconds by process (each
+ * worker, the database's PostgreSQL backends, the bench) and cores kept busy (their CPU / wall;
+ * on this machine's cores, n workers cannot beat a phase's time × busy / cores), and when each job
+ * ran on which worker; per runFull, the same CPU split and its stages.
  *
  *   npx tsx bench/fleet-full.ts                 # 1M interactions, 3 rounds
  *   npx tsx bench/fleet-full.ts 200000 2        # size, rounds
@@ -16,7 +19,8 @@ import { runFull } from '../src/scoring/service';
 import { ScoringPool } from '../src/scoring/pool';
 import { Caches } from '../src/caches';
 import { generateNetwork } from './gen/network';
-import { runFleetFull } from './lib/fleet';
+import os from 'os';
+import { benchCpu, cpuBetween, JobTiming, PhaseStat, runFleetFull } from './lib/fleet';
 import type { Deps } from '../src/deps';
 
 const ADMIN = process.env.BENCH_ADMIN_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -25,6 +29,26 @@ const rounds = Number(process.argv[3] || 3);
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const s = (ms: number) => (ms / 1000).toFixed(2);
+const s1 = (ms: number) => (ms / 1000).toFixed(1);
+const CORES = os.cpus().length;
+
+/** CPU seconds by process, the cores they kept busy and the machine's (other processes included). */
+function cpuLine(wall: number, cpu: Map<string, number>, machineBusy: number): string {
+  const roles = [...cpu].filter(([, ms]) => ms > 0).sort(([a], [b]) => a.localeCompare(b));
+  const total = roles.reduce((n, [, ms]) => n + ms, 0);
+  const by = roles.map(([r, ms]) => `${r} ${s1(ms)}`).join(', ');
+  return `CPU s ${by}; cores busy ${(total / Math.max(1, wall)).toFixed(2)} (machine ${(machineBusy * CORES).toFixed(2)})`;
+}
+
+/** One line per phase: wall, CPU, and its jobs (worker: phase part start–end, s from the run's start). */
+function phaseLines(phases: PhaseStat[], jobs: JobTiming[]): string[] {
+  return phases.map((p) => {
+    const mine = jobs.filter((j) => j.end > p.start && j.end <= p.end + 100);
+    const js = mine.map((j) => `w${j.worker} ${j.phase} ${j.part} ${s1(j.start)}–${s1(j.end)}`).join(', ');
+    const wall = p.end - p.start;
+    return `    ${p.phase.padEnd(11)} ${s1(p.start)}–${s1(p.end)} (${s1(wall)} s): ${cpuLine(wall, p.cpu, p.machineBusy)}\n      jobs: ${js}`;
+  });
+}
 
 async function main(): Promise<void> {
   const admin = knexFactory({ client: 'pg', connection: ADMIN, pool: { min: 0, max: 1 } });
@@ -49,24 +73,24 @@ async function main(): Promise<void> {
       scoringPool,
     } as unknown as Deps;
     const times: Record<'inProcess' | 'one' | 'two', number[]> = { inProcess: [], one: [], two: [] };
+    const readFull = benchCpu(name, new Map());
     for (let r = 0; r < rounds; r++) {
+      const c0 = readFull();
       const f = await runFull(deps);
+      const fullCpu = cpuBetween(c0, readFull());
       times.inProcess.push(f.ms);
       for (const workers of r % 2 === 0 ? [1, 2] : [2, 1]) {
-        const { ms, progress } = await runFleetFull(deps, { url, workers });
+        const { ms, phases, jobs } = await runFleetFull(deps, { url, workers });
         (workers === 1 ? times.one : times.two).push(ms);
-        // When each phase ended, from the run's start: where the time goes, serial steps included.
-        const phases = await db.raw(
-          `select p.phase, extract(epoch from max(p.done_at) - r.started_at)::float8 t from scoring_run_partitions p
-           join scoring_runs r on r.id = p.run_id where p.run_id = ? group by 1, r.started_at order by 2`,
-          [progress.id],
-        );
-        const ends = phases.rows.map((x: { phase: string; t: number }) => `${x.phase} ${x.t.toFixed(1)}`).join(', ');
-        console.log(
-          `round ${r + 1}: fleet, ${workers} worker${workers > 1 ? 's' : ''}: ${s(ms)} s (phases end at s: ${ends})`,
-        );
+        console.log(`round ${r + 1}: fleet, ${workers} worker${workers > 1 ? 's' : ''}: ${s(ms)} s`);
+        for (const line of phaseLines(phases, jobs)) console.log(line);
       }
-      console.log(`round ${r + 1}: runFull in one transaction: ${s(f.ms)} s`);
+      const st = f.weights.ms;
+      console.log(
+        `round ${r + 1}: runFull in one transaction: ${s(f.ms)} s (weights: facts ${s1(st.facts)}, compute ${s1(st.compute)}, ` +
+          `write ${s1(st.write)}, clusters ${s1(st.collusion)}; reputations ${s1(f.ms - st.facts - st.compute - st.write - st.collusion)})\n` +
+          `    ${cpuLine(f.ms, fullCpu.cpu, fullCpu.machineBusy)}`,
+      );
     }
     const [full, one, two] = [median(times.inProcess), median(times.one), median(times.two)];
     console.log(

@@ -1,8 +1,8 @@
 /**
  * One worker process of the scoring fleet for benches: the fleet runner of src/worker-runner.ts
  * (the `scoring_partition` task, one job at a time, no local queue) with the scoring thread pool,
- * on BENCH_DATABASE_URL, without the rest of a worker's services. Prints READY once it takes jobs;
- * stops on SIGTERM.
+ * on BENCH_DATABASE_URL, without the rest of a worker's services. Prints READY once it takes jobs,
+ * then a line `JOB {phase, part, start, end}` (epoch ms) per job it ran; stops on SIGTERM.
  */
 import { Logger, run } from 'graphile-worker';
 import { createDb } from '../../src/db/knex';
@@ -19,10 +19,19 @@ async function main(): Promise<void> {
   const db = createDb(url, 2);
   const scoringPool = new ScoringPool(Number(process.env.SCORING_POOL_SIZE || 2));
   const deps = { db, query: createQuery(db), now: () => new Date(), caches: new Caches('test'), scoringPool };
+  const partition = buildFleetTaskList(deps as unknown as Deps).scoring_partition;
   const runner = await run({
     connectionString: url,
     ...graphileRunOptions(1, { localQueueSize: -1 }),
-    taskList: buildFleetTaskList(deps as unknown as Deps),
+    taskList: {
+      // When each job ran in this process, for the bench's timeline (bench/lib/fleet.ts).
+      scoring_partition: async (payload, helpers) => {
+        const start = Date.now();
+        await partition(payload, helpers);
+        const { phase, part } = payload as { phase: string; part: number };
+        console.log(`JOB ${JSON.stringify({ phase, part, start, end: Date.now() })}`);
+      },
+    },
     noHandleSignals: true,
     logger: new Logger(() => () => undefined),
   });

@@ -2,18 +2,50 @@ import { spawn, type ChildProcess } from 'child_process';
 import path from 'path';
 import type { Deps } from '../../src/deps';
 import { RunProgress, runProgress, startRun } from '../../src/scoring/fleet';
+import { readCpu, Reading, spent } from './proc-cpu';
 
-/** Starts `bench/lib/fleet-worker.ts` on `url` and resolves once it takes jobs. */
-function spawnFleetWorker(url: string): Promise<ChildProcess> {
+/** One partition job as a worker ran it (ms from the run's start). */
+export interface JobTiming {
+  worker: number;
+  phase: string;
+  part: number;
+  start: number;
+  end: number;
+}
+
+/** A phase of the run as the bench saw it (ms from the run's start): CPU milliseconds by process between its start and end. */
+export interface PhaseStat {
+  phase: string;
+  start: number;
+  end: number;
+  /** by role: `worker 1`, `worker 2`, … (each process, its thread pool included), `pg` (the database's backends), `bench` */
+  cpu: Map<string, number>;
+  /** the machine's busy share over the phase (every process, other benches' too) */
+  machineBusy: number;
+}
+
+interface FleetChild {
+  child: ChildProcess;
+  jobs: JobTiming[];
+}
+
+/** Starts `bench/lib/fleet-worker.ts` on `url` and resolves once it takes jobs; its JOB lines are collected. */
+function spawnFleetWorker(url: string, worker: number): Promise<FleetChild> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'fleet-worker.ts')], {
     env: { ...process.env, BENCH_DATABASE_URL: url },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+  const jobs: JobTiming[] = [];
   return new Promise((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (d) => {
       out += d;
-      if (out.includes('READY')) resolve(child);
+      const lines = out.split('\n');
+      out = lines.pop()!;
+      for (const line of lines) {
+        if (line === 'READY') resolve({ child, jobs });
+        else if (line.startsWith('JOB ')) jobs.push({ worker, ...JSON.parse(line.slice(4)) });
+      }
     });
     child.once('exit', (code) => reject(new Error(`fleet worker exited with ${code}`)));
   });
@@ -26,32 +58,69 @@ async function stop(child: ChildProcess): Promise<void> {
   await done;
 }
 
+/** CPU readings of the bench's processes: the given pids by name, the backends of `database`, this process. */
+export function benchCpu(database: string, pids: Map<number, string>): () => Reading<string> {
+  return () =>
+    readCpu((pid, cmd) => {
+      if (pid === process.pid) return 'bench';
+      const named = pids.get(pid);
+      if (named) return named;
+      // A backend's title is "postgres: <cluster>: <user> <database> <client> <state>".
+      const backend = /^postgres: [^:]+: (\S+) (\S+) /.exec(cmd);
+      return backend && backend[2] === database ? 'pg' : null;
+    });
+}
+
+/** CPU milliseconds by role between two readings, and the machine's busy share. */
+export function cpuBetween(a: Reading<string>, b: Reading<string>): { cpu: Map<string, number>; machineBusy: number } {
+  const { byRole, idleShare } = spent(a, b);
+  return { cpu: new Map([...byRole].map(([r, t]) => [r, t.user + t.sys])), machineBusy: 1 - idleShare };
+}
+
 /**
  * A full recompute spread over `workers` worker processes (each running one partition at a
  * time): they are started first, then the run; `ms` runs from the start of the run to its
  * publication. `deps` is the caller's (its clock dates the run; its database is `url`'s).
+ * Also returns each phase's wall time and CPU by process (the run's phase read every 50 ms) and
+ * when each job ran.
  */
 export async function runFleetFull(
   deps: Deps,
   opts: { url: string; workers: number; onProgress?: (p: RunProgress) => void },
-): Promise<{ ms: number; progress: RunProgress }> {
-  const children = await Promise.all(Array.from({ length: opts.workers }, () => spawnFleetWorker(opts.url)));
+): Promise<{ ms: number; progress: RunProgress; phases: PhaseStat[]; jobs: JobTiming[] }> {
+  const children = await Promise.all(Array.from({ length: opts.workers }, (_, k) => spawnFleetWorker(opts.url, k + 1)));
+  const read = benchCpu(
+    new URL(opts.url).pathname.slice(1),
+    new Map(children.map((c, k) => [c.child.pid!, `worker ${k + 1}`])),
+  );
+  const t0 = Date.now();
+  let result: { ms: number; progress: RunProgress; phases: PhaseStat[] };
   try {
-    const t0 = Date.now();
     const { id, started } = await startRun(deps, { fleet: true });
     if (!started) throw new Error(`scoring run ${id} is still unfinished`);
+    const phases: PhaseStat[] = [];
+    let at = { phase: 'facts', start: 0, reading: read() };
     let last = -1;
     for (;;) {
       const p = await runProgress(deps.db, id);
+      if (p.phase !== at.phase) {
+        const now = { phase: p.phase, start: Date.now() - t0, reading: read() };
+        phases.push({ phase: at.phase, start: at.start, end: now.start, ...cpuBetween(at.reading, now.reading) });
+        at = now;
+      }
       if (p.done !== last) opts.onProgress?.(p);
       last = p.done;
       if (p.finished) {
         if (p.phase !== 'done') throw new Error(`scoring run ${id} was abandoned`);
-        return { ms: Date.now() - t0, progress: p };
+        result = { ms: Date.now() - t0, progress: p, phases };
+        break;
       }
       await new Promise((r) => setTimeout(r, 50));
     }
   } finally {
-    await Promise.all(children.map(stop));
+    await Promise.all(children.map((c) => stop(c.child)));
   }
+  // Read once the workers exited: a job's line follows its commit.
+  const jobs = children.flatMap((c) => c.jobs).map((j) => ({ ...j, start: j.start - t0, end: j.end - t0 }));
+  return { ...result, jobs: jobs.sort((a, b) => a.start - b.start) };
 }
