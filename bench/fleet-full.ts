@@ -20,7 +20,7 @@ import { ScoringPool } from '../src/scoring/pool';
 import { Caches } from '../src/caches';
 import { generateNetwork } from './gen/network';
 import os from 'os';
-import { benchCpu, cpuBetween, JobTiming, PhaseStat, runFleetFull } from './lib/fleet';
+import { addCpu, CpuMeter, JobTiming, PhaseStat, runFleetFull } from './lib/fleet';
 import type { Deps } from '../src/deps';
 
 const ADMIN = process.env.BENCH_ADMIN_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -43,7 +43,8 @@ function cpuLine(wall: number, cpu: Map<string, number>, machineBusy: number): s
 /** One line per phase: wall, CPU, and its jobs (worker: phase part start–end, s from the run's start). */
 function phaseLines(phases: PhaseStat[], jobs: JobTiming[]): string[] {
   return phases.map((p) => {
-    const mine = jobs.filter((j) => j.end > p.start && j.end <= p.end + 100);
+    // reputation_v2's clusters job runs in the reputations phase.
+    const mine = jobs.filter((j) => j.phase === p.phase || (p.phase === 'reputations' && j.phase === 'clusters'));
     const js = mine.map((j) => `w${j.worker} ${j.phase} ${j.part} ${s1(j.start)}–${s1(j.end)}`).join(', ');
     const wall = p.end - p.start;
     return `    ${p.phase.padEnd(11)} ${s1(p.start)}–${s1(p.end)} (${s1(wall)} s): ${cpuLine(wall, p.cpu, p.machineBusy)}\n      jobs: ${js}`;
@@ -73,11 +74,18 @@ async function main(): Promise<void> {
       scoringPool,
     } as unknown as Deps;
     const times: Record<'inProcess' | 'one' | 'two', number[]> = { inProcess: [], one: [], two: [] };
-    const readFull = benchCpu(name, new Map());
     for (let r = 0; r < rounds; r++) {
-      const c0 = readFull();
-      const f = await runFull(deps);
-      const fullCpu = cpuBetween(c0, readFull());
+      const meter = new CpuMeter(name, new Map());
+      const fullCpu = { cpu: new Map<string, number>(), busy: 0, samples: 0 };
+      const sample = () => {
+        const { cpu, machineBusy } = meter.sample();
+        addCpu(fullCpu.cpu, cpu);
+        fullCpu.busy += machineBusy;
+        fullCpu.samples++;
+      };
+      const sampling = setInterval(sample, 100);
+      const f = await runFull(deps).finally(() => clearInterval(sampling));
+      sample();
       times.inProcess.push(f.ms);
       for (const workers of r % 2 === 0 ? [1, 2] : [2, 1]) {
         const { ms, phases, jobs } = await runFleetFull(deps, { url, workers });
@@ -89,7 +97,7 @@ async function main(): Promise<void> {
       console.log(
         `round ${r + 1}: runFull in one transaction: ${s(f.ms)} s (weights: facts ${s1(st.facts)}, compute ${s1(st.compute)}, ` +
           `write ${s1(st.write)}, clusters ${s1(st.collusion)}; reputations ${s1(f.ms - st.facts - st.compute - st.write - st.collusion)})\n` +
-          `    ${cpuLine(f.ms, fullCpu.cpu, fullCpu.machineBusy)}`,
+          `    ${cpuLine(f.ms, fullCpu.cpu, fullCpu.busy / fullCpu.samples)}`,
       );
     }
     const [full, one, two] = [median(times.inProcess), median(times.one), median(times.two)];

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'child_process';
 import path from 'path';
 import type { Deps } from '../../src/deps';
 import { RunProgress, runProgress, startRun } from '../../src/scoring/fleet';
-import { readCpu, Reading, spent } from './proc-cpu';
+import { readCpu, Reading } from './proc-cpu';
 
 /** One partition job as a worker ran it (ms from the run's start). */
 export interface JobTiming {
@@ -58,23 +58,64 @@ async function stop(child: ChildProcess): Promise<void> {
   await done;
 }
 
-/** CPU readings of the bench's processes: the given pids by name, the backends of `database`, this process. */
-export function benchCpu(database: string, pids: Map<number, string>): () => Reading<string> {
-  return () =>
-    readCpu((pid, cmd) => {
+/**
+ * CPU of the bench's processes, sampled: the given pids by name, the backends of `database` and
+ * their parallel query workers (`pg`), this process (`bench`). Each sample returns the CPU
+ * milliseconds spent since the previous one by role; a process first seen counts all of its CPU
+ * (it started since: a parallel worker, a new connection's backend), so sampling often catches
+ * short-lived ones.
+ */
+export class CpuMeter {
+  private prev = new Map<number, number>();
+  private last: Reading<string>;
+
+  constructor(
+    private readonly database: string,
+    private readonly pids: Map<number, string>,
+  ) {
+    this.last = this.read();
+    for (const [pid, p] of this.last.procs) this.prev.set(pid, p.user + p.sys);
+  }
+
+  private read(): Reading<string> {
+    return readCpu((pid, cmd) => {
       if (pid === process.pid) return 'bench';
-      const named = pids.get(pid);
+      const named = this.pids.get(pid);
       if (named) return named;
+      const parallel = /^postgres: [^:]+: parallel worker for PID (\d+)/.exec(cmd);
+      if (parallel) return `parallel ${parallel[1]}`;
       // A backend's title is "postgres: <cluster>: <user> <database> <client> <state>".
       const backend = /^postgres: [^:]+: (\S+) (\S+) /.exec(cmd);
-      return backend && backend[2] === database ? 'pg' : null;
+      return backend && backend[2] === this.database ? 'pg' : null;
     });
+  }
+
+  /** CPU ms by role since the previous sample, and the machine's busy share over that time. */
+  sample(): { cpu: Map<string, number>; machineBusy: number } {
+    const now = this.read();
+    const cpu = new Map<string, number>();
+    const next = new Map<number, number>();
+    for (const [pid, p] of now.procs) {
+      const total = p.user + p.sys;
+      next.set(pid, total);
+      let role = p.role;
+      if (role.startsWith('parallel ')) {
+        // A parallel worker of one of the database's backends counts as PostgreSQL's.
+        if (now.procs.get(Number(role.slice(9)))?.role !== 'pg') continue;
+        role = 'pg';
+      }
+      cpu.set(role, (cpu.get(role) ?? 0) + total - (this.prev.get(pid) ?? 0));
+    }
+    const busy = 1 - (now.idle - this.last.idle) / Math.max(1, now.total - this.last.total);
+    this.prev = next;
+    this.last = now;
+    return { cpu, machineBusy: busy };
+  }
 }
 
-/** CPU milliseconds by role between two readings, and the machine's busy share. */
-export function cpuBetween(a: Reading<string>, b: Reading<string>): { cpu: Map<string, number>; machineBusy: number } {
-  const { byRole, idleShare } = spent(a, b);
-  return { cpu: new Map([...byRole].map(([r, t]) => [r, t.user + t.sys])), machineBusy: 1 - idleShare };
+/** Sums of samples: CPU ms by role and the machine's busy share weighted by wall time. */
+export function addCpu(into: Map<string, number>, cpu: Map<string, number>): void {
+  for (const [role, ms] of cpu) into.set(role, (into.get(role) ?? 0) + ms);
 }
 
 /**
@@ -89,7 +130,7 @@ export async function runFleetFull(
   opts: { url: string; workers: number; onProgress?: (p: RunProgress) => void },
 ): Promise<{ ms: number; progress: RunProgress; phases: PhaseStat[]; jobs: JobTiming[] }> {
   const children = await Promise.all(Array.from({ length: opts.workers }, (_, k) => spawnFleetWorker(opts.url, k + 1)));
-  const read = benchCpu(
+  const meter = new CpuMeter(
     new URL(opts.url).pathname.slice(1),
     new Map(children.map((c, k) => [c.child.pid!, `worker ${k + 1}`])),
   );
@@ -99,14 +140,18 @@ export async function runFleetFull(
     const { id, started } = await startRun(deps, { fleet: true });
     if (!started) throw new Error(`scoring run ${id} is still unfinished`);
     const phases: PhaseStat[] = [];
-    let at = { phase: 'facts', start: 0, reading: read() };
+    let at: PhaseStat = { phase: 'facts', start: 0, end: 0, cpu: new Map(), machineBusy: 0 };
     let last = -1;
     for (;;) {
       const p = await runProgress(deps.db, id);
+      const t = Date.now() - t0;
+      const { cpu, machineBusy } = meter.sample();
+      addCpu(at.cpu, cpu);
+      at.machineBusy += machineBusy * (t - at.end);
+      at.end = t;
       if (p.phase !== at.phase) {
-        const now = { phase: p.phase, start: Date.now() - t0, reading: read() };
-        phases.push({ phase: at.phase, start: at.start, end: now.start, ...cpuBetween(at.reading, now.reading) });
-        at = now;
+        phases.push({ ...at, machineBusy: at.machineBusy / Math.max(1, at.end - at.start) });
+        at = { phase: p.phase, start: t, end: t, cpu: new Map(), machineBusy: 0 };
       }
       if (p.done !== last) opts.onProgress?.(p);
       last = p.done;
