@@ -59,8 +59,8 @@ async function stop(child: ChildProcess): Promise<void> {
 }
 
 /**
- * CPU of the bench's processes, sampled: the given pids by name, the backends of `database` and
- * their parallel query workers (`pg`), this process (`bench`). Each sample returns the CPU
+ * CPU of the bench's processes, sampled: the given pids by name, the backends of `database` (`pg`)
+ * and their parallel query workers (`pg parallel`), this process (`bench`). Each sample returns the CPU
  * milliseconds spent since the previous one by role; a process first seen counts all of its CPU
  * (it started since: a parallel worker, a new connection's backend), so sampling often catches
  * short-lived ones.
@@ -100,9 +100,9 @@ export class CpuMeter {
       next.set(pid, total);
       let role = p.role;
       if (role.startsWith('parallel ')) {
-        // A parallel worker of one of the database's backends counts as PostgreSQL's.
+        // A parallel query worker of one of the database's backends.
         if (now.procs.get(Number(role.slice(9)))?.role !== 'pg') continue;
-        role = 'pg';
+        role = 'pg parallel';
       }
       cpu.set(role, (cpu.get(role) ?? 0) + total - (this.prev.get(pid) ?? 0));
     }

@@ -4,6 +4,7 @@ import { addJob } from '../db/jobs';
 import { recomputeWeights } from './engine';
 import { recomputeReputations, publishMilestones } from './reputation-run';
 import { clustersOfBuild } from './collusion-run';
+import { insertSupport } from './collusion-support';
 import { lockScoring, partitionOf, SCORING_LOCK, tuneRun } from './transaction';
 import { SCOPED_FACTS_SQL, windowStart } from './stage-sql';
 import { BUILD, SWAPS } from './build-tables';
@@ -20,11 +21,11 @@ import { invalidateLiveWeek } from './live-week';
  * 1. facts: every agent's stored facts (scoring_agent_facts), per partition of the agents;
  * 2. weights: every interaction received by the partition's agents, scored as an incremental
  *    run scores them (each rule's group belongs to one target agent) from those facts, into the
- *    run's built edges;
+ *    run's built edges, and the support pairs they make (summed per actor → target pair);
  * 3. reputations: both models' scores of the partition's agents from the built weights (replies
  *    authored count toward their actor, hence after every weight), into the built scores; and
- *    beside them, one `clusters` job: reputation_v2's clusters over the whole built support
- *    graph and the interactions they discount. Only cluster members have a v2 score other than
+ *    beside them, one `clusters` job: reputation_v2's candidates and clusters over the whole
+ *    built support graph and the interactions they discount. Only cluster members have a v2 score other than
  *    their v1 one, so a partition need not wait for the clusters: the members' scores are
  *    computed again once both are done (in the publication, before its lock);
  * 4. publish (one job, every scoring lock): each built table swaps with its live table in one
@@ -162,6 +163,9 @@ const WORK: Record<Phase, (trx: Knex.Transaction, deps: Deps, run: RunRow, part:
       pool: deps.scoringPool,
       into: BUILD.edges,
     });
+    // reputation_v2's support pairs these agents receive, from the rows and weights just staged
+    // (a pair belongs to its target): the clusters job then reads the graph instead of the window.
+    await insertSupport(trx, { rows: 'sc_r', edges: 'sc_out', support: BUILD.support }, run.scored_at);
     return w.interactions;
   },
   async clusters(trx, _deps, run) {
@@ -180,8 +184,11 @@ const WORK: Record<Phase, (trx: Knex.Transaction, deps: Deps, run: RunRow, part:
     // The cluster members' scores again, from the v2 edges their partition may have run without.
     const members: string[] = (await trx.raw(`select array(select agent_id from ${BUILD.clusters}) ids`)).rows[0].ids;
     if (members.length > 0) await recomputeReputations(trx, run.scored_at, members, { build: true, milestones: false });
-    // Statistics of the scores (every other built table has them from its job), before the lock.
-    for (const built of Object.values(BUILD.reputation)) await trx.raw(`analyze ${built}`);
+    // Statistics of the scores (every other built table has them from its job), before the lock;
+    // not of the components, which no statement filters or joins on (their JSON is most of the
+    // sampling's cost).
+    for (const built of Object.values(BUILD.reputation))
+      await trx.raw(`analyze ${built} (agent_id, score, computed_at${built === BUILD.reputation.reputation_v1 ? ', base, base_v2' : ''})`);
     await lockScoring(trx);
     for (const [live, built] of SWAPS) await swapTables(trx, live, built);
     const milestones = await publishMilestones(trx, run.scored_at);
