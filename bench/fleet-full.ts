@@ -83,7 +83,7 @@ async function main(): Promise<void> {
         fullCpu.busy += machineBusy;
         fullCpu.samples++;
       };
-      const sampling = setInterval(sample, 100);
+      const sampling = setInterval(sample, 200);
       const f = await runFull(deps).finally(() => clearInterval(sampling));
       sample();
       times.inProcess.push(f.ms);

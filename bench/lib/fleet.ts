@@ -145,10 +145,13 @@ export async function runFleetFull(
     for (;;) {
       const p = await runProgress(deps.db, id);
       const t = Date.now() - t0;
-      const { cpu, machineBusy } = meter.sample();
-      addCpu(at.cpu, cpu);
-      at.machineBusy += machineBusy * (t - at.end);
-      at.end = t;
+      // CPU every 200 ms (reading /proc costs the bench a few ms) and at each phase's end.
+      if (p.phase !== at.phase || p.finished || t - at.end >= 200) {
+        const { cpu, machineBusy } = meter.sample();
+        addCpu(at.cpu, cpu);
+        at.machineBusy += machineBusy * (t - at.end);
+        at.end = t;
+      }
       if (p.phase !== at.phase) {
         phases.push({ ...at, machineBusy: at.machineBusy / Math.max(1, at.end - at.start) });
         at = { phase: p.phase, start: t, end: t, cpu: new Map(), machineBusy: 0 };
