@@ -188,7 +188,9 @@ const WORK: Record<Phase, (trx: Knex.Transaction, deps: Deps, run: RunRow, part:
     // not of the components, which no statement filters or joins on (their JSON is most of the
     // sampling's cost).
     for (const built of Object.values(BUILD.reputation))
-      await trx.raw(`analyze ${built} (agent_id, score, computed_at${built === BUILD.reputation.reputation_v1 ? ', base, base_v2' : ''})`);
+      await trx.raw(
+        `analyze ${built} (agent_id, score, computed_at${built === BUILD.reputation.reputation_v1 ? ', base, base_v2' : ''})`,
+      );
     await lockScoring(trx);
     for (const [live, built] of SWAPS) await swapTables(trx, live, built);
     const milestones = await publishMilestones(trx, run.scored_at);
