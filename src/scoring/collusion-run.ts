@@ -3,7 +3,7 @@ import { clusterWeight, findClusters } from './collusion';
 import { COLLUSION } from './policy';
 import { copyEdges } from './edge-copy';
 import { AGENTS_FULL_SQL, windowStart, type Facts } from './stage-sql';
-import { rebuildCandidates, rebuildSupport, SUPPORT, updateClusters, windowRows } from './collusion-support';
+import { rebuildSupport, SUPPORT, updateClusters, windowRows } from './collusion-support';
 import { copyOut } from './copy';
 import { BUILD } from './build-tables';
 
@@ -182,8 +182,8 @@ export async function clustersScoped(
 }
 
 /**
- * A fleet run (fleet.ts), once every partition's v1 weights and support pairs are built: the
- * candidates of that support graph, then the clusters over it (agents numbered as a full run numbers them) and the
+ * A fleet run (fleet.ts), once every partition's v1 weights are built: the support graph of those
+ * weights, then the clusters over it (agents numbered as a full run numbers them) and the
  * interactions they discount, into the run's built tables. The clusters are findClusters' over
  * the support pairs instead of the interactions: it sums each pair's rows, then reads the pairs in
  * order (actor, target), so given the same pair sums it does the same arithmetic as a full run;
@@ -194,7 +194,11 @@ export async function clustersOfBuild(
   trx: Knex.Transaction,
   now: Date,
 ): Promise<{ clusters: number; members: number; edges: number }> {
-  await rebuildCandidates(trx, { support: BUILD.support, candidates: BUILD.candidates });
+  await rebuildSupport(
+    trx,
+    { rows: windowRows('true'), edges: BUILD.edges, support: BUILD.support, candidates: BUILD.candidates },
+    now,
+  );
   await trx.raw('drop table if exists sc_ag');
   await trx.raw(AGENTS_FULL_SQL);
   const agents = (await trx.raw('select count(*)::int n from sc_ag')).rows[0].n;

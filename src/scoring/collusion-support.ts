@@ -51,8 +51,8 @@ const candidatesOf = (who: string, t: { support: string; candidates: string } = 
       >= ${COLLUSION.minSelfSupportShare} * sum(s.weight) - ${CANDIDATE_SLACK}`;
 
 /**
- * Full runs and the migration: the support graph again from `rows` (every window row) and their v1
- * weights in `edges`, into `support` and `candidates`.
+ * Full runs, fleet runs and the migration: the support graph again from `rows` (every window
+ * row) and their v1 weights in `edges`, into `support` and `candidates`.
  */
 export async function rebuildSupport(
   db: Db,
@@ -62,24 +62,9 @@ export async function rebuildSupport(
   await db.raw(`truncate ${t.support}, ${t.candidates}`);
   // Bulk load without the primary key, then build it once (row-by-row inserts into a uuid index are slow).
   await db.raw(`alter table ${t.support} drop constraint ${t.support}_pkey`);
-  await insertSupport(db, t, now);
-  await db.raw(`alter table ${t.support} add primary key (t, a)`);
-  await rebuildCandidates(db, t);
-}
-
-/**
- * The support pairs of `rows` (whole pairs: every window row of each pair they hold) with their
- * weights in `edges`, added to `support`. A fleet run's weights partitions add those of the
- * agents they scored (a pair belongs to its target).
- */
-export async function insertSupport(db: Db, t: { rows: string; edges: string; support: string }, now: Date) {
   await db.raw(`insert into ${t.support} (a, t, weight) ${pairsOf(t.rows, t.edges)}`, { ws: windowStart(now), now });
-}
-
-/** Candidates again from the whole support graph in `support` (analyzed first: it was just written). */
-export async function rebuildCandidates(db: Db, t: { support: string; candidates: string }): Promise<void> {
+  await db.raw(`alter table ${t.support} add primary key (t, a)`);
   await db.raw(`analyze ${t.support}`);
-  await db.raw(`truncate ${t.candidates}`);
   await db.raw(candidatesOf('true', t));
   await db.raw(`analyze ${t.candidates}`);
 }

@@ -75,8 +75,7 @@ export interface WeightOptions {
   v2?: boolean;
   /**
    * Scoped mode for a partition of a fleet run (fleet.ts): every stored fact is fresh (its facts
-   * phase wrote them all), every weight goes to this table (and stays in sc_out for the rest of
-   * the transaction), reputation_v2 is left to the run.
+   * phase wrote them all), every weight goes to this table, reputation_v2 is left to the run.
    */
   into?: string;
 }
@@ -177,10 +176,7 @@ export async function recomputeWeights(
   let rewritten = n;
   let affected: string[] | null = null;
   if (opts.into) {
-    // Kept in sc_out too: the fleet partition sums reputation_v2's support pairs from it.
-    await trx.raw(`create temp table sc_out (like ${opts.into}) on commit drop`);
-    await copyEdges(trx, 'sc_out', cols.id, stored, masks, now);
-    await trx.raw(`insert into ${opts.into} select * from sc_out`);
+    await copyEdges(trx, opts.into, cols.id, stored, masks, now);
   } else if (scoped) {
     await trx.raw('create temp table sc_out (like scoring_edges) on commit drop');
     // The rewritten rows (reputation_v2 sums their pairs' support again in rows mode).

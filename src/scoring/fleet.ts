@@ -4,7 +4,6 @@ import { addJob } from '../db/jobs';
 import { recomputeWeights } from './engine';
 import { recomputeReputations, publishMilestones } from './reputation-run';
 import { clustersOfBuild } from './collusion-run';
-import { insertSupport } from './collusion-support';
 import { lockScoring, partitionOf, SCORING_LOCK, tuneRun } from './transaction';
 import { SCOPED_FACTS_SQL, windowStart } from './stage-sql';
 import { BUILD, SWAPS } from './build-tables';
@@ -21,11 +20,11 @@ import { invalidateLiveWeek } from './live-week';
  * 1. facts: every agent's stored facts (scoring_agent_facts), per partition of the agents;
  * 2. weights: every interaction received by the partition's agents, scored as an incremental
  *    run scores them (each rule's group belongs to one target agent) from those facts, into the
- *    run's built edges, and the support pairs they make (summed per actor → target pair);
+ *    run's built edges;
  * 3. reputations: both models' scores of the partition's agents from the built weights (replies
  *    authored count toward their actor, hence after every weight), into the built scores; and
- *    beside them, one `clusters` job: reputation_v2's candidates and clusters over the whole
- *    built support graph and the interactions they discount. Only cluster members have a v2 score other than
+ *    beside them, one `clusters` job: reputation_v2's clusters over the whole built support
+ *    graph and the interactions they discount. Only cluster members have a v2 score other than
  *    their v1 one, so a partition need not wait for the clusters: the members' scores are
  *    computed again once both are done (in the publication, before its lock);
  * 4. publish (one job, every scoring lock): each built table swaps with its live table in one
@@ -163,9 +162,6 @@ const WORK: Record<Phase, (trx: Knex.Transaction, deps: Deps, run: RunRow, part:
       pool: deps.scoringPool,
       into: BUILD.edges,
     });
-    // reputation_v2's support pairs these agents receive, from the rows and weights just staged
-    // (a pair belongs to its target): the clusters job then reads the graph instead of the window.
-    await insertSupport(trx, { rows: 'sc_r', edges: 'sc_out', support: BUILD.support }, run.scored_at);
     return w.interactions;
   },
   async clusters(trx, _deps, run) {
