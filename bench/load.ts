@@ -5,7 +5,7 @@
  * and reputation-only reads. Every figure is a ratio to a bare Koa route (its own child process)
  * measured in the same run.
  *
- *   npx tsx bench/load.ts [--seconds 12] [--rounds 3] [--connections 16] [--agents 800] [--posts 5000] [--breakdown] [--warmup 8] [--cpu-prof DIR] [--log-level info] [--only mixed,lb,rep,writes,floor,floor-limited,floor-reads] [--write-share 0.2] [--body-words 0] [--hold] [--replica] [--ab DIR] [--size large [--population 100000] [--votes 5000000] [--template T]] [--keep]
+ *   npx tsx bench/load.ts [--seconds 12] [--rounds 3] [--connections 16] [--agents 800] [--posts 5000] [--breakdown] [--warmup 8] [--cpu-prof DIR] [--log-level info] [--only mixed,lb,rep,writes,floor,floor-limited,floor-reads] [--write-share 0.2] [--body-words 0] [--hold] [--replica] [--ab DIR] [--size large|both [--population 100000] [--votes 5000000] [--large-posts 1000000] [--template T]] [--keep]
  *
  * `--size large`: instead of --agents agents and --posts posts inserted by SQL, the data set of
  * bench/lib/large-seed.ts by COPY (default 1,000,000 posts, 100,000 agents with owners,
@@ -13,6 +13,13 @@
  * all) and targets 2,000 posts drawn from all. `--template T` copies the seeded rows from database
  * T (a file copy: seconds, not the seed's minutes), seeding T first when it does not exist; T stays
  * for the next run (drop it by hand). `--keep` leaves the run's database (its name is printed).
+ *
+ * `--size both [--large-posts 1000000]`: today's data set and the large one (copied from
+ * `--template`, default svc_bench_load_large) in one run, each served by its own web process and
+ * worker; rounds rotate today's mix, the large mix and the floors, and the large mix is compared
+ * with today's (and each with `floor-reads`) under one machine state: sizes measured in separate
+ * runs on this shared machine differed by ±30 % from the load alone. CPU per request is counted for
+ * each size's own processes and database; each worker's also over all rounds and the drain after.
  *
  * `--ab DIR`: the mix, leaderboard and reputation reads are also measured on the tree in DIR (its
  * dist/ built, same schema): a second web process from DIR/dist/src/server.js on the same database,
@@ -53,20 +60,29 @@ const SECONDS = numberArg('seconds', 12);
 const ROUNDS = numberArg('rounds', 3);
 const CONNECTIONS = numberArg('connections', 16);
 const AGENTS = numberArg('agents', 800);
-/** `--size large`: the data set of bench/lib/large-seed.ts instead of today's. */
-const LARGE = (() => {
+/**
+ * `--size large`: the data set of bench/lib/large-seed.ts instead of today's; `--size both`: today's
+ * and the large one, each with its own web process and worker, measured in interleaved rounds.
+ */
+const SIZE = (() => {
   const i = process.argv.indexOf('--size');
-  return i > 0 && process.argv[i + 1] === 'large';
+  return i > 0 ? process.argv[i + 1] : 'small';
 })();
+if (!['small', 'large', 'both'].includes(SIZE)) throw new Error(`--size ${SIZE}: small, large or both`);
+const LARGE = SIZE === 'large';
+const BOTH = SIZE === 'both';
 const POSTS = numberArg('posts', LARGE ? 1_000_000 : 5000);
-/** With --size large: all agents (AGENTS of them act in the mix) and votes seeded. */
+/** With --size large or both: all agents (AGENTS of them act in the mix), posts and votes seeded. */
 const POPULATION = numberArg('population', 100_000);
 const VOTES = numberArg('votes', 5_000_000);
-const LARGE_OPTS = { population: POPULATION, posts: POSTS, votes: VOTES };
-/** `--template T`: the large data set is copied from database T (seeded there first if missing). */
+const LARGE_OPTS = { population: POPULATION, posts: LARGE ? POSTS : numberArg('large-posts', 1_000_000), votes: VOTES };
+/**
+ * `--template T`: the large data set is copied from database T (seeded there first if missing);
+ * `--size both` always copies, from svc_bench_load_large unless told.
+ */
 const TEMPLATE = (() => {
   const i = process.argv.indexOf('--template');
-  return i > 0 ? process.argv[i + 1] : null;
+  return i > 0 ? process.argv[i + 1] : BOTH ? 'svc_bench_load_large' : null;
 })();
 /** Share of writes in the mix (the issue's workload: 0.2); 0 measures its reads alone. */
 const WRITE_SHARE = numberArg('write-share', 0.2);
@@ -172,7 +188,7 @@ async function seedLargeRun(admin: Knex, name: string): Promise<Seeded> {
       ? `template ${TEMPLATE} (seeded before)`
       : `${await seedLargeInto(TEMPLATE)}, as template ${TEMPLATE}`;
     const t0 = Date.now();
-    await admin.raw(`drop database "${name}"`);
+    await admin.raw(`drop database if exists "${name}"`);
     await admin.raw(`create database "${name}" template "${TEMPLATE}" strategy file_copy`);
     summary += `, copied in ${((Date.now() - t0) / 1000).toFixed(0)} s`;
   } else summary = await seedLargeInto(name);
@@ -454,7 +470,8 @@ interface Result {
 /** This run's processes (set once its children have started). */
 let classify: Classify<SvcRole> = () => null;
 
-async function measure(port: number, next: () => Req, seconds: number): Promise<Result> {
+/** `cls`: the processes whose CPU counts (default: this run's, `classify`). */
+async function measure(port: number, next: () => Req, seconds: number, cls = classify): Promise<Result> {
   const status = new Map<number, number>();
   const inst = autocannon({
     url: `http://127.0.0.1:${port}`,
@@ -463,9 +480,9 @@ async function measure(port: number, next: () => Req, seconds: number): Promise<
     requests: [{ setupRequest: (req: any) => ({ ...req, ...next() }) }],
   } as any);
   (inst as any).on('response', (_c: unknown, code: number) => status.set(code, (status.get(code) ?? 0) + 1));
-  const before = procAvailable ? readCpu(classify) : null;
+  const before = procAvailable ? readCpu(cls) : null;
   const r: any = await inst;
-  const used = before ? spent(before, readCpu(classify)) : null;
+  const used = before ? spent(before, readCpu(cls)) : null;
   const cpu = new Map<SvcRole, number>([...(used?.byRole ?? [])].map(([role, t]) => [role, t.user + t.sys]));
   let s5xx = 0;
   for (const [s, n] of status) if (s >= 500) s5xx += n;
@@ -586,50 +603,93 @@ function targetsMissed(r: {
   return missed;
 }
 
+const PROF = CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', CPU_PROF] : [];
+const ENTRY = [
+  ...PROF,
+  ...(USE_DIST ? [path.join(ROOT, 'dist/src/server.js')] : ['-r', 'tsx/cjs', path.join(ROOT, 'src/server.ts')]),
+];
+
+/** The service's environment as deployed, on database `url`, listening on `port`. */
+function serviceEnv(url: string, port: number): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    NODE_ENV: 'production',
+    DATABASE_URL: url,
+    REDIS_URL: REDIS,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    PUBLIC_URL: `http://127.0.0.1:${port}`,
+    SESSION_SECRET: 'bench-session-secret-0123456789abcdef0123456789',
+    LOG_LEVEL: LOG_LEVEL,
+  };
+}
+
+/**
+ * One service on its database: the web process and, as deployed (Procfile: web + worker), the
+ * worker, which runs the debounced scoring job that every write schedules, and the event fan-out.
+ * `logFd`: JSON request logs at info, written to a file as a log collector would read them.
+ */
+async function startService(env: NodeJS.ProcessEnv, logFd: number) {
+  const server = await startChild(ENTRY, env, Number(env.PORT), logFd);
+  const worker = spawn(
+    process.execPath,
+    USE_DIST ? [path.join(ROOT, 'dist/src/worker.js')] : ['-r', 'tsx/cjs', path.join(ROOT, 'src/worker.ts')],
+    { cwd: ROOT, env, stdio: ['ignore', logFd, 'inherit'] },
+  );
+  return { server, worker, env };
+}
+
+/**
+ * Activity for scoring, then one recompute so leaderboard and reputation reads serve real
+ * snapshots, then the worker's queue drained. Returns the communities' slugs and the writer used.
+ */
+async function prime(env: NodeJS.ProcessEnv, s: Seeded): Promise<{ slugs: string[]; w: Writer }> {
+  const base = `http://127.0.0.1:${env.PORT}`;
+  const slugs = ((await (await fetch(`${base}/api/v1/communities`)).json()) as any).data.map((c: any) => c.slug);
+  const w = new Writer(s.agents, s.posts, slugs, s.authorOf, s.ownerOf);
+  for (let i = 0; i < 400; i++) {
+    const rq = w.request();
+    if (rq) await fetch(`${base}${rq.path}`, { method: rq.method, headers: rq.headers, body: rq.body });
+  }
+  for (const cmd of ['recompute-reputation', 'recompute-leaderboards']) {
+    const r = spawnSync(
+      process.execPath,
+      [...(USE_DIST ? [path.join(ROOT, 'dist/src/cli.js')] : ['-r', 'tsx/cjs', path.join(ROOT, 'src/cli.ts')]), cmd],
+      { cwd: ROOT, env, encoding: 'utf8', timeout: 120_000 },
+    );
+    console.log(`${cmd}: exit ${r.status}${r.status ? ' ' + (r.stderr || r.stdout).slice(0, 300) : ''}`);
+  }
+  console.log(await drainJobs(env.DATABASE_URL!));
+  return { slugs, w };
+}
+
 async function main() {
   const pair = REPLICA ? await startPgReplicaPair() : null;
   if (pair) ADMIN = pair.primaryUrl.replace(/\/svc$/, '/postgres');
   const name = `svc_bench_load_${Date.now().toString(36)}`;
+  /** --size both: the large data set's database, beside `name` (today's). */
+  const bigName = BOTH ? `${name}_large` : null;
   const admin = knexFactory({ client: 'pg', connection: ADMIN, pool: { min: 0, max: 1 } });
   await admin.raw(`create database "${name}"`);
   const url = dbUrl(name);
   const children: ChildProcess[] = [];
   const logFile = path.join(os.tmpdir(), `${name}.log`);
   try {
-    const { agents, posts, authorOf, ownerOf, summary } = LARGE ? await seedLargeRun(admin, name) : await seed(url);
-    console.log(summary);
+    const seeded = LARGE ? await seedLargeRun(admin, name) : await seed(url);
+    const { agents, posts, authorOf, ownerOf } = seeded;
+    console.log(seeded.summary);
+    const bigSeeded = bigName ? await seedLargeRun(admin, bigName) : null;
+    if (bigSeeded) console.log(`large: ${bigSeeded.summary}`);
     const port = await freePort();
-    const env = {
-      ...process.env,
-      NODE_ENV: 'production',
-      DATABASE_URL: url,
-      REDIS_URL: REDIS,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      PUBLIC_URL: `http://127.0.0.1:${port}`,
-      SESSION_SECRET: 'bench-session-secret-0123456789abcdef0123456789',
-      LOG_LEVEL: LOG_LEVEL,
-    };
-    const prof = CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', CPU_PROF] : [];
-    const entry = [
-      ...prof,
-      ...(USE_DIST ? [path.join(ROOT, 'dist/src/server.js')] : ['-r', 'tsx/cjs', path.join(ROOT, 'src/server.ts')]),
-    ];
-    // As deployed: JSON request logs at info, written to a file as a log collector would read them.
+    const env = serviceEnv(url, port);
     const logFd = fs.openSync(logFile, 'w');
-    const server = await startChild(entry, env, port, logFd);
-    // The worker process too, as deployed (Procfile: web + worker): it runs the debounced scoring
-    // job that every write schedules, and the event fan-out.
-    const worker = spawn(
-      process.execPath,
-      USE_DIST ? [path.join(ROOT, 'dist/src/worker.js')] : ['-r', 'tsx/cjs', path.join(ROOT, 'src/worker.ts')],
-      { cwd: ROOT, env, stdio: ['ignore', logFd, 'inherit'] },
-    );
+    const { server, worker } = await startService(env, logFd);
+    const big = bigName ? await startService(serviceEnv(dbUrl(bigName), await freePort()), logFd) : null;
     // --replica: a second web process, its lag-tolerant reads on the replica.
     const replicaPort = pair ? await freePort() : 0;
     const replicaServer = pair
       ? await startChild(
-          entry,
+          ENTRY,
           {
             ...env,
             PORT: String(replicaPort),
@@ -644,7 +704,7 @@ async function main() {
     const abPort = AB_DIR ? await freePort() : 0;
     const abServer = AB_DIR
       ? await startChild(
-          [...prof, path.join(AB_DIR, 'dist/src/server.js')],
+          [...PROF, path.join(AB_DIR, 'dist/src/server.js')],
           { ...env, PORT: String(abPort), PUBLIC_URL: `http://127.0.0.1:${abPort}` },
           abPort,
           logFd,
@@ -653,6 +713,7 @@ async function main() {
       : null;
     fs.closeSync(logFd);
     children.push(server, worker, ...(replicaServer ? [replicaServer] : []), ...(abServer ? [abServer] : []));
+    if (big) children.push(big.server, big.worker);
     const barePids: number[] = [];
     const floorPids: number[] = [];
     classify = svcClassifier({
@@ -666,25 +727,17 @@ async function main() {
       bare: () => barePids,
       database: name,
     });
-    const slugs = ((await (await fetch(`http://127.0.0.1:${port}/api/v1/communities`)).json()) as any).data.map(
-      (c: any) => c.slug,
-    );
-    // Activity for scoring, then one recompute so leaderboard and reputation reads serve real snapshots.
-    const w = new Writer(agents, posts, slugs, authorOf, ownerOf);
-    for (let i = 0; i < 400; i++) {
-      const rq = w.request();
-      if (rq)
-        await fetch(`http://127.0.0.1:${port}${rq.path}`, { method: rq.method, headers: rq.headers, body: rq.body });
-    }
-    for (const cmd of ['recompute-reputation', 'recompute-leaderboards']) {
-      const r = spawnSync(
-        process.execPath,
-        [...(USE_DIST ? [path.join(ROOT, 'dist/src/cli.js')] : ['-r', 'tsx/cjs', path.join(ROOT, 'src/cli.ts')]), cmd],
-        { cwd: ROOT, env: { ...env, NODE_ENV: 'production' }, encoding: 'utf8', timeout: 120_000 },
-      );
-      console.log(`${cmd}: exit ${r.status}${r.status ? ' ' + (r.stderr || r.stdout).slice(0, 300) : ''}`);
-    }
-    console.log(await drainJobs(url));
+    // --size both: the large service's processes, counted in its own rounds only.
+    const bigClassify = big
+      ? svcClassifier({
+          web: () => [big.server.pid!],
+          worker: () => [big.worker.pid!],
+          bare: () => [],
+          database: bigName!,
+        })
+      : null;
+    const { slugs, w } = await prime(env, seeded);
+    const bigMix = big && bigSeeded ? await prime(big.env, bigSeeded) : null;
     if (process.argv.includes('--hold')) {
       // Profiling: leave the seeded server running and print what a load generator needs.
       const file = path.join(os.tmpdir(), 'svc-load-hold.json');
@@ -699,9 +752,23 @@ async function main() {
           agents,
           posts,
           slugs,
+          ...(big && bigSeeded
+            ? {
+                large: {
+                  port: Number(big.env.PORT),
+                  url: big.env.DATABASE_URL,
+                  database: bigName,
+                  pids: { web: big.server.pid, worker: big.worker.pid },
+                  agents: bigSeeded.agents,
+                  posts: bigSeeded.posts,
+                },
+              }
+            : {}),
         }),
       );
-      console.log(`server on port ${port}, database ${url}; agents, keys and posts in ${file}; Ctrl-C ends`);
+      console.log(
+        `server on port ${port}, database ${url}${big ? `; large: port ${big.env.PORT}, database ${bigName}` : ''}; agents, keys and posts in ${file}; Ctrl-C ends`,
+      );
       await new Promise((r) => process.once('SIGINT', r));
       return;
     }
@@ -714,13 +781,13 @@ async function main() {
     // A write whose kind has no agent free (its per-agent limits) becomes a read: counted, so the
     // share of writes actually sent is printed beside the figures (20 % is the workload's claim).
     /** Requests that are writes with probability `share` (a read when no agent is free), counting the writes sent. */
-    const withWrites = (share: number, writer = w) => {
+    const withWrites = (share: number, writer = w, reader = read) => {
       const sent = { writes: 0, all: 0 };
       const next = () => {
         sent.all++;
         const wr = Math.random() < share ? writer.request() : null;
         if (wr) sent.writes++;
-        return wr ?? read();
+        return wr ?? reader();
       };
       return { sent, next };
     };
@@ -731,6 +798,8 @@ async function main() {
       pair || abServer ? new Writer(agents.slice(0, half), posts, slugs, authorOf, ownerOf) : w,
     );
     const otherHalf = withWrites(WRITE_SHARE, new Writer(agents.slice(half), posts, slugs, authorOf, ownerOf));
+    const bigMixed =
+      bigMix && bigSeeded ? withWrites(WRITE_SHARE, bigMix.w, reads(bigSeeded.agents, bigSeeded.posts)) : null;
     // The floors answer far faster than the server: each schedule gets enough (unchecked) agents
     // that a write finds one free, so it too sends its share of writes.
     const floorAgents = Array.from({ length: 8000 }, (_, i) => ({
@@ -788,15 +857,24 @@ async function main() {
     await measure(port, ONLY.includes('mixed') ? mixed : read, warm);
     if (replicaServer) await measure(replicaPort, ONLY.includes('mixed') ? otherHalf.next : read, warm);
     if (abServer) await measure(abPort, ONLY.includes('mixed') ? otherHalf.next : read, warm);
+    const bigPort = Number(big?.env.PORT);
+    if (bigMixed)
+      await measure(
+        bigPort,
+        ONLY.includes('mixed') ? bigMixed.next : reads(bigSeeded!.agents, bigSeeded!.posts),
+        warm,
+        bigClassify!,
+      );
     for (const f of floors) await measure(f.port, f.next, 2);
     // Interleaved rounds (bare, mixed, leaderboards, reputation, then again): load from other
     // processes on the shared machine falls on the baseline and the app alike.
     const runs: Record<
-      'bare' | 'mixed' | 'mixedReplica' | 'mixedAb' | 'lb' | 'lbAb' | 'rep' | 'repAb' | 'writes',
+      'bare' | 'mixed' | 'mixedLarge' | 'mixedReplica' | 'mixedAb' | 'lb' | 'lbAb' | 'rep' | 'repAb' | 'writes',
       Result[]
     > = {
       bare: [],
       mixed: [],
+      mixedLarge: [],
       mixedReplica: [],
       mixedAb: [],
       lbAb: [],
@@ -807,30 +885,52 @@ async function main() {
     };
     const { sent: sentAlone, next: writesOnly } = withWrites(1);
     const slice = SECONDS / ROUNDS;
+    // --size both: each size's worker over the rounds and the drain after them (its debounced
+    // scoring of one round's writes runs partly in the next round, whoever that round measures).
+    const workerStart = bigClassify ? [readCpu(classify), readCpu(bigClassify)] : null;
     for (let i = 0; i < ROUNDS; i++) {
       runs.bare.push(await measure(barePort, bareReq, slice));
       // --ab: the other tree's mix first in odd rounds, so neither side always follows the same workload.
       const ab = async () => {
         if (ONLY.includes('mixed') && abServer) runs.mixedAb.push(await measure(abPort, otherHalf.next, slice));
       };
-      if (i % 2 === 1) await ab();
-      if (ONLY.includes('mixed')) runs.mixed.push(await measure(port, mixed, slice));
-      if (i % 2 === 0) await ab();
-      if (ONLY.includes('mixed') && replicaServer)
-        runs.mixedReplica.push(await measure(replicaPort, otherHalf.next, slice));
-      // --ab: the other tree's leaderboard and reputation reads after this tree's in even rounds, before in odd ones.
-      for (const [kind, next] of [
-        ['lb', lb],
-        ['rep', rep],
-      ] as const) {
-        if (!ONLY.includes(kind)) continue;
-        const other = abServer ? async () => runs[`${kind}Ab`].push(await measure(abPort, next, slice)) : null;
-        if (i % 2 === 1) await other?.();
-        runs[kind].push(await measure(port, next, slice));
-        if (i % 2 === 0) await other?.();
-      }
-      if (ONLY.includes('writes')) runs.writes.push(await measure(port, writesOnly, slice));
-      for (const f of floors) f.runs.push(await measure(f.port, f.next, slice));
+      const small = async () => {
+        if (i % 2 === 1) await ab();
+        if (ONLY.includes('mixed')) runs.mixed.push(await measure(port, mixed, slice));
+        if (i % 2 === 0) await ab();
+        if (ONLY.includes('mixed') && replicaServer)
+          runs.mixedReplica.push(await measure(replicaPort, otherHalf.next, slice));
+        // --ab: the other tree's leaderboard and reputation reads after this tree's in even rounds, before in odd ones.
+        for (const [kind, next] of [
+          ['lb', lb],
+          ['rep', rep],
+        ] as const) {
+          if (!ONLY.includes(kind)) continue;
+          const other = abServer ? async () => runs[`${kind}Ab`].push(await measure(abPort, next, slice)) : null;
+          if (i % 2 === 1) await other?.();
+          runs[kind].push(await measure(port, next, slice));
+          if (i % 2 === 0) await other?.();
+        }
+        if (ONLY.includes('writes')) runs.writes.push(await measure(port, writesOnly, slice));
+      };
+      const large = async () => {
+        if (ONLY.includes('mixed') && bigMixed)
+          runs.mixedLarge.push(await measure(bigPort, bigMixed.next, slice, bigClassify!));
+      };
+      const floorRound = async () => {
+        for (const f of floors) f.runs.push(await measure(f.port, f.next, slice));
+      };
+      // --size both: the order rotates each round, so no size always follows the same workload.
+      const order = bigMixed ? [small, large, floorRound] : [small, floorRound];
+      for (let k = 0; k < order.length; k++) await order[(k + (bigMixed ? i : 0)) % order.length]();
+    }
+    let workerUs: number[] = [];
+    if (workerStart && bigClassify) {
+      console.log(`today: ${await drainJobs(url)}; large: ${await drainJobs(big!.env.DATABASE_URL!)}`);
+      workerUs = [spent(workerStart[0], readCpu(classify)), spent(workerStart[1], readCpu(bigClassify))].map((u, k) => {
+        const w = u.byRole.get('worker');
+        return (1000 * ((w?.user ?? 0) + (w?.sys ?? 0))) / Math.max(1, combine(k ? runs.mixedLarge : runs.mixed).total);
+      });
     }
     const [bare, mix, lbr, repr, writesAlone] = [
       combine(runs.bare),
@@ -845,7 +945,7 @@ async function main() {
     const logText = fs.readFileSync(logFile, 'utf8');
     const logLines = logText.split('\n').length - 1;
     console.log(
-      `\n${LARGE ? `--size large (${POPULATION} agents, ${VOTES} votes), mix as ${AGENTS} of them` : `${AGENTS} agents`}, ${POSTS} posts, ${CONNECTIONS} connections, ${SECONDS} s per workload in ${ROUNDS} interleaved rounds, server ${USE_DIST ? 'dist/src/server.js' : 'src/server.ts (tsx)'} (NODE_ENV=production, LOG_LEVEL=${LOG_LEVEL}: ${logLines} log lines written)\n`,
+      `\n${LARGE ? `--size large (${POPULATION} agents, ${VOTES} votes), mix as ${AGENTS} of them` : `${AGENTS} agents`}, ${POSTS} posts${BOTH ? ` and --size both's large data set (${POPULATION} agents, ${LARGE_OPTS.posts} posts, ${VOTES} votes; mix as ${AGENTS} of them)` : ''}, ${CONNECTIONS} connections, ${SECONDS} s per workload in ${ROUNDS} interleaved rounds, server ${USE_DIST ? 'dist/src/server.js' : 'src/server.ts (tsx)'} (NODE_ENV=production, LOG_LEVEL=${LOG_LEVEL}: ${logLines} log lines written)\n`,
     );
     console.log(
       '| workload | bytes/response | requests | req/s | p50 ms | p99 ms | p99.9 ms | error rate | 429 | 5xx | ratio to bare | target |',
@@ -868,6 +968,8 @@ async function main() {
       );
     const mixAb = abServer && ONLY.includes('mixed') ? combine(runs.mixedAb) : null;
     if (mixAb) console.log(row(`mixed on ${AB_DIR}`, mixAb, '(compare: this tree)'));
+    const mixLarge = bigMixed && ONLY.includes('mixed') ? combine(runs.mixedLarge) : null;
+    if (mixLarge) console.log(row(`mixed, large data set (${LARGE_OPTS.posts} posts)`, mixLarge, '(compare: today)'));
     if (ONLY.includes('lb')) console.log(row('GET /leaderboards (6 categories)', lbr, '>= 0.6'));
     const lbAb = abServer && ONLY.includes('lb') ? combine(runs.lbAb) : null;
     if (lbAb) console.log(row(`GET /leaderboards on ${AB_DIR}`, lbAb, '(compare: this tree)'));
@@ -882,10 +984,21 @@ async function main() {
       console.log(`\nmixed / floor-reads: ${(mix.rps / combine(floorReads.runs).rps).toFixed(3)}`);
     if (mixAb && floorReads)
       console.log(`mixed on ${AB_DIR} / floor-reads: ${(mixAb.rps / combine(floorReads.runs).rps).toFixed(3)}`);
+    if (mixLarge) {
+      if (floorReads)
+        console.log(`mixed, large / floor-reads: ${(mixLarge.rps / combine(floorReads.runs).rps).toFixed(3)}`);
+      // Per round too: how far one round's figure strays is what a single back-to-back pair could not show.
+      const perRound = runs.mixedLarge.map((m, k) => (m.rps / runs.mixed[k].rps).toFixed(2)).join(', ');
+      console.log(`large / today: ${(mixLarge.rps / mix.rps).toFixed(3)} (rounds: ${perRound})`);
+      console.log(
+        `worker CPU per mixed request over the rounds and the drain after: today ${workerUs[0].toFixed(0)} µs, large ${workerUs[1].toFixed(0)} µs`,
+      );
+    }
     const measured: [string, Result][] = [['bare Koa route', bare]];
     if (ONLY.includes('mixed')) measured.push(['mixed', mix]);
     if (mixReplica) measured.push(['mixed, reads on the replica', mixReplica]);
     if (mixAb) measured.push([`mixed on ${AB_DIR}`, mixAb]);
+    if (mixLarge) measured.push(['mixed, large', mixLarge]);
     if (ONLY.includes('lb')) measured.push(['GET /leaderboards', lbr]);
     if (lbAb) measured.push([`GET /leaderboards on ${AB_DIR}`, lbAb]);
     if (ONLY.includes('rep')) measured.push(['GET /agents/{handle}/reputation', repr]);
@@ -901,6 +1014,10 @@ async function main() {
     if (mixReplica || mixAb)
       console.log(
         `mixed on the ${mixAb ? 'other tree' : "replica's"} web process: ${otherHalf.sent.writes} of ${otherHalf.sent.all} requests sent were writes (${((100 * otherHalf.sent.writes) / Math.max(1, otherHalf.sent.all)).toFixed(1)} %)`,
+      );
+    if (mixLarge && bigMixed)
+      console.log(
+        `mixed, large: ${bigMixed.sent.writes} of ${bigMixed.sent.all} requests sent were writes (${((100 * bigMixed.sent.writes) / Math.max(1, bigMixed.sent.all)).toFixed(1)} %)`,
       );
     for (const f of floors)
       console.log(
@@ -962,8 +1079,9 @@ async function main() {
     // force-dropped under it logs a crash that is the bench's doing).
     await stopChildren(children);
     fs.rmSync(logFile, { force: true });
-    if (process.argv.includes('--keep')) console.log(`kept database ${name}`);
-    else await admin.raw(`drop database if exists "${name}" with (force)`);
+    for (const db of bigName ? [name, bigName] : [name])
+      if (process.argv.includes('--keep')) console.log(`kept database ${db}`);
+      else await admin.raw(`drop database if exists "${db}" with (force)`);
     await admin.destroy();
     await pair?.destroy();
   }
