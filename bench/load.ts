@@ -713,7 +713,13 @@ async function main() {
       : null;
     fs.closeSync(logFd);
     children.push(server, worker, ...(replicaServer ? [replicaServer] : []), ...(abServer ? [abServer] : []));
-    if (big) children.push(big.server, big.worker);
+    if (big) {
+      children.push(big.server, big.worker);
+      // Which process is which size's, for per-process tools (bench/lib/count-statements.cjs's files).
+      console.log(
+        `pids: today web ${server.pid}, worker ${worker.pid}; large web ${big.server.pid}, worker ${big.worker.pid}`,
+      );
+    }
     const barePids: number[] = [];
     const floorPids: number[] = [];
     classify = svcClassifier({
