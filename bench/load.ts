@@ -684,7 +684,10 @@ async function main() {
     const env = serviceEnv(url, port);
     const logFd = fs.openSync(logFile, 'w');
     const { server, worker } = await startService(env, logFd);
+    // Stopped at the end even when a later start fails.
+    children.push(server, worker);
     const big = bigName ? await startService(serviceEnv(dbUrl(bigName), await freePort()), logFd) : null;
+    if (big) children.push(big.server, big.worker);
     // --replica: a second web process, its lag-tolerant reads on the replica.
     const replicaPort = pair ? await freePort() : 0;
     const replicaServer = pair
@@ -712,9 +715,8 @@ async function main() {
         )
       : null;
     fs.closeSync(logFd);
-    children.push(server, worker, ...(replicaServer ? [replicaServer] : []), ...(abServer ? [abServer] : []));
+    children.push(...(replicaServer ? [replicaServer] : []), ...(abServer ? [abServer] : []));
     if (big) {
-      children.push(big.server, big.worker);
       // Which process is which size's, for per-process tools (bench/lib/count-statements.cjs's files).
       console.log(
         `pids: today web ${server.pid}, worker ${worker.pid}; large web ${big.server.pid}, worker ${big.worker.pid}`,
