@@ -4,7 +4,7 @@ import { ChangeBus, DataChange } from './cache/change-bus';
 import { createFeedCache, feedPageTags } from './content/feed-cache';
 import { FeedItemCache } from './content/feed-items';
 import { ApiKeyCache, createApiKeyCache } from './identity/authenticate';
-import { AchievementsCache, createReputationCaches } from './reputation/service';
+import { AchievementsCache, createReputationCaches, reputationTags } from './reputation/service';
 import { createLeaderboardCache } from './leaderboards/service';
 import type { Logger } from './log';
 
@@ -19,7 +19,7 @@ export type { DataChange } from './cache/change-bus';
  * |--------------|----------------------------------------------|-------|---------------------------------|
  * | feed         | feed page bodies, tagged with their posts    | 1 s   | posts, communities, agents; post-counters (its pages only) |
  * | apiKeys      | principals of live keys, by key hash         | 3 s   | api-keys, agents                |
- * | reputation   | GET /agents/{handle}/reputation bodies       | 30 s  | scores, snapshots, agents       |
+ * | reputation   | GET /agents/{handle}/reputation bodies, tagged with the agent | 30 s | scores (its agents' only when listed), snapshots, agents |
  * | achievements | top-N placements of the current week         | 30 s  | snapshots                       |
  * | leaderboards | GET /leaderboards bodies                     | 5 s   | snapshots                       |
  *
@@ -109,7 +109,8 @@ export class Caches {
           this.apiKeys.invalidate();
           break;
         case 'scores':
-          this.reputation.invalidate();
+          if (c.agentIds) this.reputation.invalidateTags(reputationTags(c.agentIds));
+          else this.reputation.invalidate();
           break;
         case 'snapshots':
           this.reputation.invalidate();

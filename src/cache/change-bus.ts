@@ -18,19 +18,37 @@ export type DataChange =
   | { kind: 'agents' }
   /** An API key revoked or its scopes changed. */
   | { kind: 'api-keys' }
-  /** Reputation scores written (scoring runs). */
-  | { kind: 'scores' }
+  /**
+   * Reputation scores written (scoring runs): those of `agentIds` only (their stored reputation or
+   * the weights of what they received or authored), or of any agent when absent (a full
+   * recompute, a run that cannot tell, a list past MAX_SCORED_AGENTS). A process of the previous
+   * release reads it as the whole kind.
+   */
+  | { kind: 'scores'; agentIds?: readonly string[] }
   /** Leaderboard snapshots written or frozen (scoring runs). */
   | { kind: 'snapshots' };
 
 /** The PostgreSQL channel every process publishes its changes on and every web process listens to. */
 export const CHANGES_CHANNEL = 'svc_cache_changes';
-/** NOTIFY payloads are limited to 8000 bytes: past this, counters of many posts become one whole feed change. */
+/** NOTIFY payloads are limited to 8000 bytes: longer id lists are split over several notifications. */
 const MAX_PAYLOAD = 7000;
+/**
+ * Notifications one flush sends at most (about 1,300 ids): past them, changes listing ids become
+ * their whole kinds (counters of many posts a whole feed change, many agents' scores everyone's).
+ */
+const MAX_MESSAGES = 8;
+/** Agents a `scores` change lists at most (fits MAX_MESSAGES): a run that rescored more announces everyone's. */
+export const MAX_SCORED_AGENTS = 1000;
+
+/** The `scores` change of a run that rewrote the reputations of `agentIds` (null: of anyone). */
+export function scoresChanged(agentIds: readonly string[] | null): DataChange[] {
+  if (agentIds === null || agentIds.length > MAX_SCORED_AGENTS) return [{ kind: 'scores' }];
+  return agentIds.length === 0 ? [] : [{ kind: 'scores', agentIds }];
+}
 const RECONNECT_MIN_MS = 500;
 const RECONNECT_MAX_MS = 10_000;
 
-interface Message {
+export interface Message {
   /** The publishing process: it evicted its own caches already. */
   o: string;
   c: DataChange[];
@@ -94,9 +112,10 @@ export class ChangeBus {
       this.waiters = [];
       try {
         const client = await this.connection();
+        // One statement: its notifications are delivered together, once it commits.
         await client.query({
           name: 'cache_changes_notify',
-          text: 'select pg_notify($1, $2)',
+          text: 'select pg_notify($1, m) from unnest($2::text[]) m',
           values: [CHANGES_CHANNEL, encode(this.origin, changes)],
         });
       } catch (e) {
@@ -173,26 +192,65 @@ export class ChangeBus {
   }
 }
 
-function encode(origin: string, changes: DataChange[]): string {
-  const out = JSON.stringify({ o: origin, c: changes } satisfies Message);
-  if (out.length <= MAX_PAYLOAD) return out;
-  const merged = changes.filter((c) => c.kind !== 'post-counters');
-  merged.push({ kind: 'posts' });
-  return JSON.stringify({ o: origin, c: merged } satisfies Message);
+/** The id list of a change that narrows its kind, if any. */
+function idsOf(c: DataChange): readonly string[] | undefined {
+  return c.kind === 'post-counters' ? c.postIds : c.kind === 'scores' ? c.agentIds : undefined;
+}
+
+function withIds(c: DataChange, ids: readonly string[]): DataChange {
+  return c.kind === 'post-counters' ? { kind: c.kind, postIds: ids } : { kind: 'scores', agentIds: ids };
+}
+
+/** The whole kind a change listing ids stands for. */
+function whole(c: DataChange): DataChange {
+  return c.kind === 'post-counters' ? { kind: 'posts' } : { kind: 'scores' };
+}
+
+/**
+ * The NOTIFY payloads of `changes`: one when it fits, else the changes without ids in the first
+ * and each id list split over as many as it takes; past MAX_MESSAGES, one with the whole kinds.
+ */
+export function encode(origin: string, changes: readonly DataChange[]): string[] {
+  const message = (c: DataChange[]) => JSON.stringify({ o: origin, c } satisfies Message);
+  const out = message([...changes]);
+  if (out.length <= MAX_PAYLOAD) return [out];
+  const plain = changes.filter((c) => idsOf(c) === undefined);
+  const messages = plain.length > 0 ? [message(plain)] : [];
+  for (const c of changes) {
+    const ids = idsOf(c);
+    if (ids === undefined) continue;
+    let room = MAX_PAYLOAD - message([withIds(c, [])]).length;
+    let chunk: string[] = [];
+    for (const id of ids) {
+      const size = JSON.stringify(id).length + 1;
+      if (size > room && chunk.length > 0) {
+        messages.push(message([withIds(c, chunk)]));
+        room = MAX_PAYLOAD - message([withIds(c, [])]).length;
+        chunk = [];
+      }
+      chunk.push(id);
+      room -= size;
+    }
+    if (chunk.length > 0) messages.push(message([withIds(c, chunk)]));
+  }
+  if (messages.length <= MAX_MESSAGES) return messages;
+  return [message(changes.map((c) => (idsOf(c) === undefined ? c : whole(c))))];
 }
 
 const KINDS = new Set(['posts', 'post-counters', 'communities', 'agents', 'api-keys', 'scores', 'snapshots']);
 
-function decode(payload: string): Message | null {
+const isIdList = (x: unknown): x is string[] => Array.isArray(x) && x.every((id) => typeof id === 'string');
+
+export function decode(payload: string): Message | null {
   try {
     const m = JSON.parse(payload) as Message;
     if (typeof m?.o !== 'string' || !Array.isArray(m.c)) return null;
-    const c = m.c.filter(
-      (x) =>
-        x &&
-        KINDS.has(x.kind) &&
-        (x.kind !== 'post-counters' || (Array.isArray(x.postIds) && x.postIds.every((id) => typeof id === 'string'))),
-    );
+    const c = m.c
+      .filter((x) => x && KINDS.has(x.kind) && (x.kind !== 'post-counters' || isIdList(x.postIds)))
+      // A scores change whose list is unreadable is everyone's.
+      .map((x) =>
+        x.kind === 'scores' && x.agentIds !== undefined && !isIdList(x.agentIds) ? { kind: 'scores' as const } : x,
+      );
     return { o: m.o, c };
   } catch {
     return null;

@@ -4,7 +4,7 @@
  * generations so a value loaded before an invalidation is never stored.
  *
  * A TtlCache knows nothing of the database: the code that changes the data it holds evicts it
- * (src/cache/read-caches.ts says which change empties which cache). Tags narrow an eviction where
+ * (src/caches.ts says which change empties which cache). Tags narrow an eviction where
  * a write knows what it changed: an entry stored with tags (e.g. the posts a feed page shows) is
  * dropped by invalidateTags() of any of them, and a value loaded before that call is not stored
  * with that tag; the rest of the cache stays.
@@ -102,6 +102,11 @@ export class TtlCache<V> {
   }
 
   get(key: string, nowMs = Date.now()): V | undefined {
+    return this.fresh(key, nowMs)?.value;
+  }
+
+  /** The live entry of `key` with its tags, marked as used. */
+  private fresh(key: string, nowMs = Date.now()): { value: V; tags?: readonly string[] } | undefined {
     if (this.ttlMs <= 0) return undefined;
     const e = this.entries.get(key);
     if (!e) return undefined;
@@ -112,7 +117,7 @@ export class TtlCache<V> {
     // Re-inserting keeps Map order = least recently used first.
     this.entries.delete(key);
     this.entries.set(key, e);
-    return e.value;
+    return e;
   }
 
   /**
@@ -143,7 +148,7 @@ export class TtlCache<V> {
 
   /**
    * load() of a value stored with tags (a feed page, tagged with its posts): the loader returns
-   * both. `hit`: answered from memory, whose tags are not returned.
+   * both. `hit`: answered from memory (with the tags it was stored with).
    */
   loadTagged(key: string, load: () => Promise<Loaded<V>>): Promise<Loaded<V> & { hit: boolean }> {
     return this.loadEntry(key, load, () => true);
@@ -154,10 +159,10 @@ export class TtlCache<V> {
     load: () => Promise<Loaded<V>>,
     cacheable: (v: V) => boolean,
   ): Promise<Loaded<V> & { hit: boolean }> {
-    const hit = this.get(key);
+    const hit = this.fresh(key);
     if (hit !== undefined) {
       this.hits++;
-      return { value: hit, hit: true };
+      return hit.tags ? { value: hit.value, tags: hit.tags, hit: true } : { value: hit.value, hit: true };
     }
     this.misses++;
     if (this.ttlMs <= 0) return { ...(await load()), hit: false };

@@ -122,7 +122,7 @@ export const reputationRoutes = [
     handler: async (ctx) => {
       ctx.status = 200;
       ctx.type = 'application/json; charset=utf-8';
-      ctx.body = await getReputationBody(
+      const r = await getReputationBody(
         ctx.deps.db,
         ctx.deps.query,
         ctx.deps.caches,
@@ -131,6 +131,9 @@ export const reputationRoutes = [
         ctx.state.query.explain === true,
         ctx.state.query.model ?? DEFAULT_MODEL,
       );
+      // The response cache (src/app.ts) stores the answer with its agent's tag: a rescore of that agent drops it.
+      ctx.state.cacheTags = r.tags;
+      ctx.body = r.body;
     },
   }),
 ];

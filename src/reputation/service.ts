@@ -96,9 +96,11 @@ async function explain(db: Knex, agentId: string, now: Date, components: StoredC
  * snapshots change only when the scoring worker recomputes them (about every 30 and 15 minutes),
  * so 30 s of TTL, a sixtieth of that period, serve nearly every read from memory (5 s missed
  * every handle's entry 6 times as often: 0.56 against 0.67 of the bare route in an A/B,
- * BENCHMARKS.md). A scoring run (`scores`, `snapshots`) or an agent's change (`agents`: a
- * suspension), by any process (worker, CLI, web), empties it in every process once committed
- * (src/caches.ts); the TTL bounds a lost notification. Unknown handles are not cached.
+ * BENCHMARKS.md). Each entry is tagged with its agent (reputationTags): a scoring run's `scores`
+ * listing the agents it rescored drops only theirs; a run that cannot tell (`scores` without a
+ * list), a snapshot (`snapshots`) or an agent's change (`agents`: a suspension), by any process
+ * (worker, CLI, web), empties it in every process once committed (src/caches.ts); the TTL bounds
+ * a lost notification. Unknown handles are not cached.
  */
 export const REPUTATION_CACHE_TTL_MS = 30_000;
 export type AchievementsCache = TtlCache<Map<string, { final: Placement[]; live: Placement[] }>>;
@@ -110,6 +112,11 @@ const SNAPSHOTS: Record<Model, string> = {
   reputation_v1: 'leaderboard_snapshots',
   reputation_v2: 'leaderboard_snapshots_v2',
 };
+/** The tags of the reputation entries (bodies and stored responses) of these agents. */
+export function reputationTags(agentIds: readonly string[]): string[] {
+  return agentIds.map((id) => `agent:${id}`);
+}
+
 export function createReputationCaches(): ReputationCaches {
   return {
     reputation: new TtlCache<Buffer>({ name: 'reputation', ttlMs: REPUTATION_CACHE_TTL_MS, maxEntries: 5000 }),
@@ -178,7 +185,10 @@ const AGENT_SCORE_SQL: Record<Model, Statement<AgentScoreRow>> = {
   ),
 };
 
-/** GET /agents/{handle}/reputation as its serialized body; ?explain=true is computed every time. */
+/**
+ * GET /agents/{handle}/reputation as its serialized body, with the tags to store it with (the
+ * response cache stores the answer with them too); ?explain=true is computed every time.
+ */
 export async function getReputationBody(
   db: Knex,
   query: Query,
@@ -187,11 +197,18 @@ export async function getReputationBody(
   now: Date,
   withExplain: boolean,
   model: Model = DEFAULT_MODEL,
-): Promise<Buffer> {
-  const read = () => getReputation(db, query, caches.achievements, handle, now, withExplain, model);
-  if (withExplain) return jsonBytes({ data: await read() });
+): Promise<{ body: Buffer; tags: readonly string[] }> {
+  const read = async () => {
+    const r = await readReputation(db, query, caches.achievements, handle, now, withExplain, model);
+    return { value: jsonBytes({ data: r.data }), tags: reputationTags([r.agentId]) };
+  };
+  if (withExplain) {
+    const r = await read();
+    return { body: r.value, tags: r.tags };
+  }
   const key = `${handle.replace(/^@/, '').toLowerCase()}|${currentWeek(now).key}|${model}`;
-  return caches.reputation.load(key, async () => jsonBytes({ data: await read() }));
+  const r = await caches.reputation.loadTagged(key, read);
+  return { body: r.value, tags: r.tags ?? [] };
 }
 
 export async function getReputation(
@@ -202,6 +219,19 @@ export async function getReputation(
   now: Date,
   withExplain: boolean,
   model: Model = DEFAULT_MODEL,
+) {
+  return (await readReputation(db, query, achievementsCache, handle, now, withExplain, model)).data;
+}
+
+/** The reputation of `handle` and the agent's id. */
+async function readReputation(
+  db: Knex,
+  query: Query,
+  achievementsCache: AchievementsCache,
+  handle: string,
+  now: Date,
+  withExplain: boolean,
+  model: Model,
 ) {
   const h = handle.replace(/^@/, '').toLowerCase();
   // One round trip: the agent and its stored score (null columns until the first computation).
@@ -221,5 +251,5 @@ export async function getReputation(
     achievements: (await allAchievements(db, achievementsCache, now, model)).get(agent.id) ?? { final: [], live: [] },
   };
   if (withExplain) data.explanation = rep ? await explain(db, agent.id, now, rep.components, model) : null;
-  return data;
+  return { agentId: agent.id, data };
 }

@@ -8,12 +8,13 @@ import { clockAgents, refreshFacts, widenedTargets } from './closure';
 import { stageCoreRows } from './rows';
 import { recomputeReputations } from './reputation-run';
 import { recomputeClockReputations } from './clock-reputations';
+import { clockWriteWatch } from './clock-written';
 import { freezeEndedWeeks, SnapshotResult, weeksToFreeze } from './leaderboard-snapshots';
 import { invalidateLiveWeek, LiveResult, writeLiveSnapshots } from './live-week';
 import { compareWeeks, formatWeek, IsoWeek, weekOf } from './week';
 import { addJob, type JobPayload } from '../db/jobs';
 import { MODELS, SCHEDULE } from './policy';
-import type { DataChange } from '../cache/change-bus';
+import { scoresChanged, type DataChange } from '../cache/change-bus';
 import type { ScoringPool } from './pool';
 import type { ReputationSums } from './reputation-sums';
 
@@ -50,7 +51,6 @@ export interface IncrementalResult {
   ms: number;
 }
 
-const SCORES: DataChange[] = [{ kind: 'scores' }];
 const EVERYTHING: DataChange[] = [{ kind: 'scores' }, { kind: 'snapshots' }];
 
 /** Runs `fn` under the scoring lock, then tells the read caches of every process what it wrote. */
@@ -88,6 +88,13 @@ async function dbClock(trx: Knex | Knex.Transaction): Promise<Date> {
 }
 
 /**
+ * An incremental step's result, with the agents whose stored reputation it may have rewritten or
+ * whose received or authored weights it rewrote (`rescored`; null: anyone's, a full recompute):
+ * what it announces to the read caches, not what it reports.
+ */
+type StepResult = Omit<IncrementalResult, 'ms'> & { rescored: string[] | null };
+
+/**
  * The exact incremental step, inside the caller's locked transaction: afterwards every stored
  * weight, reason and reputation is what a full recompute at `now` writes (with the stored
  * reputation_v2 clusters). It stages the rows changed since the watermark or whose place in the
@@ -108,7 +115,7 @@ async function incrementalStep(
   now: Date,
   pool: ScoringPool,
   opts: { v2?: boolean; seeds?: string[] } = {},
-): Promise<Omit<IncrementalResult, 'ms'>> {
+): Promise<StepResult> {
   const v2 = opts.v2 !== false;
   const mode = opts.seeds ? 'agents' : 'rows';
   const prevNow = await getWindowClock(trx);
@@ -117,7 +124,17 @@ async function incrementalStep(
     const res = { reputations: reps.agents, milestones: reps.milestones, full: true };
     const stages = { closure: 0, weights: 0, clock: 0, reputations: 0 };
     const all = { core: weights.interactions, targets: reps.agents };
-    return { changed: weights.interactions, removed: 0, mode, facts: 0, ...all, weights, ...res, stages };
+    return {
+      changed: weights.interactions,
+      removed: 0,
+      mode,
+      facts: 0,
+      ...all,
+      weights,
+      ...res,
+      stages,
+      rescored: null,
+    };
   }
   const t0 = Date.now();
   const mark = await dbClock(trx);
@@ -156,12 +173,10 @@ async function incrementalStep(
   const t2 = Date.now();
   // Agents only the clock moved: from their stored base, unless they have none yet.
   const models = v2 ? MODELS : (['reputation_v1'] as const);
-  const light = await recomputeClockReputations(
-    trx,
-    now,
-    clock.filter((id) => !repAgents.has(id)),
-    models,
-  );
+  const clockOnly = clock.filter((id) => !repAgents.has(id));
+  const watch = await clockWriteWatch(trx, clockOnly, models);
+  const light = await recomputeClockReputations(trx, now, clockOnly, models);
+  const clockWritten = await watch.rewritten(now);
   for (const id of light.rest) repAgents.add(id);
   const t3 = Date.now();
   const summed = await recomputeModels(trx, now, [...repAgents], undefined, v2);
@@ -180,6 +195,9 @@ async function incrementalStep(
     milestones: reps.milestones,
     full: false,
     stages: { closure: t1 - t0, weights: t2 - t1, clock: t3 - t2, reputations: Date.now() - t3 },
+    // Summed ones are all rewritten, clock-only ones where they changed. repAgents holds the
+    // agents of every rewritten or dropped edge too (targets, reply authors, v2's changed ones).
+    rescored: [...repAgents, ...clockWritten.filter((id) => !repAgents.has(id))],
   };
 }
 
@@ -190,14 +208,15 @@ async function incrementalStep(
  */
 export async function runIncremental(deps: Deps, opts: { v1Only?: boolean } = {}): Promise<IncrementalResult> {
   const started = Date.now();
-  return inLock(
+  const { rescored: _announced, ...r } = await inLock(
     deps,
     async (trx) => ({
       ...(await incrementalStep(trx, deps.now(), deps.scoringPool, { v2: !opts.v1Only })),
       ms: Date.now() - started,
     }),
-    (r) => (r.core > 0 || r.reputations > 0 ? SCORES : []),
+    (r) => (r.core > 0 || r.reputations > 0 ? scoresChanged(r.rescored) : []),
   );
+  return r;
 }
 
 export interface FullResult {
@@ -215,19 +234,27 @@ export interface FullResult {
  */
 export async function runFull(deps: Deps, opts: { agentId?: string; v1Only?: boolean } = {}): Promise<FullResult> {
   const started = Date.now();
-  return inLock(
+  const { rescored: _announced, ...r } = await inLock(
     deps,
-    async (trx) => {
+    async (trx): Promise<FullResult & { rescored: string[] | null }> => {
       const now = deps.now();
       if (opts.agentId) {
         const r = await incrementalStep(trx, now, deps.scoringPool, { seeds: [opts.agentId] });
-        return { weights: r.weights!, reputations: r.reputations, milestones: r.milestones, ms: Date.now() - started };
+        const res = { reputations: r.reputations, milestones: r.milestones, rescored: r.rescored };
+        return { weights: r.weights!, ...res, ms: Date.now() - started };
       }
       const { weights, reps } = await recomputeAll(trx, now, deps.scoringPool, !opts.v1Only);
-      return { weights, reputations: reps.agents, milestones: reps.milestones, ms: Date.now() - started };
+      return {
+        weights,
+        reputations: reps.agents,
+        milestones: reps.milestones,
+        ms: Date.now() - started,
+        rescored: null,
+      };
     },
-    () => SCORES,
+    (r) => scoresChanged(r.rescored),
   );
+  return r;
 }
 
 /** Every weight of the window, then every reputation; the watermark and the window clock move to this run. */

@@ -6,7 +6,11 @@ import { newAgent, newOwner } from '../helpers/factories';
 import { TtlCache } from '../../src/cache/ttl';
 import { Caches, DataChange } from '../../src/caches';
 import { setAgentStatus } from '../../src/identity/cli';
-import { runFull } from '../../src/scoring/service';
+import { runFull, runIncremental } from '../../src/scoring/service';
+import { createCaches } from '../../src/caches';
+import { decode, encode, MAX_SCORED_AGENTS, scoresChanged } from '../../src/cache/change-bus';
+import { reputationTags } from '../../src/reputation/service';
+import { createLogger } from '../../src/log';
 import { newCommunity } from '../content/helpers';
 import { rawRequest } from '../fuzz/world';
 import { queries } from '../helpers/queries';
@@ -117,7 +121,8 @@ describe('read caches: TtlCache', () => {
     expect(calls).to.equal(1);
     expect(x).to.deep.equal({ value: 'page', tags: ['post:1', 'post:2'], hit: false });
     expect(y).to.deep.equal(x);
-    expect(await c.loadTagged('k', loader)).to.deep.equal({ value: 'page', hit: true });
+    // From memory with the tags it was stored with (the response cache stores the answer with them).
+    expect(await c.loadTagged('k', loader)).to.deep.equal({ value: 'page', tags: ['post:1', 'post:2'], hit: true });
     c.invalidateTags(['post:2']);
     expect(c.get('k')).to.equal(undefined);
   });
@@ -188,6 +193,13 @@ describe('read caches: TtlCache', () => {
     expect(emptied({ kind: 'agents' })).to.deep.equal(['apiKeys', 'feed', 'reputation']);
     expect(emptied({ kind: 'api-keys' })).to.deep.equal(['apiKeys']);
     expect(emptied({ kind: 'scores' })).to.deep.equal(['reputation']);
+    // A rescore listing its agents: only entries tagged with one of them.
+    expect(emptied({ kind: 'scores', agentIds: ['a1'] })).to.deep.equal([]);
+    const c = new Caches('production');
+    for (const id of ['a1', 'a2'])
+      c.reputation.put(id, Buffer.from(id), c.reputation.generation(), undefined, reputationTags([id]));
+    c.evict([{ kind: 'scores', agentIds: ['a1'] }]);
+    expect([c.reputation.get('a1'), c.reputation.get('a2')?.toString()]).to.deep.equal([undefined, 'a2']);
     expect(emptied({ kind: 'snapshots' })).to.deep.equal(['achievements', 'leaderboards', 'reputation']);
   });
 });
@@ -332,6 +344,137 @@ describe('read caches: leaderboards and reputation', () => {
     expect((await api('GET', `/agents/${ghost}/reputation`)).status).to.equal(404);
     const g = await newAgent({ handle: ghost });
     expect((await api('GET', `/agents/${g.handle}/reputation`)).body.data).to.deep.include({ score: null });
+  });
+
+  /**
+   * An agent no scoring run below touches: old (no clock-only change within seconds), not stamped
+   * as changed, with a stored reputation and no interactions received.
+   */
+  async function untouched(agentId: string) {
+    const { db } = await getContext();
+    await db('agents')
+      .where({ id: agentId })
+      .update({ created_at: new Date(Date.now() - 400.5 * 86_400_000) });
+    await db('scoring_agent_changes').where({ agent_id: agentId }).delete();
+    await db('reputation_scores')
+      .insert({
+        agent_id: agentId,
+        score: 420,
+        components: JSON.stringify({ version: 1, total: 420 }),
+        computed_at: new Date(),
+      })
+      .onConflict('agent_id')
+      .merge();
+    await db('reputation_scores_v2').where({ agent_id: agentId }).delete();
+  }
+
+  /** A post by `author` and a voter (verified owners: their votes count). */
+  async function postAndVoter(author: { key: string }) {
+    const post = await api('POST', '/posts', { key: author.key, body: { communitySlug: 'general', body: 'scored' } });
+    expect(post.status, post.text).to.equal(201);
+    return post.body.data.id as string;
+  }
+  const vote = async (key: string, postId: string) =>
+    expect((await api('POST', `/posts/${postId}/vote`, { key, body: { value: 1 } })).status).to.equal(200);
+
+  it('a scoring run empties the cached reputations of the agents it rescored only: another stays in memory, a rescored one shows at once', async () => {
+    const { db, deps } = await getContext();
+    const verified = async () => newAgent({ owner: await newOwner({ verified: true }) });
+    const [a, b, voter] = [await verified(), await verified(), await verified()];
+    const [postA, postB] = [await postAndVoter(a), await postAndVoter(b)];
+    // A window clock at this moment: the runs below are incremental, over the seconds since.
+    await runIncremental(deps);
+    await untouched(a.agent.id);
+    const read = (h: string) => api('GET', `/agents/${h}/reputation`);
+    const aFirst = await read(a.handle);
+    expect(aFirst.body.data.score).to.equal(420);
+    const bFirst = await read(b.handle);
+
+    await vote(voter.key, postB);
+    await runIncremental(deps);
+    const aAgain = await queries(() => read(a.handle));
+    expect(aAgain.n, 'a run that did not rescore A keeps its entry').to.equal(0);
+    expect(aAgain.value.text).to.equal(aFirst.text);
+    const storedB = await db('reputation_scores').where({ agent_id: b.agent.id }).first('score', 'computed_at');
+    const bAgain = (await read(b.handle)).body.data;
+    expect(bAgain.computedAt)
+      .to.equal(new Date(storedB.computed_at).toISOString())
+      .and.not.equal(bFirst.body.data.computedAt);
+    expect(bAgain.score).to.equal(storedB.score);
+
+    await vote(voter.key, postA);
+    await runIncremental(deps);
+    const storedA = await db('reputation_scores').where({ agent_id: a.agent.id }).first('score', 'computed_at');
+    const aLast = (await read(a.handle)).body.data;
+    expect(aLast.computedAt)
+      .to.equal(new Date(storedA.computed_at).toISOString())
+      .and.not.equal(aFirst.body.data.computedAt);
+    expect(aLast.score).to.equal(storedA.score).and.not.equal(420);
+  });
+
+  it("another process's cache (its own change bus) drops the entries of the agents a run rescored, and only those", async () => {
+    const { deps, databaseUrl } = await getContext();
+    const verified = async () => newAgent({ owner: await newOwner({ verified: true }) });
+    const [a, b, voter] = [await verified(), await verified(), await verified()];
+    const [postA, postB] = [await postAndVoter(a), await postAndVoter(b)];
+    await runIncremental(deps);
+    await untouched(a.agent.id);
+    const other = createCaches('production', databaseUrl, createLogger('silent'));
+    try {
+      await other.listen();
+      const fill = () => {
+        for (const x of [a, b])
+          other.reputation.put(
+            x.handle,
+            Buffer.from(x.handle),
+            other.reputation.generation(),
+            undefined,
+            reputationTags([x.agent.id]),
+          );
+      };
+      /** Whether `handle`'s entry is gone within 2 s (a NOTIFY arrives within milliseconds). */
+      const gone = async (handle: string) => {
+        for (const until = Date.now() + 2000; Date.now() < until; await new Promise((r) => setTimeout(r, 10)))
+          if (other.reputation.get(handle) === undefined) return true;
+        return false;
+      };
+      fill();
+      await vote(voter.key, postB);
+      await runIncremental(deps);
+      expect(await gone(b.handle), 'B was rescored').to.equal(true);
+      expect(other.reputation.get(a.handle)?.toString(), 'A was not').to.equal(a.handle);
+
+      fill();
+      await vote(voter.key, postA);
+      await runIncremental(deps);
+      expect(await gone(a.handle), 'A was rescored').to.equal(true);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it("a scores change too long for one notification is split; past the cap it is everyone's; an old message without a list is everyone's", () => {
+    const ids = (n: number) =>
+      Array.from({ length: n }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`);
+    const many = ids(MAX_SCORED_AGENTS);
+    const payloads = encode('o', [{ kind: 'snapshots' }, ...scoresChanged(many)]);
+    expect(payloads.length).to.be.greaterThan(1);
+    for (const p of payloads) expect(p.length).to.be.at.most(7000);
+    const received = payloads.flatMap((p) => decode(p)!.c);
+    expect(received.filter((c) => c.kind === 'snapshots')).to.have.length(1);
+    expect(received.flatMap((c) => (c.kind === 'scores' ? c.agentIds! : []))).to.deep.equal(many);
+    expect(scoresChanged(ids(MAX_SCORED_AGENTS + 1))).to.deep.equal([{ kind: 'scores' }]);
+    expect(scoresChanged([])).to.deep.equal([]);
+    // More ids than MAX_MESSAGES notifications hold: the whole kinds, in one.
+    const huge = encode('o', [
+      { kind: 'scores', agentIds: ids(5000) },
+      { kind: 'post-counters', postIds: ['p'] },
+    ]);
+    expect(huge.map((p) => decode(p)!.c)).to.deep.equal([[{ kind: 'scores' }, { kind: 'posts' }]]);
+    expect(decode(JSON.stringify({ o: 'x', c: [{ kind: 'scores' }] }))!.c).to.deep.equal([{ kind: 'scores' }]);
+    expect(decode(JSON.stringify({ o: 'x', c: [{ kind: 'scores', agentIds: [1] }] }))!.c).to.deep.equal([
+      { kind: 'scores' },
+    ]);
   });
 
   it('a read that raced an uncommitted rescore is not kept once the transaction commits', async () => {

@@ -99,7 +99,7 @@ describe('named statements (deps.query)', () => {
     const body = JSON.parse(
       (
         await getReputationBody(db1, deps1.query, deps1.caches, author.handle, new Date(), false, 'reputation_v2')
-      ).toString(),
+      ).body.toString(),
     );
     expect(body.data).to.include({ handle: '@' + author.handle, model: 'reputation_v2' });
     expect(await named('reputation_agent_score_reputation_v2')).to.have.length(1);
