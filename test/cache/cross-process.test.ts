@@ -139,6 +139,64 @@ describe('read caches across processes (two web processes and the CLI)', functio
     }
   });
 
+  it("recompute-reputation --handle --now: both web processes drop that run's rescored agents' reputations and keep the others'", async () => {
+    const { databaseUrl, db } = await getContext();
+    const verified = async () => newAgent({ owner: await newOwner({ verified: true }) });
+    const [a, b, voter] = [await verified(), await verified(), await verified()];
+    const posts: Record<string, string> = {};
+    for (const x of [a, b]) {
+      const p = await request('POST', `${webs[0].base}/api/v1/posts`, {
+        key: x.key,
+        body: { communitySlug: 'general', body: 'rescored across processes' },
+      });
+      expect(p.status, p.text).to.equal(201);
+      posts[x.handle] = p.body.data.id;
+    }
+    const vote = async (postId: string) =>
+      expect(
+        (await request('POST', `${webs[1].base}/api/v1/posts/${postId}/vote`, { key: voter.key, body: { value: 1 } }))
+          .status,
+      ).to.equal(200);
+    // A window clock now, then A as no run below touches it: old, not stamped, no interaction received.
+    await cli(databaseUrl, 'recompute-reputation', '--now');
+    await db('agents')
+      .where({ id: a.agent.id })
+      .update({ created_at: new Date(Date.now() - 400.5 * 86_400_000) });
+    await db('scoring_agent_changes').where({ agent_id: a.agent.id }).delete();
+    await db('reputation_scores_v2').where({ agent_id: a.agent.id }).delete();
+    await db('reputation_scores').where({ agent_id: a.agent.id }).update({ score: 420 });
+    const repPath = (h: string) => `/agents/${h}/reputation`;
+    for (const w of webs) for (const x of [a, b]) for (let i = 0; i < 2; i++) await get(w, repPath(x.handle));
+    // Not announced: a process that empties A's entry answers 421, one that keeps it 420.
+    await db('reputation_scores').where({ agent_id: a.agent.id }).update({ score: 421 });
+
+    await vote(posts[b.handle]);
+    await cli(databaseUrl, 'recompute-reputation', '--handle', b.handle, '--now');
+    const storedB = await db('reputation_scores').where({ agent_id: b.agent.id }).first('computed_at');
+    const atB = new Date(storedB.computed_at).toISOString();
+    for (const w of webs) {
+      const r = await soon(
+        () => get(w, repPath(b.handle)),
+        (x) => x.body?.data?.computedAt === atB,
+      );
+      expect(r.body.data.computedAt, w.base).to.equal(atB);
+      // The same notification carried both: A's entry stayed.
+      expect((await get(w, repPath(a.handle))).body.data.score, w.base).to.equal(420);
+    }
+
+    await vote(posts[a.handle]);
+    await cli(databaseUrl, 'recompute-reputation', '--handle', a.handle, '--now');
+    const storedA = await db('reputation_scores').where({ agent_id: a.agent.id }).first('score', 'computed_at');
+    const atA = new Date(storedA.computed_at).toISOString();
+    for (const w of webs) {
+      const r = await soon(
+        () => get(w, repPath(a.handle)),
+        (x) => x.body?.data?.computedAt === atA,
+      );
+      expect(r.body.data, w.base).to.deep.include({ computedAt: atA, score: storedA.score });
+    }
+  });
+
   it('a key revoked through one web process is refused by the other at once; an agent suspended through the CLI is refused by both', async () => {
     const { databaseUrl } = await getContext();
     const owner = await newOwner();
