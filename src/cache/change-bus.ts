@@ -33,12 +33,15 @@ export const CHANGES_CHANNEL = 'svc_cache_changes';
 /** NOTIFY payloads are limited to 8000 bytes: longer id lists are split over several notifications. */
 const MAX_PAYLOAD = 7000;
 /**
- * Notifications one flush sends at most (about 1,300 ids): past them, changes listing ids become
- * their whole kinds (counters of many posts a whole feed change, many agents' scores everyone's).
+ * Notifications one flush sends at most (about 5,500 ids, 224 KB): past them, changes listing ids
+ * become their whole kinds (counters of many posts a whole feed change, many agents' scores everyone's).
  */
-const MAX_MESSAGES = 8;
-/** Agents a `scores` change lists at most (fits MAX_MESSAGES): a run that rescored more announces everyone's. */
-export const MAX_SCORED_AGENTS = 1000;
+const MAX_MESSAGES = 32;
+/**
+ * Agents a `scores` change lists at most (fits MAX_MESSAGES; the reputation cache holds 5,000
+ * entries): a run that rescored more announces everyone's.
+ */
+export const MAX_SCORED_AGENTS = 5000;
 
 /** The `scores` change of a run that rewrote the reputations of `agentIds` (null: of anyone). */
 export function scoresChanged(agentIds: readonly string[] | null): DataChange[] {

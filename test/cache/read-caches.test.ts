@@ -467,7 +467,7 @@ describe('read caches: leaderboards and reputation', () => {
     expect(scoresChanged([])).to.deep.equal([]);
     // More ids than MAX_MESSAGES notifications hold: the whole kinds, in one.
     const huge = encode('o', [
-      { kind: 'scores', agentIds: ids(5000) },
+      { kind: 'scores', agentIds: ids(20_000) },
       { kind: 'post-counters', postIds: ['p'] },
     ]);
     expect(huge.map((p) => decode(p)!.c)).to.deep.equal([[{ kind: 'scores' }, { kind: 'posts' }]]);
