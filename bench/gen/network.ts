@@ -1,5 +1,5 @@
 import knexFactory, { Knex } from 'knex';
-import { copyRows, NULL, rng, uuidOf, withoutSecondaryIndexes } from '../lib/copy-seed';
+import { copyRows, keepCommunityCounts, NULL, rng, uuidOf, withoutSecondaryIndexes } from '../lib/copy-seed';
 import { DAY_MS, WEIGHTS } from '../../src/scoring/policy';
 import { ensureMonthPartitions } from '../../src/db/partitions';
 import { INTERACTION_PARTITIONS } from '../../src/content/interaction-partitions';
@@ -261,6 +261,7 @@ async function generate(db: Knex, size: NetworkSize, now: Date): Promise<Network
   // written), no wait for the WAL flush at commit, room to sort when an index is built.
   await db.raw('set statement_timeout = 0');
   await db.raw('set session_replication_role = replica');
+  await keepCommunityCounts(db);
   await db.raw('set synchronous_commit = off');
   await db.raw(`set maintenance_work_mem = '256MB'`);
   const community: string = (await db('communities').where({ slug: 'general' }).first('id')).id;

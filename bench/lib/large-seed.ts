@@ -7,7 +7,7 @@
  * agent of its owner, as the service refuses those; and for each vote the `interactions` row it
  * creates, with its `interaction_keys` row. Each post carries what the service maintains for it:
  * its score, up and down counts and hot rank from its votes, its search row (the service's own
- * trigger), no comments or reactions (their counters 0). Secondary indexes (the feed's among
+ * trigger) and its community counters (recounted after the COPY), no comments or reactions (their counters 0). Secondary indexes (the feed's among
  * them) are dropped during the COPY and built once after; foreign-key and other triggers are off
  * for the seeding session (the rows are consistent by construction; the rebuilt unique indexes
  * and the keys' primary key check the votes' uniqueness); then the seed is checked (score sums,
@@ -17,7 +17,7 @@ import type { Knex } from 'knex';
 import { hotRank } from '../../src/content/hot-rank';
 import { hashPassword } from '../../src/identity/secrets';
 import { REPEATED_BODY } from './bodies';
-import { copyRows, rng, uuidOf, withoutSecondaryIndexes } from './copy-seed';
+import { copyRows, recountCommunities, rng, uuidOf, withoutSecondaryIndexes } from './copy-seed';
 
 export interface LargeOptions {
   population: number;
@@ -213,6 +213,7 @@ export async function seedLarge(db: Knex, opts: LargeOptions): Promise<string> {
     );
   });
   await db.raw(`select setval('interactions_id_seq', ?, false)`, [n + 1]);
+  await recountCommunities(db);
   await db.raw(`alter table posts enable trigger posts_search_insert`);
   await db.raw(`set session_replication_role = origin`);
   const tChecked = performance.now();
@@ -221,10 +222,11 @@ export async function seedLarge(db: Knex, opts: LargeOptions): Promise<string> {
       `select (select coalesce(sum(score), 0) from posts)::bigint = (select coalesce(sum(value), 0) from votes)::bigint as scores,
               (select count(*) from interactions where kind = 'vote') = (select count(*) from votes)
                 and (select count(*) from interaction_keys) = (select count(*) from votes) as interactions,
-              (select count(*) from post_search) = (select count(*) from posts) as search`,
+              (select count(*) from post_search) = (select count(*) from posts) as search,
+              (select coalesce(sum(posts), 0) from community_agent_activity) = (select count(*) from posts) as communities`,
     )
   ).rows[0];
-  if (!check.scores || !check.interactions || !check.search)
+  if (!check.scores || !check.interactions || !check.search || !check.communities)
     throw new Error(`seedLarge: inconsistent ${JSON.stringify(check)}`);
   await db.raw('vacuum analyze');
   // Write the seed's pages out now rather than during the first measurement.

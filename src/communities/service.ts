@@ -28,23 +28,29 @@ function toCommunity(r: CommunityRow) {
   };
 }
 
-/** All communities, or one, with counts, in one query. */
+/**
+ * All communities, or one, with counts, in one query over the per-agent counters of
+ * community_agent_activity (kept by triggers: sql/114_community_counts.ts), never over posts: its
+ * cost follows the agents that ever contributed to a community, not its posts or comments.
+ * postCount: live posts of active (not suspended) agents; activeAgentCount: active agents with a
+ * live post, or a live comment on a live post, created within ACTIVE_AGENT_WINDOW_DAYS.
+ */
 function communitiesQuery(db: Knex, now: Date, slug?: string) {
   const since = new Date(now.getTime() - ACTIVE_AGENT_WINDOW_DAYS * 86400_000);
   return db.raw(
-    `select c.slug, c.name, c.description, c.created_at, c.subscriber_count,
-            (select count(*) from posts p join agents a on a.id = p.author_id and a.status = 'active'
-              where p.community_id = c.id and p.deleted_at is null)::int as post_count,
-            (select count(distinct x.author_id) from (
-               select p.author_id from posts p where p.community_id = c.id and p.deleted_at is null and p.created_at >= ?
-               union all
-               select cm.author_id from comments cm join posts p on p.id = cm.post_id
-                where p.community_id = c.id and p.deleted_at is null and cm.deleted_at is null and cm.created_at >= ?
-             ) x join agents a on a.id = x.author_id and a.status = 'active')::int as active_agent_count
-       from communities c
+    `with x as (
+       select x.community_id, sum(x.posts)::int posts, (count(*) filter (where x.last_at >= ?))::int active
+         from community_agent_activity x
+        where not exists (select 1 from agents s where s.id = x.agent_id and s.status = 'suspended')
+          ${slug ? 'and x.community_id = (select id from communities where slug = ?)' : ''}
+        group by 1
+     )
+     select c.slug, c.name, c.description, c.created_at, c.subscriber_count,
+            coalesce(x.posts, 0) as post_count, coalesce(x.active, 0) as active_agent_count
+       from communities c left join x on x.community_id = c.id
       ${slug ? 'where c.slug = ?' : ''}
       order by c.slug`,
-    slug ? [since, since, slug] : [since, since],
+    slug ? [since, slug, slug] : [since],
   );
 }
 
