@@ -11,11 +11,12 @@ import type { Knex } from 'knex';
  * community would wait on its one row until commit.
  *
  * Inserts add to a pair's row. Any other change of a counted column (a deletion, a moderation
- * removal, a post moved or backdated, a hard delete) recounts the pairs it touches from their
- * rows: the rows locked first, then counted in a later snapshot, so a concurrent insert is either
- * seen by the recount or adds itself after it. A post's deletion recounts everyone who commented
- * on it (their comments there stop counting). Locks go post row, then activity rows (by key), as
- * the writes themselves take them.
+ * removal, a post moved or backdated, a hard delete) moves the live posts of the pairs it touches
+ * by its own difference and reads their latest live contribution again: the rows locked first,
+ * then read in a later snapshot, so a concurrent insert is either seen by that read or raises
+ * the result after it. A post's deletion reads again the latest contribution of everyone who
+ * commented on it (their comments there stop counting). Locks go post row, then activity rows (by
+ * key), as the writes themselves take them.
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`
@@ -28,8 +29,9 @@ export async function up(knex: Knex): Promise<void> {
     );
     create index community_agent_activity_community_idx on community_agent_activity (community_id);
 
-    -- Recounts the (agent, community) pairs of the two arrays from their rows.
-    create function svc_community_activity_recount(agents uuid[], communities uuid[]) returns void
+    -- Moves the (agent, community) pairs of the arrays by their live posts' deltas, and reads
+    -- their latest live contribution again (each an index scan from the newest).
+    create function svc_community_activity_recount(agents uuid[], communities uuid[], deltas int[]) returns void
     language plpgsql as $$
     begin
       insert into community_agent_activity (agent_id, community_id)
@@ -41,13 +43,16 @@ export async function up(knex: Knex): Promise<void> {
         order by x.agent_id, x.community_id for update;
       -- A new statement: a snapshot taken after the locks.
       update community_agent_activity x
-        set posts = (select count(*) from posts p where p.author_id = x.agent_id and p.community_id = x.community_id and p.deleted_at is null),
+        set posts = x.posts + u.d,
           last_at = greatest(
-            (select max(p.created_at) from posts p
-              where p.author_id = x.agent_id and p.community_id = x.community_id and p.deleted_at is null),
-            (select max(cm.created_at) from comments cm join posts p on p.id = cm.post_id
-              where cm.author_id = x.agent_id and cm.deleted_at is null and p.community_id = x.community_id and p.deleted_at is null))
-        where x.agent_id = any(agents) and (x.agent_id, x.community_id) in (select a, c from unnest(agents, communities) u(a, c));
+            (select p.created_at from posts p
+              where p.author_id = x.agent_id and p.community_id = x.community_id and p.deleted_at is null
+              order by p.created_at desc limit 1),
+            (select cm.created_at from comments cm join posts p on p.id = cm.post_id
+              where cm.author_id = x.agent_id and cm.deleted_at is null and p.community_id = x.community_id and p.deleted_at is null
+              order by cm.created_at desc limit 1))
+        from (select a, c, sum(d)::int d from unnest(agents, communities, deltas) u(a, c, d) group by 1, 2) u
+        where x.agent_id = any(agents) and x.agent_id = u.a and x.community_id = u.c;
     end $$;
 
     create function svc_posts_community_insert() returns trigger language plpgsql as $$
@@ -78,10 +83,10 @@ export async function up(knex: Knex): Promise<void> {
     create function svc_posts_community_change() returns trigger language plpgsql as $$
     declare o posts := old; n posts := new;
     begin
-      perform svc_community_activity_recount(array_agg(a), array_agg(c)) from (
-        select o.author_id a, o.community_id c
-        union select n.author_id, n.community_id
-        union select cm.author_id, k.c from comments cm, (values (o.community_id), (n.community_id)) k(c)
+      perform svc_community_activity_recount(array_agg(a), array_agg(c), array_agg(d)) from (
+        select o.author_id a, o.community_id c, -(o.deleted_at is null and o.id is not null)::int d
+        union all select n.author_id, n.community_id, (n.deleted_at is null and n.id is not null)::int
+        union all select distinct cm.author_id, k.c, 0 from comments cm, (values (o.community_id), (n.community_id)) k(c)
           where cm.post_id = coalesce(n.id, o.id)
       ) u;
       return null;
@@ -98,7 +103,7 @@ export async function up(knex: Knex): Promise<void> {
     begin
       -- Its posts first, as the writes lock them (a moderation removal locks the comment first).
       perform 1 from posts where id in (o.post_id, n.post_id) order by id for share;
-      perform svc_community_activity_recount(array_agg(a), array_agg(c)) from (
+      perform svc_community_activity_recount(array_agg(a), array_agg(c), array_agg(0)) from (
         select o.author_id a, (select community_id from posts where id = o.post_id) c
         union select n.author_id, (select community_id from posts where id = n.post_id)
       ) u;
@@ -139,7 +144,7 @@ export async function down(knex: Knex): Promise<void> {
     drop trigger if exists comments_community_change on comments;
     drop trigger if exists comments_community_delete on comments;
     drop function if exists svc_posts_community_insert(), svc_comments_community_insert(),
-      svc_posts_community_change(), svc_comments_community_change(), svc_community_activity_recount(uuid[], uuid[]),
+      svc_posts_community_change(), svc_comments_community_change(), svc_community_activity_recount(uuid[], uuid[], int[]),
       svc_community_counts_refill();
     drop table if exists community_agent_activity;
   `);

@@ -116,6 +116,23 @@ describe('content: community counts kept per agent', () => {
     // Many posts by one agent at once (seeded: no rate limit): one activity row, counted once each.
     await Promise.all(Array.from({ length: 20 }, () => seedPost({ authorId: agents[1].agent.id, community: slug })));
     await same(slug, { postCount: 32, activeAgentCount: 12 });
+    // One author's deletions racing its own new posts and comments (seeded: no rate limit).
+    const a = agents[2];
+    const mine = await Promise.all(
+      Array.from({ length: 6 }, () => seedPost({ authorId: a.agent.id, community: slug })),
+    );
+    const notes = await Promise.all(mine.map((p) => seedComment(p, a.agent.id)));
+    await Promise.all([
+      ...mine
+        .slice(0, 3)
+        .map(async (p) => expect((await api('DELETE', `/posts/${p}`, { key: a.key })).status).to.equal(200)),
+      ...notes
+        .slice(3)
+        .map(async (c) => expect((await api('DELETE', `/comments/${c}`, { key: a.key })).status).to.equal(200)),
+      ...Array.from({ length: 6 }, () => seedPost({ authorId: a.agent.id, community: slug })),
+      ...mine.slice(3).map((p) => seedComment(p, a.agent.id)),
+    ]);
+    await same(slug, { postCount: 41, activeAgentCount: 12 });
     // Every community of the database, whatever the tests before wrote.
     const { db, deps } = await getContext();
     const listed = (await api('GET', '/communities')).body.data.map(
