@@ -128,7 +128,9 @@ async function main() {
     await migration.down(db);
     const without = await writes();
     const backfill = await timed(() => migration.up(db));
-    console.log(`a post's deletion (its author moved, its commenters' latest contribution read again): ${first.ms.toFixed(1)} ms`);
+    console.log(
+      `a post's deletion (its author moved, its commenters' latest contribution read again): ${first.ms.toFixed(1)} ms`,
+    );
     for (const what of ['post', 'comment'])
       console.log(
         `single-row ${what} insert (median of ${INSERTS}): ${withCounters[what].total.toFixed(0)} µs with the counters ` +
