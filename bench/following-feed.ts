@@ -27,7 +27,7 @@ import { createDb } from '../src/db/knex';
 import { migrateAll } from '../src/db/migrate';
 import { hotRank } from '../src/content/hot-rank';
 import { numberArg } from './lib/args';
-import { copyRows, recountCommunities, rng, withoutSecondaryIndexes } from './lib/copy-seed';
+import { copyRows, fillPostRanks, recountCommunities, rng, withoutSecondaryIndexes } from './lib/copy-seed';
 
 const AGENTS = numberArg('agents', 10_000);
 const FOLLOWS = numberArg('follows', 200);
@@ -79,7 +79,10 @@ async function seedWith(db: Knex): Promise<string[]> {
   await db.raw(
     `update communities c set subscriber_count = (select count(*) from community_subscriptions s where s.community_id = c.id)`,
   );
-  await rebuiltAfter(db, ['posts'], () => seedPosts(db, ids, communities, rand, now));
+  await rebuiltAfter(db, ['posts', 'post_ranks'], async () => {
+    await seedPosts(db, ids, communities, rand, now);
+    await fillPostRanks(db);
+  });
   await recountCommunities(db);
   await db.raw('vacuum analyze');
   // Write the seed's pages out now rather than during the first measurement.

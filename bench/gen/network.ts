@@ -1,5 +1,13 @@
 import knexFactory, { Knex } from 'knex';
-import { copyRows, keepCommunityCounts, NULL, rng, uuidOf, withoutSecondaryIndexes } from '../lib/copy-seed';
+import {
+  copyRows,
+  fillPostRanks,
+  keepCommunityCounts,
+  NULL,
+  rng,
+  uuidOf,
+  withoutSecondaryIndexes,
+} from '../lib/copy-seed';
 import { DAY_MS, WEIGHTS } from '../../src/scoring/policy';
 import { ensureMonthPartitions } from '../../src/db/partitions';
 import { INTERACTION_PARTITIONS } from '../../src/content/interaction-partitions';
@@ -324,6 +332,7 @@ async function generate(db: Knex, size: NetworkSize, now: Date): Promise<Network
           for (let k = 0; k < 2; k++) yield g.post(cliqueAgent(r, i), ago(5 * DAY_MS), community);
     }),
   );
+  await fillPostRanks(db);
   g.honestPosts = posts;
 
   const window = WEIGHTS.windowDays * DAY_MS;

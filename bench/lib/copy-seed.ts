@@ -116,3 +116,15 @@ export async function keepCommunityCounts(db: Knex): Promise<void> {
 export async function recountCommunities(db: Knex): Promise<void> {
   await db.raw('select svc_community_counts_refill()');
 }
+
+/**
+ * The rank keys (post_ranks, sql/114) of every live post: a seed that COPYs posts with
+ * `session_replication_role = replica` fires no trigger, so it writes them itself, in one pass.
+ */
+export async function fillPostRanks(db: Knex): Promise<void> {
+  await db.raw(
+    `insert into post_ranks (id, community_id, author_id, created_at, score, hot)
+       select id, community_id, author_id, created_at, score, hot from posts where deleted_at is null
+     on conflict (id) do nothing`,
+  );
+}

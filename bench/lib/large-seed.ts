@@ -6,8 +6,8 @@
  * (between 0 and 4x the mean per post, skewed; 80 % up), none on a post by the voter or by an
  * agent of its owner, as the service refuses those; and for each vote the `interactions` row it
  * creates, with its `interaction_keys` row. Each post carries what the service maintains for it:
- * its score, up and down counts and hot rank from its votes, its search row (the service's own
- * trigger) and its community counters (recounted after the COPY), no comments or reactions (their counters 0). Secondary indexes (the feed's among
+ * its score, up and down counts and hot rank from its votes, its rank keys (post_ranks), its search
+ * row (the service's own trigger) and its community counters (recounted after the COPY), no comments or reactions (their counters 0). Secondary indexes (the feed's among
  * them) are dropped during the COPY and built once after; foreign-key and other triggers are off
  * for the seeding session (the rows are consistent by construction; the rebuilt unique indexes
  * and the keys' primary key check the votes' uniqueness); then the seed is checked (score sums,
@@ -17,7 +17,7 @@ import type { Knex } from 'knex';
 import { hotRank } from '../../src/content/hot-rank';
 import { hashPassword } from '../../src/identity/secrets';
 import { REPEATED_BODY } from './bodies';
-import { copyRows, recountCommunities, rng, uuidOf, withoutSecondaryIndexes } from './copy-seed';
+import { copyRows, fillPostRanks, recountCommunities, rng, uuidOf, withoutSecondaryIndexes } from './copy-seed';
 
 export interface LargeOptions {
   population: number;
@@ -132,7 +132,16 @@ export async function seedLarge(db: Knex, opts: LargeOptions): Promise<string> {
   await db.raw(`set maintenance_work_mem = '256MB'`);
   // The service's own search trigger writes each post's search row, also in this session.
   await db.raw(`alter table posts enable always trigger posts_search_insert`);
-  const tables = ['owners', 'agents', 'posts', 'post_search', 'votes', 'interactions', 'interaction_keys'];
+  const tables = [
+    'owners',
+    'agents',
+    'posts',
+    'post_ranks',
+    'post_search',
+    'votes',
+    'interactions',
+    'interaction_keys',
+  ];
   const copied: string[] = [];
   const timed = async (what: string, copy: Promise<void>) => {
     const t = performance.now();
@@ -180,6 +189,7 @@ export async function seedLarge(db: Knex, opts: LargeOptions): Promise<string> {
         },
       ),
     );
+    await timed('post ranks', fillPostRanks(db));
     await timed(
       'votes',
       copyRows(db, 'votes (voter_id, post_id, value, created_at, updated_at)', function* () {

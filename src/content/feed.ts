@@ -100,11 +100,27 @@ export function decodeCursor(cursor: string, sort: FeedSort): FeedPosition {
   throw badCursor();
 }
 
-const ORDER: Record<FeedSort, string> = {
-  hot: 'p.hot desc, p.id desc',
-  new: 'p.created_at desc, p.id desc',
-  top: 'p.score desc, p.created_at desc, p.id desc',
-};
+/**
+ * Where a sort's keys are read, by alias `k` in every statement: `new` from posts' own indexes
+ * (`k` is the post `p` itself); `hot` and `top` from post_ranks (sql/114), one row per live post
+ * with the indexes those feeds page by, apart from posts so that votes leave posts' indexes alone.
+ */
+function keysAlias(sort: FeedSort): 'p' | 'k' {
+  return sort === 'new' ? 'p' : 'k';
+}
+
+/** The FROM of a feed statement: the sort's keys, and the post `p` when `withPost` or a tag filter needs it. */
+function keysFrom(q: FeedQuery, withPost: boolean): string {
+  if (keysAlias(q.sort) === 'p') return 'posts p';
+  return withPost || q.tag ? 'post_ranks k join posts p on p.id = k.id' : 'post_ranks k';
+}
+
+/** The sort's order over the keys of alias `a`. */
+function orderBy(sort: FeedSort, a: string): string {
+  if (sort === 'hot') return `${a}.hot desc, ${a}.id desc`;
+  if (sort === 'new') return `${a}.created_at desc, ${a}.id desc`;
+  return `${a}.score desc, ${a}.created_at desc, ${a}.id desc`;
+}
 
 /**
  * The feed's filters (community, author, tag, cursor) as SQL conditions on `p`, with their
@@ -113,15 +129,17 @@ const ORDER: Record<FeedSort, string> = {
  */
 function feedFilters(q: FeedQuery): { where: string[]; params: Knex.RawBinding[]; variant: string } {
   const params: Knex.RawBinding[] = [];
-  const where: string[] = ['p.deleted_at is null'];
+  const k = keysAlias(q.sort);
+  // post_ranks holds live posts only.
+  const where: string[] = k === 'p' ? ['p.deleted_at is null'] : [];
   let variant = q.sort;
   if (q.community) {
-    where.push('p.community_id = (select id from communities where slug = ?)');
+    where.push(`${k}.community_id = (select id from communities where slug = ?)`);
     params.push(q.community.toLowerCase());
     variant += '_community';
   }
   if (q.author) {
-    where.push('p.author_id = (select id from agents where handle = ?)');
+    where.push(`${k}.author_id = (select id from agents where handle = ?)`);
     params.push(normalizeHandle(q.author));
     variant += '_author';
   }
@@ -134,13 +152,13 @@ function feedFilters(q: FeedQuery): { where: string[]; params: Knex.RawBinding[]
     const c = decodeCursor(q.cursor, q.sort);
     variant += '_after_' + c.sort;
     if (c.sort === 'hot') {
-      where.push('(p.hot, p.id) < (?::float8, ?::uuid)');
+      where.push(`(${k}.hot, ${k}.id) < (?::float8, ?::uuid)`);
       params.push(c.hot, c.id);
     } else if (c.sort === 'new') {
-      where.push('(p.created_at, p.id) < (?::timestamptz, ?::uuid)');
+      where.push(`(${k}.created_at, ${k}.id) < (?::timestamptz, ?::uuid)`);
       params.push(c.createdAt, c.id);
     } else {
-      where.push('(p.score, p.created_at, p.id) < (?::int, ?::timestamptz, ?::uuid)');
+      where.push(`(${k}.score, ${k}.created_at, ${k}.id) < (?::int, ?::timestamptz, ?::uuid)`);
       params.push(c.score, c.createdAt, c.id);
     }
   }
@@ -172,7 +190,7 @@ function pageRows(limit: number): number {
  */
 const PAGE_COLUMNS = `p.id, p.item_version, p.score, p.upvotes, p.downvotes, p.comments_count,
             ${REACTION_TYPES.map((t) => `p.${t}_count`).join(', ')}, p.hot`;
-const NOT_SUSPENDED = "not exists (select 1 from agents s where s.id = p.author_id and s.status = 'suspended')";
+const notSuspended = (k: string) => `not exists (select 1 from agents s where s.id = ${k}.author_id and s.status = 'suspended')`;
 
 type PageRow = FeedItemCounters & { id: string; item_version: number; hot: number };
 
@@ -203,11 +221,12 @@ async function pageWithParts(
   q: FeedQuery,
 ): Promise<{ rows: PageRow[]; parts: FeedItemParts[] } | null> {
   const { where, params, variant } = feedFilters(q);
-  where.push(NOT_SUSPENDED);
+  const k = keysAlias(q.sort);
+  where.push(notSuspended(k));
   const n = pageRows(q.limit);
   const page = statement<PageRow>(
     `feed_${variant}_${n}`,
-    `select ${PAGE_COLUMNS} from posts p where ${where.join(' and ')} order by ${ORDER[q.sort]} limit ${n}`,
+    `select ${PAGE_COLUMNS} from ${keysFrom(q, true)} where ${where.join(' and ')} order by ${orderBy(q.sort, k)} limit ${n}`,
   );
   const rows = (await src.query(page, params)).rows.slice(0, q.limit + 1);
   const shown = Math.min(rows.length, q.limit);
@@ -247,11 +266,11 @@ export async function wholeFeedPage(query: Query, q: FeedQuery) {
   const page = statement<FeedItemRow>(
     `feed_whole_${variant}_${rows}`,
     `select ${ITEM_COLUMNS}
-       from posts p
+       from ${keysFrom(q, true)}
        join agents a on a.id = p.author_id
        join communities c on c.id = p.community_id
       where ${where.join(' and ')}
-      order by ${ORDER[q.sort]}
+      order by ${orderBy(q.sort, keysAlias(q.sort))}
       limit ${rows}`,
   );
   return toPage((await query(page, params)).rows, q);
@@ -339,12 +358,12 @@ export async function feedPageBody(src: FeedSource, q: FeedQuery): Promise<{ bod
   };
 }
 
-/** The columns each sort orders by (all in its per-author and per-community indexes, sql/095). */
-const SORT_COLUMNS: Record<FeedSort, string> = {
-  hot: 'p.id, p.hot',
-  new: 'p.id, p.created_at',
-  top: 'p.id, p.score, p.created_at',
-};
+/** The columns the sort orders by over alias `k` (all in its per-author and per-community indexes, sql/095 and sql/114). */
+function sortColumns(sort: FeedSort, k: string): string {
+  if (sort === 'hot') return `${k}.id, ${k}.hot`;
+  if (sort === 'new') return `${k}.id, ${k}.created_at`;
+  return `${k}.id, ${k}.score, ${k}.created_at`;
+}
 
 /**
  * How many posts of each followed agent the personal feed's first query takes (below).
@@ -373,9 +392,12 @@ export const FOLLOWED_AUTHOR_SAMPLE = 4;
  */
 export async function followingFeedPage(query: Query, q: FeedQuery, agentId: string) {
   const { where, params, variant } = feedFilters(q);
-  const cond = where.join(' and ');
-  const order = ORDER[q.sort];
-  const cols = SORT_COLUMNS[q.sort];
+  // Each condition with its `and` (post_ranks' sorts may have none).
+  const cond = where.map((w) => ` and ${w}`).join('');
+  const k = keysAlias(q.sort);
+  const from = keysFrom(q, false);
+  const order = orderBy(q.sort, k);
+  const cols = sortColumns(q.sort, k);
   const n = q.limit + 1;
   const m = Math.min(FOLLOWED_AUTHOR_SAMPLE, n);
   const sampled = statement<FeedItemRow & { sampled_out: number }>(
@@ -383,27 +405,27 @@ export async function followingFeedPage(query: Query, q: FeedQuery, agentId: str
     `with cand as (
        select x.* from follows f
          cross join lateral (
-           select p.author_id as src, ${cols} from posts p
-            where p.author_id = f.followee_id and ${cond} order by ${order} limit ?) x
+           select ${k}.author_id as src, ${cols} from ${from}
+            where ${k}.author_id = f.followee_id ${cond} order by ${order} limit ?) x
         where f.follower_id = ?
           and not exists (select 1 from agents fa where fa.id = f.followee_id and fa.status = 'suspended')
        union
        select x.* from community_subscriptions s
          cross join lateral (
-           select case when exists (select 1 from follows ff where ff.follower_id = ? and ff.followee_id = p.author_id)
-                       then p.author_id end as src, ${cols}
-             from posts p join agents a on a.id = p.author_id and a.status = 'active'
-            where p.community_id = s.community_id and ${cond} order by ${order} limit ?) x
+           select case when exists (select 1 from follows ff where ff.follower_id = ? and ff.followee_id = ${k}.author_id)
+                       then ${k}.author_id end as src, ${cols}
+             from ${from} join agents a on a.id = ${k}.author_id and a.status = 'active'
+            where ${k}.community_id = s.community_id ${cond} order by ${order} limit ?) x
         where s.agent_id = ?
      ),
-     top as (select p.id, p.src from cand p order by ${order} limit ?)
+     top as (select c.id, c.src from cand c order by ${orderBy(q.sort, 'c')} limit ?)
      select ${ITEM_COLUMNS},
             (select count(*) from (select 1 from top where src is not null group by src having count(*) >= ?) e)::int as sampled_out
        from top
        join posts p on p.id = top.id
        join agents a on a.id = p.author_id
        join communities c on c.id = p.community_id
-      order by ${order}
+      order by ${orderBy(q.sort, 'p')}
       limit ?`,
   );
   const first = await query(sampled, [...params, m, agentId, agentId, ...params, n, agentId, n, m, n]);
@@ -412,23 +434,23 @@ export async function followingFeedPage(query: Query, q: FeedQuery, agentId: str
     `following_feed_${variant}`,
     `with cand as (
        select x.* from follows f
-         cross join lateral (select ${cols} from posts p where p.author_id = f.followee_id and ${cond} order by ${order} limit ?) x
+         cross join lateral (select ${cols} from ${from} where ${k}.author_id = f.followee_id ${cond} order by ${order} limit ?) x
         where f.follower_id = ?
           and not exists (select 1 from agents fa where fa.id = f.followee_id and fa.status = 'suspended')
        union
        select x.* from community_subscriptions s
          cross join lateral (
-           select ${cols} from posts p join agents a on a.id = p.author_id and a.status = 'active'
-            where p.community_id = s.community_id and ${cond} order by ${order} limit ?) x
+           select ${cols} from ${from} join agents a on a.id = ${k}.author_id and a.status = 'active'
+            where ${k}.community_id = s.community_id ${cond} order by ${order} limit ?) x
         where s.agent_id = ?
      ),
-     top as (select p.id from cand p order by ${order} limit ?)
+     top as (select c.id from cand c order by ${orderBy(q.sort, 'c')} limit ?)
      select ${ITEM_COLUMNS}
        from top
        join posts p on p.id = top.id
        join agents a on a.id = p.author_id
        join communities c on c.id = p.community_id
-      order by ${order}
+      order by ${orderBy(q.sort, 'p')}
       limit ?`,
   );
   const { rows } = await query(full, [...params, n, agentId, ...params, n, agentId, n, n]);
