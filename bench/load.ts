@@ -11,8 +11,8 @@
  * bench/lib/large-seed.ts by COPY (default 1,000,000 posts, 100,000 agents with owners,
  * 5,000,000 votes with their interactions); the mix acts as --agents of those agents (spread over
  * all) and targets 2,000 posts drawn from all. `--template T` copies the seeded rows from database
- * T (a file copy: seconds, not the seed's minutes), seeding T first when it does not exist; T stays
- * for the next run (drop it by hand). `--keep` leaves the run's database (its name is printed).
+ * T (a file copy: seconds, not the seed's minutes), seeding T first when it does not exist, then
+ * migrates the copy to this tree's schema; T stays for the next run (drop it by hand). `--keep` leaves the run's database (its name is printed).
  *
  * `--size both [--large-posts 1000000]`: today's data set and the large one (copied from
  * `--template`, default svc_bench_load_large) in one run, each served by its own web process and
@@ -194,6 +194,8 @@ async function seedLargeRun(admin: Knex, name: string): Promise<Seeded> {
   } else summary = await seedLargeInto(name);
   const { agents: keyed, ...targets } = mixTargets(LARGE_OPTS, AGENTS, 2000);
   const db = createDb(dbUrl(name), 1);
+  // A template seeded by an earlier tree gets this tree's later migrations (the server refuses an older schema).
+  if (TEMPLATE) await migrateAll(db, dbUrl(name));
   const agents: Agent[] = [];
   for (const a of keyed)
     agents.push({ id: a.id, handle: a.handle, key: (await issueApiKey(db, a.id, [...SCOPES])).key });
