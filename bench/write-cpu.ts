@@ -11,10 +11,16 @@
  * The window ends `settle` ms after the last answer, so the event fan-out jobs a write queues are
  * counted; the debounced scoring run (30 s later) is counted only if it falls in the window: run
  * each kind a few times (the first run of a server also pays its JIT warm-up). Linux only.
+ *
+ * Also prints the shared-buffer block accesses (hits and reads) and tuples written per request in
+ * the run's database (pg_stat_database): counts, not times, so they compare trees on a busy machine.
+ * PostgreSQL publishes a backend's counts within a second of its work, or 10 s once it is idle:
+ * pass a settle of 11000 or more for exact counts.
  */
 import fs from 'fs';
 import os from 'os';
 import path from 'path';
+import pg from 'pg';
 import { readCpu, spent, svcClassifier, SvcRole } from './lib/proc-cpu';
 
 interface Held {
@@ -66,8 +72,27 @@ function request(i: number): { path: string; body: unknown } {
   }
 }
 
+const ADMIN = process.env.BENCH_ADMIN_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+
+/** The run's database's cumulative block accesses and tuples written. */
+async function dbCounts(): Promise<{ blocks: number; tuples: number }> {
+  const c = new pg.Client({ connectionString: ADMIN });
+  await c.connect();
+  try {
+    const r = await c.query(
+      `select (blks_hit + blks_read)::float8 as blocks, (tup_inserted + tup_updated + tup_deleted)::float8 as tuples
+         from pg_stat_database where datname = $1`,
+      [held.database],
+    );
+    return r.rows[0];
+  } finally {
+    await c.end();
+  }
+}
+
 async function main() {
   const n = held.agents.length;
+  const b0 = await dbCounts();
   const statuses: Record<number, number> = {};
   let next = 0;
   const c0 = readCpu(classify);
@@ -90,6 +115,7 @@ async function main() {
   const ms = Date.now() - t0;
   await new Promise((r) => setTimeout(r, settleMs));
   const { byRole } = spent(c0, readCpu(classify));
+  const b1 = await dbCounts();
   const per = (who: SvcRole) => {
     const d = byRole.get(who) ?? { user: 0, sys: 0 };
     return { u: d.user / n, s: d.sys / n, all: (d.user + d.sys) / n };
@@ -100,6 +126,9 @@ async function main() {
   console.log(
     `CPU per request (ms, user+sys): web ${f(web.all)} (${f(web.u)}+${f(web.s)}), PostgreSQL ${f(pg.all)} (${f(pg.u)}+${f(pg.s)}), ` +
       `worker ${f(worker.all)} (${f(worker.u)}+${f(worker.s)}); total ${f(web.all + pg.all + worker.all)}`,
+  );
+  console.log(
+    `per request in the database: ${((b1.blocks - b0.blocks) / n).toFixed(1)} block accesses, ${((b1.tuples - b0.tuples) / n).toFixed(1)} tuples written`,
   );
 }
 

@@ -190,7 +190,8 @@ function pageRows(limit: number): number {
  */
 const PAGE_COLUMNS = `p.id, p.item_version, p.score, p.upvotes, p.downvotes, p.comments_count,
             ${REACTION_TYPES.map((t) => `p.${t}_count`).join(', ')}, p.hot`;
-const notSuspended = (k: string) => `not exists (select 1 from agents s where s.id = ${k}.author_id and s.status = 'suspended')`;
+const notSuspended = (k: string) =>
+  `not exists (select 1 from agents s where s.id = ${k}.author_id and s.status = 'suspended')`;
 
 type PageRow = FeedItemCounters & { id: string; item_version: number; hot: number };
 

@@ -26,7 +26,10 @@ describe('content: post_ranks (the hot and top feeds keys)', () => {
     const slug = await newCommunity();
     const ids: string[] = [];
     for (const [i, author] of authors.entries()) {
-      const r = await api('POST', '/posts', { key: author.key, body: { communitySlug: slug, title: `p${i}`, body: 'b' } });
+      const r = await api('POST', '/posts', {
+        key: author.key,
+        body: { communitySlug: slug, title: `p${i}`, body: 'b' },
+      });
       expect(r.status).to.equal(201);
       ids.push(r.body.data.id);
     }
@@ -34,11 +37,15 @@ describe('content: post_ranks (the hot and top feeds keys)', () => {
     // Parallel votes of every sign on every post, then some withdrawn, so rows move both ways at once.
     const votes = await Promise.all(
       ids.flatMap((id, i) =>
-        voters.map((v, j) => api('POST', `/posts/${id}/vote`, { key: v.key, body: { value: (i + j) % 3 === 0 ? -1 : 1 } })),
+        voters.map((v, j) =>
+          api('POST', `/posts/${id}/vote`, { key: v.key, body: { value: (i + j) % 3 === 0 ? -1 : 1 } }),
+        ),
       ),
     );
     expect(votes.every((r) => r.status === 200)).to.equal(true);
-    await Promise.all(voters.slice(0, 3).map((v) => api('POST', `/posts/${ids[1]}/vote`, { key: v.key, body: { value: 0 } })));
+    await Promise.all(
+      voters.slice(0, 3).map((v) => api('POST', `/posts/${ids[1]}/vote`, { key: v.key, body: { value: 0 } })),
+    );
     const c = await api('POST', `/posts/${ids[2]}/comments`, { key: voters[0].key, body: { body: 'hi' } });
     expect(c.status).to.equal(201);
     const re = await api('POST', `/posts/${ids[0]}/react`, { key: voters[1].key, body: { type: 'fire' } });
