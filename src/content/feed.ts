@@ -123,7 +123,7 @@ function orderBy(sort: FeedSort, a: string): string {
 }
 
 /**
- * The feed's filters (community, author, tag, cursor) as SQL conditions on `p`, with their
+ * The feed's filters (community, author, tag, cursor) as SQL conditions on the keys `k` (the tag on `p`), with their
  * bindings, and `variant`: which of them are present, all that the SQL text varies with (it
  * names the feed's statements, one per variant).
  */
