@@ -118,7 +118,7 @@ export async function recountCommunities(db: Knex): Promise<void> {
 }
 
 /**
- * The rank keys (post_ranks, sql/114) of every live post: a seed that COPYs posts with
+ * The rank keys (post_ranks, sql/115) of every live post: a seed that COPYs posts with
  * `session_replication_role = replica` fires no trigger, so it writes them itself, in one pass.
  */
 export async function fillPostRanks(db: Knex): Promise<void> {

@@ -102,7 +102,7 @@ export function decodeCursor(cursor: string, sort: FeedSort): FeedPosition {
 
 /**
  * Where a sort's keys are read, by alias `k` in every statement: `new` from posts' own indexes
- * (`k` is the post `p` itself); `hot` and `top` from post_ranks (sql/114), one row per live post
+ * (`k` is the post `p` itself); `hot` and `top` from post_ranks (sql/115), one row per live post
  * with the indexes those feeds page by, apart from posts so that votes leave posts' indexes alone.
  */
 function keysAlias(sort: FeedSort): 'p' | 'k' {
@@ -359,7 +359,7 @@ export async function feedPageBody(src: FeedSource, q: FeedQuery): Promise<{ bod
   };
 }
 
-/** The columns the sort orders by over alias `k` (all in its per-author and per-community indexes, sql/095 and sql/114). */
+/** The columns the sort orders by over alias `k` (all in its per-author and per-community indexes, sql/095 and sql/115). */
 function sortColumns(sort: FeedSort, k: string): string {
   if (sort === 'hot') return `${k}.id, ${k}.hot`;
   if (sort === 'new') return `${k}.id, ${k}.created_at`;

@@ -4,7 +4,7 @@ import { getContext } from '../helpers/context';
 import { newAgent } from '../helpers/factories';
 import { newCommunity } from './helpers';
 
-/** The live posts' (id, score, hot) as posts holds them, and as post_ranks does (sql/114). */
+/** The live posts' (id, score, hot) as posts holds them, and as post_ranks does (sql/115). */
 async function bothSides(ids: string[]) {
   const { db } = await getContext();
   const posts = await db('posts')
