@@ -4,6 +4,7 @@ import { windowStart } from './stage-sql';
 import { tuneScoped } from './transaction';
 import { MODEL_TABLES } from './reputation-run';
 import { crossedMilestonesSql, milestoneInsertSql } from './milestones';
+import { CLOCK_DUE_SLACK } from './reputation';
 
 /**
  * Reputations that only the clock (or the agent's own standing) moves, recomputed in PostgreSQL
@@ -38,28 +39,39 @@ const f8 = (n: number) => `${n}::float8`;
 /**
  * SQL: the relation `src` (columns ver, off, susp: booleans; strikes: int; created_ms: float8, the
  * creation time in whole milliseconds; base, base_v2: float8, either may be null) with TRUST's
- * components (`trust`, jsonb: trustComponents) and both models' totals (`score1`, `score2`:
- * totalScore), at the clock bound to :nowMs (milliseconds).
+ * components (`trust`, jsonb: trustComponents), both models' totals (`score1`, `score2`:
+ * totalScore) and when the clock alone next changes them (`due`, timestamptz: clockDueMs), at the
+ * clock bound to :nowMs (milliseconds).
  */
 export function clockScoresSql(src: string): string {
   const total = (base: string) =>
     `case when ${base} is null then null when x.susp then 0 else greatest(${REPUTATION.min}, least(${REPUTATION.max}, ${jsRound(`${base} + t.t`)}))::int end`;
+  // clockDueMs's days to each value's next rounding boundary (least() skips a null base).
+  const until = (x: string, scale: number) =>
+    `((${jsRound(`(${x}) * ${f8(scale)}`)} + ${f8(0.5)}) / ${f8(scale)} - (${x}) - (abs(${x}) + 1) * ${f8(CLOCK_DUE_SLACK)}) / r.rate`;
+  const days = `case when d.age < ${f8(T.ageFullDays)} then least(floor(d.age) + 1 - d.age, greatest(${f8(0)}, least(${f8(T.ageFullDays)} - d.age,
+        ${until('t.t', 100)}, ${until('x.base + t.t', 1)}, ${until('x.base_v2 + t.t', 1)})))
+      else floor(d.age) + 1 - d.age end`;
   return `select x.*, t.t,
       jsonb_build_object('score', (${jsRound(`t.t * ${f8(100)}`)} / ${f8(100)})::numeric, 'max', ${T.max},
         'verifiedOwnerEmail', x.ver, 'agentAgeDays', greatest(0, floor(d.age))::int, 'officialConnector', x.off,
         'goodStanding', g.gs, 'moderationStrikes', x.strikes) trust,
-      ${total('x.base')} score1, ${total('x.base_v2')} score2
+      ${total('x.base')} score1, ${total('x.base_v2')} score2,
+      to_timestamp((:nowMs::float8 + (${days}) * ${f8(DAY_MS)} - ${f8(1000)}) / ${f8(1000)}) due
     from ${src} x,
       lateral (select (:nowMs::float8 - x.created_ms) / ${f8(DAY_MS)} age) d,
       lateral (select not x.susp and x.strikes = 0 gs) g,
       lateral (select case when x.strikes > ${MAX_STRIKES} then ${f8(0)}
         else (${T.verifiedOwner} * x.ver::int + ${T.age} * greatest(${f8(0)}, least(${f8(1)}, d.age / ${f8(T.ageFullDays)}))
           + ${T.officialConnector} * x.off::int + ${T.goodStanding} * g.gs::int)
-          * power(${f8(REPUTATION.strikeTrustFactor)}, greatest(0, x.strikes)::float8) end t) t`;
+          * power(${f8(REPUTATION.strikeTrustFactor)}, greatest(0, x.strikes)::float8) end t) t,
+      lateral (select greatest(${f8(1e-300)}, case when x.strikes > ${MAX_STRIKES} then ${f8(0)}
+        else ${f8(T.age)} / ${f8(T.ageFullDays)} * power(${f8(REPUTATION.strikeTrustFactor)}, greatest(0, x.strikes)::float8) end) rate) r`;
 }
 
 /**
- * The clock-only update of `agents`: rows are written only where they change, v2 rows kept only
+ * The clock-only update of `agents`: each one's next due time is written (clock_due_at), its
+ * score, components and computed_at only where they change, v2 rows kept only
  * where v2's components differ from v1's (a v2 row without a difference left is removed),
  * milestones notified as the summing path does (v1 only). One statement. Agents without a stored
  * base (never scored, or v2's not stored yet) are returned (`rest`) for the summing path.
@@ -124,11 +136,14 @@ export async function recomputeClockReputations(
        where a.id = any(:agents::uuid[])
      ),
      n as materialized (
-       select x.id, x.old, x.has2, x.score1, x.score2, x.trust from (${clockScoresSql('(select * from f where ok)')}) x
+       select x.id, x.old, x.has2, x.score1, x.score2, x.trust, x.due from (${clockScoresSql('(select * from f where ok)')}) x
      ),
      w1 as (
-       update ${t1.scores} r set score = n.score1, components = ${next('r.components', t1.version, 'n.score1')}, computed_at = :now
-       from n where r.agent_id = n.id and r.agent_id = any(:agents::uuid[]) and (n.score1 is distinct from n.old or ${moved('r.components', t1.version, 'n.score1')})
+       update ${t1.scores} r set clock_due_at = n.due, score = n.score1,
+         components = case when ${moved('r.components', t1.version, 'n.score1')} then ${next('r.components', t1.version, 'n.score1')} else r.components end,
+         computed_at = case when n.score1 is distinct from n.old or ${moved('r.components', t1.version, 'n.score1')} then :now else r.computed_at end
+       from n where r.agent_id = n.id and r.agent_id = any(:agents::uuid[])
+         and (n.score1 is distinct from n.old or r.clock_due_at is distinct from n.due or ${moved('r.components', t1.version, 'n.score1')})
        returning n.id, n.old, n.score1 score
      ),
      up as materialized (

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { baseScore, computeReputation, crossedMilestones, ReputationInputs } from './reputation';
+import { baseScore, clockDueMs, computeReputation, crossedMilestones, ReputationInputs, trust } from './reputation';
 import type { ReputationSums } from './reputation-sums';
 import { tuneScoped } from './transaction';
 import { windowStart } from './stage-sql';
@@ -106,9 +106,12 @@ export async function recomputeReputations(
       rep.components.version = MODEL_TABLES[model].version;
       out.push([row.id, String(rep.score), copyTextField(JSON.stringify(rep.components))]);
       if (model !== 'reputation_v1') continue;
-      // The parts only interactions move, under each model: what a clock-only update starts from.
-      const v2 = models.includes('reputation_v2') ? String(baseScore(inputsOf('reputation_v2', row))) : '\\N';
-      out[out.length - 1].push(String(baseScore(inputs)), v2);
+      // The parts only interactions move, under each model: what a clock-only update starts from,
+      // and when the clock alone next changes what is shown.
+      const base = baseScore(inputs);
+      const base2 = models.includes('reputation_v2') ? baseScore(inputsOf('reputation_v2', row)) : null;
+      const due = clockDueMs(inputs, trust(inputs).score, [base, base2], now.getTime());
+      out[out.length - 1].push(String(base), base2 === null ? '\\N' : String(base2), new Date(due).toISOString());
       for (const m of crossedMilestones(row.old_score, rep.score)) {
         ms.ids.push(row.id);
         ms.milestones.push(m);
@@ -118,7 +121,7 @@ export async function recomputeReputations(
     // Streamed with COPY into a staging table, then one upsert.
     await trx.raw('drop table if exists sc_rep');
     await trx.raw(
-      'create temp table sc_rep (agent_id uuid, score int, components jsonb, base float8, base_v2 float8) on commit drop',
+      'create temp table sc_rep (agent_id uuid, score int, components jsonb, base float8, base_v2 float8, due timestamptz) on commit drop',
     );
     await copyInText(trx, model === 'reputation_v1' ? 'sc_rep' : 'sc_rep (agent_id, score, components)', out);
     const table = opts.build ? BUILD.reputation[model] : MODEL_TABLES[model].scores;
@@ -132,10 +135,10 @@ export async function recomputeReputations(
     }
     const v1 = model === 'reputation_v1';
     await trx.raw(
-      `insert into ${table} (agent_id, score, components, computed_at${v1 ? ', base, base_v2' : ''})
-       select agent_id, score, components, :now${v1 ? ', base, base_v2' : ''} from sc_rep
+      `insert into ${table} (agent_id, score, components, computed_at${v1 ? ', base, base_v2, clock_due_at' : ''})
+       select agent_id, score, components, :now${v1 ? ', base, base_v2, due' : ''} from sc_rep
        on conflict (agent_id) do update set score = excluded.score, components = excluded.components, computed_at = excluded.computed_at
-         ${v1 ? ', base = excluded.base, base_v2 = excluded.base_v2' : ''}`,
+         ${v1 ? ', base = excluded.base, base_v2 = excluded.base_v2, clock_due_at = excluded.clock_due_at' : ''}`,
       { now },
     );
     if (!opts.build) milestones += await notifyMilestones(trx, ms, now);

@@ -1,4 +1,4 @@
-import { REPUTATION, WEIGHTS } from './policy';
+import { DAY_MS, REPUTATION, WEIGHTS } from './policy';
 
 /** reputation_v1 as pure functions (the formula is in docs/scoring.md). */
 
@@ -163,6 +163,48 @@ export function computeReputation(i: ReputationInputs): { score: number; compone
       window: { days: WEIGHTS.windowDays },
     },
   };
+}
+
+/** Relative float slack of clockDueMs's distances to a rounding boundary (about 10 units in the last place). */
+export const CLOCK_DUE_SLACK = 2e-15;
+
+/**
+ * The earliest clock (ms) at which the clock alone can change what a reputation computed at `nowMs`
+ * shows: the whole-day age and, under 90 days, TRUST's 2-decimal score and each model's total
+ * (`bases`: QUALITY + ENGAGEMENT + REACH per model; null: none), a second early so float noise can
+ * only make it earlier. Under 90 days TRUST (`t`) grows at a fixed rate per day, so each value's
+ * next Math.round boundary (n + 0.5) is reached after (boundary − value) / rate days; a clamped or
+ * suspended total only makes it early. Strikes entering or leaving the window are found apart.
+ */
+export function clockDueMs(
+  i: Pick<ReputationInputs, 'agentAgeDays' | 'strikes'>,
+  t: number,
+  bases: (number | null)[],
+  nowMs: number,
+): number {
+  const T = REPUTATION.trust;
+  const age = i.agentAgeDays;
+  let days = Math.floor(age) + 1 - age;
+  if (age < T.ageFullDays) {
+    // A rate too small for a double is taken as the smallest one: only earlier. The distance to a
+    // boundary is shortened by a few units in the last place of the value (CLOCK_DUE_SLACK): the
+    // doubles' own rounding can reach it that much sooner, which matters when strikes make the
+    // rate tiny.
+    const rate = Math.max(
+      1e-300,
+      (T.age / T.ageFullDays) * Math.pow(REPUTATION.strikeTrustFactor, Math.max(0, i.strikes)),
+    );
+    const until = (x: number, scale: number) =>
+      ((Math.round(x * scale) + 0.5) / scale - x - (Math.abs(x) + 1) * CLOCK_DUE_SLACK) / rate;
+    const next = Math.min(
+      T.ageFullDays - age,
+      until(t, 100),
+      ...bases.flatMap((b) => (b === null ? [] : [until(b + t, 1)])),
+    );
+    // Below 0: a boundary within the slack, due now.
+    days = Math.min(days, Math.max(0, next));
+  }
+  return nowMs + days * DAY_MS - 1000;
 }
 
 /** Milestones first reached when a score moves from `before` (null: never computed) to `after`. */

@@ -6,6 +6,7 @@ import { clockScoresSql, jsRound, recomputeClockReputations } from '../../src/sc
 import { clockAgents } from '../../src/scoring/closure';
 import {
   baseScore,
+  clockDueMs,
   computeReputation,
   crossedMilestones,
   ReputationComponents,
@@ -163,6 +164,67 @@ describe('scoring: clock-only reputation updates in SQL equal computeReputation'
     expect(wrong, 'trust components').to.deep.equal([]);
     const got = r.rows.map((x: { score1: number; score2: number | null }) => [x.score1, x.score2]);
     expect(got).to.deep.equal(totals);
+  });
+
+  it('the due time (clockDueMs, and in SQL) is never after the first change the clock alone makes, and close to it', async () => {
+    const rng = prng(114);
+    const nowMs = Date.parse('2041-05-06T07:08:09.123Z');
+    const cols = { ver: [] as boolean[], off: [] as boolean[], susp: [] as boolean[], strikes: [] as number[] };
+    const more = { created: [] as number[], base: [] as number[], base2: [] as (number | null)[] };
+    const cases: { js: number; change: number; young: boolean; at: string }[] = [];
+    for (let n = 0; n < 5_000; n++) {
+      const facts = {
+        verifiedOwnerEmail: rng.chance(0.6),
+        officialConnector: rng.chance(0.3),
+        suspended: rng.chance(0.1),
+        strikes: rng.chance(0.7) ? 0 : rng.pick([1, 2, 3, 5, 40, 1100]),
+      };
+      const created = nowMs - age(rng);
+      const i = { ...facts, agentAgeDays: (nowMs - created) / DAY_MS };
+      const t = trust(i).score;
+      const b = base(rng, t);
+      const b2 = rng.chance(0.1) ? null : rng.chance(0.4) ? b : base(rng, t);
+      // What a reader sees at clock m: TRUST's components and both totals (strikes held: they move apart).
+      const view = (m: number) => {
+        const x = { ...facts, agentAgeDays: (m - created) / DAY_MS };
+        const tm = trust(x).score;
+        const tot = (y: number | null) => (y === null ? null : totalScore(y, tm, x.suspended));
+        return JSON.stringify([trustComponents(x, tm), tot(b), tot(b2)]);
+      };
+      // The first millisecond it differs from now's (it only moves forward: a binary search).
+      const seen = view(nowMs);
+      let [lo, hi] = [nowMs, nowMs + 2 * DAY_MS];
+      while (hi - lo > 1) {
+        const mid = Math.floor((lo + hi) / 2);
+        if (view(mid) === seen) lo = mid;
+        else hi = mid;
+      }
+      const at = JSON.stringify({ ...i, t, b, b2 });
+      // Shown values that move (not clamped nor suspended) of unstruck agents under 89 days.
+      const moving = (y: number | null) => y === null || (y + t > 0 && y + t < 999);
+      const young =
+        i.agentAgeDays > 0 && i.agentAgeDays < 89 && !facts.strikes && !facts.suspended && moving(b) && moving(b2);
+      cases.push({ js: clockDueMs(i, t, [b, b2], nowMs), change: hi, young, at });
+      cols.ver.push(facts.verifiedOwnerEmail);
+      cols.off.push(facts.officialConnector);
+      cols.susp.push(facts.suspended);
+      cols.strikes.push(facts.strikes);
+      more.created.push(created);
+      more.base.push(b);
+      more.base2.push(b2);
+    }
+    const src = `(select * from unnest(:ver::bool[], :off::bool[], :susp::bool[], :strikes::int[], :created::float8[],
+      :base::float8[], :base2::float8[]) with ordinality u(ver, off, susp, strikes, created_ms, base, base_v2, n))`;
+    const r = await db.raw(`select n, due from (${clockScoresSql(src)}) s order by n`, { ...cols, ...more, nowMs });
+    const late = cases.filter((c, k) => c.js > c.change || r.rows[k].due.getTime() > c.change);
+    expect(late.slice(0, 3), 'due after the change').to.deep.equal([]);
+    for (const [k, c] of cases.entries()) {
+      expect(c.js).to.be.at.least(nowMs - 1001);
+      expect(Math.abs(r.rows[k].due.getTime() - c.js), 'SQL and JS due times').to.be.at.most(1);
+    }
+    // Unstruck agents under 89 days whose totals move are due within 2 s of their change: runs read them no sooner.
+    const young = cases.filter((c) => c.young);
+    expect(young.filter((c) => c.change - c.js <= 2000).length / young.length).to.be.greaterThan(0.99);
   });
 
   it('stored scores, components, v2 rows and milestones equal a computation at the new clock, written only where they change', async () => {
@@ -400,7 +462,7 @@ describe('scoring: clock-only reputation updates in SQL equal computeReputation'
     expect(await versions()).to.deep.equal(kept);
   });
 
-  it('clockAgents finds the young, those whose whole-day age changed and strikes at the edges', async () => {
+  it('clockAgents finds those due by the clock, back in time the young and those whose whole-day age changed, and strikes at the edges', async () => {
     const rng = prng(11);
     const us = (d: Date) => BigInt(d.getTime()) * 1000n;
     const DAY_US = BigInt(DAY_MS) * 1000n;
@@ -434,6 +496,24 @@ describe('scoring: clock-only reputation updates in SQL equal computeReputation'
           .insert({ handle: `ca_${n}_${k}`, display_name: 'a', created_at: iso })
           .returning('id');
         ids.push(row.id);
+        // A stored reputation due around the later clock (or never stored).
+        const due = rng.pick([
+          hi.getTime() - 1,
+          hi.getTime(),
+          hi.getTime() + 1,
+          lo.getTime() - DAY_MS,
+          hi.getTime() + DAY_MS,
+          -Infinity,
+          null,
+        ]);
+        if (due !== null)
+          await db('reputation_scores').insert({
+            agent_id: row.id,
+            score: 0,
+            components: '{}',
+            computed_at: lo,
+            clock_due_at: due === -Infinity ? '-infinity' : new Date(due),
+          });
         const strike = rng.chance(0.05)
           ? rng.pick([
               windowStartMs(lo),
@@ -451,7 +531,7 @@ describe('scoring: clock-only reputation updates in SQL equal computeReputation'
             reason: 'r',
             created_at: new Date(strike),
           });
-        const moved = lo.getTime() !== hi.getTime();
+        const back = loClock > hiClock;
         const young = createdUs > us(lo) - BigInt(REPUTATION.trust.ageFullDays) * DAY_US - 1_000_000n;
         const dayMoved =
           floorDiv(us(lo) - createdUs - 1_000_000n, DAY_US) !== floorDiv(us(hi) - createdUs + 1_000_000n, DAY_US);
@@ -459,7 +539,8 @@ describe('scoring: clock-only reputation updates in SQL equal computeReputation'
           strike !== null &&
           ((strike > windowStartMs(lo) && strike <= windowStartMs(hi)) ||
             (strike > lo.getTime() && strike <= hi.getTime()));
-        if ((moved && (young || dayMoved)) || struck) expected.push(row.id);
+        // Forward, what is due by the clock; backward, by creation time.
+        if ((back ? young || dayMoved : due !== null && due <= hi.getTime()) || struck) expected.push(row.id);
       }
       const got = await db.transaction((trx) => clockAgents(trx, loClock, hiClock));
       const mine = new Set(ids);
