@@ -14,7 +14,8 @@
  *     window), and the periodic reputation job runs; --cycles times, the first one a warm-up, the
  *     median of the others is the figure;
  *   - the 15-minute cycle likewise: 5,000 new interactions, 15 minutes, the leaderboard job;
- *   - incremental after 1,000 new interactions (the debounced job after writes);
+ *   - incremental after 1,000 new interactions (the debounced job after writes), then one minute on
+ *     after 100 (the clock moves between debounced runs: reputations the clock alone changed);
  * then the time ratios between sizes and of each cycle to the full recompute.
  *
  *   npx tsx bench/scoring.ts                         # quick: 50k and 200k interactions
@@ -268,6 +269,12 @@ async function main() {
         `size ${n.size}: incremental after 1,000 new: ${inc.ms} ms, CPU ${incCpu} ms (${did(inc)}; reputation_v2's clusters ` +
           `${inc.weights?.ms.collusion ?? 0} ms, ${inc.weights?.collusion.peeled ?? 0} agents peeled again)`,
       );
+      // The debounced run's clock moves too: 100 new interactions over one minute, the clock one minute on.
+      await age(n, now, null);
+      await n.net.addActivity(n.db, 100, n.clock.now, new Date(n.clock.now.getTime() + MINUTE));
+      n.clock.now = new Date(n.clock.now.getTime() + MINUTE);
+      const { r: minute, cpu: minuteCpu } = await withCpu(n, () => runIncremental(n.deps));
+      console.log(`size ${n.size}: incremental one minute on, 100 new: ${minute.ms} ms, CPU ${minuteCpu} ms (${did(minute)})`);
       if (withV1) {
         // As many new interactions again, scored by v1 alone: reputation_v2's share by difference.
         await age(n, now, null);
