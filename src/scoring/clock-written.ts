@@ -7,9 +7,9 @@ const LOOKUP_MAX = 2000;
 
 /**
  * Which agents a clock-only update (recomputeClockReputations) rewrote, for the read caches: it
- * writes only the rows that change, stamped with the run's clock, and removes the v2 rows that no
- * longer differ from v1's, while most of the agents it is given (every agent under 90 days old,
- * each run) keep their stored reputation. `before` is read ahead of the update, `rewritten` after
+ * writes only the rows that change, stamped with the run's clock (a row whose due time alone moved
+ * keeps its computed_at), and removes the v2 rows that no longer differ from v1's, while some of
+ * the agents it is given (those due by the clock) keep their stored reputation. `before` is read ahead of the update, `rewritten` after
  * it and before anything else stamps rows with the same clock.
  */
 export async function clockWriteWatch(trx: Knex.Transaction, agents: string[], models: readonly Model[]) {
