@@ -4,10 +4,10 @@ import type { Knex } from 'knex';
  * `post_ranks`: the sort keys of the `hot` and `top` feeds, one row per live post, with the
  * indexes those feeds page by. They were indexes of `posts` itself, and a vote changes `score`
  * and `hot`: an update of an indexed column cannot be a heap-only (HOT) update, so every vote
- * inserted an entry into each of posts' 13 indexes, the full-text one included (one entry per
- * lexeme of the post). With the ranks apart, no index of `posts` covers a column that votes,
- * reactions or comments change, so those updates are HOT and leave posts' indexes alone; the vote
- * writes the narrow rank row and its 7 index entries instead.
+ * inserted an entry into each of posts' 12 indexes, the tags' GIN index included. With the ranks
+ * apart, no index of `posts` covers a column that votes, reactions or comments change, so those
+ * updates are HOT and leave posts' indexes alone; the vote writes the narrow rank row and its 7
+ * index entries instead.
  *
  * The rows follow `posts` by trigger, in the transaction of the change, whoever writes posts
  * (the API, the CLI, a COPY seed): a new live post gets its row, a change of score or hot
