@@ -15,10 +15,10 @@ import { ScoringPool } from '../src/scoring/pool';
 import { Caches } from '../src/caches';
 import { invalidateLiveWeek, writeLiveSnapshots } from '../src/scoring/live-week';
 import { lockScoring } from '../src/scoring/transaction';
-import { SCHEDULE } from '../src/scoring/policy';
 import { weekOf } from '../src/scoring/week';
 import { generateNetwork } from './gen/network';
 import { numberArg } from './lib/args';
+import { ageWritten } from './lib/age-written';
 import type { Deps } from '../src/deps';
 
 const ADMIN = process.env.BENCH_ADMIN_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -97,10 +97,7 @@ async function main() {
           `whole-week rebuild ${rebuild.ms} ms, refresh committed ${kept} ms`,
       );
       // As a real schedule's runs minutes apart: this cycle's rows are not read again by the next.
-      await db.raw(`update interactions set updated_at = updated_at - make_interval(secs => ?) where updated_at >= ?`, [
-        SCHEDULE.watermarkOverlapSeconds + 1,
-        written,
-      ]);
+      await ageWritten(db, written);
     }
   } finally {
     await pool.destroy();

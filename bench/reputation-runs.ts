@@ -15,9 +15,9 @@ import { runFull, runIncremental } from '../src/scoring/service';
 import { ScoringPool } from '../src/scoring/pool';
 import { Caches } from '../src/caches';
 import { getReputationBody } from '../src/reputation/service';
-import { SCHEDULE } from '../src/scoring/policy';
 import { generateNetwork } from './gen/network';
 import { numberArg } from './lib/args';
+import { ageWritten } from './lib/age-written';
 import type { Deps } from '../src/deps';
 
 const ADMIN = process.env.BENCH_ADMIN_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -71,14 +71,7 @@ async function main() {
           `next read of every agent: ${afterScoped.toFixed(0)} µs/read scoped, ${afterWhole.toFixed(0)} µs/read whole (cached: ${warm.toFixed(0)} µs/read)`,
       );
       // As runs 30 s apart: this cycle's rows are not read again by the next.
-      await db.raw(`update interactions set updated_at = updated_at - make_interval(secs => ?) where updated_at >= ?`, [
-        SCHEDULE.watermarkOverlapSeconds + 1,
-        written,
-      ]);
-      await db.raw(`update scoring_agent_changes set at = at - make_interval(secs => ?) where at >= ?`, [
-        SCHEDULE.watermarkOverlapSeconds + 1,
-        written,
-      ]);
+      await ageWritten(db, written, true);
     }
   } finally {
     await pool.destroy();
