@@ -274,7 +274,9 @@ async function main() {
       await n.net.addActivity(n.db, 100, n.clock.now, new Date(n.clock.now.getTime() + MINUTE));
       n.clock.now = new Date(n.clock.now.getTime() + MINUTE);
       const { r: minute, cpu: minuteCpu } = await withCpu(n, () => runIncremental(n.deps));
-      console.log(`size ${n.size}: incremental one minute on, 100 new: ${minute.ms} ms, CPU ${minuteCpu} ms (${did(minute)})`);
+      console.log(
+        `size ${n.size}: incremental one minute on, 100 new: ${minute.ms} ms, CPU ${minuteCpu} ms (${did(minute)})`,
+      );
       if (withV1) {
         // As many new interactions again, scored by v1 alone: reputation_v2's share by difference.
         await age(n, now, null);
