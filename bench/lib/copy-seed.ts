@@ -123,8 +123,8 @@ export async function recountCommunities(db: Knex): Promise<void> {
  */
 export async function fillPostRanks(db: Knex): Promise<void> {
   await db.raw(
-    `insert into post_ranks (id, community_id, author_id, created_at, score, hot)
-       select id, community_id, author_id, created_at, score, hot from posts where deleted_at is null
+    `insert into post_ranks (id, community_id, author_id, created_at, score, hot, tags)
+       select id, community_id, author_id, created_at, score, hot, tags from posts where deleted_at is null
      on conflict (id) do nothing`,
   );
 }

@@ -102,17 +102,17 @@ export function decodeCursor(cursor: string, sort: FeedSort): FeedPosition {
 
 /**
  * Where a sort's keys are read, by alias `k` in every statement: `new` from posts' own indexes
- * (`k` is the post `p` itself); `hot` and `top` from post_ranks (sql/115), one row per live post
+ * (`k` is the post `p` itself); `hot` and `top` from post_ranks (sql/115, 117), one row per live post
  * with the indexes those feeds page by, apart from posts so that votes leave posts' indexes alone.
  */
 function keysAlias(sort: FeedSort): 'p' | 'k' {
   return sort === 'new' ? 'p' : 'k';
 }
 
-/** The FROM of a feed statement: the sort's keys, and the post `p` when `withPost` or a tag filter needs it. */
+/** The FROM of a feed statement: the sort's keys, and the post `p` when `withPost`. */
 function keysFrom(q: FeedQuery, withPost: boolean): string {
   if (keysAlias(q.sort) === 'p') return 'posts p';
-  return withPost || q.tag ? 'post_ranks k join posts p on p.id = k.id' : 'post_ranks k';
+  return withPost ? 'post_ranks k join posts p on p.id = k.id' : 'post_ranks k';
 }
 
 /** The sort's order over the keys of alias `a`. */
@@ -123,7 +123,7 @@ function orderBy(sort: FeedSort, a: string): string {
 }
 
 /**
- * The feed's filters (community, author, tag, cursor) as SQL conditions on the keys `k` (the tag on `p`), with their
+ * The feed's filters (community, author, tag, cursor) as SQL conditions on the keys `k`, with their
  * bindings, and `variant`: which of them are present, all that the SQL text varies with (it
  * names the feed's statements, one per variant).
  */
@@ -144,7 +144,7 @@ function feedFilters(q: FeedQuery): { where: string[]; params: Knex.RawBinding[]
     variant += '_author';
   }
   if (q.tag) {
-    where.push('p.tags @> array[?]::text[]');
+    where.push(`${k}.tags @> array[?]::text[]`);
     params.push(q.tag.toLowerCase());
     variant += '_tag';
   }

@@ -11,11 +11,11 @@ async function bothSides(ids: string[]) {
     .whereIn('id', ids)
     .whereNull('deleted_at')
     .orderBy('id')
-    .select('id', 'community_id', 'author_id', 'created_at', 'score', 'hot');
+    .select('id', 'community_id', 'author_id', 'created_at', 'score', 'hot', 'tags');
   const ranks = await db('post_ranks')
     .whereIn('id', ids)
     .orderBy('id')
-    .select('id', 'community_id', 'author_id', 'created_at', 'score', 'hot');
+    .select('id', 'community_id', 'author_id', 'created_at', 'score', 'hot', 'tags');
   return { posts, ranks };
 }
 
@@ -73,6 +73,13 @@ describe('content: post_ranks (the hot and top feeds keys)', () => {
     expect(await db('post_ranks').where({ id })).to.have.length(0);
     await db('posts').where({ id }).update({ deleted_at: null, score: 7, hot: 1.5 });
     expect(await db('post_ranks').where({ id }).first('score', 'hot')).to.deep.equal({ score: 7, hot: 1.5 });
+    // An edit's new tags reach the rank row, which the tag-filtered hot and top pages read.
+    await db('posts')
+      .where({ id })
+      .update({ tags: ['edited'] });
+    expect(await db('post_ranks').where({ id }).first('tags')).to.deep.equal({ tags: ['edited'] });
+    const tagged = await api('GET', `/feed?sort=top&tag=edited&community=${slug}`);
+    expect(tagged.body.data.map((p: { id: string }) => p.id)).to.deep.equal([id]);
     await db('posts').where({ id }).del();
     expect(await db('post_ranks').where({ id })).to.have.length(0);
   });
