@@ -19,6 +19,9 @@ import type { Knex } from 'knex';
  * a HOT update needs on the same page; existing pages get it as they are rewritten.
  */
 export async function up(knex: Knex): Promise<void> {
+  // The copy of every live post's keys and six index builds outlast the pool's per-statement
+  // limit on a large table (a million posts: about a minute under load).
+  await knex.raw('set local statement_timeout = 0');
   await knex.raw(`
     create table post_ranks (
       id uuid primary key references posts(id) on delete cascade,

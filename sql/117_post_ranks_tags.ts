@@ -11,6 +11,9 @@ const ROW = `(id, community_id, author_id, created_at, score, hot, tags)
         values (new.id, new.community_id, new.author_id, new.created_at, new.score, new.hot, new.tags)`;
 
 export async function up(knex: Knex): Promise<void> {
+  // Every rank row rewritten and a GIN index built: the pool's per-statement limit stopped it at
+  // a million posts (30 s), so it does not apply to this migration's transaction.
+  await knex.raw('set local statement_timeout = 0');
   await knex.raw(`
     alter table post_ranks add column tags text[] not null default '{}';
     update post_ranks k set tags = p.tags from posts p where p.id = k.id and p.tags <> '{}';
