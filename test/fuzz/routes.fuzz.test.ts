@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { getContext } from '../helpers/context';
+import { getContext, isolatedContext } from '../helpers/context';
 import { apiRoutes } from '../../src/routes';
 import { fullPath } from '../../src/http/openapi';
 import type { RouteDef } from '../../src/http/route';
@@ -124,12 +124,17 @@ describe('fuzz: every API route under generated, boundary and hostile input', fu
     maxMs: 0,
   };
 
-  before(async () => {
-    await getContext();
+  // Its own database: the row check's cost grows with every row the rest of the suite wrote.
+  const own = isolatedContext();
+  before(async function () {
+    this.timeout(60_000);
+    await own.before();
     community = await ensureCommunity();
   });
 
-  after(() => {
+  after(async function () {
+    this.timeout(30_000);
+    await own.after();
     const statuses = [...stats.byStatus.entries()]
       .sort((a, b) => a[0] - b[0])
       .map(([s, n]) => `${s}:${n}`)

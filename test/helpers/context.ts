@@ -102,6 +102,27 @@ export function getContext(): Promise<TestContext> {
   return ctxPromise;
 }
 
+/**
+ * Mocha hooks giving a suite a fresh context of its own (app, server, empty database) that
+ * getContext returns until the suite ends, when it is closed and the shared one comes back. For a
+ * suite whose cost grows with the shared database, such as the fuzz's check of every row of every
+ * table before and after each batch.
+ */
+export function isolatedContext(): { before(): Promise<void>; after(): Promise<void> } {
+  let shared: Promise<TestContext> | null = null;
+  return {
+    async before() {
+      shared = ctxPromise;
+      ctxPromise = create();
+      await ctxPromise;
+    },
+    async after() {
+      await closeContext();
+      ctxPromise = shared;
+    },
+  };
+}
+
 export async function closeContext(): Promise<void> {
   if (!ctxPromise) return;
   const ctx = await ctxPromise;
