@@ -5,7 +5,7 @@
  * and reputation-only reads. Every figure is a ratio to a bare Koa route (its own child process)
  * measured in the same run.
  *
- *   npx tsx bench/load.ts [--seconds 12] [--rounds 3] [--connections 16] [--agents 800] [--posts 5000] [--breakdown] [--warmup 8] [--cpu-prof DIR] [--log-level info] [--only mixed,lb,rep,writes,floor,floor-limited,floor-reads] [--write-share 0.2] [--body-words 0] [--hold] [--replica] [--ab DIR] [--size large|both [--population 100000] [--votes 5000000] [--large-posts 1000000] [--template T]] [--keep]
+ *   npx tsx bench/load.ts [--seconds 12] [--rounds 3] [--connections 16] [--agents 800] [--posts 5000] [--breakdown] [--warmup 8] [--cpu-prof DIR] [--log-level info] [--only mixed,lb,rep,writes,floor,floor-limited,floor-reads,floor-contract] [--write-share 0.2] [--body-words 0] [--hold] [--replica] [--ab DIR] [--size large|both [--population 100000] [--votes 5000000] [--large-posts 1000000] [--template T]] [--keep]
  *
  * `--size large`: instead of --agents agents and --posts posts inserted by SQL, the data set of
  * bench/lib/large-seed.ts by COPY (default 1,000,000 posts, 100,000 agents with owners,
@@ -111,7 +111,7 @@ const ROOT = path.resolve(__dirname, '..');
 const USE_DIST = !process.argv.includes('--tsx') && fs.existsSync(path.join(ROOT, 'dist/src/server.js'));
 /** Also measure each read kind and the writes alone (short runs), to see where the time goes. */
 const BREAKDOWN = process.argv.includes('--breakdown');
-/** Measurements to run: any of mixed, lb, rep, writes, floor, floor-limited, floor-reads (the mix's floors, FLOOR below); default mixed, lb, rep. */
+/** Measurements to run: any of mixed, lb, rep, writes, floor, floor-limited, floor-reads, floor-contract (the mix's floors, FLOOR below); default mixed, lb, rep. */
 const ONLY = (() => {
   const i = process.argv.indexOf('--only');
   return i > 0 ? process.argv[i + 1].split(',') : ['mixed', 'lb', 'rep'];
@@ -300,24 +300,48 @@ require('http').createServer(app.callback()).listen(Number(process.env.PORT), '1
  * several web processes needs (an INCR with its expiry in one MULTI), and nothing else. With
  * READ_ROWS set (`floor-reads`), the reads of one post, its comments or one profile (44 % of the
  * mix's reads, spread over the mix's posts and agents) each make one primary-key query first.
+ * With CONTRACT set too (`floor-contract`, with the Redis round trip), the least the contract asks
+ * beyond that: a write hashes the caller's key (looked up in memory), parses its body, and in the
+ * same one statement moves the counter its answer and later reads show (a post's score, comment or
+ * reaction count, a follower count, a community's post count); a read of one post, one profile or
+ * a post's comments answers the rows it read, as JSON. No event, job or check is written.
  */
 const FLOOR = `
 const Koa = require('koa'); const { Pool } = require('pg'); const app = new Koa();
 const pool = new Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
 const redis = process.env.LIMIT_REDIS ? new (require('ioredis'))(process.env.LIMIT_REDIS) : null;
 const read = JSON.stringify({ data: { id: 'x', text: 'r'.repeat(Number(process.env.READ_BYTES)) } });
-const row = (p) => p.startsWith('/api/v1/posts/') ? ['select * from posts where id = $1', p.slice(14, 50)]
+const contract = !!process.env.CONTRACT;
+const row = (p) => contract && p.endsWith('/comments') ? ['select * from comments where post_id = $1 order by created_at limit 100', p.slice(14, 50)]
+  : p.startsWith('/api/v1/posts/') ? ['select * from posts where id = $1', p.slice(14, 50)]
   : p.startsWith('/api/v1/agents/') && !p.endsWith('/reputation') ? ['select * from agents where handle = $1', p.slice(15)] : null;
+const keys = new Map();
+const WRITE = 'insert into bench_floor_writes (path, body) values ($1, $2) returning id';
+const COUNTED = \`with w as (insert into bench_floor_writes (path, body) values ($1, $2) returning id),
+  c as (insert into bench_floor_counts (key, n) values ($3, 1) on conflict (key) do update set n = bench_floor_counts.n + 1 returning n)
+  select w.id, c.n from w, c\`;
 app.use(async (ctx) => {
   if (ctx.method === 'GET') {
     const q = process.env.READ_ROWS && row(ctx.path);
-    if (q) await pool.query(q[0], [q[1]]);
-    ctx.type = 'json'; ctx.body = read; return;
+    const r = q && await pool.query(q[0], [q[1]]);
+    ctx.type = 'json'; ctx.body = contract && r ? JSON.stringify({ data: r.rows }) : read; return;
   }
   const chunks = []; for await (const c of ctx.req) chunks.push(c);
-  if (redis) await redis.multi().incr('floor:' + ctx.path).expire('floor:' + ctx.path, 60).exec();
-  const r = await pool.query('insert into bench_floor_writes (path, body) values ($1, $2) returning id', [ctx.path, Buffer.concat(chunks).toString()]);
-  ctx.status = 201; ctx.body = { data: { id: r.rows[0].id } };
+  const text = Buffer.concat(chunks).toString();
+  let key = ctx.path;
+  if (contract) {
+    // The caller's key, by its hash, from memory; the body parsed and checked for an object.
+    const auth = ctx.get('authorization');
+    const h = require('crypto').createHash('sha256').update(auth).digest('hex');
+    if (!keys.has(h)) keys.set(h, { id: h.slice(0, 8) });
+    const body = JSON.parse(text);
+    if (typeof body !== 'object' || body === null) ctx.throw(400);
+    if (ctx.path === '/api/v1/posts') key += ':' + body.communitySlug;
+  }
+  if (redis) await redis.multi().incr('floor:' + key).expire('floor:' + key, 60).exec();
+  const r = contract ? await pool.query({ name: 'counted', text: COUNTED, values: [ctx.path, text, key] })
+    : await pool.query(WRITE, [ctx.path, text]);
+  ctx.status = 201; ctx.body = { data: { id: r.rows[0].id, count: r.rows[0].n } };
 });
 require('http').createServer(app.callback()).listen(Number(process.env.PORT), '127.0.0.1');`;
 /** The floor's read body: its mean answer (small writes included) comes to the mix's, about 3.1 kB with headers. */
@@ -825,6 +849,11 @@ async function main() {
         env: { LIMIT_REDIS: REDIS },
       },
       { name: 'floor-reads', label: 'floor + one query per post, comments or profile read', env: { READ_ROWS: '1' } },
+      {
+        name: 'floor-contract',
+        label: "floor-reads + Redis per write + each write's counter in its statement + reads' rows as JSON",
+        env: { READ_ROWS: '1', LIMIT_REDIS: REDIS, CONTRACT: '1' },
+      },
     ]
       .filter((f) => ONLY.includes(f.name))
       .map((f) => ({
@@ -838,6 +867,7 @@ async function main() {
       await fdb.raw(
         'create table bench_floor_writes (id bigserial primary key, path text not null, body text not null, created_at timestamptz not null default now())',
       );
+      await fdb.raw('create table bench_floor_counts (key text primary key, n bigint not null)');
       await fdb.destroy();
     }
     for (const f of floors) {
@@ -992,6 +1022,16 @@ async function main() {
     const floorReads = floors.find((f) => f.name === 'floor-reads');
     if (ONLY.includes('mixed') && floorReads)
       console.log(`\nmixed / floor-reads: ${(mix.rps / combine(floorReads.runs).rps).toFixed(3)}`);
+    const floorContract = floors.find((f) => f.name === 'floor-contract');
+    if (floorContract && floorReads) {
+      const fc = combine(floorContract.runs);
+      const fr = combine(floorReads.runs);
+      const per = (r: Result, role: SvcRole) => cpuPerRequest(r, role) / Math.max(1e-9, cpuPerRequest(fr, role));
+      console.log(
+        `floor-contract / floor-reads: ${(fc.rps / fr.rps).toFixed(3)} (CPU per request: web ${per(fc, 'web').toFixed(2)}x, PostgreSQL ${per(fc, 'pg').toFixed(2)}x)`,
+      );
+      if (ONLY.includes('mixed')) console.log(`mixed / floor-contract: ${(mix.rps / fc.rps).toFixed(3)}`);
+    }
     if (mixAb && floorReads)
       console.log(`mixed on ${AB_DIR} / floor-reads: ${(mixAb.rps / combine(floorReads.runs).rps).toFixed(3)}`);
     if (mixLarge) {
