@@ -166,19 +166,39 @@ async function runHandler(route: RouteDef, ctx: AppContext): Promise<void> {
     if (read?.ownWrite) ctx.state.ownWrite = true;
     return route.handler(ctx);
   }
-  ctx.deps = { ...deps, db: replica.db, query: replica.query };
   try {
-    await route.handler(ctx);
+    await onReplica(route, deps, replica, (d) => {
+      if (d === deps) {
+        // The primary's turn after the replica failed: what the first run set is dropped.
+        ctx.body = undefined;
+        ctx.status = 404;
+      }
+      ctx.deps = d;
+      return route.handler(ctx);
+    });
+  } finally {
+    ctx.deps = deps;
+  }
+}
+
+/**
+ * Runs `run` with the replica's database; a replica failing under it (stopped, unreachable) is
+ * skipped from then on and `run` goes again with `deps`, the primary's. An AppError other than
+ * SERVICE_UNAVAILABLE is the read's own answer (404...), not a failure.
+ */
+async function onReplica<T>(
+  route: RouteDef,
+  deps: Deps,
+  replica: { name: string; db: Deps['db']; query: Deps['query'] },
+  run: (d: Deps) => Promise<T>,
+): Promise<T> {
+  try {
+    return await run({ ...deps, db: replica.db, query: replica.query });
   } catch (e) {
     if (e instanceof AppError && e.code !== 'SERVICE_UNAVAILABLE') throw e;
     if (isDatabaseUnavailable(e)) deps.reads!.replicas.failed(replica.name, e);
     else deps.log.warn({ err: e, route: route.operationId }, 'read on a replica failed; running it on the primary');
-    ctx.deps = deps;
-    ctx.body = undefined;
-    ctx.status = 404;
-    await route.handler(ctx);
-  } finally {
-    ctx.deps = deps;
+    return run(deps);
   }
 }
 
@@ -233,15 +253,80 @@ function cachedAnswer(deps: Deps, accessLog: AccessLog, hsts: boolean) {
   };
 }
 
+/** A public read (RouteDef.read) a path names, with its path parameters as the router decodes them. */
+type DirectMatch = (path: string) => { route: RouteDef; params: Record<string, string> } | null;
+
 /**
- * Koa with the response cache in front: a cached anonymous read is answered before Koa builds
- * its context and runs the middleware, about a quarter of the web process's CPU for such a read
- * (perf of GET /leaderboards).
+ * Answers an anonymous GET of a public read (`publicRead`, src/http/route.ts) without Koa: the
+ * route the API router would run for this path, its parameters validated as routeMiddleware
+ * does (a malformed one is a 404), the read run where runHandler would run it (a replica when
+ * one is in use), and the status, headers, body (the error envelope included) and access line
+ * the middleware chain would give it. Null when another path answers the request.
+ */
+function directAnswer(deps: Deps, accessLog: AccessLog, hsts: boolean, match: DirectMatch) {
+  return (req: IncomingMessage, res: ServerResponse): Promise<void> | null => {
+    if (!isAnonymousRead(req)) return null;
+    const path = PLAIN_URL.exec(req.url ?? '')?.[1];
+    const found = path === undefined ? null : match(path);
+    return found && answerRead(deps, accessLog, hsts, req, res, path!, found.route, found.params);
+  };
+}
+
+async function answerRead(
+  deps: Deps,
+  accessLog: AccessLog,
+  hsts: boolean,
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+  route: RouteDef,
+  raw: Record<string, string>,
+): Promise<void> {
+  const started = process.hrtime.bigint();
+  const requestId = requestIdOf(req);
+  setCommonHeaders(res, requestId, hsts);
+  let status = 200;
+  let headers: Record<string, string> = {};
+  let body: string;
+  try {
+    let params: Record<string, string>;
+    try {
+      params = route.params ? validate(route.params, { ...raw }, 'params') : { ...raw };
+    } catch {
+      throw new AppError('NOT_FOUND', 'Resource not found');
+    }
+    const read = route.read!;
+    const target = route.reads === 'replica' && deps.reads ? await deps.reads.forRead([]) : null;
+    const r = target?.replica
+      ? await onReplica(route, deps, target.replica, (d) => read(d, params))
+      : await read(deps, params);
+    body = JSON.stringify(r.meta ? { data: r.data, meta: r.meta } : { data: r.data });
+  } catch (e) {
+    const err = toAppError(e);
+    if (err.status >= 500) deps.log.error({ err: e, requestId, method: 'GET', path }, 'request failed');
+    status = err.status;
+    headers = err.headers;
+    body = JSON.stringify(errorBody(err));
+  }
+  res.statusCode = status;
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, String(value));
+  res.setHeader('Content-Type', JSON_TYPE);
+  res.setHeader('Content-Length', Buffer.byteLength(body));
+  res.end(body);
+  accessLog.request({ requestId, method: 'GET', path, status, ms: elapsedMs(started) });
+}
+
+/**
+ * Koa with answers in front of it: a cached anonymous read (response cache), then an anonymous
+ * public read (directAnswer) is answered before Koa builds its context and runs the middleware,
+ * about a quarter of the web process's CPU for such a read (perf of GET /leaderboards; GET
+ * /posts/{id}: 112 -> 82 µs).
  */
 class SvcApp extends Koa {
   constructor(
     options: { proxy: boolean; maxIpsCount: number },
     private readonly cached: (req: IncomingMessage, res: ServerResponse) => boolean,
+    private readonly direct: (req: IncomingMessage, res: ServerResponse) => Promise<void> | null,
   ) {
     super(options);
   }
@@ -249,7 +334,9 @@ class SvcApp extends Koa {
   override callback(): ReturnType<Koa['callback']> {
     const handle = super.callback();
     return (req, res) =>
-      this.cached(req as IncomingMessage, res as ServerResponse) ? Promise.resolve() : handle(req, res);
+      this.cached(req as IncomingMessage, res as ServerResponse)
+        ? Promise.resolve()
+        : (this.direct(req as IncomingMessage, res as ServerResponse) ?? handle(req, res));
   }
 }
 
@@ -270,24 +357,37 @@ function routeGroup(path: string): string {
  * about 5 % of the web process's CPU for a read that is not cached). Each group's router answers
  * its own paths' other methods (405 with Allow) as one router for all did.
  */
-function apiRouter(deps: Deps): Koa.Middleware<AppState, AppContextExtension> {
+function apiRouter(deps: Deps): { middleware: Koa.Middleware<AppState, AppContextExtension>; direct: DirectMatch } {
   const routers = new Map<string, Router<AppState, AppContextExtension>>();
+  /** The router's layer of each public read (RouteDef.read). */
+  const reads = new Map<unknown, RouteDef>();
   for (const r of apiRoutes()) {
     const path = fullPath(r);
     let router = routers.get(routeGroup(path));
     if (!router) routers.set(routeGroup(path), (router = new Router()));
     router[r.method](path, routeMiddleware(r, deps));
+    if (r.read) reads.set(router.stack[router.stack.length - 1], r);
   }
   const groups = new Map(
     [...routers].map(([group, router]) => [group, { routes: router.routes(), allowed: router.allowedMethods() }]),
   );
-  return (ctx, next) => {
-    const g = groups.get(routeGroup(ctx.path));
-    if (!g) return next();
-    // The router's context types add what it sets on the context (params, router).
-    return g.routes(ctx as Parameters<typeof g.routes>[0], () =>
-      g.allowed(ctx as Parameters<typeof g.allowed>[0], next),
-    );
+  return {
+    middleware: (ctx, next) => {
+      const g = groups.get(routeGroup(ctx.path));
+      if (!g) return next();
+      // The router's context types add what it sets on the context (params, router).
+      return g.routes(ctx as Parameters<typeof g.routes>[0], () =>
+        g.allowed(ctx as Parameters<typeof g.allowed>[0], next),
+      );
+    },
+    // The layer the router would run first for a GET of this path (its first match), with the
+    // parameters it would decode: a public read only when that layer is one.
+    direct: (path) => {
+      const router = routers.get(routeGroup(path));
+      const layer = router?.match(path, 'GET').pathAndMethod[0];
+      const route = layer && reads.get(layer);
+      return route ? { route, params: layer.params(path, layer.captures(path)) } : null;
+    },
   };
 }
 
@@ -303,7 +403,12 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
   const hops = deps.config.trustProxyHops;
   const accessLog = requestLogger(deps.log);
   const hsts = deps.config.publicUrl.startsWith('https:');
-  const app = new SvcApp({ proxy: hops > 0, maxIpsCount: hops }, cachedAnswer(deps, accessLog, hsts));
+  const api = apiRouter(deps);
+  const app = new SvcApp(
+    { proxy: hops > 0, maxIpsCount: hops },
+    cachedAnswer(deps, accessLog, hsts),
+    directAnswer(deps, accessLog, hsts, api.direct),
+  );
   app.context.deps = deps;
   // Koa reports here what happens after a handler: a response that could not be finished because
   // the client went away or was dropped for sending too slowly (408). Those are the client's
@@ -394,7 +499,7 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
       }
     });
   }
-  app.use(apiRouter(deps));
+  app.use(api.middleware);
   // GET /skill.md, /heartbeat.md, /llms.txt: documents about the API, outside it.
   const skill = skillRouter();
   app.use(skill.routes());

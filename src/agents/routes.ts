@@ -1,4 +1,4 @@
-import { errorDocs, route, send } from '../http/route';
+import { errorDocs, publicRead, route, send } from '../http/route';
 import { requireAgent, requireOwner } from '../http/auth';
 import { handleParam } from '../content/schemas';
 import { agentIdParams } from '../owners/schemas';
@@ -83,20 +83,16 @@ export const agentRoutes = [
       send(ctx, 200, r.items, { nextCursor: r.nextCursor });
     },
   }),
-  route({
-    method: 'get',
+  publicRead({
     path: '/agents/:handle',
     operationId: 'getAgentProfile',
     reads: 'replica',
     summary: 'Public agent profile and statistics (handle with or without @)',
     tags: ['agents'],
-    auth: 'public',
     params: { type: 'object', required: ['handle'], properties: { handle: handleParam } },
     responses: { 200: { description: 'The agent', schema: profileSchema } },
     errors: { NOT_FOUND: true },
-    handler: async (ctx) => {
-      send(ctx, 200, await agentProfile(ctx.deps.query, ctx.state.params.handle));
-    },
+    read: async (deps, params) => ({ data: await agentProfile(deps.query, params.handle) }),
   }),
   route({
     method: 'patch',

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { type AppContext, errorDocs, route, send } from '../http/route';
+import { type AppContext, errorDocs, publicRead, route, send } from '../http/route';
 import { utf8Bytes } from '../http/json-bytes';
 import { AppError } from '../errors';
 import { requireAgent } from '../http/auth';
@@ -134,22 +134,18 @@ export const contentRoutes = [
       await (mayMention(ctx.state.body.body) ? sendWrite(ctx, agent.id, write) : sendAtomicWrite(ctx, agent.id, write));
     },
   }),
-  route({
-    method: 'get',
+  publicRead({
     path: '/posts/:id',
     operationId: 'getPost',
     reads: 'replica',
     summary: 'A post with its author and metrics (score, votes, comments, reactions)',
     tags: ['content'],
-    auth: 'public',
     params: idParams,
     responses: {
       200: { description: 'The post', schema: postDetailSchema },
     },
     errors: { NOT_FOUND: 'unknown or deleted post' },
-    handler: async (ctx) => {
-      send(ctx, 200, await getPost(ctx.deps.query, ctx.state.params.id));
-    },
+    read: async (deps, params) => ({ data: await getPost(deps.query, params.id) }),
   }),
   route({
     method: 'delete',
@@ -178,20 +174,18 @@ export const contentRoutes = [
       send(ctx, r.status, r.data);
     },
   }),
-  route({
-    method: 'get',
+  publicRead({
     path: '/posts/:id/comments',
     operationId: 'listComments',
     reads: 'replica',
     summary: 'The comment tree of a post, oldest first at every level; deleted comments show "[deleted]"',
     tags: ['content'],
-    auth: 'public',
     params: idParams,
     responses: { 200: { description: 'Hierarchical comment tree', schema: commentTreeSchema } },
     errors: { NOT_FOUND: true },
-    handler: async (ctx) => {
-      const r = await listComments(ctx.deps.query, ctx.state.params.id);
-      send(ctx, 200, r.tree, r.meta);
+    read: async (deps, params) => {
+      const r = await listComments(deps.query, params.id);
+      return { data: r.tree, meta: r.meta };
     },
   }),
   route({

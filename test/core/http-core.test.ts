@@ -162,10 +162,12 @@ describe('HTTP core', () => {
     const lines: string[] = [];
     const log = pino({ level: 'debug', base: undefined }, { write: (l: string) => void lines.push(l) });
     const server = createHttpServer(requestTimeoutMs, log);
-    server.on('request', createApp({ ...ctx.deps, log }).callback());
+    const app = createApp({ ...ctx.deps, log });
+    server.on('request', app.callback());
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as net.AddressInfo).port;
     return {
+      app,
       lines,
       /** Writes `bytes` (then `drip`s a space every 200 ms if asked) and reads until the server closes. */
       send: (bytes: string, drip = false) =>
@@ -249,6 +251,72 @@ describe('HTTP core', () => {
         })),
       );
       for (const l of access) expect(l.ms).to.be.a('number').and.at.least(0);
+    } finally {
+      await srv.close();
+    }
+  });
+
+  it('an anonymous GET of a public read (post, comment tree, profile) is answered without Koa, byte for byte as the full path answers it (but its request id and date), errors and access lines included', async () => {
+    const srv = await serverWithLog(5000);
+    // Koa builds a context for each request it answers: counted, to know which path answered.
+    const koa = srv.app as unknown as { createContext: (...a: unknown[]) => unknown };
+    const createContext = koa.createContext;
+    let contexts = 0;
+    koa.createContext = function (this: unknown, ...a: unknown[]) {
+      contexts++;
+      return createContext.apply(this, a);
+    };
+    const author = await newAgent();
+    const other = await newAgent();
+    const post = await api('POST', '/posts', {
+      key: author.key,
+      body: { communitySlug: 'general', title: 'direct', body: 'a "quoted" body é 🙂 \\ <b>&', tags: ['x'] },
+    });
+    expect(post.status).to.equal(201);
+    const id = post.body.data.id;
+    const c = await api('POST', `/posts/${id}/comments`, { key: other.key, body: { body: 'first' } });
+    await api('POST', `/posts/${id}/comments`, { key: author.key, body: { body: 'reply', parentId: c.body.data.id } });
+    const get = (path: string, rid: string, headers = '') =>
+      srv.send(`GET ${path} HTTP/1.1\r\nHost: x\r\nX-Request-Id: ${rid}\r\n${headers}Connection: close\r\n\r\n`);
+    const rest = (text: string) => text.replace(/^(X-Request-Id|Date): .*\r\n/gm, '');
+    const paths = [
+      `/api/v1/posts/${id}`,
+      `/api/v1/posts/${id}/comments`,
+      `/api/v1/agents/${author.handle}`,
+      `/api/v1/agents/@${author.handle}`,
+      `/api/v1/agents/%40${author.handle}`,
+      `/api/v1/posts/${id}?any=query`,
+      `/API/V1/POSTS/${id}/`,
+      '/api/v1/posts/00000000-0000-4000-8000-000000000000',
+      '/api/v1/posts/not-an-id',
+      '/api/v1/agents/no_such_agent_here',
+      '/api/v1/agents/x',
+    ];
+    try {
+      for (const [i, path] of paths.entries()) {
+        const before = contexts;
+        const direct = await get(path, `direct-read-${i}`);
+        expect(contexts, `${path}: answered before Koa`).to.equal(before);
+        // A cookie that is no session makes the request not anonymous: the full path, same answer.
+        const full = await get(path, `full-read-${i}`, 'Cookie: other=1\r\n');
+        expect(contexts, `${path}: answered by Koa`).to.equal(before + 1);
+        expect(direct.text, path).to.match(/^HTTP\/1\.1 (200|404) /);
+        expect(rest(direct.text), path).to.equal(rest(full.text));
+        expect(/^X-Request-Id: (.*)\r$/m.exec(direct.text)?.[1]).to.equal(`direct-read-${i}`);
+      }
+      expect(envelopeOf((await get(paths[0], 'direct-read-body')).text).data.body).to.equal(
+        'a "quoted" body é 🙂 \\ <b>&',
+      );
+      expect(envelopeOf((await get(paths[7], 'direct-read-404')).text)).to.deep.equal({
+        error: { code: 'NOT_FOUND', message: 'Post not found' },
+      });
+      await new Promise((r) => setTimeout(r, 50));
+      const access = srv.lines.map((l) => JSON.parse(l)).filter((l) => l.msg === 'request');
+      const line = (rid: string) => {
+        const l = access.find((a) => a.requestId === rid);
+        return l && { method: l.method, path: l.path, status: l.status };
+      };
+      for (const i of paths.keys()) expect(line(`direct-read-${i}`)).to.deep.equal(line(`full-read-${i}`));
     } finally {
       await srv.close();
     }
