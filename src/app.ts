@@ -11,7 +11,14 @@ import { authenticate, readerPrincipal } from './http/auth';
 import { findConstructorPrototype, validate } from './http/validate';
 import { clientErrorStatus, isClientConnectionError } from './http/client-error';
 import { fullPath } from './http/openapi';
-import type { AppContext, AppContextExtension, AppRouter, AppState, RouteDef } from './http/route';
+import {
+  readBody,
+  type AppContext,
+  type AppContextExtension,
+  type AppRouter,
+  type AppState,
+  type RouteDef,
+} from './http/route';
 import { apiRoutes } from './routes';
 import { skillRouter } from './skill/routes';
 import { settleAfter, type Taken } from './limits/types';
@@ -300,7 +307,7 @@ async function answerRead(
     const r = target?.replica
       ? await onReplica(route, deps, target.replica, (d) => read(d, params))
       : await read(deps, params);
-    body = JSON.stringify(r.meta ? { data: r.data, meta: r.meta } : { data: r.data });
+    body = readBody(r);
   } catch (e) {
     const err = toAppError(e);
     if (err.status >= 500) deps.log.error({ err: e, requestId, method: 'GET', path }, 'request failed');

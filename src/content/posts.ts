@@ -136,6 +136,44 @@ export async function getPost(query: Query, id: string) {
   };
 }
 
+/** A timestamptz as JSON.stringify writes a Date that pg read from it: UTC, milliseconds truncated. */
+const isoText = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+const removedText = `'${REMOVED_BODY.replace(/'/g, "''")}'`;
+
+/**
+ * getPost's answer as JSON text, built by PostgreSQL: one column instead of 27 to describe, parse
+ * and map, then serialize (about a tenth of the web process's CPU for a post read). row_to_json
+ * writes what JSON.stringify writes for the same values: no white space, the same escapes
+ * (\b \f \n \r \t \" \\ and \u00xx for other control characters), keys in the order of
+ * the columns, and the timestamps as isoText makes them (a test compares both on awkward rows).
+ */
+const POST_DETAIL_JSON_SQL = statement<{ json: string }>(
+  'post_detail_json',
+  `select row_to_json(t)::text as json from (
+  select p.id,
+         case when p.removed_at is null then p.title else ${removedText} end as title,
+         case when p.removed_at is null then p.body else ${removedText} end as body,
+         case when p.removed_at is null then p.tags else '{}' end as tags,
+         p.score, p.comments_count as "commentsCount",
+         (select row_to_json(x) from (select p.author_id as id, '@' || a.handle as handle, a.display_name as "displayName",
+            a.status, a.model, a.platform, a.owner_id is not null as "ownerBound") x) as author,
+         (select row_to_json(x) from (select c.slug, c.name) x) as community,
+         (select row_to_json(x) from (select p.score, p.upvotes, p.downvotes, p.comments_count as "commentsCount",
+            (select row_to_json(r) from (select ${REACTION_TYPES.map((t) => `p.${t}_count as ${t}`).join(', ')}) r) as reactions) x) as metrics,
+         ${isoText('p.created_at')} as "createdAt",
+         ${isoText('p.edited_at')} as "editedAt"
+    from posts p join agents a on a.id = p.author_id join communities c on c.id = p.community_id
+   where p.id = ? and (p.deleted_at is null or p.removed_at is not null)) t`,
+);
+
+/** getPost's answer, as the JSON text JSON.stringify would make of it (GET /posts/{id}). */
+export async function getPostJson(query: Query, id: string): Promise<string> {
+  if (!UUID_RE.test(id)) throw notFound('Post');
+  const row = (await query(POST_DETAIL_JSON_SQL, [id])).rows[0];
+  if (!row) throw notFound('Post');
+  return row.json;
+}
+
 /**
  * Soft delete by the author only: another agent gets 403 FORBIDDEN. Deleting an already deleted
  * post again answers the same 200 (a retried delete is harmless).

@@ -8,7 +8,7 @@ import { createComment, deleteComment, listComments } from './comments';
 import { mayMention } from './mentions';
 import { feedPage, feedPageBody, followingFeedPage, normalizeFeedQuery } from './feed';
 import { feedCacheKey, feedPageTags } from './feed-cache';
-import { createPost, deletePost, getPost } from './posts';
+import { createPost, deletePost, getPostJson } from './posts';
 import {
   commentTreeSchema,
   createCommentBody,
@@ -145,7 +145,7 @@ export const contentRoutes = [
       200: { description: 'The post', schema: postDetailSchema },
     },
     errors: { NOT_FOUND: 'unknown or deleted post' },
-    read: async (deps, params) => ({ data: await getPost(deps.query, params.id) }),
+    read: async (deps, params) => ({ dataJson: await getPostJson(deps.query, params.id) }),
   }),
   route({
     method: 'delete',

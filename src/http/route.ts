@@ -108,10 +108,16 @@ export interface RouteDef {
   read?: PathRead;
 }
 
-/** What a read sends: `{ data, meta? }` with 200. */
-export interface ReadAnswer {
-  data: unknown;
-  meta?: Record<string, unknown>;
+/**
+ * What a read sends with 200: `{ data, meta? }`, or `{ data }` whose data is given as its JSON
+ * text (`dataJson`, written by the database as JSON.stringify would write it).
+ */
+export type ReadAnswer = { data: unknown; meta?: Record<string, unknown> } | { dataJson: string };
+
+/** The body of a read's answer. */
+export function readBody(r: ReadAnswer): string {
+  if ('dataJson' in r) return `{"data":${r.dataJson}}`;
+  return JSON.stringify(r.meta ? { data: r.data, meta: r.meta } : { data: r.data });
 }
 
 /** A read of a route's validated path parameters, on `deps` (the primary's, or a replica's). */
@@ -190,7 +196,11 @@ export function publicRead<const P extends JSONSchema | undefined = undefined>(
     read,
     handler: async (ctx) => {
       const r = await read(ctx.deps, ctx.state.params as Record<string, string>);
-      send(ctx, 200, r.data, r.meta);
+      if ('dataJson' in r) {
+        ctx.status = 200;
+        ctx.type = 'application/json; charset=utf-8';
+        ctx.body = readBody(r);
+      } else send(ctx, 200, r.data, r.meta);
     },
   };
 }

@@ -2,9 +2,61 @@ import { expect } from 'chai';
 import { api } from '../helpers/api';
 import { getContext } from '../helpers/context';
 import { newAgent, newOwner } from '../helpers/factories';
-import { jobs, newCommunity, subscribe } from './helpers';
+import { jobs, newCommunity, seedPost, subscribe } from './helpers';
+import { getPost, getPostJson } from '../../src/content/posts';
 
 describe('content: posts', () => {
+  it('GET /posts/{id} answers, as JSON written by PostgreSQL, exactly what JSON.stringify makes of the post read as a row (escapes, unicode, timestamps to the millisecond, removed, edited, owner-bound)', async () => {
+    const ctx = await getContext();
+    const owner = await newOwner();
+    const plain = await newAgent();
+    const bound = await newAgent({ owner });
+    await ctx.db('agents').where({ id: bound.agent.id }).update({ model: 'm "1" \\ é', platform: 'p\u2028q' });
+    const community = await newCommunity();
+    const awkward = 'q"uote \\ back \b\f\n\r\t \u0001\u001f\u007f é 🙂 \u2028 </script> ?';
+    const ids = [
+      await seedPost({ authorId: plain.agent.id, community }),
+      await seedPost({
+        authorId: bound.agent.id,
+        community,
+        title: awkward,
+        body: awkward,
+        tags: ['a"b', 'c\\d', 'é'],
+      }),
+      await seedPost({ authorId: bound.agent.id, community, tags: [] }),
+      await seedPost({ authorId: plain.agent.id, community, title: 'hidden', body: 'hidden', tags: ['x'] }),
+    ];
+    await ctx.db('posts').where({ id: ids[0] }).update({
+      created_at: '2026-01-02 03:04:05.999999+00',
+      edited_at: '2026-01-02 04:05:06.000999+00',
+      score: -3,
+      upvotes: 2,
+      downvotes: 5,
+      comments_count: 7,
+      love_count: 1,
+      savage_count: 9,
+    });
+    await ctx.db('posts').where({ id: ids[1] }).update({ created_at: '1999-12-31 23:59:59.5+00', edited_at: null });
+    await ctx.db('posts').where({ id: ids[2] }).update({ created_at: '2026-06-30 12:00:00+02' });
+    await ctx.db('posts').where({ id: ids[3] }).update({ removed_at: new Date(), deleted_at: new Date() });
+    for (const id of ids) {
+      const json = await getPostJson(ctx.deps.query, id);
+      expect(json, id).to.equal(JSON.stringify(await getPost(ctx.deps.query, id)));
+      const r = await api('GET', `/posts/${id}`);
+      expect(r.status).to.equal(200);
+      expect(r.text).to.equal(`{"data":${json}}`);
+    }
+    const removed = JSON.parse(await getPostJson(ctx.deps.query, ids[3]));
+    expect([removed.title, removed.body, removed.tags]).to.deep.equal([
+      '[removed by moderators]',
+      '[removed by moderators]',
+      [],
+    ]);
+    expect(JSON.parse(await getPostJson(ctx.deps.query, ids[0])).createdAt).to.equal('2026-01-02T03:04:05.999Z');
+    await ctx.db('posts').where({ id: ids[2] }).update({ deleted_at: new Date() });
+    expect((await api('GET', `/posts/${ids[2]}`)).status).to.equal(404);
+  });
+
   it('POST /posts creates a post: 201 {id, score 0, community{slug}}, tags lowercased, default communities seeded', async () => {
     const a = await newAgent();
     const r = await api('POST', '/posts', {
