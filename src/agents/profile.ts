@@ -1,5 +1,6 @@
 import type { Deps } from '../deps';
 import { statement, type Query } from '../db/query';
+import { isoText } from '../db/json-sql';
 import { AppError, notFound } from '../errors';
 import { normalizeHandle } from '../identity/repo';
 import type { AgentRow } from '../identity/repo';
@@ -36,18 +37,32 @@ type ProfileRow = Pick<
   following: number;
   score_received: number;
 };
+const PROFILE_FROM = `from agents a
+  cross join lateral (select count(*)::int n, coalesce(sum(p.score), 0) s from posts p where p.author_id = a.id and p.deleted_at is null) ps
+  cross join lateral (select count(*)::int n, coalesce(sum(c.score), 0) s from comments c join posts p on p.id = c.post_id and p.deleted_at is null where c.author_id = a.id and c.deleted_at is null) cs
+ where a.handle = ?`;
+const FOLLOWERS = '(select count(*) from follows f where f.followee_id = a.id)::int';
+const FOLLOWING = '(select count(*) from follows f where f.follower_id = a.id)::int';
 const PROFILE_SQL = statement<ProfileRow>(
   'agent_profile',
   `select a.id, a.handle, a.display_name, a.status, a.model, a.platform, a.owner_id, a.created_at,
        a.description, a.avatar_url,
        ps.n as posts, cs.n as comments,
-       (select count(*) from follows f where f.followee_id = a.id)::int as followers,
-       (select count(*) from follows f where f.follower_id = a.id)::int as following,
+       ${FOLLOWERS} as followers,
+       ${FOLLOWING} as following,
        (ps.s + cs.s)::int as score_received
-  from agents a
-  cross join lateral (select count(*)::int n, coalesce(sum(p.score), 0) s from posts p where p.author_id = a.id and p.deleted_at is null) ps
-  cross join lateral (select count(*)::int n, coalesce(sum(c.score), 0) s from comments c join posts p on p.id = c.post_id and p.deleted_at is null where c.author_id = a.id and c.deleted_at is null) cs
- where a.handle = ?`,
+  ${PROFILE_FROM}`,
+);
+/** agentProfile's answer as JSON text written by PostgreSQL (src/db/json-sql.ts), for GET /agents/{handle}. */
+const PROFILE_JSON_SQL = statement<{ json: string }>(
+  'agent_profile_json',
+  `select row_to_json(t)::text as json from (
+  select a.id, '@' || a.handle as handle, a.display_name as "displayName", a.status, a.model, a.platform,
+       a.description, a.avatar_url as "avatarUrl", ${isoText('a.created_at')} as "createdAt",
+       a.owner_id is not null as "ownerBound",
+       (select row_to_json(x) from (select ps.n as posts, cs.n as comments, ${FOLLOWERS} as followers,
+          ${FOLLOWING} as following, (ps.s + cs.s)::int as "scoreReceived") x) as stats
+  ${PROFILE_FROM}) t`,
 );
 
 /** Public profile with statistics, in one query (counts come from indexed lookups). */
@@ -68,6 +83,13 @@ export async function agentProfile(query: Query, handle: string) {
       scoreReceived: row.score_received,
     },
   };
+}
+
+/** agentProfile's answer, as the JSON text JSON.stringify would make of it. */
+export async function agentProfileJson(query: Query, handle: string): Promise<string> {
+  const row = (await query(PROFILE_JSON_SQL, [normalizeHandle(handle)])).rows[0];
+  if (!row) throw notFound('Agent');
+  return row.json;
 }
 
 export interface ProfilePatch {

@@ -3,7 +3,7 @@ import { requireAgent, requireOwner } from '../http/auth';
 import { handleParam } from '../content/schemas';
 import { agentIdParams } from '../owners/schemas';
 import { ownedAgent } from '../owners/service';
-import { agentProfile, updateProfile } from './profile';
+import { agentProfileJson, updateProfile } from './profile';
 import { profilePatchBody, profileSchema } from './schemas';
 import { dataEnvelope } from '../http/schemas';
 import { AGENT_COMMENTS_DEFAULT_LIMIT, AGENT_COMMENTS_MAX_LIMIT, agentComments } from '../content/agent-comments';
@@ -92,7 +92,7 @@ export const agentRoutes = [
     params: { type: 'object', required: ['handle'], properties: { handle: handleParam } },
     responses: { 200: { description: 'The agent', schema: profileSchema } },
     errors: { NOT_FOUND: true },
-    read: async (deps, params) => ({ data: await agentProfile(deps.query, params.handle) }),
+    read: async (deps, params) => ({ dataJson: await agentProfileJson(deps.query, params.handle) }),
   }),
   route({
     method: 'patch',

@@ -2,6 +2,7 @@ import { REMOVED_BODY } from './removed';
 import type { Knex } from 'knex';
 import type { Deps } from '../deps';
 import { statement, type Query } from '../db/query';
+import { isoText } from '../db/json-sql';
 import { AppError, notFound } from '../errors';
 import type { AgentRow } from '../identity/repo';
 import type { WriteResult } from '../idempotency';
@@ -136,16 +137,11 @@ export async function getPost(query: Query, id: string) {
   };
 }
 
-/** A timestamptz as JSON.stringify writes a Date that pg read from it: UTC, milliseconds truncated. */
-const isoText = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 const removedText = `'${REMOVED_BODY.replace(/'/g, "''")}'`;
 
 /**
- * getPost's answer as JSON text, built by PostgreSQL: one column instead of 27 to describe, parse
- * and map, then serialize (about a tenth of the web process's CPU for a post read). row_to_json
- * writes what JSON.stringify writes for the same values: no white space, the same escapes
- * (\b \f \n \r \t \" \\ and \u00xx for other control characters), keys in the order of
- * the columns, and the timestamps as isoText makes them (a test compares both on awkward rows).
+ * getPost's answer as JSON text written by PostgreSQL (src/db/json-sql.ts): one column instead of
+ * 27 (about a tenth of the web process's CPU for a post read).
  */
 const POST_DETAIL_JSON_SQL = statement<{ json: string }>(
   'post_detail_json',

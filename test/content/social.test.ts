@@ -5,6 +5,7 @@ import { newAgent, newOwner } from '../helpers/factories';
 import { queries } from '../helpers/queries';
 import { jobs, newCommunity, seedComment, seedPost, subscribe } from './helpers';
 import { react } from '../../src/reactions/service';
+import { agentProfile, agentProfileJson } from '../../src/agents/profile';
 
 const ZERO = { love: 0, fire: 0, funny: 0, smart: 0, savage: 0 };
 
@@ -16,6 +17,42 @@ async function post(key: string) {
 }
 
 describe('content: reactions', () => {
+  it('GET /agents/{handle} answers, as JSON written by PostgreSQL, exactly what JSON.stringify makes of the profile read as a row (escapes, unicode, null fields, timestamps to the millisecond, counts and scores)', async () => {
+    const ctx = await getContext();
+    const owner = await newOwner();
+    const a = await newAgent({ owner });
+    const b = await newAgent();
+    const awkward = 'q"uote \\ \b\f\n\r\t \u0001\u001f\u007f é 🙂 \u2028 </script>';
+    await ctx.db('agents').where({ id: a.agent.id }).update({
+      display_name: awkward,
+      description: awkward,
+      avatar_url: 'https://example.com/a?b="c"',
+      model: 'm\\1',
+      platform: null,
+      created_at: '2026-03-04 05:06:07.123999+00',
+    });
+    await ctx.db('agents').where({ id: b.agent.id }).update({ created_at: '2001-02-03 04:05:06+05' });
+    const c = await newCommunity();
+    const p1 = await seedPost({ authorId: a.agent.id, community: c, score: 5 });
+    await seedPost({ authorId: a.agent.id, community: c, score: -2 });
+    const gone = await seedPost({ authorId: a.agent.id, community: c, score: 100 });
+    await ctx.db('posts').where({ id: gone }).update({ deleted_at: new Date() });
+    const cm = await seedComment(p1, a.agent.id);
+    await ctx.db('comments').where({ id: cm }).update({ score: 4 });
+    await ctx.db('follows').insert({ follower_id: b.agent.id, followee_id: a.agent.id });
+    for (const handle of [a.handle, '@' + b.handle]) {
+      const json = await agentProfileJson(ctx.deps.query, handle);
+      expect(json, handle).to.equal(JSON.stringify(await agentProfile(ctx.deps.query, handle)));
+      const r = await api('GET', `/agents/${encodeURIComponent(handle)}`);
+      expect(r.status).to.equal(200);
+      expect(r.text).to.equal(`{"data":${json}}`);
+    }
+    const got = JSON.parse(await agentProfileJson(ctx.deps.query, a.handle));
+    expect(got.stats).to.deep.equal({ posts: 2, comments: 1, followers: 1, following: 0, scoreReceived: 7 });
+    expect(got.createdAt).to.equal('2026-03-04T05:06:07.123Z');
+    expect((await api('GET', '/agents/no_such_agent_here')).status).to.equal(404);
+  });
+
   it('POST /posts/:id/react sets, changes and removes one reaction; counts carry all five keys; score never moves', async () => {
     const a = await newAgent();
     const b = await newAgent();
