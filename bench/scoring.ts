@@ -23,6 +23,7 @@
  *   npx tsx bench/scoring.ts 200000 --cycles 3       # fewer cycles (default 4)
  *   npx tsx bench/scoring.ts 1000000 --v1            # adds v1-only full and incremental runs (reputation_v2's cost)
  *   npx tsx bench/scoring.ts 1000000 --skip-fleet    # without the fleet runs
+ *   BENCH_VERBOSE=1 npx tsx bench/scoring.ts ...      # what every cycle did, not only the last one
  *
  * Besides the wall clock, each timed run reports its CPU (this process with its pool, and the
  * PostgreSQL backends of the size's database): on a shared machine it moves much less.
@@ -135,7 +136,15 @@ const did = (r: IncrementalResult) =>
     ...Object.fromEntries(Object.entries(r.weights?.ms ?? {}).map(([k, v]) => ['w.' + k, v])),
   })
     .map(([k, v]) => `${k} ${v}`)
-    .join(', ');
+    .join(', ') +
+  `; reputations summed again ${r.reach.summed} (staged rows' ${r.reach.staged}, rewritten edges' ${r.reach.edges}, ` +
+  `clusters changed ${r.reach.clusters}, never scored ${r.reach.unscored})` +
+  (r.weights?.collusion.steps
+    ? `; reputation_v2's clusters (ms, and sizes: ends of changed pairs, seeds, region): ` +
+      Object.entries(r.weights.collusion.steps)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')
+    : '');
 
 /**
  * A real schedule's runs are minutes apart, and each one reads the changes of the overlap before
@@ -179,6 +188,8 @@ async function cycles(
     const t0 = Date.now();
     const { r, cpu } = await withCpu(n, job);
     last = did(r);
+    if (process.env.BENCH_VERBOSE)
+      console.log(`  cycle ${i}: ${Date.now() - t0} ms, CPU ${cpu.toFixed(0)} ms: ${last}`);
     times.push(Date.now() - t0);
     cpus.push(cpu);
     await age(n, written, to);

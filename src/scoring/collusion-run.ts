@@ -152,8 +152,9 @@ export async function clustersScoped(
   trx: Knex.Transaction,
   scope: string[] | 'rows',
   now: Date,
-): Promise<{ edges: number; changed: string[]; peeled: number }> {
-  const { changed, peeled } = await updateClusters(trx, scope, now);
+): Promise<{ edges: number; changed: string[]; peeled: number; steps: Record<string, number> }> {
+  const { changed, peeled, steps } = await updateClusters(trx, scope, now);
+  const t0 = Date.now();
   const scored = scope === 'rows' ? '(select * from sc_r where core)' : 'sc_r';
   const among = 'i.target_agent_id = any(:changed::uuid[]) and i.actor_agent_id = any(:changed::uuid[])';
   await trx.raw(
@@ -178,7 +179,8 @@ export async function clustersScoped(
     now,
     { changed, ws: windowStart(now) },
   );
-  return { edges, changed, peeled };
+  steps.edges = Date.now() - t0;
+  return { edges, changed, peeled, steps };
 }
 
 /**

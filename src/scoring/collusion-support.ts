@@ -39,16 +39,41 @@ const pairsOf = (rows: string, edges = 'scoring_edges') => `
   where se.weight > 0 and r.a <> r.t and (r.kind <> 0 or r.value = 1)
   group by 1, 2`;
 
-/** Candidates among the agents `who` (a condition on s.t) from the pairs stored in `t.support`. */
-const candidatesOf = (who: string, t: { support: string; candidates: string } = SUPPORT) => `
+/** The cluster test with every mutual supporter, on an agent's received support and mutual links. */
+const CANDIDATE_TEST = (received: string, mutual: string, inside: string) =>
+  `${mutual} >= ${COLLUSION.minMutualSupporters} and ${inside} >= ${COLLUSION.minSelfSupportShare} * ${received} - ${CANDIDATE_SLACK}`;
+
+/** Every candidate, from the pairs stored in `t.support` (full runs: one pass, hashed). */
+const allCandidates = (t: { support: string; candidates: string }) => `
   insert into ${t.candidates} (agent_id, received)
   select s.t, sum(s.weight)
   from ${t.support} s left join ${t.support} r on r.t = s.a and r.a = s.t
-  where ${who}
   group by s.t
-  having count(r.a) >= ${COLLUSION.minMutualSupporters}
-    and coalesce(sum(s.weight) filter (where r.a is not null), 0)
-      >= ${COLLUSION.minSelfSupportShare} * sum(s.weight) - ${CANDIDATE_SLACK}`;
+  having ${CANDIDATE_TEST('sum(s.weight)', 'count(r.a)', 'coalesce(sum(s.weight) filter (where r.a is not null), 0)')}`;
+
+/**
+ * The candidates among `:ends` (scoped runs), read by index, never the whole graph (joined as one
+ * set, the planner hashed every pair of the window). First the ends with 2 mutual supporters: per
+ * end, what it receives (primary key range, by actor) merged with what it gives (scoring_support
+ * (a, t), by target), index-only; a popular agent receives many pairs but supports back few. Then
+ * the few left are tested with their received pairs' weights, each probed for its reverse.
+ */
+const CANDIDATES_OF_ENDS = `
+  with m as materialized (
+    select e.t from unnest(:ends::uuid[]) e(t), lateral (
+      select count(*) n from scoring_support s join scoring_support o on o.a = e.t and o.t = s.a where s.t = e.t
+    ) m
+    where m.n >= ${COLLUSION.minMutualSupporters}
+  )
+  insert into scoring_cluster_candidates (agent_id, received)
+  select m.t, x.received
+  from m, lateral (
+    select sum(s.weight) received, count(r.w) mutual, coalesce(sum(s.weight) filter (where r.w is not null), 0) inside
+    from scoring_support s
+    left join lateral (select r.weight w from scoring_support r where r.t = s.a and r.a = s.t offset 0) r on true
+    where s.t = m.t
+  ) x
+  where ${CANDIDATE_TEST('x.received', 'x.mutual', 'x.inside')}`;
 
 /**
  * Full runs, fleet runs and the migration: the support graph again from `rows` (every window
@@ -60,12 +85,15 @@ export async function rebuildSupport(
   now: Date,
 ): Promise<void> {
   await db.raw(`truncate ${t.support}, ${t.candidates}`);
-  // Bulk load without the primary key, then build it once (row-by-row inserts into a uuid index are slow).
+  // Bulk load without the indexes, then build each once (row-by-row inserts into a uuid index are slow).
   await db.raw(`alter table ${t.support} drop constraint ${t.support}_pkey`);
+  await db.raw(`drop index if exists ${t.support}_a_idx`);
   await db.raw(`insert into ${t.support} (a, t, weight) ${pairsOf(t.rows, t.edges)}`, { ws: windowStart(now), now });
   await db.raw(`alter table ${t.support} add primary key (t, a)`);
+  // By actor: the pairs an agent gives (incremental runs' candidacy test, CANDIDATES_OF_ENDS).
+  await db.raw(`create index ${t.support}_a_idx on ${t.support} (a, t)`);
   await db.raw(`analyze ${t.support}`);
-  await db.raw(candidatesOf('true', t));
+  await db.raw(allCandidates(t));
   await db.raw(`analyze ${t.candidates}`);
 }
 
@@ -74,6 +102,8 @@ export interface ClusterUpdate {
   changed: string[];
   /** agents of the components peeled again */
   peeled: number;
+  /** time (ms) of each step and the sizes it worked on */
+  steps: Record<string, number>;
 }
 
 /**
@@ -88,6 +118,13 @@ export async function updateClusters(
   scope: string[] | 'rows',
   now: Date,
 ): Promise<ClusterUpdate> {
+  const steps: Record<string, number> = {};
+  let tick = Date.now();
+  const step = (name: string) => {
+    const t = Date.now();
+    steps[name] = t - tick;
+    tick = t;
+  };
   // The pairs, as stored and as now: only those that differ are written.
   await trx.raw('drop table if exists sc_sdiff, sc_sp');
   if (scope === 'rows') {
@@ -116,30 +153,46 @@ export async function updateClusters(
       { targets: scope },
     );
   }
+  step('pairs');
   const ends: string[] = (await trx.raw('select array(select a from sc_sdiff union select t from sc_sdiff) ends'))
     .rows[0].ends;
-  if (ends.length === 0) return { changed: [], peeled: 0 };
-  // Mutual supporters of the ends before the change: a component that held an end may have split, each part holding one of them.
+  steps.ends = ends.length;
+  if (ends.length === 0) return { changed: [], peeled: 0, steps };
+  // Mutual supporters of the ends before the change: a component that held an end may have split,
+  // each part holding one of them. Components are of candidates: only ends that were candidates
+  // held one, and only their candidate supporters were in it (an agent whose candidacy changes is
+  // an end itself). So this reads the few candidate ends' pairs, by index.
   const before: string[] = (
     await trx.raw(
-      `select array(select s.a from unnest(:ends::uuid[]) x(t) join scoring_support s on s.t = x.t
-         join scoring_support r on r.t = s.a and r.a = s.t) ids`,
+      `select array(select s.a from scoring_cluster_candidates c
+         join scoring_support s on s.t = c.agent_id
+         join scoring_cluster_candidates m on m.agent_id = s.a
+         where c.agent_id = any(:ends::uuid[])
+           and exists (select 1 from scoring_support r where r.t = s.a and r.a = s.t)) ids`,
       { ends },
     )
   ).rows[0].ids;
+  step('before');
   await trx.raw('delete from scoring_support s using sc_sdiff d where s.a = d.a and s.t = d.t and d.weight is null');
   await trx.raw(
     `insert into scoring_support (a, t, weight) select a, t, weight from sc_sdiff where weight is not null
      on conflict (a, t) do update set weight = excluded.weight`,
   );
+  step('support');
   await trx.raw('delete from scoring_cluster_candidates where agent_id = any(:ends::uuid[])', { ends });
-  await trx.raw(candidatesOf('s.t in (select unnest(:ends::uuid[]))'), { ends });
+  await trx.raw(CANDIDATES_OF_ENDS, { ends });
+  step('candidates');
   const seeds = [...new Set([...ends, ...before])];
   const comp = await componentsOf(trx, seeds);
+  step('components');
   const fresh = await peelComponents(trx, comp);
+  step('peel');
   const region = [...new Set([...seeds, ...comp])];
   const changed = await storeClusters(trx, region, fresh, now);
-  return { changed, peeled: comp.length };
+  step('store');
+  steps.seeds = seeds.length;
+  steps.region = region.length;
+  return { changed, peeled: comp.length, steps };
 }
 
 /**

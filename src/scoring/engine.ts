@@ -56,7 +56,7 @@ export interface WeightRunResult {
    * reputation_v2: full mode, the clusters found, their members and the interactions they discount;
    * scoped and rows modes, the v2 rows written, the agents whose cluster changed and those peeled again.
    */
-  collusion: { clusters: number; members: number; edges: number; peeled: number };
+  collusion: { clusters: number; members: number; edges: number; peeled: number; steps?: Record<string, number> };
   ms: { facts: number; compute: number; write: number; collusion: number };
 }
 
@@ -87,6 +87,8 @@ export interface WeightRun extends WeightRunResult {
   sumsV2?: ReputationSums;
   /** scoped and rows modes: agents whose reputation inputs changed through a rewritten edge (its target, a reply's author) */
   affected: string[] | null;
+  /** scoped and rows modes, reputation_v2: the members of clusters that appeared or went away */
+  clustered: string[] | null;
 }
 
 /**
@@ -175,6 +177,7 @@ export async function recomputeWeights(
   const stored = storedWeights(weights);
   let rewritten = n;
   let affected: string[] | null = null;
+  let clustered: string[] | null = null;
   if (opts.into) {
     await copyEdges(trx, opts.into, cols.id, stored, masks, now);
   } else if (scoped) {
@@ -217,7 +220,7 @@ export async function recomputeWeights(
   let t3 = Date.now();
   let sums: ReputationSums | undefined;
   let sumsV2: ReputationSums | undefined;
-  let collusion = { clusters: 0, members: 0, edges: 0, peeled: 0 };
+  let collusion: WeightRunResult['collusion'] = { clusters: 0, members: 0, edges: 0, peeled: 0 };
   if (!scoped) {
     const agents = (await trx.raw('select count(*)::int n from sc_ag')).rows[0].n;
     sums = sumReputation(cols, n, stored, agents);
@@ -230,8 +233,8 @@ export async function recomputeWeights(
     }
   } else if (opts.v2 !== false && !opts.into) {
     const c = await clustersScoped(trx, targets as string[] | 'rows', now);
-    collusion = { ...collusion, edges: c.edges, members: c.changed.length, peeled: c.peeled };
-    affected = [...new Set([...affected!, ...c.changed])];
+    collusion = { ...collusion, edges: c.edges, members: c.changed.length, peeled: c.peeled, steps: c.steps };
+    clustered = c.changed;
   }
   const t4 = Date.now();
   return {
@@ -239,6 +242,7 @@ export async function recomputeWeights(
     sums,
     sumsV2,
     affected,
+    clustered,
     rewritten,
     interactions: n,
     brigadeFlags: flags,

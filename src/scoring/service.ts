@@ -46,6 +46,14 @@ export interface IncrementalResult {
   milestones: number;
   /** no earlier run had recorded its clock: this one was a full recompute */
   full: boolean;
+  /**
+   * The reputations summed again (`summed`; the others of `reputations` were moved by the clock
+   * alone, from their stored base), and why, per source (an agent may come from several): targets
+   * and reply authors of the staged rows with the stamped agents (agent mode: every agent it
+   * touched), agents of rewritten edges, members of reputation_v2 clusters that changed, agents
+   * the clock moved that have no stored base.
+   */
+  reach: { summed: number; staged: number; edges: number; clusters: number; unscored: number };
   /** time of each stage (ms): staging and reach (facts, core rows or targets), weights, clock-only reputations, summed reputations */
   stages: { closure: number; weights: number; clock: number; reputations: number };
   ms: number;
@@ -123,6 +131,7 @@ async function incrementalStep(
     const { weights, reps } = await recomputeAll(trx, now, pool, v2);
     const res = { reputations: reps.agents, milestones: reps.milestones, full: true };
     const stages = { closure: 0, weights: 0, clock: 0, reputations: 0 };
+    const reach = { summed: reps.agents, staged: 0, edges: 0, clusters: 0, unscored: 0 };
     const all = { core: weights.interactions, targets: reps.agents };
     return {
       changed: weights.interactions,
@@ -132,6 +141,7 @@ async function incrementalStep(
       ...all,
       weights,
       ...res,
+      reach,
       stages,
       rescored: null,
     };
@@ -163,12 +173,16 @@ async function incrementalStep(
   let weights: WeightRunResult | null = null;
   // Agent mode keeps every agent it touched; rows mode those whose inputs moved (changedAgents).
   const repAgents = new Set(mode === 'rows' ? agents.reputations : seeds);
+  const reach = { summed: 0, staged: repAgents.size, edges: 0, clusters: 0, unscored: 0 };
   const t1 = Date.now();
   if (scope) {
-    const { affected, ...w } = await recomputeWeights(trx, now, scope, { pool, v2, facts: [] });
+    const { affected, clustered, ...w } = await recomputeWeights(trx, now, scope, { pool, v2, facts: [] });
     weights = w;
     if (mode === 'agents') core = w.interactions;
+    reach.edges = (affected ?? []).length;
+    reach.clusters = (clustered ?? []).length;
     for (const id of affected ?? []) repAgents.add(id);
+    for (const id of clustered ?? []) repAgents.add(id);
   }
   const t2 = Date.now();
   // Agents only the clock moved: from their stored base, unless they have none yet.
@@ -178,6 +192,8 @@ async function incrementalStep(
   const light = await recomputeClockReputations(trx, now, clockOnly, models);
   const clockWritten = await watch.rewritten(now);
   for (const id of light.rest) repAgents.add(id);
+  reach.unscored = light.rest.length;
+  reach.summed = repAgents.size;
   const t3 = Date.now();
   const summed = await recomputeModels(trx, now, [...repAgents], undefined, v2);
   const reps = { agents: summed.agents + light.agents, milestones: summed.milestones + light.milestones };
@@ -194,6 +210,7 @@ async function incrementalStep(
     reputations: reps.agents,
     milestones: reps.milestones,
     full: false,
+    reach,
     stages: { closure: t1 - t0, weights: t2 - t1, clock: t3 - t2, reputations: Date.now() - t3 },
     // Summed ones are all rewritten, clock-only ones where they changed. repAgents holds the
     // agents of every rewritten or dropped edge too (targets, reply authors, v2's changed ones).
