@@ -39,9 +39,10 @@ export async function stageChanges(
  * facts and the reverse direction of its pairs), the targets of replies whose comment was voted on
  * (LOW_SCORE_REPLY follows the reply's score), and agents stamped as changed themselves since the
  * watermark (scoring_agent_changes; older stamps go). `reputations`: those whose reputation inputs
- * the changed rows themselves move (a reputation sums what the agent received and the replies it
- * wrote, with its own state): targets of changed rows, authors of changed replies, stamped agents;
- * the rows whose weight changes add theirs when written.
+ * the changed rows themselves move (a reputation sums the votes, replies and follows the agent
+ * received and the replies it wrote, with its own state; reactions count in none): targets of
+ * changed rows other than reactions, authors of changed replies, stamped agents; the rows whose
+ * weight changes add theirs when written.
  */
 export async function changedAgents(
   trx: Knex.Transaction,
@@ -52,11 +53,12 @@ export async function changedAgents(
   const r = await trx.raw(
     `with rp as (
        select agent_id id from scoring_agent_changes where at > :from
-       union select t from sc_ch
+       union select t from sc_ch where kind <> 'reaction'
        union select a from sc_ch where kind = 'reply'
      )
      select array(
        select id from rp
+       union select t from sc_ch
        union select a from sc_ch
        union select rep.target_agent_id from sc_ch ch join interactions rep
          on rep.kind = 'reply' and rep.reply_comment_id = ch.comment_id

@@ -85,8 +85,13 @@ export interface WeightRun extends WeightRunResult {
   sums?: ReputationSums;
   /** full mode: the same sums under reputation_v2 */
   sumsV2?: ReputationSums;
-  /** scoped and rows modes: agents whose reputation inputs changed through a rewritten edge (its target, a reply's author) */
+  /** scoped and rows modes: the agents of the rewritten edges (their targets, a reply's author) */
   affected: string[] | null;
+  /**
+   * scoped and rows modes: those whose reputation inputs the rewritten edges moved: a vote, reply
+   * or follow whose weight changed (reactions count in no reputation, and reasons only in explain).
+   */
+  moved: string[] | null;
   /** scoped and rows modes, reputation_v2: the members of clusters that appeared or went away */
   clustered: string[] | null;
 }
@@ -177,6 +182,7 @@ export async function recomputeWeights(
   const stored = storedWeights(weights);
   let rewritten = n;
   let affected: string[] | null = null;
+  let moved: string[] | null = null;
   let clustered: string[] | null = null;
   if (opts.into) {
     await copyEdges(trx, opts.into, cols.id, stored, masks, now);
@@ -190,17 +196,23 @@ export async function recomputeWeights(
     } else await copyEdges(trx, 'sc_out', cols.id, stored, masks, now);
     // Only rows whose weight or reasons change are written (with a new computed_at); their
     // targets and the authors of changed replies get their reputation recomputed.
+    // `was` reads the weights as they were: every part of one statement sees the same snapshot.
     const up = await trx.raw(`with up as (
         insert into scoring_edges as se select * from sc_out
         on conflict (interaction_id) do update set weight = excluded.weight, reasons = excluded.reasons, computed_at = excluded.computed_at
         where se.weight is distinct from excluded.weight or se.reasons is distinct from excluded.reasons
-        returning interaction_id),
-      kept as (insert into sc_up select interaction_id from up)
-      select array(select r.t from up join sc_r r on r.id = up.interaction_id
-                   union select r.a from up join sc_r r on r.id = up.interaction_id where r.kind = 1) agents,
+        returning interaction_id, weight),
+      kept as (insert into sc_up select interaction_id from up),
+      ur as materialized (
+        select r.a, r.t, r.kind, up.weight is distinct from
+          (select was.weight from scoring_edges was where was.interaction_id = up.interaction_id) moved
+        from up join sc_r r on r.id = up.interaction_id)
+      select array(select t from ur union select a from ur where kind = 1) agents,
+        array(select t from ur where moved and kind < 3 union select a from ur where moved and kind = 1) moved,
         (select count(*) from up)::int n`);
     rewritten = up.rows[0].n;
     affected = up.rows[0].agents;
+    moved = up.rows[0].moved;
   } else {
     // Bulk load without the index, then build it once (the lock is exclusive since the truncate anyway).
     await trx.raw('truncate scoring_edges');
@@ -242,6 +254,7 @@ export async function recomputeWeights(
     sums,
     sumsV2,
     affected,
+    moved,
     clustered,
     rewritten,
     interactions: n,

@@ -174,15 +174,17 @@ async function incrementalStep(
   // Agent mode keeps every agent it touched; rows mode those whose inputs moved (changedAgents).
   const repAgents = new Set(mode === 'rows' ? agents.reputations : seeds);
   const reach = { summed: 0, staged: repAgents.size, edges: 0, clusters: 0, unscored: 0 };
+  let rewrote: string[] = [];
   const t1 = Date.now();
   if (scope) {
-    const { affected, clustered, ...w } = await recomputeWeights(trx, now, scope, { pool, v2, facts: [] });
+    const { affected, moved, clustered, ...w } = await recomputeWeights(trx, now, scope, { pool, v2, facts: [] });
     weights = w;
     if (mode === 'agents') core = w.interactions;
-    reach.edges = (affected ?? []).length;
+    reach.edges = (moved ?? []).length;
     reach.clusters = (clustered ?? []).length;
-    for (const id of affected ?? []) repAgents.add(id);
+    for (const id of moved ?? []) repAgents.add(id);
     for (const id of clustered ?? []) repAgents.add(id);
+    rewrote = affected ?? [];
   }
   const t2 = Date.now();
   // Agents only the clock moved: from their stored base, unless they have none yet.
@@ -212,9 +214,10 @@ async function incrementalStep(
     full: false,
     reach,
     stages: { closure: t1 - t0, weights: t2 - t1, clock: t3 - t2, reputations: Date.now() - t3 },
-    // Summed ones are all rewritten, clock-only ones where they changed. repAgents holds the
-    // agents of every rewritten or dropped edge too (targets, reply authors, v2's changed ones).
-    rescored: [...repAgents, ...clockWritten.filter((id) => !repAgents.has(id))],
+    // Summed ones are all rewritten, clock-only ones where they changed; the agents of every
+    // rewritten edge too (explain reads its reasons), and repAgents those of dropped edges (targets,
+    // reply authors) and v2's changed ones.
+    rescored: [...new Set([...repAgents, ...rewrote, ...clockWritten])],
   };
 }
 
