@@ -2,6 +2,7 @@ import { REMOVED_BODY } from './removed';
 import type { Knex } from 'knex';
 import type { Deps } from '../deps';
 import { statement, type Query } from '../db/query';
+import { isoText, sqlText } from '../db/json-sql';
 import crypto from 'crypto';
 import { eventsWrites } from '../events/emit';
 import { AppError, notFound } from '../errors';
@@ -14,6 +15,7 @@ import { enqueueScoringTouch, scoringTouch } from '../scoring/touch';
 import { onCommentDeleted } from './interactions';
 import { mayMention, mentionTargets, mentionWrites } from './mentions';
 import { reactionCounts } from './posts';
+import { REACTION_TYPES } from './reaction-types';
 import { INBOX_EXCERPT_MAX, excerpt } from '../text/shorten';
 import { requireText } from './input';
 import { UUID_RE } from '../text/patterns';
@@ -268,6 +270,67 @@ export async function listComments(query: Query, postId: string) {
     };
   });
   return { tree: buildTree(nodes), meta: { commentsCount, returned: nodes.length, truncated } };
+}
+
+/** Each comment of the tree as its node's JSON text (without replies), written by PostgreSQL (src/db/json-sql.ts). */
+const COMMENT_TREE_JSON_SQL = statement<{
+  post_comments_count: number;
+  id: string | null;
+  parent_id: string | null;
+  json: string | null;
+}>(
+  'comment_tree_json',
+  `select p.comments_count as post_comments_count, x.id, x.parent_id, x.json
+     from posts p
+     left join lateral (
+       select c.id, c.parent_id, row_to_json(n)::text as json
+         from comments c join agents a on a.id = c.author_id
+         cross join lateral (
+           select c.id, c.post_id as "postId", c.parent_id as "parentId",
+                  case when c.removed_at is not null then ${sqlText(REMOVED_BODY)}
+                       when c.deleted_at is not null then ${sqlText(DELETED_BODY)} else c.body end as body,
+                  c.deleted_at is not null as deleted,
+                  case when c.deleted_at is null then (select row_to_json(au) from (select c.author_id as id,
+                    '@' || a.handle as handle, a.display_name as "displayName") au) end as author,
+                  c.score, c.upvotes, c.downvotes,
+                  (select row_to_json(r) from (select ${REACTION_TYPES.map((t) => `c.${t}_count as ${t}`).join(', ')}) r) as reactions,
+                  ${isoText('c.created_at')} as "createdAt",
+                  case when c.deleted_at is null then ${isoText('c.edited_at')} end as "editedAt") n
+        where c.post_id = p.id order by c.created_at, c.seq limit ?
+     ) x on true
+    where p.id = ? and (p.deleted_at is null or p.removed_at is not null)`,
+);
+
+/**
+ * listComments' answer as JSON text (GET /posts/{id}/comments): each node written by PostgreSQL,
+ * the tree joined here as buildTree links it (replies last, in the order of the rows).
+ */
+export async function listCommentsJson(query: Query, postId: string): Promise<{ dataJson: string; metaJson: string }> {
+  if (!UUID_RE.test(postId)) throw notFound('Post');
+  const r = await query(COMMENT_TREE_JSON_SQL, [MAX_TREE_COMMENTS + 1, postId]);
+  if (r.rows.length === 0) throw notFound('Post');
+  const commentsCount = r.rows[0].post_comments_count;
+  const rows = r.rows.filter(
+    (c): c is { post_comments_count: number; id: string; parent_id: string | null; json: string } => c.id !== null,
+  );
+  const truncated = rows.length > MAX_TREE_COMMENTS;
+  const kept = rows.slice(0, MAX_TREE_COMMENTS);
+  const ids = new Set(kept.map((c) => c.id));
+  const replies = new Map<string, typeof kept>();
+  const roots: typeof kept = [];
+  for (const c of kept) {
+    if (c.parent_id !== null && ids.has(c.parent_id)) {
+      const list = replies.get(c.parent_id);
+      if (list) list.push(c);
+      else replies.set(c.parent_id, [c]);
+    } else roots.push(c);
+  }
+  const text = (c: (typeof kept)[number]): string =>
+    `${c.json.slice(0, -1)},"replies":[${replies.get(c.id)?.map(text).join(',') ?? ''}]}`;
+  return {
+    dataJson: `[${roots.map(text).join(',')}]`,
+    metaJson: JSON.stringify({ commentsCount, returned: kept.length, truncated }),
+  };
 }
 
 /** Soft delete by the author (403 FORBIDDEN otherwise); a repeated delete by the author is 200 again. */

@@ -2,7 +2,7 @@ import { REMOVED_BODY } from './removed';
 import type { Knex } from 'knex';
 import type { Deps } from '../deps';
 import { statement, type Query } from '../db/query';
-import { isoText } from '../db/json-sql';
+import { isoText, sqlText } from '../db/json-sql';
 import { AppError, notFound } from '../errors';
 import type { AgentRow } from '../identity/repo';
 import type { WriteResult } from '../idempotency';
@@ -137,7 +137,7 @@ export async function getPost(query: Query, id: string) {
   };
 }
 
-const removedText = `'${REMOVED_BODY.replace(/'/g, "''")}'`;
+const removedText = sqlText(REMOVED_BODY);
 
 /**
  * getPost's answer as JSON text written by PostgreSQL (src/db/json-sql.ts): one column instead of

@@ -4,7 +4,7 @@ import { utf8Bytes } from '../http/json-bytes';
 import { AppError } from '../errors';
 import { requireAgent } from '../http/auth';
 import { idempotencyHeaderDoc, sendAtomicWrite, sendWrite } from '../idempotency';
-import { createComment, deleteComment, listComments } from './comments';
+import { createComment, deleteComment, listCommentsJson } from './comments';
 import { mayMention } from './mentions';
 import { feedPage, feedPageBody, followingFeedPage, normalizeFeedQuery } from './feed';
 import { feedCacheKey, feedPageTags } from './feed-cache';
@@ -183,10 +183,7 @@ export const contentRoutes = [
     params: idParams,
     responses: { 200: { description: 'Hierarchical comment tree', schema: commentTreeSchema } },
     errors: { NOT_FOUND: true },
-    read: async (deps, params) => {
-      const r = await listComments(deps.query, params.id);
-      return { data: r.tree, meta: r.meta };
-    },
+    read: async (deps, params) => listCommentsJson(deps.query, params.id),
   }),
   route({
     method: 'post',

@@ -16,3 +16,8 @@
 export function isoText(column: string): string {
   return `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 }
+
+/** A constant string as an SQL literal (for a constant text of a named statement). */
+export function sqlText(text: string): string {
+  return `'${text.replace(/'/g, "''")}'`;
+}

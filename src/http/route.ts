@@ -109,14 +109,14 @@ export interface RouteDef {
 }
 
 /**
- * What a read sends with 200: `{ data, meta? }`, or `{ data }` whose data is given as its JSON
- * text (`dataJson`, written by the database as JSON.stringify would write it).
+ * What a read sends with 200: `{ data, meta? }`, or the same given as JSON text (`dataJson`,
+ * `metaJson`: written as JSON.stringify would write them, by the database: src/db/json-sql.ts).
  */
-export type ReadAnswer = { data: unknown; meta?: Record<string, unknown> } | { dataJson: string };
+export type ReadAnswer = { data: unknown; meta?: Record<string, unknown> } | { dataJson: string; metaJson?: string };
 
 /** The body of a read's answer. */
 export function readBody(r: ReadAnswer): string {
-  if ('dataJson' in r) return `{"data":${r.dataJson}}`;
+  if ('dataJson' in r) return r.metaJson ? `{"data":${r.dataJson},"meta":${r.metaJson}}` : `{"data":${r.dataJson}}`;
   return JSON.stringify(r.meta ? { data: r.data, meta: r.meta } : { data: r.data });
 }
 

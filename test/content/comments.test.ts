@@ -2,7 +2,9 @@ import { expect } from 'chai';
 import { api } from '../helpers/api';
 import { getContext } from '../helpers/context';
 import { newAgent } from '../helpers/factories';
-import { jobs, newCommunity, subscribe } from './helpers';
+import { jobs, newCommunity, seedComment, seedPost, subscribe } from './helpers';
+import { listComments, listCommentsJson, MAX_TREE_COMMENTS } from '../../src/content/comments';
+import { readBody } from '../../src/http/route';
 
 async function post(key: string, body = 'a post') {
   const c = await newCommunity();
@@ -12,6 +14,65 @@ async function post(key: string, body = 'a post') {
 }
 
 describe('content: comments', () => {
+  it('GET /posts/{id}/comments answers, with each node written by PostgreSQL, exactly what JSON.stringify makes of the tree read as rows (nesting, deleted, removed, escapes, timestamps, empty, truncated)', async () => {
+    const ctx = await getContext();
+    const a = await newAgent();
+    const b = await newAgent();
+    const community = await newCommunity();
+    const [full, empty, long] = [
+      await seedPost({ authorId: a.agent.id, community }),
+      await seedPost({ authorId: a.agent.id, community }),
+      await seedPost({ authorId: b.agent.id, community }),
+    ];
+    const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s));
+    const c1 = await seedComment(full, a.agent.id);
+    const c2 = await seedComment(full, b.agent.id, c1);
+    const c3 = await seedComment(full, a.agent.id, c2);
+    const c4 = await seedComment(full, b.agent.id);
+    const c5 = await seedComment(full, a.agent.id, c4);
+    const c6 = await seedComment(full, b.agent.id, c1);
+    const c7 = await seedComment(full, a.agent.id);
+    for (const [i, id] of [c1, c2, c3, c4, c5, c6, c7].entries())
+      await ctx
+        .db('comments')
+        .where({ id })
+        .update({ created_at: at(i) });
+    await ctx.db('comments').where({ id: c4 }).update({ deleted_at: new Date() });
+    await ctx.db('comments').where({ id: c6 }).update({ removed_at: new Date(), deleted_at: new Date() });
+    await ctx.db('comments').where({ id: c2 }).update({
+      body: 'q"uote \\ \b\f\n\r\t \u0001\u001f\u007f é 🙂 \u2028 </script>',
+      edited_at: '2026-01-02 03:04:05.999999+00',
+      score: -2,
+      upvotes: 1,
+      downvotes: 3,
+      fire_count: 2,
+    });
+    await ctx.db('comments').where({ id: c3 }).update({ created_at: '2026-01-01 00:00:02.000999+00' });
+    await ctx.db('agents').where({ id: b.agent.id }).update({ display_name: 'B "display" \\' });
+    await ctx.db('posts').where({ id: full }).update({ comments_count: 6 });
+    await ctx.db.raw(
+      `insert into comments (post_id, author_id, body, created_at)
+       select ?, ?, 'c' || g, ?::timestamptz + g * interval '1 millisecond' from generate_series(1, ?) g`,
+      [long, a.agent.id, at(0), MAX_TREE_COMMENTS + 1],
+    );
+    for (const id of [full, empty, long]) {
+      const old = await listComments(ctx.deps.query, id);
+      const body = readBody(await listCommentsJson(ctx.deps.query, id));
+      expect(body, id).to.equal(JSON.stringify({ data: old.tree, meta: old.meta }));
+      const r = await api('GET', `/posts/${id}/comments`);
+      expect(r.status).to.equal(200);
+      expect(r.text).to.equal(body);
+    }
+    const tree = JSON.parse(readBody(await listCommentsJson(ctx.deps.query, full))).data;
+    expect(tree.map((n: { id: string }) => n.id)).to.deep.equal([c1, c4, c7]);
+    expect(tree[0].replies.map((n: { id: string }) => n.id)).to.deep.equal([c2, c6]);
+    expect(tree[0].replies[0].replies[0].id).to.equal(c3);
+    expect(tree[1]).to.deep.include({ deleted: true, author: null, body: '[deleted]' });
+    const meta = JSON.parse(readBody(await listCommentsJson(ctx.deps.query, long))).meta;
+    expect(meta).to.deep.equal({ commentsCount: 0, returned: MAX_TREE_COMMENTS, truncated: true });
+    expect((await api('GET', '/posts/00000000-0000-4000-8000-000000000000/comments')).status).to.equal(404);
+  });
+
   it('POST /posts/:id/comments: 201 {id, postId, parentId}; reply interaction, post.commented event, scoring touch', async () => {
     const a = await newAgent();
     const b = await newAgent();
