@@ -130,7 +130,8 @@ async function timed(fn: () => Promise<unknown>): Promise<number> {
 const did = (r: IncrementalResult) =>
   `${r.changed} rows (${r.removed} left the window), ${r.facts} agents' facts changed in effect, ` +
   (r.mode === 'rows' ? `${r.core} core rows (of ${r.targets} agents), ` : `${r.targets} agents rescored, `) +
-  `${r.weights?.interactions ?? 0} rows scored, ${r.weights?.rewritten ?? 0} rewritten, ${r.reputations} reputations; ms: ` +
+  `${r.weights?.interactions ?? 0} rows scored, ${r.weights?.rewritten ?? 0} rewritten, ${r.reputations} reputations ` +
+  `(${r.clockRows} rows written by the clock stage); ms: ` +
   Object.entries({
     ...r.stages,
     ...Object.fromEntries(Object.entries(r.weights?.ms ?? {}).map(([k, v]) => ['w.' + k, v])),

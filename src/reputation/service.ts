@@ -3,8 +3,10 @@ import { TtlCache } from '../cache/ttl';
 import { jsonBytes } from '../http/json-bytes';
 import { currentWeek } from '../leaderboards/service';
 import { notFound } from '../errors';
-import { COLLUSION, DEFAULT_MODEL, LEADERBOARD, Model, REPUTATION, WEIGHTS } from '../scoring/policy';
+import { COLLUSION, DAY_MS, DEFAULT_MODEL, LEADERBOARD, Model, REPUTATION, WEIGHTS } from '../scoring/policy';
 import { MODEL_TABLES } from '../scoring/reputation-run';
+import { trustAtAge, type ReputationComponents } from '../scoring/reputation';
+import { WINDOW_CLOCK } from '../scoring/watermark';
 import { windowStart } from '../scoring/stage-sql';
 import { statement, type Query, type Statement } from '../db/query';
 
@@ -96,11 +98,12 @@ async function explain(db: Knex, agentId: string, now: Date, components: StoredC
  * snapshots change only when the scoring worker recomputes them (about every 30 and 15 minutes),
  * so 30 s of TTL, a sixtieth of that period, serve nearly every read from memory (5 s missed
  * every handle's entry 6 times as often: 0.56 against 0.67 of the bare route in an A/B,
- * BENCHMARKS.md). Each entry is tagged with its agent (reputationTags): a scoring run's `scores`
- * listing the agents it rescored drops only theirs; a run that cannot tell (`scores` without a
- * list), a snapshot (`snapshots`) or an agent's change (`agents`: a suspension), by any process
- * (worker, CLI, web), empties it in every process once committed (src/caches.ts); the TTL bounds
- * a lost notification. Unknown handles are not cached.
+ * BENCHMARKS.md). Each entry is tagged with its agent (reputationTags): a scoring run at the
+ * previous run's clock announces `scores` listing the agents it rescored, which drops only theirs;
+ * a run with a new clock (every body shows values at the run's clock: atRunClock), a run that
+ * cannot tell (`scores` without a list), a snapshot (`snapshots`) or an agent's change (`agents`:
+ * a suspension), by any process (worker, CLI, web), empties it in every process once committed
+ * (src/caches.ts); the TTL bounds a lost notification. Unknown handles are not cached.
  */
 export const REPUTATION_CACHE_TTL_MS = 30_000;
 export type AchievementsCache = TtlCache<Map<string, { final: Placement[]; live: Placement[] }>>;
@@ -156,34 +159,60 @@ async function allAchievements(db: Knex, cache: AchievementsCache, now: Date, mo
   });
 }
 
-/** The agent and its stored score (null columns until the first computation), per model: one named statement each. */
+/**
+ * The agent and its stored score (null columns until the first computation), per model, with the
+ * agent's creation time and the clock of the latest completed scoring run (run_at: the window
+ * clock; null before the first run): one named statement each.
+ */
 interface AgentScoreRow {
   id: string;
   handle: string;
   status: string;
+  created_at: Date;
   rep_agent_id: string | null;
   score: number | null;
   components: StoredComponents | null;
   computed_at: Date | null;
+  run_at: Date | null;
 }
+const RUN_AT = `(select watermark from scoring_watermarks where name = '${WINDOW_CLOCK}') run_at`;
 const AGENT_SCORE_SQL: Record<Model, Statement<AgentScoreRow>> = {
   reputation_v1: statement<AgentScoreRow>(
     'reputation_agent_score_reputation_v1',
-    `select a.id, a.handle, a.status, r.agent_id as rep_agent_id, r.score, r.components, r.computed_at
+    `select a.id, a.handle, a.status, a.created_at, r.agent_id as rep_agent_id, r.score, r.components, r.computed_at, ${RUN_AT}
        from agents a left join reputation_scores r on r.agent_id = a.id
       where a.handle = ? limit 1`,
   ),
   // v2's row when it differs from v1's, else v1's with version 2 (see MODEL_TABLES).
   reputation_v2: statement<AgentScoreRow>(
     'reputation_agent_score_reputation_v2',
-    `select a.id, a.handle, a.status, r.agent_id as rep_agent_id, coalesce(r2.score, r.score) score,
+    `select a.id, a.handle, a.status, a.created_at, r.agent_id as rep_agent_id, coalesce(r2.score, r.score) score,
         coalesce(r2.components, jsonb_set(r.components, '{version}', to_jsonb(${MODEL_TABLES.reputation_v2.version}))) components,
-        coalesce(r2.computed_at, r.computed_at) computed_at
+        coalesce(r2.computed_at, r.computed_at) computed_at, ${RUN_AT}
        from agents a left join reputation_scores r on r.agent_id = a.id
        left join ${MODEL_TABLES.reputation_v2.scores} r2 on r2.agent_id = a.id
       where a.handle = ? limit 1`,
   ),
 };
+
+/**
+ * A stored reputation as the latest run's clock shows it (docs/scoring.md, "Reputations at the
+ * run's clock"): a run stores the parts the clock does not move (TRUST's facts among them) and each
+ * integer total, kept exact by the due time of its next change (clock_due_at); TRUST's 2-decimal
+ * score and the whole-day age move with the clock alone and are computed here, by the formula, at
+ * the run's clock, which is also `computedAt`. What this gives is what a full recompute at that
+ * clock stores. A row without TRUST's facts (never written by a run) is shown as stored.
+ */
+export function atRunClock(row: Pick<AgentScoreRow, 'score' | 'components' | 'computed_at' | 'created_at' | 'run_at'>) {
+  const { components, run_at: runAt } = row;
+  const facts = components?.trust;
+  if (runAt && facts && typeof facts.goodStanding === 'boolean') {
+    const ageDays = (new Date(runAt).getTime() - new Date(row.created_at).getTime()) / DAY_MS;
+    // In place: the stored keys keep their order.
+    Object.assign(facts, trustAtAge(facts as ReputationComponents['trust'], ageDays));
+  }
+  return { score: row.score as number, components, computed_at: (runAt ?? row.computed_at) as Date };
+}
 
 /**
  * GET /agents/{handle}/reputation as its serialized body, with the tags to store it with (the
@@ -237,9 +266,7 @@ async function readReputation(
   // One round trip: the agent and its stored score (null columns until the first computation).
   const agent = (await query(AGENT_SCORE_SQL[model], [h])).rows[0];
   if (!agent) throw notFound('Agent');
-  const rep = agent.rep_agent_id
-    ? { score: agent.score as number, components: agent.components, computed_at: agent.computed_at as Date }
-    : undefined;
+  const rep = agent.rep_agent_id ? atRunClock(agent) : undefined;
   const suspended = agent.status === 'suspended';
   const data: Record<string, unknown> = {
     handle: '@' + agent.handle,

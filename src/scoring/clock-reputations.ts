@@ -7,12 +7,15 @@ import { crossedMilestonesSql, milestoneInsertSql } from './milestones';
 import { CLOCK_DUE_SLACK } from './reputation';
 
 /**
- * Reputations that only the clock (or the agent's own standing) moves, recomputed in PostgreSQL
- * from the stored base (QUALITY + ENGAGEMENT + REACH, unrounded, per model): TRUST, the total and
- * the trust part of the components, bit for bit what computeReputation (reputation.ts) gives.
- * Nothing crosses to Node: tens of thousands of agents move every 30 minutes (each one under 90
- * days old, each one whose whole-day age changes), and reading, comparing and writing back their
- * components in Node cost about 65 µs each.
+ * Stored reputations that only the clock (or the agent's own standing) moves, recomputed in
+ * PostgreSQL from the stored base (QUALITY + ENGAGEMENT + REACH, unrounded, per model): TRUST, the
+ * total and the trust part of the components, bit for bit what computeReputation (reputation.ts)
+ * gives. Readers compose TRUST's score and the whole-day age at the latest run's clock themselves
+ * (atRunClock, src/reputation/service.ts), so a run comes here only for the agents whose stored
+ * integer total the clock moves (due by clock_due_at: about every 1.5 days per agent under 90 days
+ * old, for its milestones and reputation_v2's rows) or whose strikes entered or left the window.
+ * Nothing crosses to Node: reading, comparing and writing back components there cost about 65 µs
+ * per agent.
  *
  * Float8 in PostgreSQL is the same IEEE double as a JS number, so the formula's operations, done
  * in the same order, give the same values. Three things differ and are written out:
@@ -46,12 +49,13 @@ const f8 = (n: number) => `${n}::float8`;
 export function clockScoresSql(src: string): string {
   const total = (base: string) =>
     `case when ${base} is null then null when x.susp then 0 else greatest(${REPUTATION.min}, least(${REPUTATION.max}, ${jsRound(`${base} + t.t`)}))::int end`;
-  // clockDueMs's days to each value's next rounding boundary (least() skips a null base).
-  const until = (x: string, scale: number) =>
-    `((${jsRound(`(${x}) * ${f8(scale)}`)} + ${f8(0.5)}) / ${f8(scale)} - (${x}) - (abs(${x}) + 1) * ${f8(CLOCK_DUE_SLACK)}) / r.rate`;
-  const days = `case when d.age < ${f8(T.ageFullDays)} then least(floor(d.age) + 1 - d.age, greatest(${f8(0)}, least(${f8(T.ageFullDays)} - d.age,
-        ${until('t.t', 100)}, ${until('x.base + t.t', 1)}, ${until('x.base_v2 + t.t', 1)})))
-      else floor(d.age) + 1 - d.age end`;
+  // clockDueMs's days to each total's next rounding boundary (least() skips a null base); from 90
+  // days of age on, never (to_timestamp gives infinity).
+  const until = (x: string) =>
+    `(${jsRound(x)} + ${f8(0.5)} - (${x}) - (abs(${x}) + 1) * ${f8(CLOCK_DUE_SLACK)}) / r.rate`;
+  const days = `case when d.age < ${f8(T.ageFullDays)} then greatest(${f8(0)}, least(${f8(T.ageFullDays)} - d.age,
+        ${until('x.base + t.t')}, ${until('x.base_v2 + t.t')}))
+      else 'infinity'::float8 end`;
   return `select x.*, t.t,
       jsonb_build_object('score', (${jsRound(`t.t * ${f8(100)}`)} / ${f8(100)})::numeric, 'max', ${T.max},
         'verifiedOwnerEmail', x.ver, 'agentAgeDays', greatest(0, floor(d.age))::int, 'officialConnector', x.off,
@@ -81,8 +85,8 @@ export async function recomputeClockReputations(
   now: Date,
   agents: string[],
   models: readonly Model[] = MODELS,
-): Promise<{ agents: number; milestones: number; rest: string[] }> {
-  if (agents.length === 0) return { agents: 0, milestones: 0, rest: [] };
+): Promise<{ agents: number; milestones: number; written: number; rest: string[] }> {
+  if (agents.length === 0) return { agents: 0, milestones: 0, written: 0, rest: [] };
   const withV2 = models.includes('reputation_v2');
   await tuneScoped(trx);
   const [t1, t2] = [MODEL_TABLES.reputation_v1, MODEL_TABLES.reputation_v2];
@@ -151,9 +155,10 @@ export async function recomputeClockReputations(
      ),
      ms as (${milestoneInsertSql('up u')} returning 1)${withV2 ? v2Writes : ''}
      select (select count(*) from n)::int done, (select count(*) from ms)::int milestones,
+       ((select count(*) from w1)${withV2 ? ' + (select count(*) from w2) + (select count(*) from gone)' : ''})::int written,
        array(select id from f where not ok) rest`,
     { ws: windowStart(now), now, nowMs: now.getTime(), agents },
   );
   const row = r.rows[0];
-  return { agents: row.done, milestones: row.milestones, rest: row.rest };
+  return { agents: row.done, milestones: row.milestones, written: row.written, rest: row.rest };
 }

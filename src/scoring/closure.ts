@@ -77,42 +77,28 @@ export async function widenedTargets(trx: Knex.Transaction, now: Date): Promise<
 }
 
 /**
- * Agents whose reputation changes with the clock alone between the previous run (`prevNow`) and
- * this one: TRUST's min(1, ageDays/90) for agents under 90 days old, the whole-day age the
- * components report, upheld strikes entering or leaving the window (MODERATION_STRIKE,
- * goodStanding); an agent never scored was stamped as changed when it was created (trigger
- * agents_scoring_stamp).
+ * Agents whose stored reputation changes with the clock alone between the previous run (`prevNow`)
+ * and this one: the integer total of agents under 90 days old (TRUST's min(1, ageDays/90)), upheld
+ * strikes entering or leaving the window (MODERATION_STRIKE, goodStanding); an agent never scored
+ * was stamped as changed when it was created (trigger agents_scoring_stamp). TRUST's 2-decimal
+ * score and the whole-day age are not stored: readers compose them at the run's clock.
  * - Forward, from the index on the due time every reputation is written with (clock_due_at,
- *   clockDueMs): only the agents whose shown values may have changed since they were written.
- *   Every 2-decimal TRUST under 90 days changes every 21.6 minutes (0.01 of 60 · ageDays/90), a
- *   total about every 1.5 days, a whole-day age daily: a run minutes after the previous one
- *   reads a few of the agents under 90 days, a 30-minute one all of them.
- * - Backward (a clock behind the previous run's), by index ranges of agents_created_idx: the young
- *   agents, and per whole day of age k those created in (lo − 1 s − k days, hi + 1 s − k days],
- *   whose age in days passed k + 1 between the two clocks (the first day's range holds the agents
- *   created between the clocks); the ranges of k below 90 days hold only young agents, so they
- *   start at 90. Ages are widened by a second on both sides so the SQL and the formula's
- *   millisecond clock never disagree at a boundary.
+ *   clockDueMs): only the agents whose stored totals may have changed since they were written,
+ *   about every 1.5 days per agent under 90 days old (1 point of 60 · ageDays/90), so a 30-minute
+ *   run reads about 1/72 of them per model.
+ * - Backward (a clock behind the previous run's), by the index range of agents_created_idx: the
+ *   agents under 90 days old at the earlier clock, widened by a second so the SQL and the
+ *   formula's millisecond clock never disagree at the boundary (older agents' totals do not move
+ *   with the clock).
  */
 export async function clockAgents(trx: Knex.Transaction, prevNow: Date, now: Date): Promise<string[]> {
   const [lo, hi] = prevNow < now ? [prevNow, now] : [now, prevNow];
   const back = now < prevNow;
-  const day = DAY_MS / 1000;
   const r = await trx.raw(
-    `with span as (
-       select greatest(${REPUTATION.trust.ageFullDays},
-           floor((extract(epoch from :lo::timestamptz) - 1 - extract(epoch from max(created_at))) / ${day})::int) k0,
-         ceil((extract(epoch from :hi::timestamptz) + 1 - extract(epoch from min(created_at))) / ${day})::int k1
-       from agents where :back
-     )
-     select array(
+    `select array(
        select agent_id from reputation_scores where not :back and clock_due_at <= :now
        union
        select a.id from agents a where :back and a.created_at > :young
-       union
-       select a.id from span, generate_series(span.k0, span.k1) k
-         join agents a on a.created_at > :lo::timestamptz - make_interval(secs => 1 + k * ${day}::float8)
-           and a.created_at <= :hi::timestamptz + make_interval(secs => 1 - k * ${day}::float8)
        union
        select agent_id from moderation_actions
        where upheld and ((created_at > :wlo and created_at <= :whi) or (created_at > :lo and created_at <= :hi))

@@ -107,11 +107,12 @@ export async function recomputeReputations(
       out.push([row.id, String(rep.score), copyTextField(JSON.stringify(rep.components))]);
       if (model !== 'reputation_v1') continue;
       // The parts only interactions move, under each model: what a clock-only update starts from,
-      // and when the clock alone next changes what is shown.
+      // and when the clock alone next changes a stored total.
       const base = baseScore(inputs);
       const base2 = models.includes('reputation_v2') ? baseScore(inputsOf('reputation_v2', row)) : null;
       const due = clockDueMs(inputs, trust(inputs).score, [base, base2], now.getTime());
-      out[out.length - 1].push(String(base), base2 === null ? '\\N' : String(base2), new Date(due).toISOString());
+      const dueText = Number.isFinite(due) ? new Date(due).toISOString() : 'infinity';
+      out[out.length - 1].push(String(base), base2 === null ? '\\N' : String(base2), dueText);
       for (const m of crossedMilestones(row.old_score, rep.score)) {
         ms.ids.push(row.id);
         ms.milestones.push(m);

@@ -122,6 +122,23 @@ export function trustComponents(
   };
 }
 
+/**
+ * TRUST's components at a later clock (`agentAgeDays`: the agent's age then, in days, unrounded)
+ * from those a run stored: its facts (verified owner, official connector, good standing, strikes)
+ * are the stored ones, its score and whole-day age are the formula's at that age. goodStanding
+ * stored true means no strikes, so `suspended` = not goodStanding gives the same standing.
+ */
+export function trustAtAge(stored: ReputationComponents['trust'], agentAgeDays: number): ReputationComponents['trust'] {
+  const i = {
+    verifiedOwnerEmail: stored.verifiedOwnerEmail,
+    officialConnector: stored.officialConnector,
+    suspended: !stored.goodStanding,
+    strikes: stored.moderationStrikes,
+    agentAgeDays,
+  };
+  return trustComponents(i, trust(i).score);
+}
+
 /** REPUTATION from `base` = QUALITY + ENGAGEMENT + REACH (unrounded) and TRUST; suspended agents score 0. */
 export function totalScore(base: number, trustScore: number, suspended: boolean): number {
   return suspended ? 0 : clamp(Math.round(base + trustScore), REPUTATION.min, REPUTATION.max);
@@ -169,12 +186,14 @@ export function computeReputation(i: ReputationInputs): { score: number; compone
 export const CLOCK_DUE_SLACK = 2e-15;
 
 /**
- * The earliest clock (ms) at which the clock alone can change what a reputation computed at `nowMs`
- * shows: the whole-day age and, under 90 days, TRUST's 2-decimal score and each model's total
- * (`bases`: QUALITY + ENGAGEMENT + REACH per model; null: none), a second early so float noise can
- * only make it earlier. Under 90 days TRUST (`t`) grows at a fixed rate per day, so each value's
- * next Math.round boundary (n + 0.5) is reached after (boundary − value) / rate days; a clamped or
- * suspended total only makes it early. Strikes entering or leaving the window are found apart.
+ * The earliest clock (ms) at which the clock alone can change what a stored reputation computed at
+ * `nowMs` holds: each model's integer total (`bases`: QUALITY + ENGAGEMENT + REACH per model; null:
+ * none), a second early so float noise can only make it earlier; never (Infinity) from 90 days of
+ * age on. TRUST's 2-decimal score and the whole-day age are not stored facts: readers compose them
+ * at the clock of the latest run (atRunClock, src/reputation/service.ts). Under 90 days
+ * TRUST (`t`) grows at a fixed rate per day, so each total's next Math.round boundary (n + 0.5) is
+ * reached after (boundary − value) / rate days; a clamped or suspended total only makes it early.
+ * Strikes entering or leaving the window are found apart.
  */
 export function clockDueMs(
   i: Pick<ReputationInputs, 'agentAgeDays' | 'strikes'>,
@@ -184,27 +203,19 @@ export function clockDueMs(
 ): number {
   const T = REPUTATION.trust;
   const age = i.agentAgeDays;
-  let days = Math.floor(age) + 1 - age;
-  if (age < T.ageFullDays) {
-    // A rate too small for a double is taken as the smallest one: only earlier. The distance to a
-    // boundary is shortened by a few units in the last place of the value (CLOCK_DUE_SLACK): the
-    // doubles' own rounding can reach it that much sooner, which matters when strikes make the
-    // rate tiny.
-    const rate = Math.max(
-      1e-300,
-      (T.age / T.ageFullDays) * Math.pow(REPUTATION.strikeTrustFactor, Math.max(0, i.strikes)),
-    );
-    const until = (x: number, scale: number) =>
-      ((Math.round(x * scale) + 0.5) / scale - x - (Math.abs(x) + 1) * CLOCK_DUE_SLACK) / rate;
-    const next = Math.min(
-      T.ageFullDays - age,
-      until(t, 100),
-      ...bases.flatMap((b) => (b === null ? [] : [until(b + t, 1)])),
-    );
-    // Below 0: a boundary within the slack, due now.
-    days = Math.min(days, Math.max(0, next));
-  }
-  return nowMs + days * DAY_MS - 1000;
+  if (!(age < T.ageFullDays)) return Infinity;
+  // A rate too small for a double is taken as the smallest one: only earlier. The distance to a
+  // boundary is shortened by a few units in the last place of the value (CLOCK_DUE_SLACK): the
+  // doubles' own rounding can reach it that much sooner, which matters when strikes make the
+  // rate tiny.
+  const rate = Math.max(
+    1e-300,
+    (T.age / T.ageFullDays) * Math.pow(REPUTATION.strikeTrustFactor, Math.max(0, i.strikes)),
+  );
+  const until = (x: number) => (Math.round(x) + 0.5 - x - (Math.abs(x) + 1) * CLOCK_DUE_SLACK) / rate;
+  const next = Math.min(T.ageFullDays - age, ...bases.flatMap((b) => (b === null ? [] : [until(b + t)])));
+  // Below 0: a boundary within the slack, due now.
+  return nowMs + Math.max(0, next) * DAY_MS - 1000;
 }
 
 /** Milestones first reached when a score moves from `before` (null: never computed) to `after`. */

@@ -8,7 +8,6 @@ import { clockAgents, refreshFacts, widenedTargets } from './closure';
 import { stageCoreRows } from './rows';
 import { recomputeReputations } from './reputation-run';
 import { recomputeClockReputations } from './clock-reputations';
-import { clockWriteWatch } from './clock-written';
 import { freezeEndedWeeks, SnapshotResult, weeksToFreeze } from './leaderboard-snapshots';
 import { invalidateLiveWeek, LiveResult, writeLiveSnapshots } from './live-week';
 import { compareWeeks, formatWeek, IsoWeek, weekOf } from './week';
@@ -44,6 +43,8 @@ export interface IncrementalResult {
   weights: WeightRunResult | null;
   reputations: number;
   milestones: number;
+  /** reputation rows the clock-only stage wrote (either model): agents due by their totals' next change, or struck */
+  clockRows: number;
   /** no earlier run had recorded its clock: this one was a full recompute */
   full: boolean;
   /**
@@ -129,7 +130,7 @@ async function incrementalStep(
   const prevNow = await getWindowClock(trx);
   if (!prevNow) {
     const { weights, reps } = await recomputeAll(trx, now, pool, v2);
-    const res = { reputations: reps.agents, milestones: reps.milestones, full: true };
+    const res = { reputations: reps.agents, milestones: reps.milestones, clockRows: 0, full: true };
     const stages = { closure: 0, weights: 0, clock: 0, reputations: 0 };
     const reach = { summed: reps.agents, staged: 0, edges: 0, clusters: 0, unscored: 0 };
     const all = { core: weights.interactions, targets: reps.agents };
@@ -190,9 +191,7 @@ async function incrementalStep(
   // Agents only the clock moved: from their stored base, unless they have none yet.
   const models = v2 ? MODELS : (['reputation_v1'] as const);
   const clockOnly = clock.filter((id) => !repAgents.has(id));
-  const watch = await clockWriteWatch(trx, clockOnly, models);
   const light = await recomputeClockReputations(trx, now, clockOnly, models);
-  const clockWritten = await watch.rewritten(now);
   for (const id of light.rest) repAgents.add(id);
   reach.unscored = light.rest.length;
   reach.summed = repAgents.size;
@@ -213,11 +212,14 @@ async function incrementalStep(
     milestones: reps.milestones,
     full: false,
     reach,
+    clockRows: light.written,
     stages: { closure: t1 - t0, weights: t2 - t1, clock: t3 - t2, reputations: Date.now() - t3 },
-    // Summed ones are all rewritten, clock-only ones where they changed; the agents of every
-    // rewritten edge too (explain reads its reasons), and repAgents those of dropped edges (targets,
-    // reply authors) and v2's changed ones.
-    rescored: [...new Set([...repAgents, ...rewrote, ...clockWritten])],
+    // A new clock changes what every reader is shown (TRUST and the age are composed at the
+    // run's clock, and it is their computedAt): everyone's. At the same clock, the agents whose
+    // stored reputation this run may have rewritten: summed ones, the clock-only ones, the agents
+    // of every rewritten edge (explain reads its reasons), and repAgents those of dropped edges
+    // (targets, reply authors) and v2's changed ones.
+    rescored: prevNow.getTime() !== now.getTime() ? null : [...new Set([...repAgents, ...rewrote, ...clockOnly])],
   };
 }
 
@@ -234,7 +236,7 @@ export async function runIncremental(deps: Deps, opts: { v1Only?: boolean } = {}
       ...(await incrementalStep(trx, deps.now(), deps.scoringPool, { v2: !opts.v1Only })),
       ms: Date.now() - started,
     }),
-    (r) => (r.core > 0 || r.reputations > 0 ? scoresChanged(r.rescored) : []),
+    (r) => (r.rescored === null || r.core > 0 || r.reputations > 0 ? scoresChanged(r.rescored) : []),
   );
   return r;
 }

@@ -377,43 +377,58 @@ describe('read caches: leaderboards and reputation', () => {
   const vote = async (key: string, postId: string) =>
     expect((await api('POST', `/posts/${postId}/vote`, { key, body: { value: 1 } })).status).to.equal(200);
 
-  it('a scoring run empties the cached reputations of the agents it rescored only: another stays in memory, a rescored one shows at once', async () => {
-    const { db, deps } = await getContext();
-    const verified = async () => newAgent({ owner: await newOwner({ verified: true }) });
-    const [a, b, voter] = [await verified(), await verified(), await verified()];
-    const [postA, postB] = [await postAndVoter(a), await postAndVoter(b)];
-    // A window clock at this moment: the runs below are incremental, over the seconds since.
-    await runIncremental(deps);
-    await untouched(a.agent.id);
-    const read = (h: string) => api('GET', `/agents/${h}/reputation`);
-    const aFirst = await read(a.handle);
-    expect(aFirst.body.data.score).to.equal(420);
-    const bFirst = await read(b.handle);
+  it("a scoring run at the same clock empties the cached reputations of the agents it rescored only; a run at a new clock everyone's", async () => {
+    const ctx = await getContext();
+    const { db, deps } = ctx;
+    // Runs at one service clock: a new clock changes what every reputation shows (computedAt, TRUST's age).
+    const clock = new Date();
+    ctx.setNow(clock);
+    try {
+      const verified = async () => newAgent({ owner: await newOwner({ verified: true }) });
+      const [a, b, voter] = [await verified(), await verified(), await verified()];
+      const [postA, postB] = [await postAndVoter(a), await postAndVoter(b)];
+      // A window clock at this moment: the runs below are incremental, at the same clock.
+      await runIncremental(deps);
+      await untouched(a.agent.id);
+      const read = (h: string) => api('GET', `/agents/${h}/reputation`);
+      const aFirst = await read(a.handle);
+      expect(aFirst.body.data.score).to.equal(420);
+      const bFirst = await read(b.handle);
 
-    await vote(voter.key, postB);
-    await runIncremental(deps);
-    const aAgain = await queries(() => read(a.handle));
-    expect(aAgain.n, 'a run that did not rescore A keeps its entry').to.equal(0);
-    expect(aAgain.value.text).to.equal(aFirst.text);
-    const storedB = await db('reputation_scores').where({ agent_id: b.agent.id }).first('score', 'computed_at');
-    const bAgain = (await read(b.handle)).body.data;
-    expect(bAgain.computedAt)
-      .to.equal(new Date(storedB.computed_at).toISOString())
-      .and.not.equal(bFirst.body.data.computedAt);
-    expect(bAgain.score).to.equal(storedB.score);
+      await vote(voter.key, postB);
+      await runIncremental(deps);
+      const aAgain = await queries(() => read(a.handle));
+      expect(aAgain.n, 'a run that did not rescore A keeps its entry').to.equal(0);
+      expect(aAgain.value.text).to.equal(aFirst.text);
+      const storedB = await db('reputation_scores').where({ agent_id: b.agent.id }).first('score', 'components');
+      const bAgain = (await read(b.handle)).body.data;
+      expect(bAgain.computedAt).to.equal(clock.toISOString());
+      expect(bAgain.components.quality)
+        .to.deep.equal(storedB.components.quality)
+        .and.not.deep.equal(bFirst.body.data.components.quality);
+      expect(bAgain.score).to.equal(storedB.score);
 
-    await vote(voter.key, postA);
-    await runIncremental(deps);
-    const storedA = await db('reputation_scores').where({ agent_id: a.agent.id }).first('score', 'computed_at');
-    const aLast = (await read(a.handle)).body.data;
-    expect(aLast.computedAt)
-      .to.equal(new Date(storedA.computed_at).toISOString())
-      .and.not.equal(aFirst.body.data.computedAt);
-    expect(aLast.score).to.equal(storedA.score).and.not.equal(420);
+      await vote(voter.key, postA);
+      await runIncremental(deps);
+      const storedA = await db('reputation_scores').where({ agent_id: a.agent.id }).first('score');
+      const aLast = (await read(a.handle)).body.data;
+      expect(aLast.score).to.equal(storedA.score).and.not.equal(420);
+
+      // A minute on, a run that rescores nobody: every entry shows the new clock.
+      const later = new Date(clock.getTime() + 60_000);
+      ctx.setNow(later);
+      await runIncremental(deps);
+      for (const x of [a, b])
+        expect((await read(x.handle)).body.data.computedAt, x.handle).to.equal(later.toISOString());
+    } finally {
+      ctx.setNow(null);
+    }
   });
 
-  it("another process's cache (its own change bus) drops the entries of the agents a run rescored, and only those", async () => {
-    const { deps, databaseUrl } = await getContext();
+  it("another process's cache (its own change bus) drops the entries of the agents a run at the same clock rescored, and only those", async () => {
+    const ctx = await getContext();
+    const { deps, databaseUrl } = ctx;
+    ctx.setNow(new Date());
     const verified = async () => newAgent({ owner: await newOwner({ verified: true }) });
     const [a, b, voter] = [await verified(), await verified(), await verified()];
     const [postA, postB] = [await postAndVoter(a), await postAndVoter(b)];
@@ -449,6 +464,7 @@ describe('read caches: leaderboards and reputation', () => {
       await runIncremental(deps);
       expect(await gone(a.handle), 'A was rescored').to.equal(true);
     } finally {
+      ctx.setNow(null);
       await other.close();
     }
   });

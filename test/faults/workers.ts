@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { JobName } from '../../src/db/jobs';
 import type { ChildProcess } from 'child_process';
 import type { Knex } from 'knex';
@@ -10,6 +11,7 @@ import { rankCategory } from '../../src/scoring/leaderboard';
 import { parseWeek, weekStart } from '../../src/scoring/week';
 import { CATEGORIES } from '../../src/scoring/policy';
 import { outputOf, sleep, spawnEntry } from './harness';
+import { readerReputations } from '../helpers/reputations';
 
 /** Helpers of the worker-crash fault test: real worker processes and scoring-state checks. */
 
@@ -150,13 +152,15 @@ async function readState(db: Knex | Knex.Transaction): Promise<ScoringState> {
   const e = await db.raw(
     `select count(*)::int n, md5(coalesce(string_agg(interaction_id || ':' || weight || ':' || array_to_string(reasons, ','), ';' order by interaction_id), '')) md5 from scoring_edges`,
   );
-  const r = await db.raw(
-    `select count(*)::int n, md5(coalesce(string_agg(agent_id || ':' || score || ':' || components::text, ';' order by agent_id), '')) md5 from reputation_scores`,
-  );
+  // As readers get them: TRUST's score and the age at the last run's clock.
+  const reps = await readerReputations(db, 'reputation_scores');
+  const md5 = createHash('md5')
+    .update(reps.map((x) => `${x.id}:${x.score}:${JSON.stringify(x.components)}`).join(';'))
+    .digest('hex');
   const s = await db.raw(`select week, category, status, entries from leaderboard_snapshots`);
   const snapshots = new Map<string, { status: string; entries: unknown }>();
   for (const row of s.rows) snapshots.set(`${row.week}/${row.category}`, { status: row.status, entries: row.entries });
-  return { edges: e.rows[0], reputations: r.rows[0], snapshots };
+  return { edges: e.rows[0], reputations: { n: reps.length, md5 }, snapshots };
 }
 
 export const storedState = (db: Knex) => readState(db);

@@ -166,7 +166,7 @@ describe('scoring: clock-only reputation updates in SQL equal computeReputation'
     expect(got).to.deep.equal(totals);
   });
 
-  it('the due time (clockDueMs, and in SQL) is never after the first change the clock alone makes, and close to it', async () => {
+  it('the due time (clockDueMs, and in SQL) is never after the first change the clock alone makes to a stored total, and close to it', async () => {
     const rng = prng(114);
     const nowMs = Date.parse('2041-05-06T07:08:09.123Z');
     const cols = { ver: [] as boolean[], off: [] as boolean[], susp: [] as boolean[], strikes: [] as number[] };
@@ -184,21 +184,25 @@ describe('scoring: clock-only reputation updates in SQL equal computeReputation'
       const t = trust(i).score;
       const b = base(rng, t);
       const b2 = rng.chance(0.1) ? null : rng.chance(0.4) ? b : base(rng, t);
-      // What a reader sees at clock m: TRUST's components and both totals (strikes held: they move apart).
+      // What a run stores at clock m that the clock moves: both totals (strikes held: they move
+      // apart). TRUST's score and the whole-day age are composed by readers.
       const view = (m: number) => {
         const x = { ...facts, agentAgeDays: (m - created) / DAY_MS };
         const tm = trust(x).score;
         const tot = (y: number | null) => (y === null ? null : totalScore(y, tm, x.suspended));
-        return JSON.stringify([trustComponents(x, tm), tot(b), tot(b2)]);
+        return JSON.stringify([tot(b), tot(b2)]);
       };
-      // The first millisecond it differs from now's (it only moves forward: a binary search).
+      // The first millisecond it differs from now's (totals only grow with age: a binary search),
+      // Infinity where it does not within 100 days (past the 90-day cap it never does).
       const seen = view(nowMs);
-      let [lo, hi] = [nowMs, nowMs + 2 * DAY_MS];
-      while (hi - lo > 1) {
-        const mid = Math.floor((lo + hi) / 2);
-        if (view(mid) === seen) lo = mid;
-        else hi = mid;
-      }
+      let [lo, hi] = [nowMs, nowMs + 100 * DAY_MS];
+      if (view(hi) === seen) hi = Infinity;
+      else
+        while (hi - lo > 1) {
+          const mid = Math.floor((lo + hi) / 2);
+          if (view(mid) === seen) lo = mid;
+          else hi = mid;
+        }
       const at = JSON.stringify({ ...i, t, b, b2 });
       // Shown values that move (not clamped nor suspended) of unstruck agents under 89 days.
       const moving = (y: number | null) => y === null || (y + t > 0 && y + t < 999);
@@ -216,12 +220,20 @@ describe('scoring: clock-only reputation updates in SQL equal computeReputation'
     const src = `(select * from unnest(:ver::bool[], :off::bool[], :susp::bool[], :strikes::int[], :created::float8[],
       :base::float8[], :base2::float8[]) with ordinality u(ver, off, susp, strikes, created_ms, base, base_v2, n))`;
     const r = await db.raw(`select n, due from (${clockScoresSql(src)}) s order by n`, { ...cols, ...more, nowMs });
-    const late = cases.filter((c, k) => c.js > c.change || r.rows[k].due.getTime() > c.change);
+    // node-pg reads timestamptz 'infinity' as the number Infinity.
+    const sqlDue = (k: number): number => {
+      const d: Date | number = r.rows[k].due;
+      return typeof d === 'number' ? d : d.getTime();
+    };
+    const late = cases.filter((c, k) => c.js > c.change || sqlDue(k) > c.change);
     expect(late.slice(0, 3), 'due after the change').to.deep.equal([]);
     for (const [k, c] of cases.entries()) {
       expect(c.js).to.be.at.least(nowMs - 1001);
-      expect(Math.abs(r.rows[k].due.getTime() - c.js), 'SQL and JS due times').to.be.at.most(1);
+      if (c.js === Infinity) expect(sqlDue(k), 'SQL due time never').to.equal(Infinity);
+      else expect(Math.abs(sqlDue(k) - c.js), 'SQL and JS due times').to.be.at.most(1);
     }
+    // Agents of 90 days or more are never due by the clock (their totals no longer move).
+    expect(cases.filter((c) => c.js === Infinity).length).to.be.greaterThan(100);
     // Unstruck agents under 89 days whose totals move are due within 2 s of their change: runs read them no sooner.
     const young = cases.filter((c) => c.young);
     expect(young.filter((c) => c.change - c.js <= 2000).length / young.length).to.be.greaterThan(0.99);
@@ -462,7 +474,7 @@ describe('scoring: clock-only reputation updates in SQL equal computeReputation'
     expect(await versions()).to.deep.equal(kept);
   });
 
-  it('clockAgents finds those due by the clock, back in time the young and those whose whole-day age changed, and strikes at the edges', async () => {
+  it('clockAgents finds those due by the clock, back in time the young, and strikes at the edges', async () => {
     const rng = prng(11);
     const us = (d: Date) => BigInt(d.getTime()) * 1000n;
     const DAY_US = BigInt(DAY_MS) * 1000n;
@@ -533,14 +545,12 @@ describe('scoring: clock-only reputation updates in SQL equal computeReputation'
           });
         const back = loClock > hiClock;
         const young = createdUs > us(lo) - BigInt(REPUTATION.trust.ageFullDays) * DAY_US - 1_000_000n;
-        const dayMoved =
-          floorDiv(us(lo) - createdUs - 1_000_000n, DAY_US) !== floorDiv(us(hi) - createdUs + 1_000_000n, DAY_US);
         const struck =
           strike !== null &&
           ((strike > windowStartMs(lo) && strike <= windowStartMs(hi)) ||
             (strike > lo.getTime() && strike <= hi.getTime()));
         // Forward, what is due by the clock; backward, by creation time.
-        if ((back ? young || dayMoved : due !== null && due <= hi.getTime()) || struck) expected.push(row.id);
+        if ((back ? young : due !== null && due <= hi.getTime()) || struck) expected.push(row.id);
       }
       const got = await db.transaction((trx) => clockAgents(trx, loClock, hiClock));
       const mine = new Set(ids);

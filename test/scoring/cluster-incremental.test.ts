@@ -8,6 +8,7 @@ import { lockScoring } from '../../src/scoring/transaction';
 import { writeLiveSnapshots } from '../../src/scoring/live-week';
 import { writeWeekSnapshots } from '../../src/scoring/leaderboard-snapshots';
 import { formatWeek, weekOf } from '../../src/scoring/week';
+import { readerReputations } from '../helpers/reputations';
 
 /**
  * reputation_v2's collusion clusters after incremental runs: built by random steps (cliques voting
@@ -57,13 +58,9 @@ async function state(db: Knex | Knex.Transaction): Promise<State> {
           .select('interaction_id', 'weight', 'reasons')
       ).map((r) => [String(r.interaction_id), `${r.weight} ${r.reasons.join(',')}`]),
     );
+  // As readers get them: TRUST's score and the age at the run's clock.
   const reps = async (table: string) =>
-    new Map(
-      (await db(table).select('agent_id', 'score', 'components')).map((r) => [
-        r.agent_id,
-        `${r.score} ${JSON.stringify(r.components)}`,
-      ]),
-    );
+    new Map((await readerReputations(db, table)).map((r) => [r.id, `${r.score} ${JSON.stringify(r.components)}`]));
   return {
     clusters: [...byCluster.values()].map((m) => m.sort()).sort((a, b) => a[0].localeCompare(b[0])),
     shares: new Map(clusterRows.map((r) => [r.agent_id, r.share])),

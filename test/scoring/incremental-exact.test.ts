@@ -19,6 +19,7 @@ import { SNAPSHOT_TABLES, weekTotals, weekTotalsV2, writeWeekSnapshots } from '.
 import { rankCategory } from '../../src/scoring/leaderboard';
 import { CATEGORIES, MODELS } from '../../src/scoring/policy';
 import { formatWeek, parseWeek, weekOf, weekStart } from '../../src/scoring/week';
+import { readerReputations } from '../helpers/reputations';
 
 /**
  * Property test of incremental scoring: random histories (votes, unvotes, flips, replies with
@@ -624,8 +625,8 @@ describe('scoring: every incremental run equals a full recompute (random histori
   async function stored() {
     const edges = (t: string) =>
       db.raw(`select interaction_id::text id, weight, reasons from ${t} order by interaction_id`).then((r) => r.rows);
-    const reps = (t: string) =>
-      db.raw(`select agent_id id, score, components from ${t} order by agent_id`).then((r) => r.rows);
+    // As readers get them: TRUST's score and the age at the run's clock.
+    const reps = (t: string) => readerReputations(db, t);
     const facts = await db.raw(
       `select a.id, coalesce(f.out_votes, 0) ov, coalesce(f.out_replies, 0) orp, coalesce(f.ext_owners, 0) ext,
          coalesce(f.follow_ring, false) ring
