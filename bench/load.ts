@@ -109,7 +109,7 @@ const AB_DIR = (() => {
 const REDIS = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 const ROOT = path.resolve(__dirname, '..');
 const USE_DIST = !process.argv.includes('--tsx') && fs.existsSync(path.join(ROOT, 'dist/src/server.js'));
-/** Also measure each read kind and the writes alone (short runs), to see where the time goes. */
+/** Also measure each read kind and the writes alone (short runs, once the worker's queue is drained), to see where the time goes. */
 const BREAKDOWN = process.argv.includes('--breakdown');
 /** Measurements to run: any of mixed, lb, rep, writes, floor, floor-limited, floor-reads, floor-contract (the mix's floors, FLOOR below); default mixed, lb, rep. */
 const ONLY = (() => {
@@ -1078,7 +1078,10 @@ async function main() {
         `writes alone: ${sentAlone.writes} of ${sentAlone.all} requests sent were writes (the agents' limits cap the rate; the rest were reads)`,
       );
     if (BREAKDOWN) {
-      // Each part alone, for profiling (short runs; writes keep to the same client-side schedule).
+      // Each part alone, for profiling (short runs; writes keep to the same client-side schedule),
+      // once the worker has run what the writes before scheduled: its scoring run's PostgreSQL
+      // backends would otherwise count as the reads' (a post read: 153 µs of PostgreSQL CPU beside it, 44-48 alone).
+      console.log(`\nbefore the parts alone: ${await drainJobs(url)}`);
       console.log(
         '\n| part (alone) | bytes/response | requests | req/s | p50 ms | p99 ms | p99.9 ms | error rate | 429 | 5xx | ratio to bare | |',
       );
