@@ -599,10 +599,13 @@ describe('scoring: every incremental run equals a full recompute (random histori
       }
       lastLive = false;
       checks++;
-      // The steps take milliseconds, well inside the watermark's overlap: every row written so far
-      // would be staged again by the next run, hiding what its reach misses. The full recompute
-      // above scored them all, so they move back past the overlap, as between real runs.
+      // The steps take milliseconds, well inside the watermark's overlap: every row written and
+      // every agent stamped as changed so far would be staged again by the next run, hiding what
+      // its reach misses (and every reputation would be summed again, never moved by the clock
+      // alone). The full recompute above scored them all, so they move back past the overlap, as
+      // between real runs.
       await db.raw(`update interactions set updated_at = updated_at - interval '1 hour'`);
+      await db.raw(`update scoring_agent_changes set at = at - interval '1 hour'`);
     }
 
     let checks = 0;

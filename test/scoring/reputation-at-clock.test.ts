@@ -127,6 +127,9 @@ describe('scoring: reputations shown at the latest run clock', function () {
       await runIncremental(deps);
       if ((await version(a.id)) !== v) writes++;
       const score = (await read('atclock_milestone', 'reputation_v1')).score;
+      expect(score, clock.now.toISOString()).to.equal(
+        computeReputation(idle((clock.now.getTime() - a.created.getTime()) / DAY_MS)).score,
+      );
       if (score === 100 && !reachedAt) reachedAt = clock.now;
     }
     expect(reachedAt).to.not.equal(null);
