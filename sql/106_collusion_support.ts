@@ -29,7 +29,12 @@ export async function up(knex: Knex): Promise<void> {
     create table scoring_build_support (like scoring_support including all);
     create table scoring_build_cluster_candidates (like scoring_cluster_candidates including all);
   `);
-  await rebuildSupport(knex, { rows: windowRows('true'), edges: 'scoring_edges', ...SUPPORT }, new Date());
+  // The mutual supporters' counts come with sql/119, which builds them.
+  await rebuildSupport(
+    knex,
+    { rows: windowRows('true'), edges: 'scoring_edges', support: SUPPORT.support, candidates: SUPPORT.candidates },
+    new Date(),
+  );
 }
 
 export async function down(knex: Knex): Promise<void> {

@@ -11,6 +11,8 @@ export const BUILD = {
   /** reputation_v2's support graph (collusion-support.ts) */
   support: 'scoring_build_support',
   candidates: 'scoring_build_cluster_candidates',
+  /** each agent's count of mutual supporters in the support graph */
+  mutual: 'scoring_build_support_mutual',
   reputation: { reputation_v1: 'scoring_build_reputation', reputation_v2: 'scoring_build_reputation_v2' } as Record<
     Model,
     string
@@ -26,6 +28,7 @@ export const SWAPS: readonly [live: string, built: string][] = [
   ['scoring_clusters', BUILD.clusters],
   ['scoring_support', BUILD.support],
   ['scoring_cluster_candidates', BUILD.candidates],
+  ['scoring_support_mutual', BUILD.mutual],
   ['reputation_scores', BUILD.reputation.reputation_v1],
   ['reputation_scores_v2', BUILD.reputation.reputation_v2],
 ];

@@ -198,7 +198,13 @@ export async function clustersOfBuild(
 ): Promise<{ clusters: number; members: number; edges: number }> {
   await rebuildSupport(
     trx,
-    { rows: windowRows('true'), edges: BUILD.edges, support: BUILD.support, candidates: BUILD.candidates },
+    {
+      rows: windowRows('true'),
+      edges: BUILD.edges,
+      support: BUILD.support,
+      candidates: BUILD.candidates,
+      mutual: BUILD.mutual,
+    },
     now,
   );
   await trx.raw('drop table if exists sc_ag');

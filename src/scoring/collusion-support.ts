@@ -27,7 +27,14 @@ export function windowRows(where: string): string {
 }
 
 /** The live tables of the support graph (a fleet run builds others, swapped in on publication). */
-export const SUPPORT = { support: 'scoring_support', candidates: 'scoring_cluster_candidates' } as const;
+export const SUPPORT = {
+  support: 'scoring_support',
+  candidates: 'scoring_cluster_candidates',
+  mutual: 'scoring_support_mutual',
+} as const;
+
+/** A support graph's tables: its pairs, its candidates and each agent's count of mutual supporters. */
+export type SupportTables = { support: string; candidates: string; mutual?: string };
 
 /**
  * Support pairs of `rows` (id, a, t, kind, value) with their stored v1 weights in `edges`: exactly
@@ -44,7 +51,7 @@ const CANDIDATE_TEST = (received: string, mutual: string, inside: string) =>
   `${mutual} >= ${COLLUSION.minMutualSupporters} and ${inside} >= ${COLLUSION.minSelfSupportShare} * ${received} - ${CANDIDATE_SLACK}`;
 
 /** Every candidate, from the pairs stored in `t.support` (full runs: one pass, hashed). */
-const allCandidates = (t: { support: string; candidates: string }) => `
+const allCandidates = (t: SupportTables) => `
   insert into ${t.candidates} (agent_id, received)
   select s.t, sum(s.weight)
   from ${t.support} s left join ${t.support} r on r.t = s.a and r.a = s.t
@@ -53,27 +60,22 @@ const allCandidates = (t: { support: string; candidates: string }) => `
 
 /**
  * The candidates among `:ends` (scoped runs), read by index, never the whole graph (joined as one
- * set, the planner hashed every pair of the window). First the ends with 2 mutual supporters: per
- * end, what it receives (primary key range, by actor) merged with what it gives (scoring_support
- * (a, t), by target), index-only; a popular agent receives many pairs but supports back few. Then
- * the few left are tested with their received pairs' weights, each probed for its reverse.
+ * set, the ends' pairs and their reverses planned a hash of every pair of the window). An end
+ * needs 2 mutual supporters: their count is kept per agent (scoring_support_mutual, an exact
+ * integer), so only the few ends that have 2 are tested, with their received pairs' weights, each
+ * probed for its reverse.
  */
 const CANDIDATES_OF_ENDS = `
-  with m as materialized (
-    select e.t from unnest(:ends::uuid[]) e(t), lateral (
-      select count(*) n from scoring_support s join scoring_support o on o.a = e.t and o.t = s.a where s.t = e.t
-    ) m
-    where m.n >= ${COLLUSION.minMutualSupporters}
-  )
   insert into scoring_cluster_candidates (agent_id, received)
-  select m.t, x.received
-  from m, lateral (
+  select m.agent_id, x.received
+  from scoring_support_mutual m, lateral (
     select sum(s.weight) received, count(r.w) mutual, coalesce(sum(s.weight) filter (where r.w is not null), 0) inside
     from scoring_support s
     left join lateral (select r.weight w from scoring_support r where r.t = s.a and r.a = s.t offset 0) r on true
-    where s.t = m.t
+    where s.t = m.agent_id
   ) x
-  where ${CANDIDATE_TEST('x.received', 'x.mutual', 'x.inside')}`;
+  where m.agent_id = any(:ends::uuid[]) and m.n >= ${COLLUSION.minMutualSupporters}
+    and ${CANDIDATE_TEST('x.received', 'x.mutual', 'x.inside')}`;
 
 /**
  * Full runs, fleet runs and the migration: the support graph again from `rows` (every window
@@ -81,20 +83,23 @@ const CANDIDATES_OF_ENDS = `
  */
 export async function rebuildSupport(
   db: Db,
-  t: { rows: string; edges: string; support: string; candidates: string },
+  t: SupportTables & { rows: string; edges: string },
   now: Date,
 ): Promise<void> {
-  await db.raw(`truncate ${t.support}, ${t.candidates}`);
-  // Bulk load without the indexes, then build each once (row-by-row inserts into a uuid index are slow).
+  await db.raw(`truncate ${[t.support, t.candidates, ...(t.mutual ? [t.mutual] : [])].join(', ')}`);
+  // Bulk load without the primary key, then build it once (row-by-row inserts into a uuid index are slow).
   await db.raw(`alter table ${t.support} drop constraint ${t.support}_pkey`);
-  await db.raw(`drop index if exists ${t.support}_a_idx`);
   await db.raw(`insert into ${t.support} (a, t, weight) ${pairsOf(t.rows, t.edges)}`, { ws: windowStart(now), now });
   await db.raw(`alter table ${t.support} add primary key (t, a)`);
-  // By actor: the pairs an agent gives (incremental runs' candidacy test, CANDIDATES_OF_ENDS).
-  await db.raw(`create index ${t.support}_a_idx on ${t.support} (a, t)`);
   await db.raw(`analyze ${t.support}`);
   await db.raw(allCandidates(t));
   await db.raw(`analyze ${t.candidates}`);
+  // Each agent's mutual supporters, counted (incremental runs keep the count: CANDIDATES_OF_ENDS).
+  if (t.mutual) {
+    await db.raw(`insert into ${t.mutual} (agent_id, n)
+      select s.t, count(*) from ${t.support} s join ${t.support} r on r.t = s.a and r.a = s.t group by s.t`);
+    await db.raw(`analyze ${t.mutual}`);
+  }
 }
 
 export interface ClusterUpdate {
@@ -136,7 +141,7 @@ export async function updateClusters(
     await trx.raw('analyze sc_sp');
     await trx.raw(
       `create temp table sc_sdiff on commit drop as
-       select coalesce(o.a, n.a) a, coalesce(o.t, n.t) t, n.weight
+       select coalesce(o.a, n.a) a, coalesce(o.t, n.t) t, n.weight, o.a is not null had
        from (select s.* from sc_sp p join scoring_support s on s.a = p.a and s.t = p.t) o
        full join (${pairsOf(`(select r.* from sc_sp p cross join lateral ${windowRows('i.actor_agent_id = p.a and i.target_agent_id = p.t')} r)`)}) n
          on n.a = o.a and n.t = o.t
@@ -146,13 +151,15 @@ export async function updateClusters(
   } else {
     await trx.raw(
       `create temp table sc_sdiff on commit drop as
-       select coalesce(o.a, n.a) a, coalesce(o.t, n.t) t, n.weight
+       select coalesce(o.a, n.a) a, coalesce(o.t, n.t) t, n.weight, o.a is not null had
        from (select s.* from unnest(:targets::uuid[]) x(t) join scoring_support s on s.t = x.t) o
        full join (${pairsOf('sc_r')}) n on n.a = o.a and n.t = o.t
        where o.weight is distinct from n.weight`,
       { targets: scope },
     );
   }
+  // Statistics: the joins below on the changed pairs plan as hashes, not a scan per row.
+  await trx.raw('analyze sc_sdiff');
   step('pairs');
   const ends: string[] = (await trx.raw('select array(select a from sc_sdiff union select t from sc_sdiff) ends'))
     .rows[0].ends;
@@ -178,6 +185,26 @@ export async function updateClusters(
     `insert into scoring_support (a, t, weight) select a, t, weight from sc_sdiff where weight is not null
      on conflict (a, t) do update set weight = excluded.weight`,
   );
+  // Mutual links that appeared count one more mutual supporter at each end; those gone, one less.
+  // Only a pair that appeared or went away can make or break one: per unordered pair of those,
+  // each direction now (stored) and before (as sc_sdiff had it, or as now if it did not change).
+  await trx.raw(
+    `with p as (select distinct least(a, t) x, greatest(a, t) y from sc_sdiff where had <> (weight is not null)),
+     s as (
+       select p.x, p.y, f.had fh, g.had gh,
+         exists (select 1 from scoring_support s where s.t = p.y and s.a = p.x) xy,
+         exists (select 1 from scoring_support s where s.t = p.x and s.a = p.y) yx
+       from p left join sc_sdiff f on f.a = p.x and f.t = p.y left join sc_sdiff g on g.a = p.y and g.t = p.x
+     ),
+     d as (
+       select x, y, case when xy and yx then 1 else -1 end dn from s
+       where (xy and yx) <> (coalesce(fh, xy) and coalesce(gh, yx))
+     )
+     insert into scoring_support_mutual as m (agent_id, n)
+     select agent, sum(dn) from (select x agent, dn from d union all select y, dn from d) z group by agent
+     on conflict (agent_id) do update set n = m.n + excluded.n`,
+  );
+  await trx.raw('delete from scoring_support_mutual where agent_id = any(:ends::uuid[]) and n = 0', { ends });
   step('support');
   await trx.raw('delete from scoring_cluster_candidates where agent_id = any(:ends::uuid[])', { ends });
   await trx.raw(CANDIDATES_OF_ENDS, { ends });

@@ -203,19 +203,14 @@ const WORK: Record<Phase, (trx: Knex.Transaction, deps: Deps, run: RunRow, part:
   },
 };
 
-/**
- * Swaps two tables of one shape by name, with their indexes' names (O(1), inside the publication):
- * the primary key, and the support graph's index by actor (sql/118), which rebuildSupport finds
- * by its table's name.
- */
+/** Swaps two tables of one shape by name, with their primary keys' names (O(1), inside the publication). */
 async function swapTables(trx: Knex.Transaction, live: string, built: string): Promise<void> {
   await trx.raw(`alter table ${live} rename to scoring_swap;
     alter table ${built} rename to ${live};
-    alter table scoring_swap rename to ${built};`);
-  for (const index of live === 'scoring_support' ? ['pkey', 'a_idx'] : ['pkey'])
-    await trx.raw(`alter index ${live}_${index} rename to scoring_swap_${index};
-      alter index ${built}_${index} rename to ${live}_${index};
-      alter index scoring_swap_${index} rename to ${built}_${index}`);
+    alter table scoring_swap rename to ${built};
+    alter index ${live}_pkey rename to scoring_swap_pkey;
+    alter index ${built}_pkey rename to ${live}_pkey;
+    alter index scoring_swap_pkey rename to ${built}_pkey`);
 }
 
 export type PartitionOutcome = 'done' | 'skipped';

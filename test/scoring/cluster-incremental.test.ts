@@ -38,6 +38,8 @@ type State = {
   shares: Map<string, number>;
   support: Map<string, number>;
   candidates: Map<string, number>;
+  /** each agent's count of mutual supporters, as kept */
+  mutual: Map<string, number>;
   v1: Map<string, string>;
   v2: Map<string, string>;
   rep1: Map<string, string>;
@@ -68,6 +70,7 @@ async function state(db: Knex | Knex.Transaction): Promise<State> {
     candidates: new Map(
       (await db('scoring_cluster_candidates').select('agent_id', 'received')).map((r) => [r.agent_id, r.received]),
     ),
+    mutual: new Map((await db('scoring_support_mutual').select('agent_id', 'n')).map((r) => [r.agent_id, r.n])),
     v1: await edges('scoring_edges'),
     v2: await edges('scoring_edges_v2'),
     rep1: await reps('reputation_scores'),
@@ -209,6 +212,7 @@ describe('scoring: reputation_v2 clusters after incremental runs equal a full re
     for (const [id, share] of full.shares) expect(inc.shares.get(id), `${step}: share`).to.be.closeTo(share, 1e-6);
     expectClose(inc.support, full.support, `${step}: support`);
     expectClose(inc.candidates, full.candidates, `${step}: candidates`);
+    expect(inc.mutual, `${step}: mutual supporters`).to.deep.equal(full.mutual);
     expect(inc.v2, `${step}: v2 weights`).to.deep.equal(full.v2);
     expect(inc.rep1, `${step}: reputation_v1`).to.deep.equal(full.rep1);
     expect(inc.rep2, `${step}: reputation_v2`).to.deep.equal(full.rep2);

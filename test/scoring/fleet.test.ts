@@ -46,6 +46,7 @@ describe('scoring: full recompute spread over the worker fleet', function () {
       // reputation_v2's support graph, which incremental runs go on from (sums to 1e-9: their order may differ)
       support: await q(`select a, t, round(weight::numeric, 9) w from scoring_support order by 1, 2`),
       candidates: await q(`select agent_id, round(received::numeric, 9) r from scoring_cluster_candidates order by 1`),
+      mutual: await q(`select agent_id, n from scoring_support_mutual order by 1`),
       reputations: await q(`select agent_id, score, components, computed_at from reputation_scores order by 1`),
       reputationsV2: await q(`select agent_id, score, components, computed_at from reputation_scores_v2 order by 1`),
       milestones: await q(
@@ -63,7 +64,7 @@ describe('scoring: full recompute spread over the worker fleet', function () {
   /** Back to unscored: what any run writes is removed. */
   async function reset(): Promise<void> {
     await db.raw(`truncate scoring_edges, scoring_edges_v2, scoring_clusters, scoring_support, scoring_cluster_candidates,
-      reputation_scores, reputation_scores_v2,
+      scoring_support_mutual, reputation_scores, reputation_scores_v2,
       brigade_flags, scoring_agent_facts, leaderboard_snapshots, leaderboard_snapshots_v2, scoring_watermarks`);
     await db.raw(`delete from notifications`);
     // A run a failed test left unfinished, and its jobs.

@@ -94,7 +94,7 @@ describe('scoring: every incremental run equals a full recompute (random histori
   for (const seed of SEEDS) {
     it(`seed ${seed}: ${STEPS} random steps`, async () => {
       await db.raw(`truncate owners, agents, scoring_edges, scoring_edges_v2, scoring_agent_facts, scoring_clusters,
-        scoring_support, scoring_cluster_candidates, scoring_watermarks, scoring_agent_changes, reputation_scores, reputation_scores_v2, leaderboard_snapshots, leaderboard_snapshots_v2 cascade`);
+        scoring_support, scoring_cluster_candidates, scoring_support_mutual, scoring_watermarks, scoring_agent_changes, reputation_scores, reputation_scores_v2, leaderboard_snapshots, leaderboard_snapshots_v2 cascade`);
       await db.raw(`delete from graphile_worker._private_jobs`);
       clock = new Date('2040-01-02T09:00:00Z');
       await history(prng(seed), seed);
@@ -637,7 +637,12 @@ describe('scoring: every incremental run equals a full recompute (random histori
     );
     return {
       v1: { edges: await edges('scoring_edges'), reputations: await reps('reputation_scores'), facts: facts.rows },
-      v2: { edges: await edges('scoring_edges_v2'), reputations: await reps('reputation_scores_v2') },
+      v2: {
+        edges: await edges('scoring_edges_v2'),
+        reputations: await reps('reputation_scores_v2'),
+        // each agent's count of mutual supporters, as kept (its cluster candidacy reads it)
+        mutual: (await db.raw(`select agent_id id, n from scoring_support_mutual order by agent_id`)).rows,
+      },
     };
   }
 
