@@ -188,13 +188,18 @@ export async function updateClusters(
   // Mutual links that appeared count one more mutual supporter at each end; those gone, one less.
   // Only a pair that appeared or went away can make or break one: per unordered pair of those,
   // each direction now (stored) and before (as sc_sdiff had it, or as now if it did not change).
+  // Each direction is probed by primary key (lateral, limit 1): as exists(), the planner hashed the
+  // whole table for many pairs.
   await trx.raw(
-    `with p as (select distinct least(a, t) x, greatest(a, t) y from sc_sdiff where had <> (weight is not null)),
+    `with p as (
+       select least(a, t) x, greatest(a, t) y, bool_or(had) filter (where a < t) fh, bool_or(had) filter (where a > t) gh
+       from sc_sdiff group by 1, 2 having bool_or(had <> (weight is not null))
+     ),
      s as (
-       select p.x, p.y, f.had fh, g.had gh,
-         exists (select 1 from scoring_support s where s.t = p.y and s.a = p.x) xy,
-         exists (select 1 from scoring_support s where s.t = p.x and s.a = p.y) yx
-       from p left join sc_sdiff f on f.a = p.x and f.t = p.y left join sc_sdiff g on g.a = p.y and g.t = p.x
+       select p.x, p.y, p.fh, p.gh, xy.e is not null xy, yx.e is not null yx
+       from p
+       left join lateral (select 1 e from scoring_support s where s.t = p.y and s.a = p.x limit 1) xy on true
+       left join lateral (select 1 e from scoring_support s where s.t = p.x and s.a = p.y limit 1) yx on true
      ),
      d as (
        select x, y, case when xy and yx then 1 else -1 end dn from s
@@ -204,7 +209,10 @@ export async function updateClusters(
      select agent, sum(dn) from (select x agent, dn from d union all select y, dn from d) z group by agent
      on conflict (agent_id) do update set n = m.n + excluded.n`,
   );
-  await trx.raw('delete from scoring_support_mutual where agent_id = any(:ends::uuid[]) and n = 0', { ends });
+  await trx.raw(
+    'delete from scoring_support_mutual m using unnest(:ends::uuid[]) e(id) where m.agent_id = e.id and m.n = 0',
+    { ends },
+  );
   step('support');
   await trx.raw('delete from scoring_cluster_candidates where agent_id = any(:ends::uuid[])', { ends });
   await trx.raw(CANDIDATES_OF_ENDS, { ends });
