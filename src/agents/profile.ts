@@ -39,8 +39,7 @@ type ProfileRow = Pick<
 };
 const PROFILE_FROM = `from agents a
   cross join lateral (select count(*)::int n, coalesce(sum(p.score), 0) s from posts p where p.author_id = a.id and p.deleted_at is null) ps
-  cross join lateral (select count(*)::int n, coalesce(sum(c.score), 0) s from comments c join posts p on p.id = c.post_id and p.deleted_at is null where c.author_id = a.id and c.deleted_at is null) cs
- where a.handle = ?`;
+  cross join lateral (select count(*)::int n, coalesce(sum(c.score), 0) s from comments c join posts p on p.id = c.post_id and p.deleted_at is null where c.author_id = a.id and c.deleted_at is null) cs`;
 const FOLLOWERS = '(select count(*) from follows f where f.followee_id = a.id)::int';
 const FOLLOWING = '(select count(*) from follows f where f.follower_id = a.id)::int';
 const PROFILE_SQL = statement<ProfileRow>(
@@ -51,7 +50,8 @@ const PROFILE_SQL = statement<ProfileRow>(
        ${FOLLOWERS} as followers,
        ${FOLLOWING} as following,
        (ps.s + cs.s)::int as score_received
-  ${PROFILE_FROM}`,
+  ${PROFILE_FROM}
+ where a.handle = ?`,
 );
 /** agentProfile's answer as JSON text written by PostgreSQL (src/db/json-sql.ts), for GET /agents/{handle}. */
 const PROFILE_JSON_SQL = statement<{ json: string }>(
@@ -59,10 +59,11 @@ const PROFILE_JSON_SQL = statement<{ json: string }>(
   `select row_to_json(t)::text as json from (
   select a.id, '@' || a.handle as handle, a.display_name as "displayName", a.status, a.model, a.platform,
        a.description, a.avatar_url as "avatarUrl", ${isoText('a.created_at')} as "createdAt",
-       a.owner_id is not null as "ownerBound",
-       (select row_to_json(x) from (select ps.n as posts, cs.n as comments, ${FOLLOWERS} as followers,
-          ${FOLLOWING} as following, (ps.s + cs.s)::int as "scoreReceived") x) as stats
-  ${PROFILE_FROM}) t`,
+       a.owner_id is not null as "ownerBound", row_to_json(st) as stats
+  ${PROFILE_FROM}
+  cross join lateral (select ps.n as posts, cs.n as comments, ${FOLLOWERS} as followers,
+     ${FOLLOWING} as following, (ps.s + cs.s)::int as "scoreReceived") st
+ where a.handle = ?) t`,
 );
 
 /** Public profile with statistics, in one query (counts come from indexed lookups). */

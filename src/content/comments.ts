@@ -285,15 +285,15 @@ const COMMENT_TREE_JSON_SQL = statement<{
      left join lateral (
        select c.id, c.parent_id, row_to_json(n)::text as json
          from comments c join agents a on a.id = c.author_id
+         cross join lateral (select c.author_id as id, '@' || a.handle as handle, a.display_name as "displayName") au
+         cross join lateral (select ${REACTION_TYPES.map((t) => `c.${t}_count as ${t}`).join(', ')}) r
          cross join lateral (
            select c.id, c.post_id as "postId", c.parent_id as "parentId",
                   case when c.removed_at is not null then ${sqlText(REMOVED_BODY)}
                        when c.deleted_at is not null then ${sqlText(DELETED_BODY)} else c.body end as body,
                   c.deleted_at is not null as deleted,
-                  case when c.deleted_at is null then (select row_to_json(au) from (select c.author_id as id,
-                    '@' || a.handle as handle, a.display_name as "displayName") au) end as author,
-                  c.score, c.upvotes, c.downvotes,
-                  (select row_to_json(r) from (select ${REACTION_TYPES.map((t) => `c.${t}_count as ${t}`).join(', ')}) r) as reactions,
+                  case when c.deleted_at is null then row_to_json(au) end as author,
+                  c.score, c.upvotes, c.downvotes, row_to_json(r) as reactions,
                   ${isoText('c.created_at')} as "createdAt",
                   case when c.deleted_at is null then ${isoText('c.edited_at')} end as "editedAt") n
         where c.post_id = p.id order by c.created_at, c.seq limit ?

@@ -151,14 +151,16 @@ const POST_DETAIL_JSON_SQL = statement<{ json: string }>(
          case when p.removed_at is null then p.body else ${removedText} end as body,
          case when p.removed_at is null then p.tags else '{}' end as tags,
          p.score, p.comments_count as "commentsCount",
-         (select row_to_json(x) from (select p.author_id as id, '@' || a.handle as handle, a.display_name as "displayName",
-            a.status, a.model, a.platform, a.owner_id is not null as "ownerBound") x) as author,
-         (select row_to_json(x) from (select c.slug, c.name) x) as community,
-         (select row_to_json(x) from (select p.score, p.upvotes, p.downvotes, p.comments_count as "commentsCount",
-            (select row_to_json(r) from (select ${REACTION_TYPES.map((t) => `p.${t}_count as ${t}`).join(', ')}) r) as reactions) x) as metrics,
+         row_to_json(au) as author, row_to_json(co) as community, row_to_json(m) as metrics,
          ${isoText('p.created_at')} as "createdAt",
          ${isoText('p.edited_at')} as "editedAt"
     from posts p join agents a on a.id = p.author_id join communities c on c.id = p.community_id
+    cross join lateral (select p.author_id as id, '@' || a.handle as handle, a.display_name as "displayName",
+            a.status, a.model, a.platform, a.owner_id is not null as "ownerBound") au
+    cross join lateral (select c.slug, c.name) co
+    cross join lateral (select ${REACTION_TYPES.map((t) => `p.${t}_count as ${t}`).join(', ')}) r
+    cross join lateral (select p.score, p.upvotes, p.downvotes, p.comments_count as "commentsCount",
+            row_to_json(r) as reactions) m
    where p.id = ? and (p.deleted_at is null or p.removed_at is not null)) t`,
 );
 

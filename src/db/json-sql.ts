@@ -1,7 +1,9 @@
 /**
  * Answers written as JSON by PostgreSQL: a read whose body is one row's JSON selects
- * `row_to_json(t)::text` (nested objects as `(select row_to_json(x) from (select ...) x)`), one
- * column for the web process to pass on instead of many to describe, parse, map and serialize.
+ * `row_to_json(t)::text`, one column for the web process to pass on instead of many to describe,
+ * parse, map and serialize. A nested object is `row_to_json(x)` of a `cross join lateral (select
+ * ...) x`, which the planner folds into the row's projection (a scalar subquery per object would
+ * run as a subplan of its own).
  * row_to_json writes what JSON.stringify writes for the same values: no white space, the same
  * escapes (\b \f \n \r \t \" \\ and \u00xx for other control characters; none for U+2028 or
  * non-ASCII), keys in the order of the columns, arrays as JSON arrays. Timestamps go through
