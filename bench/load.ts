@@ -506,10 +506,14 @@ async function measure(port: number, next: () => Req, seconds: number, cls = cla
     requests: [{ setupRequest: (req: any) => ({ ...req, ...next() }) }],
   } as any);
   (inst as any).on('response', (_c: unknown, code: number) => status.set(code, (status.get(code) ?? 0) + 1));
+  if (procAvailable) await refreshWorkerBackends();
   const before = procAvailable ? readCpu(cls) : null;
   const r: any = await inst;
+  if (procAvailable) await refreshWorkerBackends();
   const used = before ? spent(before, readCpu(cls)) : null;
   const cpu = new Map<SvcRole, number>([...(used?.byRole ?? [])].map(([role, t]) => [role, t.user + t.sys]));
+  // 'pg' stays all of PostgreSQL's (the targets compare it); 'pgWorker' is the worker's share of it.
+  cpu.set('pg', (cpu.get('pg') ?? 0) + (cpu.get('pgWorker') ?? 0));
   let s5xx = 0;
   for (const [s, n] of status) if (s >= 500) s5xx += n;
   return {
@@ -560,7 +564,7 @@ function cpuRow(label: string, m: Result): string {
   const roles: SvcRole[] = ['web', 'pg', 'worker', 'redis', 'bench', 'bare'];
   const us = (role: SvcRole) => cpuPerRequest(m, role).toFixed(0);
   const allMs = roles.reduce((n, role) => n + (m.cpu.get(role) ?? 0), 0);
-  return `| ${label} | ${roles.map(us).join(' | ')} | ${((1000 * allMs) / Math.max(1, m.total)).toFixed(0)} | ${(allMs / 1000 / Math.max(m.seconds, 1e-9)).toFixed(2)} | ${(100 * m.idle).toFixed(0)} % |`;
+  return `| ${label} | ${us('web')} | ${us('pg')} (${us('pgWorker')}) | ${roles.slice(2).map(us).join(' | ')} | ${((1000 * allMs) / Math.max(1, m.total)).toFixed(0)} | ${(allMs / 1000 / Math.max(m.seconds, 1e-9)).toFixed(2)} | ${(100 * m.idle).toFixed(0)} % |`;
 }
 
 /** SIGTERM to each running child, then waits for all to exit (SIGKILL after `graceMs`). */
@@ -647,7 +651,20 @@ function serviceEnv(url: string, port: number): NodeJS.ProcessEnv {
     PUBLIC_URL: `http://127.0.0.1:${port}`,
     SESSION_SECRET: 'bench-session-secret-0123456789abcdef0123456789',
     LOG_LEVEL: LOG_LEVEL,
+    PGAPPNAME: WEB_APP,
   };
+}
+
+/** application_name of each process's PostgreSQL connections (node-postgres reads PGAPPNAME). */
+const WEB_APP = 'svc-bench-web';
+const WORKER_APP = 'svc-bench-worker';
+/** Backends of the worker's connections, by pid, from pg_stat_activity (refreshed before each CPU reading). */
+const workerBackends = new Set<number>();
+let backendsDb: Knex | null = null;
+async function refreshWorkerBackends(): Promise<void> {
+  if (!backendsDb) return;
+  const r = await backendsDb.raw('select pid from pg_stat_activity where application_name = ?', [WORKER_APP]);
+  for (const row of r.rows) workerBackends.add(row.pid);
 }
 
 /**
@@ -660,7 +677,7 @@ async function startService(env: NodeJS.ProcessEnv, logFd: number) {
   const worker = spawn(
     process.execPath,
     USE_DIST ? [path.join(ROOT, 'dist/src/worker.js')] : ['-r', 'tsx/cjs', path.join(ROOT, 'src/worker.ts')],
-    { cwd: ROOT, env, stdio: ['ignore', logFd, 'inherit'] },
+    { cwd: ROOT, env: { ...env, PGAPPNAME: WORKER_APP }, stdio: ['ignore', logFd, 'inherit'] },
   );
   return { server, worker, env };
 }
@@ -696,6 +713,7 @@ async function main() {
   /** --size both: the large data set's database, beside `name` (today's). */
   const bigName = BOTH ? `${name}_large` : null;
   const admin = knexFactory({ client: 'pg', connection: ADMIN, pool: { min: 0, max: 1 } });
+  backendsDb = admin;
   await admin.raw(`create database "${name}"`);
   const url = dbUrl(name);
   const children: ChildProcess[] = [];
@@ -760,6 +778,7 @@ async function main() {
       worker: () => [worker.pid!],
       bare: () => barePids,
       database: name,
+      workerBackends: () => workerBackends,
     });
     // --size both: the large service's processes, counted in its own rounds only.
     const bigClassify = big
@@ -768,6 +787,7 @@ async function main() {
           worker: () => [big.worker.pid!],
           bare: () => [],
           database: bigName!,
+          workerBackends: () => workerBackends,
         })
       : null;
     const { slugs, w } = await prime(env, seeded);
@@ -1101,7 +1121,7 @@ async function main() {
     }
     if (procAvailable) {
       console.log(
-        '\n| CPU per request (µs), by process | web | PostgreSQL | worker | Redis | load generator | bare route | total | cores busy | machine idle |',
+        "\n| CPU per request (µs), by process | web | PostgreSQL (the worker's connections) | worker | Redis | load generator | bare route | total | cores busy | machine idle |",
       );
       console.log('|---|---|---|---|---|---|---|---|---|---|');
       for (const [label, m] of measured) console.log(cpuRow(label, m));

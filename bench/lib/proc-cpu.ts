@@ -62,7 +62,7 @@ export function spent<R extends string>(
 }
 
 /** The roles of a bench run of svc on one machine. */
-export type SvcRole = 'web' | 'worker' | 'pg' | 'redis' | 'bare' | 'bench';
+export type SvcRole = 'web' | 'worker' | 'pg' | 'pgWorker' | 'redis' | 'bare' | 'bench';
 
 /**
  * The processes of one bench run: the children it started (by pid, so another svc server on the
@@ -75,6 +75,8 @@ export function svcClassifier(run: {
   worker: () => number[];
   bare: () => number[];
   database: string;
+  /** Backends known to serve the worker (`pgWorker`, still counted in PostgreSQL's total by the benches). */
+  workerBackends?: () => ReadonlySet<number>;
 }): Classify<SvcRole> {
   return (pid, cmd) => {
     if (pid === process.pid) return 'bench';
@@ -85,6 +87,7 @@ export function svcClassifier(run: {
     if (!cmd.startsWith('postgres')) return null;
     // A backend's title is "postgres: <cluster>: <user> <database> <client> <state>".
     const backend = /^postgres: [^:]+: (\S+) (\S+) /.exec(cmd);
-    return !backend || backend[2] === run.database ? 'pg' : null;
+    if (backend && backend[2] !== run.database) return null;
+    return run.workerBackends?.().has(pid) ? 'pgWorker' : 'pg';
   };
 }
