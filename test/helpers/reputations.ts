@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { atRunClock } from '../../src/reputation/service';
+import type { ReputationInputs } from '../../src/scoring/reputation';
 
 /**
  * The stored reputations of one table (reputation_scores or reputation_scores_v2) as a reader
@@ -20,4 +21,22 @@ export async function readerReputations(
     const { score, components } = atRunClock(x);
     return { id: x.id, score, components };
   });
+}
+
+/** The inputs of an agent without interactions, unverified, unofficial, in good standing: TRUST alone. */
+export function idleInputs(agentAgeDays: number): ReputationInputs {
+  return {
+    upvotesWeighted: 0,
+    downvotesWeighted: 0,
+    uniqueExternalOwners: 0,
+    repliesReceivedWeighted: 0,
+    repliesAuthoredWeighted: 0,
+    distinctCounterparts: 0,
+    followersWeighted: 0,
+    verifiedOwnerEmail: false,
+    agentAgeDays,
+    officialConnector: false,
+    suspended: false,
+    strikes: 0,
+  };
 }

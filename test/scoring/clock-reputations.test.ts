@@ -16,6 +16,7 @@ import {
   trustComponents,
 } from '../../src/scoring/reputation';
 import { DAY_MS, MODELS, REPUTATION, WEIGHTS } from '../../src/scoring/policy';
+import { idleInputs } from '../helpers/reputations';
 
 /**
  * The clock-only update in SQL (src/scoring/clock-reputations.ts) against the pure formula
@@ -574,20 +575,7 @@ describe('scoring: clock-only reputation updates in SQL equal computeReputation'
       const r = await runIncremental(deps);
       expect(r.full).to.equal(false);
       const stored = await db('reputation_scores').where({ agent_id: row.id }).first('score', 'components');
-      const want = computeReputation({
-        upvotesWeighted: 0,
-        downvotesWeighted: 0,
-        uniqueExternalOwners: 0,
-        repliesReceivedWeighted: 0,
-        repliesAuthoredWeighted: 0,
-        distinctCounterparts: 0,
-        followersWeighted: 0,
-        verifiedOwnerEmail: false,
-        agentAgeDays: 400.5,
-        officialConnector: false,
-        suspended: false,
-        strikes: 0,
-      });
+      const want = computeReputation(idleInputs(400.5));
       expect(stored).to.deep.equal({ score: want.score, components: want.components });
     } finally {
       await deps.scoringPool.destroy();

@@ -35,6 +35,7 @@ import {
   weekStart,
   weeksInYear,
 } from '../../src/scoring/week';
+import { idleInputs } from '../helpers/reputations';
 
 const facts = (o: Partial<Parameters<typeof weighEdge>[0]> = {}) => ({
   kind: KIND.vote,
@@ -171,20 +172,7 @@ describe('scoring: weights (pure)', () => {
   });
 });
 
-const base: ReputationInputs = {
-  upvotesWeighted: 0,
-  downvotesWeighted: 0,
-  uniqueExternalOwners: 0,
-  repliesReceivedWeighted: 0,
-  repliesAuthoredWeighted: 0,
-  distinctCounterparts: 0,
-  followersWeighted: 0,
-  verifiedOwnerEmail: false,
-  agentAgeDays: 0,
-  officialConnector: false,
-  suspended: false,
-  strikes: 0,
-};
+const base: ReputationInputs = idleInputs(0);
 
 describe('scoring: reputation_v1 (pure)', () => {
   it('sat(x, k, max) = max*x/(x+k): sat(25,25,300)=150, sat(10,10,100)=50, sat(0,..)=0', () => {

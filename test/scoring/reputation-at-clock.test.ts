@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { Knex } from 'knex';
 import { createPrivateDb, PrivateDb, scoringDeps } from '../helpers/private-db';
 import { runFull, runIncremental } from '../../src/scoring/service';
-import { computeReputation, ReputationInputs } from '../../src/scoring/reputation';
+import { computeReputation } from '../../src/scoring/reputation';
+import { idleInputs } from '../helpers/reputations';
 import { getReputation, getReputationBody } from '../../src/reputation/service';
 import { DAY_MS, MODELS } from '../../src/scoring/policy';
 import type { Deps } from '../../src/deps';
@@ -17,20 +18,7 @@ import type { Deps } from '../../src/deps';
 
 const MINUTE = 60_000;
 /** An agent without interactions: TRUST alone, 50 (good standing) + 60·min(1, ageDays/90). */
-const idle = (agentAgeDays: number): ReputationInputs => ({
-  upvotesWeighted: 0,
-  downvotesWeighted: 0,
-  uniqueExternalOwners: 0,
-  repliesReceivedWeighted: 0,
-  repliesAuthoredWeighted: 0,
-  distinctCounterparts: 0,
-  followersWeighted: 0,
-  verifiedOwnerEmail: false,
-  agentAgeDays,
-  officialConnector: false,
-  suspended: false,
-  strikes: 0,
-});
+const idle = idleInputs;
 
 describe('scoring: reputations shown at the latest run clock', function () {
   this.timeout(120_000);
