@@ -346,17 +346,7 @@ describe('scoring: clock-only reputation updates in SQL equal computeReputation'
       const tie = Math.floor(t(now)) + 10.5 + rng.int(200);
       const b = tie - (gone ? t(t0) : t(now)) - 1e-6;
       const upvotes = (base: number) => (25 * base) / (300 - base);
-      const inputs: ReputationInputs = {
-        ...facts,
-        upvotesWeighted: upvotes(b),
-        downvotesWeighted: 0,
-        uniqueExternalOwners: 0,
-        repliesReceivedWeighted: 0,
-        repliesAuthoredWeighted: 0,
-        distinctCounterparts: 0,
-        followersWeighted: 0,
-        agentAgeDays: 0,
-      };
+      const inputs: ReputationInputs = { ...idleInputs(0), ...facts, upvotesWeighted: upvotes(b) };
       const inputs2 = { ...inputs, upvotesWeighted: upvotes(b + 2e-6) };
       agents.push({ id: row.id, inputs, inputs2, strikes: [], stored: 'full', created: row.created_at, owned: false });
     }
