@@ -79,7 +79,7 @@ async function seedWith(db: Knex): Promise<string[]> {
   await db.raw(
     `update communities c set subscriber_count = (select count(*) from community_subscriptions s where s.community_id = c.id)`,
   );
-  await rebuiltAfter(db, ['posts', 'post_ranks'], async () => {
+  await rebuiltAfter(db, ['posts', 'post_ranks', 'post_tag_ranks'], async () => {
     await seedPosts(db, ids, communities, rand, now);
     await fillPostRanks(db);
   });

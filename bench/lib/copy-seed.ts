@@ -118,13 +118,20 @@ export async function recountCommunities(db: Knex): Promise<void> {
 }
 
 /**
- * The rank keys (post_ranks, sql/115) of every live post: a seed that COPYs posts with
- * `session_replication_role = replica` fires no trigger, so it writes them itself, in one pass.
+ * The rank keys (post_ranks, sql/115, and per tag post_tag_ranks, sql/120) of every live post: a
+ * seed that COPYs posts with `session_replication_role = replica` fires no trigger, so it writes
+ * them itself, in one pass each.
  */
 export async function fillPostRanks(db: Knex): Promise<void> {
   await db.raw(
     `insert into post_ranks (id, community_id, author_id, created_at, score, hot, tags)
        select id, community_id, author_id, created_at, score, hot, tags from posts where deleted_at is null
      on conflict (id) do nothing`,
+  );
+  await db.raw(
+    `insert into post_tag_ranks (id, tag, author_id, created_at, score, hot)
+       select distinct k.id, t.tag, k.author_id, k.created_at, k.score, k.hot
+         from post_ranks k cross join lateral unnest(k.tags) t(tag)
+     on conflict (id, tag) do nothing`,
   );
 }

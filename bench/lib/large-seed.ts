@@ -137,6 +137,7 @@ export async function seedLarge(db: Knex, opts: LargeOptions): Promise<string> {
     'agents',
     'posts',
     'post_ranks',
+    'post_tag_ranks',
     'post_search',
     'votes',
     'interactions',

@@ -103,16 +103,27 @@ export function decodeCursor(cursor: string, sort: FeedSort): FeedPosition {
 /**
  * Where a sort's keys are read, by alias `k` in every statement: `new` from posts' own indexes
  * (`k` is the post `p` itself); `hot` and `top` from post_ranks (sql/115, 117), one row per live post
- * with the indexes those feeds page by, apart from posts so that votes leave posts' indexes alone.
+ * with the indexes those feeds page by, apart from posts so that votes leave posts' indexes alone,
+ * or from post_tag_ranks (sql/120, byTagRanks), the same keys per tag.
  */
 function keysAlias(sort: FeedSort): 'p' | 'k' {
   return sort === 'new' ? 'p' : 'k';
 }
 
-/** The FROM of a feed statement: the sort's keys, and the post `p` when `withPost`. */
-function keysFrom(q: FeedQuery, withPost: boolean): string {
+/**
+ * Whether a page's keys are read from post_tag_ranks (sql/120): a hot or top page filtered by
+ * tag alone walks that tag's own index there. With a community or an author as well, their
+ * indexes on post_ranks are walked and filtered on `tags`, as the personal feed's always are.
+ */
+function byTagRanks(q: FeedQuery): boolean {
+  return q.sort !== 'new' && !!q.tag && !q.community && !q.author;
+}
+
+/** The FROM of a feed statement: the sort's keys (of the tag's ranks when `tagRanks`), and the post `p` when `withPost`. */
+function keysFrom(q: FeedQuery, withPost: boolean, tagRanks = false): string {
   if (keysAlias(q.sort) === 'p') return 'posts p';
-  return withPost ? 'post_ranks k join posts p on p.id = k.id' : 'post_ranks k';
+  const keys = tagRanks ? 'post_tag_ranks k' : 'post_ranks k';
+  return withPost ? `${keys} join posts p on p.id = k.id` : keys;
 }
 
 /** The sort's order over the keys of alias `a`. */
@@ -127,7 +138,7 @@ function orderBy(sort: FeedSort, a: string): string {
  * bindings, and `variant`: which of them are present, all that the SQL text varies with (it
  * names the feed's statements, one per variant).
  */
-function feedFilters(q: FeedQuery): { where: string[]; params: Knex.RawBinding[]; variant: string } {
+function feedFilters(q: FeedQuery, tagRanks = false): { where: string[]; params: Knex.RawBinding[]; variant: string } {
   const params: Knex.RawBinding[] = [];
   const k = keysAlias(q.sort);
   // post_ranks holds live posts only.
@@ -144,7 +155,7 @@ function feedFilters(q: FeedQuery): { where: string[]; params: Knex.RawBinding[]
     variant += '_author';
   }
   if (q.tag) {
-    where.push(`${k}.tags @> array[?]::text[]`);
+    where.push(tagRanks ? `${k}.tag = ?` : `${k}.tags @> array[?]::text[]`);
     params.push(q.tag.toLowerCase());
     variant += '_tag';
   }
@@ -221,13 +232,14 @@ async function pageWithParts(
   src: FeedSource,
   q: FeedQuery,
 ): Promise<{ rows: PageRow[]; parts: FeedItemParts[] } | null> {
-  const { where, params, variant } = feedFilters(q);
+  const tagRanks = byTagRanks(q);
+  const { where, params, variant } = feedFilters(q, tagRanks);
   const k = keysAlias(q.sort);
   where.push(notSuspended(k));
   const n = pageRows(q.limit);
   const page = statement<PageRow>(
     `feed_${variant}_${n}`,
-    `select ${PAGE_COLUMNS} from ${keysFrom(q, true)} where ${where.join(' and ')} order by ${orderBy(q.sort, k)} limit ${n}`,
+    `select ${PAGE_COLUMNS} from ${keysFrom(q, true, tagRanks)} where ${where.join(' and ')} order by ${orderBy(q.sort, k)} limit ${n}`,
   );
   const rows = (await src.query(page, params)).rows.slice(0, q.limit + 1);
   const shown = Math.min(rows.length, q.limit);
@@ -261,13 +273,14 @@ async function pageWithParts(
  * feedPage falls back to, and what the item cache's answers are checked against in tests.
  */
 export async function wholeFeedPage(query: Query, q: FeedQuery) {
-  const { where, params, variant } = feedFilters(q);
+  const tagRanks = byTagRanks(q);
+  const { where, params, variant } = feedFilters(q, tagRanks);
   where.push("a.status = 'active'");
   const rows = pageRows(q.limit);
   const page = statement<FeedItemRow>(
     `feed_whole_${variant}_${rows}`,
     `select ${ITEM_COLUMNS}
-       from ${keysFrom(q, true)}
+       from ${keysFrom(q, true, tagRanks)}
        join agents a on a.id = p.author_id
        join communities c on c.id = p.community_id
       where ${where.join(' and ')}

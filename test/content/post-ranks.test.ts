@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { api } from '../helpers/api';
 import { getContext } from '../helpers/context';
 import { newAgent } from '../helpers/factories';
-import { newCommunity } from './helpers';
+import { newCommunity, seedPost } from './helpers';
 
 /** The live posts' (id, score, hot) as posts holds them, and as post_ranks does (sql/115). */
 async function bothSides(ids: string[]) {
@@ -17,6 +17,22 @@ async function bothSides(ids: string[]) {
     .orderBy('id')
     .select('id', 'community_id', 'author_id', 'created_at', 'score', 'hot', 'tags');
   return { posts, ranks };
+}
+
+/** post_ranks' rows of `ids` once per tag, as post_tag_ranks must hold them (sql/120), and what it holds. */
+async function tagSides(ids: string[]) {
+  const { db } = await getContext();
+  const { rows: expected } = await db.raw(
+    `select k.id, t.tag, k.author_id, k.created_at, k.score, k.hot
+       from post_ranks k cross join lateral unnest(k.tags) t(tag)
+      where k.id = any(?::uuid[]) order by k.id, t.tag`,
+    [ids],
+  );
+  const actual = await db('post_tag_ranks')
+    .whereIn('id', ids)
+    .orderBy(['id', 'tag'])
+    .select('id', 'tag', 'author_id', 'created_at', 'score', 'hot');
+  return { expected, actual };
 }
 
 describe('content: post_ranks (the hot and top feeds keys)', () => {
@@ -101,5 +117,91 @@ describe('content: post_ranks (the hot and top feeds keys)', () => {
     // The test above would pass on a table without indexes: posts still has its others.
     const n = await db.raw(`select count(*)::int n from pg_index where indrelid = 'posts'::regclass`);
     expect(n.rows[0].n).to.be.greaterThan(3);
+  });
+  it('post_tag_ranks holds the rank keys once per tag through creation, votes, edits of tags, deletion and undeletion', async () => {
+    // One post per author: posting is rate-limited per agent.
+    const authors = await Promise.all(Array.from({ length: 3 }, () => newAgent()));
+    const voters = await Promise.all(Array.from({ length: 4 }, () => newAgent()));
+    const slug = await newCommunity();
+    const tag = `ptr-${Date.now()}`;
+    const ids: string[] = [];
+    for (const [i, tags] of [[tag, 'other'], [tag], []].entries()) {
+      const r = await api('POST', '/posts', { key: authors[i].key, body: { communitySlug: slug, body: 'b', tags } });
+      expect(r.status).to.equal(201);
+      ids.push(r.body.data.id);
+    }
+    const votes = await Promise.all(
+      ids.flatMap((id, i) =>
+        voters.map((v, j) => api('POST', `/posts/${id}/vote`, { key: v.key, body: { value: (i + j) % 3 ? 1 : -1 } })),
+      ),
+    );
+    expect(votes.every((r) => r.status === 200)).to.equal(true);
+    let sides = await tagSides(ids);
+    expect(sides.actual).to.have.length(3);
+    expect(sides.actual).to.deep.equal(sides.expected);
+    const edit = await api('PATCH', `/posts/${ids[0]}`, { key: authors[0].key, body: { tags: ['other', 'third'] } });
+    expect(edit.status).to.equal(200);
+    const tagged = await api('PATCH', `/posts/${ids[2]}`, { key: authors[2].key, body: { tags: [tag] } });
+    expect(tagged.status).to.equal(200);
+    expect((await api('DELETE', `/posts/${ids[1]}`, { key: authors[1].key })).status).to.equal(200);
+    sides = await tagSides(ids);
+    expect(sides.actual.map((r: { tag: string }) => r.tag)).to.deep.equal(
+      [...(ids[0] < ids[2] ? [['other', 'third'], [tag]] : [[tag], ['other', 'third']])].flat(),
+    );
+    expect(sides.actual).to.deep.equal(sides.expected);
+    const { db } = await getContext();
+    await db('posts').where({ id: ids[1] }).update({ deleted_at: null, score: 9, hot: 2.5 });
+    sides = await tagSides(ids);
+    expect(sides.actual).to.have.length(4);
+    expect(sides.actual).to.deep.equal(sides.expected);
+  });
+
+  it("a hot or top page filtered by tag alone (read from post_tag_ranks) lists the tag's live posts in the sort's order, page after page", async () => {
+    const a = await newAgent();
+    const s = await newAgent();
+    const c = await newCommunity();
+    const tag = `ptp-${Date.now()}`;
+    const t0 = Date.now() - 86400_000;
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i++)
+      ids.push(
+        await seedPost({
+          authorId: i === 5 ? s.agent.id : a.agent.id,
+          community: c,
+          tags: i % 3 === 0 ? ['other'] : [tag, 'other'],
+          // Ties of score and of creation time, so the ids break them.
+          score: (i * 5) % 4,
+          createdAt: new Date(t0 + (i % 3) * 60_000),
+        }),
+      );
+    const { db } = await getContext();
+    await db('posts').where({ id: ids[7] }).update({ deleted_at: new Date() });
+    await db('agents').where({ id: s.agent.id }).update({ status: 'suspended' });
+    const live = await db('posts')
+      .whereIn('id', ids)
+      .whereNull('deleted_at')
+      .whereNot('author_id', s.agent.id)
+      .whereRaw('tags @> array[?]::text[]', [tag])
+      .select('id', 'score', 'hot', 'created_at');
+    expect(live).to.have.length(6);
+    const cmp = (x: number | Date, y: number | Date) => (x < y ? 1 : x > y ? -1 : 0);
+    const expected = {
+      hot: [...live].sort((x, y) => cmp(x.hot, y.hot) || cmp(x.id, y.id)).map((r) => r.id),
+      top: [...live]
+        .sort((x, y) => cmp(x.score, y.score) || cmp(x.created_at, y.created_at) || cmp(x.id, y.id))
+        .map((r) => r.id),
+    };
+    for (const sort of ['hot', 'top'] as const) {
+      const seen: string[] = [];
+      let cursor = '';
+      for (let page = 0; page < 10; page++) {
+        const r = await api('GET', `/feed?sort=${sort}&tag=${tag}&limit=4${cursor ? `&cursor=${cursor}` : ''}`);
+        expect(r.status).to.equal(200);
+        seen.push(...r.body.data.map((p: { id: string }) => p.id));
+        if (!r.body.meta.nextCursor) break;
+        cursor = r.body.meta.nextCursor;
+      }
+      expect(seen, sort).to.deep.equal(expected[sort]);
+    }
   });
 });
