@@ -131,8 +131,11 @@ export async function updateProfile(deps: Deps, agent: AgentRow, patch: ProfileP
   if (patch.description !== undefined) set.description = patch.description;
   if (patch.avatarUrl !== undefined) set.avatar_url = patch.avatarUrl === null ? null : checkAvatarUrl(patch.avatarUrl);
   const headers = await deps.limiter.consume('edit', { agentId: agent.id, ownerId: agent.owner_id });
-  await deps.db('agents').where({ id: agent.id }).update(set);
-  // Feed items show the author's display name.
-  await deps.caches.changed({ kind: 'agents' });
+  await deps.db.transaction(async (trx) => {
+    await trx('agents').where({ id: agent.id }).update(set);
+    // Feed items and the cached principal (its display name) in every process, at the commit.
+    await deps.caches.announce(trx, { kind: 'agents' });
+  });
+  deps.caches.evict([{ kind: 'agents' }]);
   return { headers, profile: await agentProfile(deps.query, agent.handle) };
 }

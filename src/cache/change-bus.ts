@@ -1,4 +1,5 @@
 import crypto from 'crypto';
+import type { Knex } from 'knex';
 import pg from 'pg';
 import type { Logger } from '../log';
 
@@ -96,6 +97,26 @@ export class ChangeBus {
       this.log.warn({ err: { message: (e as Error).message } }, 'cache change listener: not connected yet; retrying');
       this.scheduleReconnect();
     }
+  }
+
+  /**
+   * True while this process listens (since its last resync): no notification committed meanwhile
+   * has been missed.
+   */
+  get listening(): boolean {
+    return this.listener !== null && this.client !== null;
+  }
+
+  /**
+   * Sends `changes` to the other processes from inside the write's transaction (`trx`): the
+   * notification is delivered when, and only if, it commits, so it cannot be lost as a publish
+   * after the commit can (the process stopping first, its connection failing). A commit with a
+   * NOTIFY waits for every other such commit, so only rare writes use it (a revoked key, a
+   * suspended agent). This process's own caches are evicted after the commit, as with publish().
+   */
+  async announceIn(trx: Knex.Transaction, changes: readonly DataChange[]): Promise<void> {
+    if (changes.length === 0) return;
+    await trx.raw('select pg_notify(?, m) from unnest(?::text[]) m', [CHANGES_CHANNEL, encode(this.origin, changes)]);
   }
 
   /** Sends `changes` to the other processes; resolves once they are sent (or could not be: the TTL covers it). */

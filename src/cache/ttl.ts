@@ -15,6 +15,12 @@ export interface TtlCacheOptions {
   name: string;
   ttlMs: number;
   maxEntries: number;
+  /**
+   * A longer TTL that applies while `while()` holds (and the TTL is its default): for a cache
+   * whose every change is announced in the committing transaction, while this process hears the
+   * announcements (src/caches.ts, apiKeys). `ttlMs` stays the bound when it does not.
+   */
+  heardTtl?: { ms: number; while: () => boolean };
 }
 
 /** Tags remembered per cache before a tag invalidation turns into a whole one. */
@@ -31,6 +37,7 @@ export class TtlCache<V> {
   readonly defaultTtlMs: number;
   private ttlMs: number;
   private readonly maxEntries: number;
+  private readonly heardTtl?: TtlCacheOptions['heardTtl'];
   /** Stamp counter: every invalidation, whole or by tag, moves it on. */
   private seq = 0;
   /** Stamp of the last whole invalidation: a value loaded before it is never stored. */
@@ -48,6 +55,7 @@ export class TtlCache<V> {
     this.defaultTtlMs = opts.ttlMs;
     this.ttlMs = opts.ttlMs;
     this.maxEntries = opts.maxEntries;
+    this.heardTtl = opts.heardTtl;
   }
 
   get ttl(): number {
@@ -110,7 +118,9 @@ export class TtlCache<V> {
     if (this.ttlMs <= 0) return undefined;
     const e = this.entries.get(key);
     if (!e) return undefined;
-    if (nowMs - e.at >= this.ttlMs) {
+    const ttl =
+      this.heardTtl && this.ttlMs === this.defaultTtlMs && this.heardTtl.while() ? this.heardTtl.ms : this.ttlMs;
+    if (nowMs - e.at >= ttl) {
       this.drop(key);
       return undefined;
     }

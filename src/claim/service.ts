@@ -57,10 +57,11 @@ export async function redeemClaimToken(deps: Deps, ownerId: string, token: strin
     if (!agent) throw new AppError('AGENT_ALREADY_OWNED', 'This agent already has a human owner');
     // Ownership changes SAME_OWNER and OWNER_DUPLICATE weights, and TRUST (verified owner).
     await rescoreAgents(trx, [agent.id]);
+    // The agent's cached principal carries its owner (per-owner limits): dropped everywhere at the commit.
+    await deps.caches.announce(trx, { kind: 'agents' });
     return { success: true, agent: { id: agent.id, handle: '@' + agent.handle } };
   });
-  // The agent's cached principal carries its owner (per-owner limits): dropped everywhere now.
-  await deps.caches.changed({ kind: 'agents' });
+  deps.caches.evict([{ kind: 'agents' }]);
   // The agent's recent actions keep counting under its new owner (a claim must not reset its
   // limits). The claim stands if the limiter is down: its history then restarts, as after an outage.
   await deps.limiter

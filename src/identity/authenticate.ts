@@ -25,19 +25,29 @@ export const SESSION_TTL_MS = 30 * 24 * 3600 * 1000;
 /**
  * Principals of recently seen keys by key hash (`deps.caches.apiKeys`), so a busy agent's
  * requests skip the key lookup. A key revoked (`api-keys`) or an agent changed (`agents`:
- * suspension, claim) empties it at once in every process (src/caches.ts); AUTH_CACHE_TTL_MS
- * bounds a change whose notification was lost. Unknown keys are never cached.
+ * suspension, claim, profile) empties it at once in every process (src/caches.ts), announced in
+ * the committing transaction (Caches.announce), so a process that listens hears every one of
+ * them: while it listens, an entry lives AUTH_CACHE_HEARD_TTL_MS; otherwise (not connected yet,
+ * reconnecting: it resyncs once listening again) AUTH_CACHE_TTL_MS bounds a change it may miss.
+ * Unknown keys are never cached.
  */
 export const AUTH_CACHE_TTL_MS = 3000;
+export const AUTH_CACHE_HEARD_TTL_MS = 60_000;
 export type ApiKeyCache = TtlCache<AgentPrincipal | null>;
-export function createApiKeyCache(): ApiKeyCache {
-  return new TtlCache<AgentPrincipal | null>({ name: 'api-keys', ttlMs: AUTH_CACHE_TTL_MS, maxEntries: 20_000 });
+export function createApiKeyCache(listening: () => boolean = () => false): ApiKeyCache {
+  return new TtlCache<AgentPrincipal | null>({
+    name: 'api-keys',
+    ttlMs: AUTH_CACHE_TTL_MS,
+    maxEntries: 20_000,
+    heardTtl: { ms: AUTH_CACHE_HEARD_TTL_MS, while: listening },
+  });
 }
 /**
- * The principal of a live key, and its last-use time at minute precision (one write a minute per
- * key, not one per request; it changes nothing cached) in the same statement: one round trip.
- * The update takes the key row's lock only when the minute passed, so concurrent first uses of a
- * key wait for each other only then.
+ * The principal of a live key, and its last-use time at minute precision (at most one write per
+ * key every 30 s, not one per request; it changes nothing cached) in the same statement: one
+ * round trip. A busy key is looked up once per AUTH_CACHE_HEARD_TTL_MS, and each of those
+ * lookups, 30 s or more after the last write, records the use. The update takes the key row's
+ * lock only when those 30 s passed, so concurrent first uses of a key wait for each other only then.
  */
 const API_KEY_SQL = statement(
   'api_key_principal_touch',
@@ -45,7 +55,7 @@ const API_KEY_SQL = statement(
                 from api_keys k join agents a on a.id = k.agent_id
                where k.key_hash = ? and k.revoked_at is null limit 1),
         t as (update api_keys set last_used_at = now()
-               where id = (select key_id from k) and (last_used_at is null or last_used_at < now() - interval '1 minute')
+               where id = (select key_id from k) and (last_used_at is null or last_used_at < now() - interval '30 seconds')
                returning 1)
    select k.*, (select count(*) from t) as touched from k`,
 );

@@ -38,10 +38,11 @@ export async function setAgentStatus(
     if (agent.status === status) return { id: agent.id, handle: agent.handle, changed: false };
     await trx('agents').where({ id: agent.id }).update({ status });
     await rescoreAgents(trx, [agent.id]);
+    // At the commit, every process drops the agent's cached keys, feed pages and reputation.
+    await deps.caches.announce(trx, { kind: 'agents' });
     return { id: agent.id, handle: agent.handle, changed: true };
   });
-  // Committed: every process drops the agent's cached keys, feed pages and reputation now.
-  if (r.changed) await deps.caches.changed({ kind: 'agents' });
+  if (r.changed) deps.caches.evict([{ kind: 'agents' }]);
   return r;
 }
 

@@ -236,13 +236,16 @@ export async function listKeys(deps: Deps, ownerId: string, agentId: string) {
 /** Revokes one key of an owned agent; revoking twice is harmless and keeps the first time. */
 export async function revokeKey(deps: Deps, ownerId: string, agentId: string, keyId: string) {
   await ownedAgent(deps.db, ownerId, agentId);
-  const [row] = await deps
-    .db('api_keys')
-    .where({ id: keyId, agent_id: agentId })
-    .update({ revoked_at: deps.db.raw('coalesce(revoked_at, ?)', [deps.now()]) })
-    .returning('*');
-  if (!row) throw notFound('API key');
-  // Refused from the next request on, in every web process.
-  await deps.caches.changed({ kind: 'api-keys' });
+  const row = await deps.db.transaction(async (trx) => {
+    const [revoked] = await trx('api_keys')
+      .where({ id: keyId, agent_id: agentId })
+      .update({ revoked_at: trx.raw('coalesce(revoked_at, ?)', [deps.now()]) })
+      .returning('*');
+    if (!revoked) throw notFound('API key');
+    // Refused from the next request on, in every web process.
+    await deps.caches.announce(trx, { kind: 'api-keys' });
+    return revoked;
+  });
+  deps.caches.evict([{ kind: 'api-keys' }]);
   return apiKeyView(row);
 }

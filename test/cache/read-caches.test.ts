@@ -6,6 +6,8 @@ import { newAgent, newOwner } from '../helpers/factories';
 import { TtlCache } from '../../src/cache/ttl';
 import { Caches, DataChange } from '../../src/caches';
 import { setAgentStatus } from '../../src/identity/cli';
+import { authenticateApiKey } from '../../src/identity/authenticate';
+import { revokeKey } from '../../src/owners/service';
 import { runFull, runIncremental } from '../../src/scoring/service';
 import { createCaches } from '../../src/caches';
 import { decode, encode, MAX_SCORED_AGENTS, scoresChanged } from '../../src/cache/change-bus';
@@ -44,6 +46,26 @@ describe('read caches: TtlCache', () => {
     c.setTtl(0);
     c.put('k', 'v', c.generation());
     expect(c.get('k')).to.equal(undefined);
+  });
+
+  it('a longer TTL applies while its condition holds, the TTL otherwise (and never over a TTL set by hand)', () => {
+    let heard = true;
+    const c = new TtlCache<string>({
+      name: `unit-${++seq}`,
+      ttlMs: 1000,
+      maxEntries: 3,
+      heardTtl: { ms: 60_000, while: () => heard },
+    });
+    c.put('k', 'v', c.generation(), 10_000);
+    expect(c.get('k', 69_999)).to.equal('v');
+    expect(c.get('k', 70_000)).to.equal(undefined);
+    c.put('k', 'v', c.generation(), 10_000);
+    heard = false;
+    expect(c.get('k', 11_000)).to.equal(undefined);
+    heard = true;
+    c.setTtl(500);
+    c.put('k', 'v', c.generation(), 10_000);
+    expect(c.get('k', 10_500)).to.equal(undefined);
   });
 
   it('concurrent misses share one load; a load racing an invalidation is returned but not stored', async () => {
@@ -221,6 +243,29 @@ describe('read caches: API keys', () => {
     const after = await api('GET', '/me', { key: a.key });
     expect(after.status).to.equal(401);
     expect(after.body.error.code).to.equal('INVALID_API_KEY');
+  });
+
+  it('a revocation reaches a listening process at its commit, even when the revoking process stops before publishing', async () => {
+    const { deps, databaseUrl } = await getContext();
+    const log = createLogger('silent');
+    const listener = createCaches('test', databaseUrl, log);
+    // The revoking process: its bus closed, as if it stopped right after the commit.
+    const revoker = createCaches('test', databaseUrl, log);
+    await revoker.close();
+    try {
+      await listener.listen();
+      const owner = await newOwner();
+      const a = await newAgent({ owner });
+      expect(await authenticateApiKey(deps.query, listener.apiKeys, a.key)).to.not.equal(null);
+      expect(listener.apiKeys.size).to.equal(1);
+      const keys = await api('GET', `/owner/agents/${a.agent.id}/keys`, { session: owner.session });
+      await revokeKey({ ...deps, caches: revoker }, owner.owner.id, a.agent.id, keys.body.data[0].id);
+      for (let i = 0; i < 100 && listener.apiKeys.size > 0; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(listener.apiKeys.size).to.equal(0);
+      expect(await authenticateApiKey(deps.query, listener.apiKeys, a.key)).to.equal(null);
+    } finally {
+      await listener.close();
+    }
   });
 
   it('a suspension through the CLI, or a revocation written in the database and announced, applies to the next request', async () => {
