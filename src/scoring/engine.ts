@@ -5,7 +5,6 @@ import { copyOut } from './copy';
 import { tuneScoped, tuneTempBuffers } from './transaction';
 import {
   AGENTS_FULL_SQL,
-  AGENTS_STAGED_SQL,
   CORE_FACT_COLUMNS,
   FACT_COLUMNS,
   factsSelect,
@@ -79,6 +78,11 @@ export interface WeightOptions {
    * phase wrote them all), every weight goes to this table, reputation_v2 is left to the run.
    */
   into?: string;
+  /**
+   * Scoped and rows modes: record the previous weight of every edge written, under both models
+   * (reputation-store.ts startSumCapture), for the stored reputation sums.
+   */
+  capture?: boolean;
 }
 
 export interface WeightRun extends WeightRunResult {
@@ -116,8 +120,8 @@ export async function recomputeWeights(
   await tuneTempBuffers(trx);
   if (scoped) await tuneScoped(trx);
   await trx.raw('drop table if exists sc_ag, sc_r, sc_pc, sc_recip, sc_pk, sc_dup, sc_grp, sc_out, sc_up');
-  if (mode !== 'agents') {
-    await trx.raw(mode === 'full' ? AGENTS_FULL_SQL : AGENTS_STAGED_SQL);
+  if (!scoped) {
+    await trx.raw(AGENTS_FULL_SQL);
     await trx.raw('analyze sc_ag');
   }
   await trx.raw(stageSql(mode), mode === 'agents' ? { ws, now, targets } : { ws, now });
@@ -130,12 +134,7 @@ export async function recomputeWeights(
     const ids = await trx.raw(
       `select array(
          select unnest(:facts::uuid[])
-         union select x.a from (select distinct a from sc_r) x ${
-           opts.freshActors
-             ? ''
-             : // By primary key, actor by actor: an anti-join hashed every agent's facts.
-               'where not exists (select 1 from scoring_agent_facts f where f.agent_id = x.a offset 0)'
-         }
+         union select distinct r.a from sc_r r ${opts.freshActors ? '' : 'where not exists (select 1 from scoring_agent_facts f where f.agent_id = r.a)'}
        ) ids`,
       { facts: opts.facts ?? (mode === 'agents' ? targets : []) },
     );
@@ -209,7 +208,14 @@ export async function recomputeWeights(
         on conflict (interaction_id) do update set weight = excluded.weight, reasons = excluded.reasons, computed_at = excluded.computed_at
         where se.weight is distinct from excluded.weight or se.reasons is distinct from excluded.reasons
         returning interaction_id, weight),
-      kept as (insert into sc_up select interaction_id from up),
+      kept as (insert into sc_up select interaction_id from up),${
+        opts.capture
+          ? `
+      cap as (insert into sc_old1 select up.interaction_id,
+          (select was.weight from scoring_edges was where was.interaction_id = up.interaction_id)
+        from up on conflict do nothing),`
+          : ''
+      }
       ur as materialized (
         select r.a, r.t, r.kind, up.weight is distinct from
           (select was.weight from scoring_edges was where was.interaction_id = up.interaction_id) moved
@@ -251,7 +257,7 @@ export async function recomputeWeights(
       sumsV2 = c.edges > 0 ? sumReputation(cols, n, c.weights, agents, c.discounted) : sums;
     }
   } else if (opts.v2 !== false && !opts.into) {
-    const c = await clustersScoped(trx, targets as string[] | 'rows', now);
+    const c = await clustersScoped(trx, targets as string[] | 'rows', now, opts.capture);
     collusion = { ...collusion, edges: c.edges, members: c.changed.length, peeled: c.peeled, steps: c.steps };
     clustered = c.changed;
   }
