@@ -5,6 +5,7 @@ import { copyOut } from './copy';
 import { tuneScoped, tuneTempBuffers } from './transaction';
 import {
   AGENTS_FULL_SQL,
+  AGENTS_STAGED_SQL,
   CORE_FACT_COLUMNS,
   FACT_COLUMNS,
   factsSelect,
@@ -120,8 +121,8 @@ export async function recomputeWeights(
   await tuneTempBuffers(trx);
   if (scoped) await tuneScoped(trx);
   await trx.raw('drop table if exists sc_ag, sc_r, sc_pc, sc_recip, sc_pk, sc_dup, sc_grp, sc_out, sc_up');
-  if (!scoped) {
-    await trx.raw(AGENTS_FULL_SQL);
+  if (mode !== 'agents') {
+    await trx.raw(mode === 'full' ? AGENTS_FULL_SQL : AGENTS_STAGED_SQL);
     await trx.raw('analyze sc_ag');
   }
   await trx.raw(stageSql(mode), mode === 'agents' ? { ws, now, targets } : { ws, now });
@@ -134,7 +135,12 @@ export async function recomputeWeights(
     const ids = await trx.raw(
       `select array(
          select unnest(:facts::uuid[])
-         union select distinct r.a from sc_r r ${opts.freshActors ? '' : 'where not exists (select 1 from scoring_agent_facts f where f.agent_id = r.a)'}
+         union select x.a from (select distinct a from sc_r) x ${
+           opts.freshActors
+             ? ''
+             : // By primary key, actor by actor: an anti-join hashed every agent's facts.
+               'where not exists (select 1 from scoring_agent_facts f where f.agent_id = x.a offset 0)'
+         }
        ) ids`,
       { facts: opts.facts ?? (mode === 'agents' ? targets : []) },
     );

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { BUILD } from './build-tables';
 
 /**
- * Each agent's reputation sums, stored (sql/121_reputation_sums.ts) and kept up to date from the
+ * Each agent's reputation sums, stored (sql/122_reputation_sums.ts) and kept up to date from the
  * changes of incremental runs, so a run reads the sums of the agents it rescores instead of
  * summing their history. Full and fleet runs write them whole (`rebuildSums`); an incremental run
  * records the previous state of every edge it writes or deletes (`startSumCapture`, sc_old1 and

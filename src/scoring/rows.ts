@@ -28,11 +28,17 @@ const COLS = `i.id, i.kind, i.actor_agent_id, i.target_agent_id, i.post_id, i.co
   i.occurred_at, i.active`;
 const WINDOW = 'i.active and i.occurred_at > :ws and i.occurred_at <= :now';
 
-/** Window rows of the pairs (a, t, kind) listed by `pairs` (a table or subquery). */
+/**
+ * Window rows of the pairs (a, t, kind) listed by `pairs` (a table or subquery), looked up by
+ * index pair by pair (a lateral subquery, kept one by `offset 0`), in key order so consecutive
+ * probes share index pages: joined as sets, tens of thousands of pairs planned a hash join over a
+ * scan of the whole window, growing with it (1M interactions: 0.75 s of a 30-minute cycle).
+ */
 const pairRows = (pairs: string) => `
-  select ${COLS} from ${pairs} p
-  join interactions i on i.actor_agent_id = p.a and i.target_agent_id = p.t and i.kind = p.kind
-  where ${WINDOW}`;
+  select i.* from (select * from ${pairs} q order by a, t) p cross join lateral (
+    select ${COLS} from interactions i
+    where i.actor_agent_id = p.a and i.target_agent_id = p.t and i.kind = p.kind and ${WINDOW} offset 0
+  ) i`;
 
 /**
  * The objects of rows `src` (interactions' columns; sc_ch names the target `t`), as (kind, obj,

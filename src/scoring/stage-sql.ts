@@ -27,16 +27,30 @@ export const AGENTS_SCOPED = `(select 0 n, a.id, coalesce(a.owner_id, a.id) own,
     a.created_at, (o.email_verified_at is not null) verified from agents a left join owners o on o.id = a.owner_id)`;
 
 /**
+ * Rows mode: the agents of the staged rows (sc_s) only, each looked up by primary key in key order
+ * (lateral subqueries, kept by `offset 0`): joined as sets, the planner hashed every agent and
+ * owner, a scan growing with the network rather than with what a run stages.
+ */
+export const AGENTS_STAGED_SQL = `
+  create temp table sc_ag on commit drop as
+  select 0 n, a.id, coalesce(a.owner_id, a.id) own, 0 own_n, a.owner_id, a.status = 'suspended' susp, a.created_at,
+    o.verified is true verified
+  from (select actor_agent_id id from sc_s union select target_agent_id from sc_s order by 1) x
+  cross join lateral (select a.id, a.owner_id, a.status, a.created_at from agents a where a.id = x.id offset 0) a
+  left join lateral (select o.email_verified_at is not null verified from owners o where o.id = a.owner_id offset 0) o on true`;
+
+/**
  * sc_r: the scored rows with every fact one join can give (owners, statuses, deleted content,
- * reply score). The few deleted posts and comments and negative replies are tested as hashed
- * subplans (small hash sets probed inside the row's expressions) rather than as three more join
- * levels that every staged row would pass through. Full mode stages the window, agent mode what
- * the agents :targets received, rows mode the rows of sc_s (src/scoring/rows.ts) with its `core` mark.
+ * reply score). The few deleted posts and comments (read from their partial indexes, sql/121) and
+ * negative replies are tested as hashed subplans (small hash sets probed inside the row's
+ * expressions) rather than as three more join levels that every staged row would pass through.
+ * Full mode stages the window, agent mode what the agents :targets received, rows mode the rows of
+ * sc_s (src/scoring/rows.ts) with its `core` mark.
  */
 export type StageMode = 'full' | 'agents' | 'rows';
 
 export function stageSql(mode: StageMode): string {
-  const ag = mode === 'full' ? 'sc_ag' : AGENTS_SCOPED;
+  const ag = mode === 'agents' ? AGENTS_SCOPED : 'sc_ag';
   return `
   create temp table sc_r on commit drop as
   select i.id,

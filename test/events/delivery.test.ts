@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import { Webhook } from 'standardwebhooks';
 import { getContext } from '../helpers/context';
 import { api } from '../helpers/api';
+import { queries } from '../helpers/queries';
 import {
   clockDeps,
   deliveryIdsOf,
@@ -14,7 +15,7 @@ import {
   takeJobs,
 } from './helpers';
 import { deliverOnce, sendAttempt } from '../../src/webhooks/delivery';
-import { fanoutEvent, pendingWebhooks, recordFirstAttempts } from '../../src/webhooks/fanout';
+import { fanoutEvent, pendingWebhooks, recordAndReadPending, recordFirstAttempts } from '../../src/webhooks/fanout';
 import { emitEvent } from '../../src/events/emit';
 import { pruneDeliveries } from '../../src/webhooks/retention';
 import { RETRY_DELAYS_MS, MAX_ATTEMPTS, DELIVERY_RETENTION_MS, ROTATION_OVERLAP_MS } from '../../src/webhooks/policy';
@@ -307,6 +308,70 @@ describe('webhook delivery', () => {
         expect(t.eventId).to.equal(e.eventId);
         expect(t.payload).to.deep.equal({ type: e.type, timestamp: at, data: { agentId: e.agentId } });
       }
+  });
+
+  it('records of some events and the read of others in one statement: each gets what the statements alone give', async () => {
+    const rx = await receiver();
+    const a = await ownerAgentWebhook(rx.url('/a'));
+    const b = await ownerAgentWebhook(rx.url('/b'));
+    const ctx = await getContext();
+    const at = new Date().toISOString();
+    const ev = (agentId: string) => ({
+      eventId: 'evt_' + crypto.randomUUID().replace(/-/g, ''),
+      type: 'agent.followed',
+      agentId,
+      data: { n: 1 },
+      occurredAt: at,
+    });
+    const recorded = ev(a.agent.agent.id);
+    const failed = ev(b.agent.agent.id);
+    const read = [ev(b.agent.agent.id), ev(a.agent.agent.id)];
+    const ok = { ok: true, responseCode: 204, latencyMs: 1, error: null };
+    const { sql, value } = await queries(() =>
+      recordAndReadPending(
+        ctx.deps,
+        [
+          { event: recorded, webhookId: a.webhook.id, result: ok },
+          {
+            event: failed,
+            webhookId: b.webhook.id,
+            result: { ok: false, responseCode: 500, latencyMs: 2, error: 'HTTP 500' },
+          },
+        ],
+        read,
+      ),
+    );
+    expect(sql).to.have.length(1);
+    expect(value.outcomes).to.deep.equal(['succeeded', 'retrying']);
+    expect(value.pending).to.deep.equal(await pendingWebhooks(ctx.deps, read));
+    expect(value.pending.map((ts) => ts.map((t) => t.webhookId))).to.deep.equal([[b.webhook.id], [a.webhook.id]]);
+    expect(value.pending[0][0]).to.include({ eventId: read[0].eventId, url: rx.url('/b'), previousSecretUntil: null });
+    expect(value.pending[0][0].payload).to.deep.equal({
+      type: 'agent.followed',
+      timestamp: at,
+      data: { agentId: b.agent.agent.id, n: 1 },
+    });
+    const d = await ctx
+      .db('webhook_deliveries')
+      .whereIn('event_id', [recorded.eventId, failed.eventId])
+      .orderBy('status');
+    expect(d.map((r) => [r.event_id, r.status, r.attempts])).to.deep.equal([
+      [failed.eventId, 'pending', 1],
+      [recorded.eventId, 'succeeded', 1],
+    ]);
+    expect(
+      await ctx.db('webhook_delivery_attempts').whereIn(
+        'delivery_id',
+        d.map((r) => r.id),
+      ),
+    ).to.have.length(2);
+    // Recorded again with a read: skipped, as the record alone skips it.
+    const again = await recordAndReadPending(
+      ctx.deps,
+      [{ event: recorded, webhookId: a.webhook.id, result: ok }],
+      [recorded],
+    );
+    expect(again).to.deep.equal({ outcomes: ['skipped'], pending: [[]] });
   });
 
   it('fan-outs running at the same time record their attempts together, each event and delivery once', async () => {
