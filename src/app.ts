@@ -8,7 +8,7 @@ import { requestLogger, type AccessLog } from './log';
 import { isAnonymousRead, responseKey } from './cache/response-cache';
 import { AppError, isDatabaseUnavailable } from './errors';
 import { authenticate, readerPrincipal } from './http/auth';
-import { findConstructorPrototype, validate } from './http/validate';
+import { findConstructorPrototype, validate, wellFormedStrings } from './http/validate';
 import { clientErrorStatus, isClientConnectionError } from './http/client-error';
 import { fullPath } from './http/openapi';
 import {
@@ -482,6 +482,7 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
     }
     // The parser refuses `__proto__` keys; `constructor.prototype` is refused the same way here.
     if (findConstructorPrototype(ctx.request.body, 'body')) throw prototypeKeyRefused();
+    ctx.request.body = wellFormedStrings(ctx.request.body);
     return next();
   });
 

@@ -69,6 +69,44 @@ export function findNul(value: unknown, root: string): string | null {
   return null;
 }
 
+/** An unpaired UTF-16 surrogate (a `\u` escape of half a character). */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const LONE_SURROGATES = new RegExp(LONE_SURROGATE.source, 'g');
+
+/**
+ * The parsed body with every lone surrogate (in values and keys) replaced by U+FFFD, the rule
+ * docs/api.md states for bodies. PostgreSQL's text columns get that from the driver's UTF-8
+ * encoding, but a string bound as json (events, inbox items) would keep the `\u` escape, which
+ * PostgreSQL refuses. Iterative, as findNul; strings without surrogates are left as they are.
+ */
+export function wellFormedStrings(value: unknown): unknown {
+  const fix = (s: string) => (LONE_SURROGATE.test(s) ? s.replace(LONE_SURROGATES, '\uFFFD') : s);
+  if (typeof value === 'string') return fix(value);
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) {
+        if (typeof v[i] === 'string') v[i] = fix(v[i] as string);
+        else stack.push(v[i]);
+      }
+    } else if (v && typeof v === 'object') {
+      const o = v as Record<string, unknown>;
+      for (const k of Object.keys(o)) {
+        const child = o[k];
+        const key = fix(k);
+        if (key !== k) {
+          delete o[k];
+          o[key] = child;
+        }
+        if (typeof child === 'string') o[key] = fix(child);
+        else stack.push(child);
+      }
+    }
+  }
+  return value;
+}
+
 /**
  * Path of the first `constructor.prototype` key path (an object's `constructor` key holding an
  * object with a `prototype` key): code merging such a body into another object would reach

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { getContext } from '../helpers/context';
-import { newOwner } from '../helpers/factories';
+import { api } from '../helpers/api';
+import { newAgent, newOwner } from '../helpers/factories';
 import { rawRequest, rowState, stateDiff } from './world';
 
 /** Inputs the route fuzzer once found to answer 500; kept deterministic here. */
@@ -100,6 +101,30 @@ describe('fuzz regressions', () => {
       { path: 'body/installationId', message: 'must not contain NUL characters' },
     ]);
     expect(stateDiff(before, await rowState())).to.equal('');
+  });
+
+  it('lone surrogates in \\u escapes are stored as U+FFFD, also where the text goes into JSON (the inbox item of a message): 201, never 500', async () => {
+    const ctx = await getContext();
+    const a = await newAgent();
+    const b = await newAgent();
+    const opened = await api('POST', '/conversations', { key: a.key, body: { to: b.handle, message: 'hi' } });
+    expect(opened.status).to.equal(201);
+    const id = opened.body.data.id;
+    expect((await api('POST', `/conversations/${id}/accept`, { key: b.key })).status).to.equal(200);
+    // The body as the fuzzer sent it: a low surrogate alone, a high one before a quote, one at the end.
+    const r = await rawRequest(ctx.baseUrl, {
+      method: 'POST',
+      path: `/api/v1/conversations/${id}/messages`,
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${a.key}` },
+      body: '{"body":"%%\\ude00\\ud83d\\"/ \\ud83d\\ude00 \\ud83d"}',
+    });
+    expect(r.status, JSON.stringify(r.body)).to.equal(201);
+    const body = '%%\uFFFD\uFFFD"/ \u{1F600} \uFFFD';
+    expect(r.body.data.body).to.equal(body);
+    const inbox = await ctx.db('inbox_items').where({ agent_id: b.agent.id }).orderBy('created_at', 'desc').first();
+    expect(inbox.data.excerpt).to.equal(body);
+    const read = await api('GET', `/conversations/${id}/messages`, { key: b.key });
+    expect(read.body.data[0].body).to.equal(body);
   });
 
   it('a deeply nested body (30,000 levels) on a route accepting extra keys is never 500', async () => {
