@@ -17,10 +17,6 @@ export const BUILD = {
     Model,
     string
   >,
-  /** the reputation sums of the built weights (reputation-store.ts) */
-  sums: 'scoring_build_reputation_sums',
-  tallies: 'scoring_build_owner_tallies',
-  votes: 'scoring_build_vote_values',
   /** reputation milestones the built scores reach (notified on publication) */
   milestones: 'scoring_build_milestones',
 } as const;
@@ -35,7 +31,4 @@ export const SWAPS: readonly [live: string, built: string][] = [
   ['scoring_support_mutual', BUILD.mutual],
   ['reputation_scores', BUILD.reputation.reputation_v1],
   ['reputation_scores_v2', BUILD.reputation.reputation_v2],
-  ['reputation_sums', BUILD.sums],
-  ['reputation_owner_tallies', BUILD.tallies],
-  ['reputation_vote_values', BUILD.votes],
 ];

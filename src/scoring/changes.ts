@@ -69,18 +69,9 @@ export async function changedAgents(
   return r.rows[0];
 }
 
-/**
- * Stored edges of staged rows no longer active in the window go, under both models (full runs
- * never write them); their weights are recorded for the reputation sums (reputation-store.ts).
- */
+/** Stored edges of staged rows no longer active in the window go, under both models (full runs never write them). */
 export async function dropStaleEdges(trx: Knex.Transaction): Promise<number> {
-  await trx.raw(`with d as (delete from scoring_edges_v2 where interaction_id in (select id from sc_ch where not live)
-      returning interaction_id, weight)
-    insert into sc_old2 select * from d on conflict do nothing`);
-  const r =
-    await trx.raw(`with d as (delete from scoring_edges where interaction_id in (select id from sc_ch where not live)
-      returning interaction_id, weight),
-    c as (insert into sc_old1 select * from d on conflict do nothing)
-    select count(*)::int n from d`);
-  return r.rows[0].n;
+  await trx.raw('delete from scoring_edges_v2 where interaction_id in (select id from sc_ch where not live)');
+  const r = await trx.raw('delete from scoring_edges where interaction_id in (select id from sc_ch where not live)');
+  return r.rowCount ?? 0;
 }

@@ -124,28 +124,22 @@ async function writeClusters(
  */
 async function writeClusterEdges(
   trx: Knex.Transaction,
-  t: { rows: string; edges: string; clusters: string; into: string; capture?: boolean },
+  t: { rows: string; edges: string; clusters: string; into: string },
   now: Date,
   bindings: Record<string, unknown> = {},
 ): Promise<number> {
   const r = await trx.raw(
-    `with w as (
-       insert into ${t.into} (interaction_id, weight, reasons, computed_at)
-       select r.id, (round(se.weight::float8 * :factor * 1e6) / 1e6)::real,
-         array_remove(se.reasons, 'NORMAL') || :code::text, :now
-       from ${t.rows} r
-       join ${t.clusters} ca on ca.agent_id = r.a
-       join ${t.clusters} ct on ct.agent_id = r.t and ct.cluster = ca.cluster
-       join ${t.edges} se on se.interaction_id = r.id
-       where r.a <> r.t and se.weight > 0 and (r.kind <> 0 or r.value = 1)
-       returning interaction_id)${
-         // Rows without a v2 edge before (one deleted before it was recorded then).
-         t.capture ? `, c as (insert into sc_old2 select interaction_id, null from w on conflict do nothing)` : ''
-       }
-     select count(*)::int n from w`,
+    `insert into ${t.into} (interaction_id, weight, reasons, computed_at)
+     select r.id, (round(se.weight::float8 * :factor * 1e6) / 1e6)::real,
+       array_remove(se.reasons, 'NORMAL') || :code::text, :now
+     from ${t.rows} r
+     join ${t.clusters} ca on ca.agent_id = r.a
+     join ${t.clusters} ct on ct.agent_id = r.t and ct.cluster = ca.cluster
+     join ${t.edges} se on se.interaction_id = r.id
+     where r.a <> r.t and se.weight > 0 and (r.kind <> 0 or r.value = 1)`,
     { factor: COLLUSION.factor, code: COLLUSION.code, now, ...bindings },
   );
-  return r.rows[0].n;
+  return r.rowCount ?? 0;
 }
 
 /**
@@ -158,18 +152,13 @@ export async function clustersScoped(
   trx: Knex.Transaction,
   scope: string[] | 'rows',
   now: Date,
-  capture = false,
 ): Promise<{ edges: number; changed: string[]; peeled: number; steps: Record<string, number> }> {
   const { changed, peeled, steps } = await updateClusters(trx, scope, now);
   const t0 = Date.now();
   const scored = scope === 'rows' ? '(select * from sc_r where core)' : 'sc_r';
   const among = 'i.target_agent_id = any(:changed::uuid[]) and i.actor_agent_id = any(:changed::uuid[])';
-  // `capture`: the deleted v2 edges are recorded for the reputation sums (reputation-store.ts).
   await trx.raw(
-    `with d as (delete from scoring_edges_v2
-       where interaction_id in (select id from ${scored} r union all select i.id from interactions i where ${among})
-       returning interaction_id, weight)
-     ${capture ? 'insert into sc_old2 select * from d on conflict do nothing' : 'select count(*) from d'}`,
+    `delete from scoring_edges_v2 where interaction_id in (select id from ${scored} r union all select i.id from interactions i where ${among})`,
     { changed },
   );
   // Their v1 edges are stamped too: a v2 row dropped leaves no stamp, and the live week sums
@@ -186,7 +175,6 @@ export async function clustersScoped(
       edges: 'scoring_edges',
       clusters: 'scoring_clusters',
       into: 'scoring_edges_v2',
-      capture,
     },
     now,
     { changed, ws: windowStart(now) },

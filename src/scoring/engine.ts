@@ -79,11 +79,6 @@ export interface WeightOptions {
    * phase wrote them all), every weight goes to this table, reputation_v2 is left to the run.
    */
   into?: string;
-  /**
-   * Scoped and rows modes: record the previous weight of every edge written, under both models
-   * (reputation-store.ts startSumCapture), for the stored reputation sums.
-   */
-  capture?: boolean;
 }
 
 export interface WeightRun extends WeightRunResult {
@@ -214,14 +209,7 @@ export async function recomputeWeights(
         on conflict (interaction_id) do update set weight = excluded.weight, reasons = excluded.reasons, computed_at = excluded.computed_at
         where se.weight is distinct from excluded.weight or se.reasons is distinct from excluded.reasons
         returning interaction_id, weight),
-      kept as (insert into sc_up select interaction_id from up),${
-        opts.capture
-          ? `
-      cap as (insert into sc_old1 select up.interaction_id,
-          (select was.weight from scoring_edges was where was.interaction_id = up.interaction_id)
-        from up on conflict do nothing),`
-          : ''
-      }
+      kept as (insert into sc_up select interaction_id from up),
       ur as materialized (
         select r.a, r.t, r.kind, up.weight is distinct from
           (select was.weight from scoring_edges was where was.interaction_id = up.interaction_id) moved
@@ -263,7 +251,7 @@ export async function recomputeWeights(
       sumsV2 = c.edges > 0 ? sumReputation(cols, n, c.weights, agents, c.discounted) : sums;
     }
   } else if (opts.v2 !== false && !opts.into) {
-    const c = await clustersScoped(trx, targets as string[] | 'rows', now, opts.capture);
+    const c = await clustersScoped(trx, targets as string[] | 'rows', now);
     collusion = { ...collusion, edges: c.edges, members: c.changed.length, peeled: c.peeled, steps: c.steps };
     clustered = c.changed;
   }

@@ -3,7 +3,6 @@ import { baseScore, clockDueMs, computeReputation, crossedMilestones, Reputation
 import type { ReputationSums } from './reputation-sums';
 import { tuneScoped } from './transaction';
 import { windowStart } from './stage-sql';
-import { rebuildSums, SUM_COLUMNS, SUM_TABLES, unitsToWeight } from './reputation-store';
 import { DAY_MS, Model, MODELS } from './policy';
 import { copyInText, copyTextField } from './copy';
 import { BUILD } from './build-tables';
@@ -24,7 +23,7 @@ const SUFFIX: Record<Model, '1' | '2'> = { reputation_v1: '1', reputation_v2: '2
 
 /**
  * One agent's facts for computeReputation: its own columns, then either its sums per model (column
- * suffix 1: v1, 2: v2; weighted sums as doubles, counts int) from storedRows, or, from
+ * suffix 1: v1, 2: v2; float8 sums are numbers, counts bigint text) from summedRows, or, from
  * stagedRows, its number `n` in the full run's sums.
  */
 type AgentFactsRow = {
@@ -43,14 +42,13 @@ type AgentFactsRow = {
 /**
  * reputation_v1 and reputation_v2 (or `models`) for a set of agents (null: every agent) from the
  * stored weights of the 90-day window (v2: scoring_edges_v2's weight where COLLUSION_CLUSTER
- * discounted the interaction, v1's otherwise): the pure formula scores, one upsert per model
+ * discounted the interaction, v1's otherwise). SQL sums both models in one pass (hash aggregates;
+ * distinct owners counted as distinct pairs first), the pure formula scores, one upsert per model
  * writes. Runs inside the scoring lock. Milestone notifications follow v1 only.
  *
  * `sums`: a full weight run of this transaction already summed every agent's weights per model
  * (indexed by the agent numbers of its staging table sc_ag), so only the per-agent facts are read.
- * Otherwise the agents' sums are read from the stored sums (reputation-store.ts), written again
- * from the stored weights first unless `stored` (an incremental run moved them already). Both
- * paths sum exactly and round once, so they give the same doubles.
+ * Weighted sums accumulate in double precision on both paths.
  *
  * `build` (a fleet run's partition): weights are read from the run's built edges and scores
  * written to its built reputations; milestones are kept for its publication (publishMilestones),
@@ -65,7 +63,6 @@ export async function recomputeReputations(
     models?: readonly Model[];
     build?: boolean;
     milestones?: boolean;
-    stored?: boolean;
   } = {},
 ): Promise<{ agents: number; milestones: number }> {
   const models = opts.models ?? MODELS;
@@ -73,8 +70,7 @@ export async function recomputeReputations(
   const full = agents === null && models.every((m) => opts.sums?.[m]);
   // Staged rows carry the agent number of the full run's sums instead of SQL sums.
   if (agents !== null) await tuneScoped(trx);
-  if (!opts.stored) await rebuildSums(trx, ws, now, agents, { build: opts.build, staged: full });
-  const rows = full ? await stagedRows(trx, ws, now) : await storedRows(trx, ws, now, agents, opts.build);
+  const rows = full ? await stagedRows(trx, ws, now) : await summedRows(trx, ws, now, agents, opts.build);
   let milestones = 0;
   // v1's components of each row, by agent: v2 stores only the agents whose v2 result differs.
   const v1Json = new Map<string, string>();
@@ -164,10 +160,11 @@ const STRIKES = `strikes as (
   )`;
 
 /**
- * Per-agent facts with the stored sums of both models (reputation-store.ts; build: a fleet run's),
- * the exact sums rounded to doubles as full runs round theirs.
+ * Per-agent facts and sums of both models in SQL: interactions of the window joined with their
+ * stored weights (w1 v1's, w2 v2's; ind2 false where COLLUSION_CLUSTER discounted the row, which
+ * then makes no distinct owner under v2).
  */
-async function storedRows(
+async function summedRows(
   trx: Knex.Transaction,
   ws: Date,
   now: Date,
@@ -175,23 +172,70 @@ async function storedRows(
   build = false,
 ): Promise<AgentFactsRow[]> {
   const scoped = agents !== null;
-  const sums = build ? SUM_TABLES.build.sums : SUM_TABLES.live.sums;
-  const cols = SUM_COLUMNS.flatMap((c) => [`${c}1`, `${c}2`]);
+  const [edges, edgesV2] = build ? [BUILD.edges, BUILD.edgesV2] : ['scoring_edges', 'scoring_edges_v2'];
   const r = await trx.raw(
-    `with ${STRIKES}
+    `with e as materialized (
+       select (case i.kind when 'vote' then 0 when 'reply' then 1 when 'follow' then 2 else 3 end) k,
+         i.actor_agent_id a, i.target_agent_id t, coalesce(aa.owner_id, aa.id) aown, coalesce(ta.owner_id, ta.id) town,
+         i.value, se.weight::float8 w1, coalesce(v2.weight, se.weight)::float8 w2, v2.interaction_id is null ind2
+       from ${
+         scoped
+           ? // Two index-friendly branches (received; replies authored to agents outside the set) instead of one OR.
+             `(select * from interactions where target_agent_id = any(:agents::uuid[])
+               union all
+               select * from interactions where kind = 'reply' and actor_agent_id = any(:agents::uuid[])
+                 and not (target_agent_id = any(:agents::uuid[])))`
+           : 'interactions'
+       } i join ${edges} se on se.interaction_id = i.id
+       left join ${edgesV2} v2 on v2.interaction_id = i.id
+       join agents aa on aa.id = i.actor_agent_id join agents ta on ta.id = i.target_agent_id
+       where i.active and i.occurred_at > :ws and i.occurred_at <= :now
+     ),
+     recv as (
+       select t agent,
+         sum(w1) filter (where k = 0 and value = 1) up1, sum(w2) filter (where k = 0 and value = 1) up2,
+         sum(w1) filter (where k = 0 and value = -1) down1, sum(w2) filter (where k = 0 and value = -1) down2,
+         sum(w1) filter (where k = 1) rr1, sum(w2) filter (where k = 1) rr2,
+         sum(w1) filter (where k = 2) fol1, sum(w2) filter (where k = 2) fol2
+       from e group by t
+     ),
+     ext as (
+       select agent, count(*) filter (where e1) n1, count(*) filter (where e2) n2 from (
+         select t agent, aown, bool_or(w1 > 0) e1, bool_or(w2 > 0 and ind2) e2
+         from e where k = 0 and value = 1 and aown <> town group by 1, 2
+       ) d group by agent
+     ),
+     auth as (select a agent, sum(w1) ra1, sum(w2) ra2 from e where k = 1 group by a),
+     conv as (
+       select agent, count(*) filter (where c1) n1, count(*) filter (where c2) n2 from (
+         select agent, own, bool_or(c1) c1, bool_or(c2) c2 from (
+           select t agent, aown own, w1 > 0 c1, w2 > 0 and ind2 c2 from e where k = 1 and aown <> town
+           union all
+           select a agent, town own, w1 > 0 c1, w2 > 0 and ind2 c2 from e where k = 1 and aown <> town
+         ) x group by 1, 2
+       ) y group by agent
+     ),
+     ${STRIKES}
      select a.id, a.status, a.official_connector, a.created_at, (o.email_verified_at is not null) verified,
-       ${cols.map((c) => `coalesce(s.${c}, 0)::text ${c}`).join(', ')},
-       coalesce(s.ext1, 0) ext1, coalesce(s.ext2, 0) ext2, coalesce(s.conv1, 0) conv1, coalesce(s.conv2, 0) conv2,
+       ${['1', '2']
+         .map(
+           (x) => `coalesce(recv.up${x}, 0)::float8 up${x}, coalesce(recv.down${x}, 0)::float8 down${x},
+       coalesce(ext.n${x}, 0) ext${x}, coalesce(recv.rr${x}, 0)::float8 rr${x}, coalesce(recv.fol${x}, 0)::float8 fol${x},
+       coalesce(auth.ra${x}, 0)::float8 ra${x}, coalesce(conv.n${x}, 0) conv${x},`,
+         )
+         .join('\n       ')}
        coalesce(strikes.n, 0) strikes, rs.score old_score
      from agents a
      left join owners o on o.id = a.owner_id
-     left join ${sums} s on s.agent_id = a.id
+     left join recv on recv.agent = a.id
+     left join ext on ext.agent = a.id
+     left join auth on auth.agent = a.id
+     left join conv on conv.agent = a.id
      left join strikes on strikes.agent_id = a.id
      left join reputation_scores rs on rs.agent_id = a.id
      ${scoped ? 'where a.id = any(:agents::uuid[])' : ''}`,
     scoped ? { ws, now, agents } : { ws, now },
   );
-  for (const row of r.rows) for (const c of cols) row[c] = unitsToWeight(row[c]);
   return r.rows;
 }
 

@@ -7,8 +7,6 @@ import { changedAgents, dropStaleEdges, stageChanges } from './changes';
 import { clockAgents, refreshFacts, widenedTargets } from './closure';
 import { stageCoreRows } from './rows';
 import { recomputeReputations } from './reputation-run';
-import { applySumChanges, startSumCapture } from './reputation-store';
-import { windowStart } from './stage-sql';
 import { recomputeClockReputations } from './clock-reputations';
 import { freezeEndedWeeks, SnapshotResult, weeksToFreeze } from './leaderboard-snapshots';
 import { invalidateLiveWeek, LiveResult, writeLiveSnapshots } from './live-week';
@@ -57,11 +55,8 @@ export interface IncrementalResult {
    * the clock moved that have no stored base.
    */
   reach: { summed: number; staged: number; edges: number; clusters: number; unscored: number };
-  /**
-   * time of each stage (ms): staging and reach (facts, core rows or targets), weights, the stored
-   * reputation sums moved by the run's changes, clock-only reputations, reputations from their sums
-   */
-  stages: { closure: number; weights: number; sums: number; clock: number; reputations: number };
+  /** time of each stage (ms): staging and reach (facts, core rows or targets), weights, clock-only reputations, summed reputations */
+  stages: { closure: number; weights: number; clock: number; reputations: number };
   ms: number;
 }
 
@@ -93,8 +88,6 @@ async function recomputeModels(
   return recomputeReputations(trx, now, agents, {
     sums: { reputation_v1: sums?.sums, reputation_v2: sums?.sumsV2 },
     models: v2 ? MODELS : ['reputation_v1'],
-    // An incremental run moved the stored sums by its changes already; a full run writes them.
-    stored: agents !== null,
   });
 }
 
@@ -138,7 +131,7 @@ async function incrementalStep(
   if (!prevNow) {
     const { weights, reps } = await recomputeAll(trx, now, pool, v2);
     const res = { reputations: reps.agents, milestones: reps.milestones, clockRows: 0, full: true };
-    const stages = { closure: 0, weights: 0, sums: 0, clock: 0, reputations: 0 };
+    const stages = { closure: 0, weights: 0, clock: 0, reputations: 0 };
     const reach = { summed: reps.agents, staged: 0, edges: 0, clusters: 0, unscored: 0 };
     const all = { core: weights.interactions, targets: reps.agents };
     return {
@@ -158,7 +151,6 @@ async function incrementalStep(
   const mark = await dbClock(trx);
   const since = (await getWatermark(trx)) ?? new Date(0);
   const { changed, left } = await stageChanges(trx, since, prevNow, now);
-  await startSumCapture(trx);
   const agents = await changedAgents(trx, since);
   const seeds = [...new Set([...agents.all, ...(opts.seeds ?? [])])];
   const removed = left > 0 ? await dropStaleEdges(trx) : 0;
@@ -186,12 +178,7 @@ async function incrementalStep(
   let rewrote: string[] = [];
   const t1 = Date.now();
   if (scope) {
-    const { affected, moved, clustered, ...w } = await recomputeWeights(trx, now, scope, {
-      pool,
-      v2,
-      facts: [],
-      capture: true,
-    });
+    const { affected, moved, clustered, ...w } = await recomputeWeights(trx, now, scope, { pool, v2, facts: [] });
     weights = w;
     if (mode === 'agents') core = w.interactions;
     reach.edges = (moved ?? []).length;
@@ -201,11 +188,6 @@ async function incrementalStep(
     rewrote = affected ?? [];
   }
   const t2 = Date.now();
-  // The stored sums follow the edges written and deleted; their agents are summed (they are
-  // among those above but for the agents an owner change reaches).
-  const sums = await applySumChanges(trx, windowStart(now), now, seeds, scope !== null);
-  for (const id of sums) repAgents.add(id);
-  const sumsMs = Date.now() - t2;
   // Agents only the clock moved: from their stored base, unless they have none yet.
   const models = v2 ? MODELS : (['reputation_v1'] as const);
   const clockOnly = clock.filter((id) => !repAgents.has(id));
@@ -231,7 +213,7 @@ async function incrementalStep(
     full: false,
     reach,
     clockRows: light.written,
-    stages: { closure: t1 - t0, weights: t2 - t1, sums: sumsMs, clock: t3 - t2 - sumsMs, reputations: Date.now() - t3 },
+    stages: { closure: t1 - t0, weights: t2 - t1, clock: t3 - t2, reputations: Date.now() - t3 },
     // A new clock changes what every reader is shown (TRUST and the age are composed at the
     // run's clock, and it is their computedAt): everyone's. At the same clock, the agents whose
     // stored reputation this run may have rewritten: summed ones, the clock-only ones, the agents

@@ -47,10 +47,6 @@ describe('scoring: full recompute spread over the worker fleet', function () {
       support: await q(`select a, t, round(weight::numeric, 9) w from scoring_support order by 1, 2`),
       candidates: await q(`select agent_id, round(received::numeric, 9) r from scoring_cluster_candidates order by 1`),
       mutual: await q(`select agent_id, n from scoring_support_mutual order by 1`),
-      // the stored reputation sums incremental runs go on from
-      sums: await q(`select * from reputation_sums order by 1`),
-      tallies: await q(`select * from reputation_owner_tallies order by 1, 2, 3`),
-      voteValues: await q(`select * from reputation_vote_values order by 1`),
       reputations: await q(`select agent_id, score, components, computed_at from reputation_scores order by 1`),
       reputationsV2: await q(`select agent_id, score, components, computed_at from reputation_scores_v2 order by 1`),
       milestones: await q(
@@ -68,8 +64,8 @@ describe('scoring: full recompute spread over the worker fleet', function () {
   /** Back to unscored: what any run writes is removed. */
   async function reset(): Promise<void> {
     await db.raw(`truncate scoring_edges, scoring_edges_v2, scoring_clusters, scoring_support, scoring_cluster_candidates,
-      scoring_support_mutual, reputation_scores, reputation_scores_v2, reputation_sums, reputation_owner_tallies,
-      reputation_vote_values, brigade_flags, scoring_agent_facts, leaderboard_snapshots, leaderboard_snapshots_v2, scoring_watermarks`);
+      scoring_support_mutual, reputation_scores, reputation_scores_v2,
+      brigade_flags, scoring_agent_facts, leaderboard_snapshots, leaderboard_snapshots_v2, scoring_watermarks`);
     await db.raw(`delete from notifications`);
     // A run a failed test left unfinished, and its jobs.
     await db.raw(`update scoring_runs set phase = 'abandoned', finished_at = now() where finished_at is null`);
@@ -136,8 +132,6 @@ describe('scoring: full recompute spread over the worker fleet', function () {
     expect(reference.candidates.length).to.be.greaterThan(0);
     expect(reference.milestones.length).to.be.greaterThan(0);
     expect(reference.brigadeFlags.length).to.be.greaterThan(0);
-    expect(reference.tallies.length).to.be.greaterThan(0);
-    expect(reference.voteValues.length).to.be.greaterThan(0);
     const codes = new Set(reference.edges.flatMap((e) => (e as { reasons: string[] }).reasons));
     for (const c of ['SAME_OWNER', 'FOLLOW_RING', 'BRIGADE_PATTERN', 'RECIPROCAL_PATTERN', 'NEW_AGENT_DISCOUNT'])
       expect(codes, c).to.include(c);

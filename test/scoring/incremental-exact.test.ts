@@ -94,8 +94,7 @@ describe('scoring: every incremental run equals a full recompute (random histori
   for (const seed of SEEDS) {
     it(`seed ${seed}: ${STEPS} random steps`, async () => {
       await db.raw(`truncate owners, agents, scoring_edges, scoring_edges_v2, scoring_agent_facts, scoring_clusters,
-        scoring_support, scoring_cluster_candidates, scoring_support_mutual, scoring_watermarks, scoring_agent_changes, reputation_scores, reputation_scores_v2,
-        reputation_sums, reputation_owner_tallies, reputation_vote_values, leaderboard_snapshots, leaderboard_snapshots_v2 cascade`);
+        scoring_support, scoring_cluster_candidates, scoring_support_mutual, scoring_watermarks, scoring_agent_changes, reputation_scores, reputation_scores_v2, leaderboard_snapshots, leaderboard_snapshots_v2 cascade`);
       await db.raw(`delete from graphile_worker._private_jobs`);
       clock = new Date('2040-01-02T09:00:00Z');
       await history(prng(seed), seed);
@@ -572,7 +571,6 @@ describe('scoring: every incremental run equals a full recompute (random histori
       const after = await stored();
       for (const e of after.v1.edges) for (const c of e.reasons) seen.add(c);
       if (clustersBefore.length > 0) seen.add('v2 compared with clusters');
-      diff(before.sums, after.sums, `${where} (stored reputation sums)`);
       diff(before.v1, after.v1, where);
       expect(clustersBefore, `${where}: reputation_v2 clusters (incremental vs full)`).to.deep.equal(await clusters());
       diff(before.v2, after.v2, `${where} (reputation_v2)`);
@@ -637,27 +635,7 @@ describe('scoring: every incremental run equals a full recompute (random histori
          coalesce(f.follow_ring, false) ring
        from agents a left join scoring_agent_facts f on f.agent_id = a.id order by a.id`,
     );
-    // The stored reputation sums an incremental run moves by its changes (an agent without a row
-    // sums to 0; `own`: the owner its tallies counted is its owner).
-    const sums = await db.raw(
-      `select a.id, (s.own is null or s.own = coalesce(a.owner_id, a.id)) own, ${[
-        'up',
-        'down',
-        'rr',
-        'ra',
-        'fol',
-        'ext',
-        'conv',
-      ]
-        .flatMap((c) => [`coalesce(s.${c}1, 0)::text ${c}1`, `coalesce(s.${c}2, 0)::text ${c}2`])
-        .join(', ')},
-         (select json_agg(json_build_array(t.kind, t.own, t.n1, t.n2) order by t.kind, t.own)
-          from reputation_owner_tallies t where t.agent_id = a.id) tallies
-       from agents a left join reputation_sums s on s.agent_id = a.id order by a.id`,
-    );
-    const votes = await db.raw(`select interaction_id::text id, value from reputation_vote_values order by 1`);
     return {
-      sums: { sums: sums.rows, votes: votes.rows },
       v1: { edges: await edges('scoring_edges'), reputations: await reps('reputation_scores'), facts: facts.rows },
       v2: {
         edges: await edges('scoring_edges_v2'),
