@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
-import { SCOPED_FACTS_SQL, windowStart } from './stage-sql';
+import { windowStart } from './stage-sql';
+import { writeScopedFacts } from './scoped-facts';
 import { DAY_MS, REPUTATION, WEIGHTS } from './policy';
 
 /**
@@ -29,7 +30,7 @@ export async function refreshFacts(trx: Knex.Transaction, now: Date, agents: str
     'create temp table sc_fold on commit drop as select * from scoring_agent_facts where agent_id = any(:agents::uuid[])',
     { agents },
   );
-  if (agents.length > 0) await trx.raw(SCOPED_FACTS_SQL, { ws, now, ids: agents });
+  await writeScopedFacts(trx, ws, now, agents);
   const full = WEIGHTS.influenceDiversityFullOwners;
   const r = await trx.raw(
     `create temp table sc_fd on commit drop as

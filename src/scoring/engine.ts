@@ -16,13 +16,13 @@ import {
   PAIRS_SQL,
   RECIP_FLAG_SQL,
   recipSql,
-  SCOPED_FACTS_SQL,
   StageMode,
   stageSql,
   windowStart,
 } from './stage-sql';
 import type { Columns } from './copy';
 import { buildBatches } from './batches';
+import { writeScopedFacts } from './scoped-facts';
 import { ReputationSums, sumReputation } from './reputation-sums';
 import { copyEdges, storedWeights } from './edge-copy';
 import { writeBrigadeFlags } from './brigade-flags';
@@ -140,7 +140,7 @@ export async function recomputeWeights(
       { facts: opts.facts ?? (mode === 'agents' ? targets : []) },
     );
     agentFacts = ids.rows[0].ids.length;
-    await trx.raw(SCOPED_FACTS_SQL, { ws, now, ids: ids.rows[0].ids });
+    await writeScopedFacts(trx, ws, now, ids.rows[0].ids);
   } else {
     await trx.raw('truncate scoring_agent_facts');
     agentFacts = (await trx.raw(FULL_FACTS_SQL, { now })).rowCount;

@@ -5,7 +5,8 @@ import { recomputeWeights } from './engine';
 import { recomputeReputations, publishMilestones } from './reputation-run';
 import { clustersOfBuild } from './collusion-run';
 import { lockScoring, partitionOf, SCORING_LOCK, tuneRun } from './transaction';
-import { SCOPED_FACTS_SQL, windowStart } from './stage-sql';
+import { windowStart } from './stage-sql';
+import { writeScopedFacts } from './scoped-facts';
 import { BUILD, SWAPS } from './build-tables';
 import { resetWatermark, setWindowClock } from './watermark';
 import { TOUCH_JOB } from './touch';
@@ -154,7 +155,7 @@ const WORK: Record<Phase, (trx: Knex.Transaction, deps: Deps, run: RunRow, part:
     // tables (which take it alone) wait, the other facts partitions (other agents) do not.
     await trx.raw('select pg_advisory_xact_lock_shared(?)', [SCORING_LOCK]);
     const ids = await partitionAgents(trx, part);
-    await trx.raw(SCOPED_FACTS_SQL, { ws: windowStart(run.scored_at), now: run.scored_at, ids });
+    await writeScopedFacts(trx, windowStart(run.scored_at), run.scored_at, ids);
     return ids.length;
   },
   async weights(trx, deps, run, part) {

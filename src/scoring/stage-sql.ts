@@ -95,33 +95,6 @@ export const FULL_FACTS_SQL = `
     ) d group by t
   ) e on e.t = ag.id`;
 
-/** Scoped mode: the same facts for the agents :ids, from their own activity (index scans). */
-export const SCOPED_FACTS_SQL = `
-  insert into scoring_agent_facts (agent_id, out_votes, out_replies, ext_owners, follow_ring, computed_at)
-  select x.id, coalesce(o.ov, 0), coalesce(o.orp, 0), coalesce(e.n, 0), coalesce(o.ring, false), :now
-  from unnest(:ids::uuid[]) x(id)
-  left join (
-    select i.actor_agent_id a, count(*) filter (where i.kind = 'vote') ov, count(*) filter (where i.kind = 'reply') orp,
-      count(*) filter (where i.kind = 'follow') >= ${WEIGHTS.followRingMinFollows}
-        and count(b.id) >= ${WEIGHTS.followRingMinShare} * count(*) filter (where i.kind = 'follow') ring
-    from interactions i
-    left join interactions b on i.kind = 'follow' and b.kind = 'follow' and b.actor_agent_id = i.target_agent_id
-      and b.target_agent_id = i.actor_agent_id and b.active and b.occurred_at > :ws and b.occurred_at <= :now
-    where i.actor_agent_id = any(:ids::uuid[]) and ${WINDOW} and i.actor_agent_id <> i.target_agent_id
-      and i.kind in ('vote', 'reply', 'follow')
-    group by 1
-  ) o on o.a = x.id
-  left join (
-    select i.target_agent_id t, count(distinct coalesce(aa.owner_id, aa.id)) n
-    from interactions i join agents aa on aa.id = i.actor_agent_id join agents ta on ta.id = i.target_agent_id
-    where i.target_agent_id = any(:ids::uuid[]) and ${WINDOW}
-      and coalesce(aa.owner_id, aa.id) <> coalesce(ta.owner_id, ta.id)
-      and ((i.kind = 'vote' and i.value = 1) or i.kind in ('reply', 'follow'))
-    group by 1
-  ) e on e.t = x.id
-  on conflict (agent_id) do update set out_votes = excluded.out_votes, out_replies = excluded.out_replies,
-    ext_owners = excluded.ext_owners, follow_ring = excluded.follow_ring, computed_at = excluded.computed_at`;
-
 /**
  * Pairs (actor, target, kind) of votes or replies with enough staged rows to matter: from the
  * reciprocity threshold (≥ 3 each way) or beyond the free repeats of PAIR_REPEAT. One hash

@@ -1,0 +1,70 @@
+import type { Knex } from 'knex';
+import { WEIGHTS } from './policy';
+
+/**
+ * The stored facts (scoring_agent_facts) of some agents, from their own window rows, as
+ * FULL_FACTS_SQL (stage-sql.ts) derives everyone's: what each sent (out_votes, out_replies, and
+ * follow_ring with the follows back) and the distinct owners of what it received (ext_owners).
+ *
+ * Their rows are read as sets through the covering indexes of interactions (sql/124: index-only,
+ * one descent per agent and partition), so the work follows the agents and their rows, not the
+ * window: a scan of the whole window cost 1.1-1.5 s at 1M interactions and grew with it. The ids
+ * reach the scans as a subquery's array: as a constant, 20k ids cost over a second of planning
+ * (selectivity estimated id by id), and a subquery's array is sized at a few rows, so the rows
+ * land in analyzed temporary tables and the joins after them are planned from their real sizes
+ * (by hash: a nested loop over a few estimated rows meant a key lookup of agents per received row).
+ */
+
+const WINDOW = 'i.active and i.occurred_at > :ws and i.occurred_at <= :now';
+const IDS = 'array(select unnest(:ids::uuid[]))';
+
+/** Votes, replies and follows the agents sent to others (sc_fo), and those they received that count for diversity (sc_fi). */
+const ROWS_SQL = [
+  `create temp table sc_fo on commit drop as
+   select i.actor_agent_id a, i.target_agent_id t, i.kind from interactions i
+   where i.actor_agent_id = any(${IDS}) and ${WINDOW} and i.actor_agent_id <> i.target_agent_id
+     and i.kind in ('vote', 'reply', 'follow')`,
+  `create temp table sc_fi on commit drop as
+   select i.target_agent_id t, i.actor_agent_id a, i.kind from interactions i
+   where i.target_agent_id = any(${IDS}) and ${WINDOW}
+     and ((i.kind = 'vote' and i.value = 1) or i.kind in ('reply', 'follow'))`,
+];
+
+/**
+ * The facts of :ids (x, with their owner or themselves, looked up by key in key order: a hash of
+ * every agent cost more than the lookups) from sc_fo and sc_fi. A follow back of an agent's
+ * follow is a follow it received (in sc_fi); ext_owners counts the distinct owners of the
+ * senders (hashed: one scan of agents for the received rows' many senders) other than the
+ * agent's own.
+ */
+const FACTS_SQL = `
+  insert into scoring_agent_facts (agent_id, out_votes, out_replies, ext_owners, follow_ring, computed_at)
+  with x as materialized (
+    select x.id, a.own from (select unnest(:ids::uuid[]) id order by 1) x
+    left join lateral (select coalesce(a.owner_id, a.id) own from agents a where a.id = x.id offset 0) a on true
+  )
+  select x.id, coalesce(o.ov, 0), coalesce(o.orp, 0), coalesce(e.n, 0), coalesce(o.ring, false), :now
+  from x
+  left join (
+    select s.a, count(*) filter (where s.kind = 'vote') ov, count(*) filter (where s.kind = 'reply') orp,
+      count(*) filter (where s.kind = 'follow') >= ${WEIGHTS.followRingMinFollows}
+        and count(b.a) >= ${WEIGHTS.followRingMinShare} * count(*) filter (where s.kind = 'follow') ring
+    from sc_fo s left join sc_fi b on s.kind = 'follow' and b.kind = 'follow' and b.a = s.t and b.t = s.a
+    group by 1
+  ) o on o.a = x.id
+  left join (
+    select d.t, count(*) n from (
+      select distinct r.t, coalesce(aa.owner_id, aa.id) own from sc_fi r join agents aa on aa.id = r.a
+    ) d join x on x.id = d.t where d.own <> x.own group by 1
+  ) e on e.t = x.id
+  on conflict (agent_id) do update set out_votes = excluded.out_votes, out_replies = excluded.out_replies,
+    ext_owners = excluded.ext_owners, follow_ring = excluded.follow_ring, computed_at = excluded.computed_at`;
+
+/** Writes the facts of `ids` at `now` (window from `ws`). In the caller's transaction. */
+export async function writeScopedFacts(trx: Knex.Transaction, ws: Date, now: Date, ids: string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await trx.raw('drop table if exists sc_fo, sc_fi');
+  for (const sql of ROWS_SQL) await trx.raw(sql, { ws, now, ids });
+  await trx.raw('analyze sc_fo; analyze sc_fi');
+  await trx.raw(FACTS_SQL, { ws, now, ids });
+}
