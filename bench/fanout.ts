@@ -55,24 +55,35 @@ function post(method: string, params?: object): Promise<any> {
   );
 }
 
-type Role = 'bench' | 'pg';
-/** This process and the PostgreSQL backends of the bench's database (titled "postgres: <cluster>: <user> <db> ..."). */
+type Role = 'bench' | 'pg' | 'pgQueue';
+/** Client ports of graphile-worker's connections: their backends' CPU is the queue's own. */
+const queuePorts = new Set<string>();
+/**
+ * This process and the PostgreSQL backends of the bench's database (titled "postgres: <cluster>:
+ * <user> <db> <host>(<client port>) ..."), graphile-worker's told apart by their client port.
+ */
 function cpuReading(database: string): Reading<Role> | null {
   if (!procAvailable) return null;
   return readCpu<Role>((pid, cmd) => {
     if (pid === process.pid) return 'bench';
-    const backend = /^postgres: [^:]+: (\S+) (\S+) /.exec(cmd);
-    return backend && backend[2] === database ? 'pg' : null;
+    const backend = /^postgres: [^:]+: (\S+) (\S+) [^(]*\((\d+)\)/.exec(cmd);
+    if (!backend || backend[2] !== database) return null;
+    return queuePorts.has(backend[3]) ? 'pgQueue' : 'pg';
   });
 }
 /** CPU milliseconds of this process and of PostgreSQL between two readings. */
-type Cpu = { bench: number; benchSys: number; pg: number };
+type Cpu = { bench: number; benchSys: number; pg: number; pgQueue: number };
 /** CPU milliseconds of this process (of which in the kernel) and of PostgreSQL between two readings. */
 function cpuSpent(a: Reading<Role> | null, b: Reading<Role> | null): Cpu {
-  if (!a || !b) return { bench: 0, benchSys: 0, pg: 0 };
+  if (!a || !b) return { bench: 0, benchSys: 0, pg: 0, pgQueue: 0 };
   const by = spent(a, b).byRole;
   const ms = (r: Role) => (by.get(r)?.user ?? 0) + (by.get(r)?.sys ?? 0);
-  return { bench: ms('bench'), benchSys: by.get('bench')?.sys ?? 0, pg: ms('pg') };
+  return {
+    bench: ms('bench'),
+    benchSys: by.get('bench')?.sys ?? 0,
+    pg: ms('pg') + ms('pgQueue'),
+    pgQueue: ms('pgQueue'),
+  };
 }
 /** Named statements run by the measured rounds: runs, items (first array's length), milliseconds until answered. */
 const statements = new Map<string, { runs: number; items: number; ms: number }>();
@@ -170,6 +181,8 @@ async function main() {
     pgPool.on('error', () => undefined);
     pgPool.on('connect', (c) => {
       c.on('error', () => undefined);
+      const port = (c as unknown as { connection: { stream: { localPort?: number } } }).connection.stream.localPort;
+      if (port) queuePorts.add(String(port));
       // graphile-worker's own statements, counted with the service's (by their prepared names).
       const query = c.query.bind(c) as (...a: unknown[]) => unknown;
       (c as unknown as { query: typeof query }).query = (...a) => {
@@ -196,12 +209,13 @@ async function main() {
     let baselineSecs = 0;
     let queuedSecs = 0;
     let emitSecs = 0;
-    const baselineCpu: Cpu = { bench: 0, benchSys: 0, pg: 0 };
-    const queuedCpu: Cpu = { bench: 0, benchSys: 0, pg: 0 };
+    const baselineCpu: Cpu = { bench: 0, benchSys: 0, pg: 0, pgQueue: 0 };
+    const queuedCpu: Cpu = { bench: 0, benchSys: 0, pg: 0, pgQueue: 0 };
     const add = (to: Cpu, d: Cpu) => {
       to.bench += d.bench;
       to.benchSys += d.benchSys;
       to.pg += d.pg;
+      to.pgQueue += d.pgQueue;
     };
     let done = 0;
     let emitted = 0;
@@ -299,6 +313,40 @@ async function main() {
       writeProfile(CPU_PROF.replace(/(\.cpuprofile)?$/, '.baseline.cpuprofile'), baselineProfiles);
     }
     await runner.stop();
+    // Plans of the service's named statements on the pool's connections: a custom plan is planned
+    // again on every run (PostgreSQL picks one when the values' estimate beats the generic plan's).
+    const plans = new Map<string, { generic: number; custom: number }>();
+    const client = db.client as {
+      acquireConnection(): Promise<pg.Client>;
+      releaseConnection(c: pg.Client): Promise<void>;
+    };
+    const held: pg.Client[] = [];
+    for (let i = 0; i < 10; i++) {
+      const c = await client.acquireConnection();
+      held.push(c);
+      const r = await c.query(
+        `select name, generic_plans, custom_plans from pg_prepared_statements where name like 'webhooks%'`,
+      );
+      for (const row of r.rows as { name: string; generic_plans: string; custom_plans: string }[]) {
+        const p = plans.get(row.name) ?? { generic: 0, custom: 0 };
+        p.generic += Number(row.generic_plans);
+        p.custom += Number(row.custom_plans);
+        plans.set(row.name, p);
+      }
+    }
+    for (const c of held) await client.releaseConnection(c);
+    // graphile-worker's, on its own pool's connections (idle once the runner has stopped).
+    const queueClients = await Promise.all(Array.from({ length: pgPool.totalCount }, () => pgPool.connect()));
+    for (const c of queueClients) {
+      const r = await c.query(`select name, generic_plans, custom_plans from pg_prepared_statements`);
+      for (const row of r.rows as { name: string; generic_plans: string; custom_plans: string }[]) {
+        const p = plans.get(row.name) ?? { generic: 0, custom: 0 };
+        p.generic += Number(row.generic_plans);
+        p.custom += Number(row.custom_plans);
+        plans.set(row.name, p);
+      }
+      c.release();
+    }
     await pgPool.end();
     const lost = done - received;
     const attempts = Number((await db('webhook_delivery_attempts').count<{ count: number }[]>('* as count'))[0].count);
@@ -313,7 +361,7 @@ async function main() {
     console.log(`emit      emitEvent in a transaction:     ${rate(EVENTS, emitSecs)} events/s`);
     console.log(
       `queued    fan-out + delivery (worker):    ${rate(EVENTS, queuedSecs)} events/s, ${rate(total, queuedSecs)} deliveries/s, ` +
-        `CPU µs each: ${us(queuedCpu.bench)} node (worker and receiver; ${us(queuedCpu.benchSys)} in the kernel) + ${us(queuedCpu.pg)} PostgreSQL`,
+        `CPU µs each: ${us(queuedCpu.bench)} node (worker and receiver; ${us(queuedCpu.benchSys)} in the kernel) + ${us(queuedCpu.pg)} PostgreSQL (${us(queuedCpu.pgQueue)} of it graphile-worker's connections)`,
     );
     console.log(
       `ratio     queued / baseline deliveries:   ${(baselineSecs / queuedSecs).toFixed(3)} (rounds, ratio (baseline/queued deliveries/s): ${ratios.join(' ')}; ` +
@@ -334,6 +382,7 @@ async function main() {
         )
         .join('; ')}`,
     );
+    console.log(`plans     generic/custom: ${[...plans].map(([n, p]) => `${n} ${p.generic}/${p.custom}`).join('; ')}`);
     console.log(
       `receiver  requests=${received} missing=${Math.max(0, lost)} extra=${Math.max(0, -lost)} attempts recorded=${attempts} (deliveries ${done}, warm-up round included)`,
     );
