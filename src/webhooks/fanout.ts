@@ -44,9 +44,16 @@ interface PendingRow {
   payload: unknown;
 }
 
-/** Takes the events' ids, agents, types and bodies (4 arrays); see pendingWebhooks. */
-const PENDING_SQL = `select e.n, w.id webhook_id, w.url, w.secret_enc, w.previous_secret_enc, w.previous_secret_until, e.payload
-   from unnest(?::text[], ?::uuid[], ?::text[], ?::jsonb[]) with ordinality as e(id, agent, type, payload, n)
+/**
+ * Takes the events' ids, agents, types and bodies (4 arrays); see pendingWebhooks. The arrays are
+ * unnested from a materialized row, not from the parameters themselves: PostgreSQL then estimates
+ * the same row count with any values, so the cached generic plan is used. Unnested straight from
+ * the parameters, a custom plan estimated with the arrays' true (small) length always looked
+ * cheaper, and every run (this read's and webhooks_record_and_pending's) was planned again.
+ */
+const PENDING_SQL = `with pe as materialized (select ?::text[] id, ?::uuid[] agent, ?::text[] type, ?::jsonb[] payload)
+   select e.n, w.id webhook_id, w.url, w.secret_enc, w.previous_secret_enc, w.previous_secret_until, e.payload
+   from pe, unnest(pe.id, pe.agent, pe.type, pe.payload) with ordinality as e(id, agent, type, payload, n)
    join webhooks w on w.agent_id = e.agent and w.enabled and e.type = any(w.events)
    where w.id <> all (array(select d.webhook_id from webhook_deliveries d where d.event_id = e.id))`;
 
