@@ -3,7 +3,7 @@ import type { Deps } from '../deps';
 import { addJob, JobName } from '../db/jobs';
 import { statement } from '../db/query';
 import { notifyOnce } from '../notifications/service';
-import { decryptSecret, webhookHeaders } from './signing';
+import { webhookHeaders, webhookSecret } from './signing';
 import { Resolver } from './ssrf';
 import { AttemptResult, postWebhook } from './outbound-http';
 import { retryDelayAfter, shouldDisable } from './policy';
@@ -191,12 +191,12 @@ export interface AttemptTarget {
 /** Signs (with the current secret, and the replaced one during a rotation's overlap) and POSTs once. */
 export function sendAttempt(deps: Deps, t: AttemptTarget, opts: DeliverOptions = {}): Promise<AttemptResult> {
   const now = deps.now();
-  const secrets = [decryptSecret(deps.config.sessionSecret, t.webhookId, t.secretEnc)];
+  const secrets = [webhookSecret(deps.config.sessionSecret, t.webhookId, t.secretEnc)];
   if (t.previousSecretEnc && t.previousSecretUntil && new Date(t.previousSecretUntil) > now) {
     // The replaced secret is a courtesy of the overlap: one sealed under a former SESSION_SECRET
     // (the rotation that followed a SESSION_SECRET change) is left out, not a failed delivery.
     try {
-      secrets.push(decryptSecret(deps.config.sessionSecret, t.webhookId, t.previousSecretEnc));
+      secrets.push(webhookSecret(deps.config.sessionSecret, t.webhookId, t.previousSecretEnc));
     } catch {
       deps.log.warn(
         { webhookId: t.webhookId },
