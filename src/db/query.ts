@@ -6,10 +6,13 @@ import type pg from 'pg';
  * under a name of its own (as graphile-worker names each of its statements). Run through
  * `deps.query`, a named statement becomes a server-side prepared statement of each pooled
  * connection: PostgreSQL parses and plans it on its first run there and afterwards only binds and
- * executes it (a post read: 3.7k/s unnamed, 10.4k/s named, on this machine). Every other
- * statement (knex builders, `db.raw`) runs unnamed and is parsed and planned on each run, which
- * is what rare statements and batch work want: scoring's statements run once per run over
- * temporary tables, where a cached plan would only be invalidated.
+ * executes it (a post read: 3.7k/s unnamed, 10.4k/s named, on this machine), as long as it keeps to
+ * the generic plan: where the estimate depends on the values (an `unnest` of array parameters
+ * knows their length), a custom plan can win and is planned again on every run; such arrays are
+ * unnested from a materialized row instead (src/webhooks/fanout.ts). Every other statement (knex
+ * builders, `db.raw`) runs unnamed and is parsed and planned on each run, which is what rare
+ * statements and batch work want: scoring's statements run once per run over temporary tables,
+ * where a cached plan would only be invalidated.
  *
  * A statement's text uses knex's `?` placeholders and must not vary with its input (a name is
  * bound to one text on a connection; pg refuses a name reused for another text).
