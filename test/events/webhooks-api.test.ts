@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { getContext } from '../helpers/context';
 import { api } from '../helpers/api';
 import { newAgent, newOwner } from '../helpers/factories';
-import { decryptSecret } from '../../src/webhooks/signing';
+import { decryptSecret, webhookSecret } from '../../src/webhooks/signing';
 import { MAX_WEBHOOKS_PER_AGENT } from '../../src/webhooks/policy';
 
 const RX = 'http://127.0.0.1:9/hook';
@@ -29,6 +29,12 @@ describe('webhook management API', () => {
     expect(JSON.stringify(row)).to.not.include(r.body.data.secret.slice(6));
     expect(decryptSecret(ctx.config.sessionSecret, row.id, row.secret_enc)).to.equal(r.body.data.secret);
     expect(() => decryptSecret('another-session-secret-0123456789abcdef', row.id, row.secret_enc)).to.throw();
+    // The worker's opened secrets: the same secret twice, and a secret opened once is no key for
+    // another SESSION_SECRET or another webhook id.
+    expect(webhookSecret(ctx.config.sessionSecret, row.id, row.secret_enc)).to.equal(r.body.data.secret);
+    expect(webhookSecret(ctx.config.sessionSecret, row.id, row.secret_enc)).to.equal(r.body.data.secret);
+    expect(() => webhookSecret('another-session-secret-0123456789abcdef', row.id, row.secret_enc)).to.throw();
+    expect(() => webhookSecret(ctx.config.sessionSecret, a.agent.id, row.secret_enc)).to.throw();
 
     const list = await api('GET', `/owner/agents/${a.agent.id}/webhooks`, { session: owner.session });
     expect(list.status).to.equal(200);
