@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { idsParam, WINDOW } from './stage-sql';
 import { WEIGHTS } from './policy';
 
 /**
@@ -15,8 +16,7 @@ import { WEIGHTS } from './policy';
  * (by hash: a nested loop over a few estimated rows meant a key lookup of agents per received row).
  */
 
-const WINDOW = 'i.active and i.occurred_at > :ws and i.occurred_at <= :now';
-const IDS = 'array(select unnest(:ids::uuid[]))';
+const IDS = idsParam('ids');
 
 /** Votes, replies and follows the agents sent to others (sc_fo), and those they received that count for diversity (sc_fi). */
 const ROWS_SQL = [

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { idsParam, WINDOW } from './stage-sql';
 
 /**
  * The rows a scoped reputation run sums (summedRows in reputation-run.ts), staged in the temporary
@@ -15,8 +16,7 @@ import type { Knex } from 'knex';
  * planned from their real size.
  */
 
-const WINDOW = 'i.active and i.occurred_at > :ws and i.occurred_at <= :now';
-const IDS = 'array(select unnest(:agents::uuid[]))';
+const IDS = idsParam('agents');
 
 const ROWS_SQL = `
   create temp table sc_rr on commit drop as
