@@ -1,6 +1,7 @@
 import type Redis from 'ioredis';
 import type { Cluster } from 'ioredis';
 import { throttledWarning, type Logger } from '../log';
+import { withDeadline } from '../limits/deadline';
 
 /**
  * Read-your-writes with read replicas: who wrote within the last `windowMs`. A write request of
@@ -59,18 +60,8 @@ export class RecentWrites {
     return `${this.prefix}{rw:${id}}`;
   }
 
-  private async bounded<T>(p: Promise<T>): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      return await Promise.race([
-        p,
-        new Promise<never>(
-          (_, reject) => (timer = setTimeout(() => reject(new Error('Redis timed out')), this.timeoutMs)),
-        ),
-      ]);
-    } finally {
-      clearTimeout(timer);
-    }
+  private bounded<T>(p: Promise<T>): Promise<T> {
+    return withDeadline(p, this.timeoutMs, 'Redis timed out');
   }
 
   private sweep(): void {

@@ -1,6 +1,7 @@
 import crypto from 'crypto';
 import Redis, { Cluster } from 'ioredis';
 import { throttledWarning, type Logger } from '../log';
+import { clientBackstopMs, withDeadline } from './deadline';
 import {
   adoptionPrefixes,
   isFailOpen,
@@ -183,9 +184,9 @@ export class RedisLimiter implements Limiter {
         ...rules.map((r) => r.key),
         ...args,
       );
-      // One server answers within its command timeout; a cluster command may first wait on a
-      // node connection being made, so the whole call is bounded too.
-      reply = await (this.redis instanceof Cluster ? withTimeout(sent, this.timeoutMs) : sent);
+      // Bounded as a whole (a cluster command may first wait on a node connection being made),
+      // by a deadline that an event loop lagging past it does not trip (withDeadline).
+      reply = await withDeadline(sent, this.timeoutMs, 'Redis command timed out');
     } catch (e) {
       this.noteError(e);
       if (isFailOpen(action)) return NOTHING_TAKEN;
@@ -261,9 +262,9 @@ export class RedisLimiter implements Limiter {
       const serving = new Set(this.redis.slots.map((owners) => owners?.[0]).filter(Boolean));
       for (const key of serving)
         if (!connected.has(key)) throw new Error(`Redis Cluster master ${key} is not connected`);
-      await withTimeout(Promise.all(masters.map((n) => n.ping())), this.timeoutMs);
+      await withDeadline(Promise.all(masters.map((n) => n.ping())), this.timeoutMs, 'Redis command timed out');
     } else {
-      await this.redis.ping();
+      await withDeadline(this.redis.ping(), this.timeoutMs, 'Redis command timed out');
     }
     return Number(process.hrtime.bigint() - t0) / 1e6;
   }
@@ -281,7 +282,8 @@ export class RedisLimiter implements Limiter {
 
 /**
  * A client that fails closed (the limiter's; read-your-writes marks use one too): the cluster
- * client when `clusterNodes` are given, else the one server at `url`.
+ * client when `clusterNodes` are given, else the one server at `url`. Callers bound each command
+ * with withDeadline at `timeoutMs`.
  */
 export function connectRedis(
   opts: { url?: string; clusterNodes?: { host: string; port: number }[] },
@@ -290,12 +292,15 @@ export function connectRedis(
   return opts.clusterNodes?.length ? connectCluster(opts.clusterNodes, timeoutMs) : connectOne(opts.url, timeoutMs);
 }
 
-/** The single-server client: no offline queue, a command timeout, reconnecting forever with capped backoff. */
+/**
+ * The single-server client: no offline queue, reconnecting forever with capped backoff. Its own
+ * command timeout is only a backstop (clientBackstopMs): callers bound each command with withDeadline.
+ */
 function connectOne(url: string | undefined, timeout: number): Redis {
   if (!url) throw new Error('RedisLimiter needs a url or clusterNodes');
   return new Redis(url, {
     enableOfflineQueue: false,
-    commandTimeout: timeout,
+    commandTimeout: clientBackstopMs(timeout),
     maxRetriesPerRequest: 1,
     // A timed-out command must not be replayed after a reconnect: it was already answered 429.
     autoResendUnfulfilledCommands: false,
@@ -312,7 +317,8 @@ function connectOne(url: string | undefined, timeout: number): Redis {
  * after 20 ms (without that, a burst on a fresh connection to a master fails but for its first
  * command); take() still answers within the command timeout. A stopped master's slots fail; the
  * others' keep working. The slot map is refreshed on MOVED and every few seconds, and the cluster
- * connection retries forever, so a master that returns is used again without a restart.
+ * connection retries forever, so a master that returns is used again without a restart. As on one
+ * server, the nodes' command timeout is a backstop and withDeadline bounds each call.
  */
 function connectCluster(nodes: { host: string; port: number }[], timeout: number): Cluster {
   return new Cluster(nodes, {
@@ -325,23 +331,10 @@ function connectCluster(nodes: { host: string; port: number }[], timeout: number
     slotsRefreshInterval: 5000,
     clusterRetryStrategy: (times) => Math.min(50 * 2 ** Math.min(times, 6), 2000),
     redisOptions: {
-      commandTimeout: timeout,
+      commandTimeout: clientBackstopMs(timeout),
       maxRetriesPerRequest: 1,
       autoResendUnfulfilledCommands: false,
       connectTimeout: Math.max(1000, timeout * 4),
     },
   });
-}
-
-/** Rejects after `ms` (a cluster command can wait for a node connection that is being made). */
-async function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      p,
-      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('Redis command timed out')), ms))),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

@@ -112,6 +112,37 @@ describe('limits: on a Redis Cluster, one slot per script', function () {
   });
 });
 
+// A web process under load can block its event loop past the command timeout; an answer that
+// arrived meanwhile must count (a plain client timer fired first and failed it: 429 under load).
+for (const kind of ['redis', 'cluster'] as const)
+  describe(`limits: a busy event loop (${kind})`, function () {
+    this.timeout(20_000);
+    it('an answer that arrived while the loop was blocked past the command timeout is taken, not 429', async () => {
+      const l = await whenReady(
+        new RedisLimiter({ ...(await redisTarget(kind)), keyPrefix: prefix(), commandTimeoutMs: 100 }),
+      );
+      try {
+        const subject = { agentId: id(), ownerId: id() };
+        const remaining: number[] = [];
+        for (let i = 0; i < 3; i++) {
+          const pending = attempt(l, 'vote', subject);
+          // Microtasks only (no I/O turn): the command is written, its answer not yet read.
+          for (let t = 0; t < 50; t++) await Promise.resolve();
+          const until = Date.now() + 400;
+          while (Date.now() < until); // a long synchronous task: 4 command timeouts
+          const r = await pending;
+          expect(r).to.include({ ok: true });
+          remaining.push(Number(/;r=(\d+)/.exec(r.headers!.RateLimit)![1]));
+        }
+        // Each one was counted, once.
+        expect(remaining[1]).to.equal(remaining[0] - 1);
+        expect(remaining[2]).to.equal(remaining[0] - 2);
+      } finally {
+        await l.close();
+      }
+    });
+  });
+
 describe('limits: Redis limiter', function () {
   this.timeout(20_000);
 
