@@ -97,15 +97,18 @@ export function graphileRunOptions(
  * `4 × concurrency` at a time. A fan-out job holds its slot for a few milliseconds, so a queue of
  * `concurrency + 1` runs out within a few jobs per slot and the slots then wait on the next fetch.
  * Measured with one webhook per event at concurrency 16, 64 against 17: a quarter as many fetches,
- * a slot holds a job 32-33 ms against 41-43 (BENCHMARKS.md). The cost is the main runner's, four
- * times over: up to `4 × concurrency` jobs locked but not yet running (released with the rest of a
- * dead worker's locks), none of them long.
+ * a slot holds a job 32-33 ms against 41-43 (BENCHMARKS.md). Completions are written 30 ms at a
+ * time, not 10: 15-16 jobs per statement instead of 7.5-8, and graphile-worker's connections cost
+ * 109-118 µs of PostgreSQL CPU per delivery against 165-200 (all of PostgreSQL 590-604 against
+ * 649-705). The cost is the main runner's, over again: up to `4 × concurrency` jobs locked but not
+ * yet running, and a worker killed within a batch's 30 ms leaves those completed jobs locked (both
+ * released with the rest of a dead worker's locks; a rerun of a recorded attempt sends nothing).
  */
 export function deliveryRunOptions(
   concurrency: number,
   b: BatchingOptions = {},
 ): ReturnType<typeof graphileRunOptions> {
-  return graphileRunOptions(concurrency, { localQueueSize: 4 * concurrency, ...b });
+  return graphileRunOptions(concurrency, { localQueueSize: 4 * concurrency, completeJobBatchDelay: 30, ...b });
 }
 
 /**
