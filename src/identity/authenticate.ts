@@ -48,6 +48,13 @@ export function createApiKeyCache(listening: () => boolean = () => false): ApiKe
  * round trip. A busy key is looked up once per AUTH_CACHE_HEARD_TTL_MS, and each of those
  * lookups, 30 s or more after the last write, records the use. The update takes the key row's
  * lock only when those 30 s passed, so concurrent first uses of a key wait for each other only then.
+ *
+ * The touch commits without waiting for its WAL to reach the disk (`synchronous_commit` off for its
+ * own transaction only): a write request's own synchronous commit, made after it, flushes it too,
+ * and a database crash can lose at most the last fraction of a second of last-use times, which
+ * nothing relies on. Waiting, a write whose key was looked up waited for two WAL flushes in a row;
+ * in the mixed load at load 5 this lookup was 24 of 205 samples of the web's busy backends, 23 of
+ * them waiting on the flush (bench/load.ts, BENCHMARKS.md).
  */
 const API_KEY_SQL = statement(
   'api_key_principal_touch',
@@ -56,6 +63,7 @@ const API_KEY_SQL = statement(
                where k.key_hash = ? and k.revoked_at is null limit 1),
         t as (update api_keys set last_used_at = now()
                where id = (select key_id from k) and (last_used_at is null or last_used_at < now() - interval '30 seconds')
+                 and set_config('synchronous_commit', 'off', true) is not null
                returning 1)
    select k.*, (select count(*) from t) as touched from k`,
 );
