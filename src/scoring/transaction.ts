@@ -17,6 +17,7 @@ export function partitionOf(col: string): string {
  * before any lock wait, which may last as long as another run.
  */
 export async function tuneRun(trx: Knex.Transaction): Promise<void> {
+  await tuneTempBuffers(trx);
   await trx.raw(`set local statement_timeout = 0; set local work_mem = '${SCHEDULE.workMem}';
     set local maintenance_work_mem = '${SCHEDULE.workMem}'; set local jit = off`);
 }
@@ -34,7 +35,10 @@ export async function tuneScoped(trx: Knex.Transaction): Promise<void> {
 
 /**
  * Staging tables live in local buffers; their size can only be raised before the session's
- * first temporary table, so this tries once per connection inside a savepoint.
+ * first temporary table, so every run tries first thing (tuneRun), inside a savepoint: an
+ * incremental run creates its first staging table long before its weights, and a connection
+ * that met a temporary table at the default size keeps that size (8 MB: the staged rows of a
+ * 30-minute cycle went to disk and back).
  */
 export async function tuneTempBuffers(trx: Knex.Transaction): Promise<void> {
   try {
