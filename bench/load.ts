@@ -1125,6 +1125,12 @@ async function main() {
       );
       console.log('|---|---|---|---|---|---|---|---|---|---|');
       for (const [label, m] of measured) console.log(cpuRow(label, m));
+      // A fresh process still compiles hot code after --warmup (V8's compiler threads: 11-15 % of the
+      // web process's CPU in a 12-s run, 3-5 % a minute on): rounds show whether a ratio is warm-up.
+      const byRound = (parts: Result[]) => parts.map((m) => cpuPerRequest(m, 'web').toFixed(0)).join(', ');
+      if (runs.mixed.length > 1) console.log(`\nweb µs per mixed request by round: ${byRound(runs.mixed)}`);
+      if (floorReads && floorReads.runs.length > 1)
+        console.log(`web µs per floor-reads request by round: ${byRound(floorReads.runs)}`);
     }
     // The error column's answers, by route and status, from the server's request log.
     const failed = new Map<string, number>();
