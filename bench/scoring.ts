@@ -108,11 +108,12 @@ const median = (xs: number[]) => {
 /**
  * CPU milliseconds a run cost: this process (the piscina pool's threads included) and the
  * PostgreSQL backends of the size's database. Other work on a shared machine stretches the wall
- * clock of a run far more than its CPU, so the sizes are compared by both.
+ * clock of a run far more than its CPU, so the sizes are compared by both. A backend's title
+ * names its cluster only where `cluster_name` is set (Debian's clusters do; a plain initdb's not).
  */
 async function withCpu<T>(n: Sized, fn: () => Promise<T>): Promise<{ r: T; cpu: number }> {
   const classify = (pid: number, cmd: string) =>
-    pid === process.pid ? 'bench' : new RegExp(`^postgres: [^:]+: \\S+ ${n.name} `).test(cmd) ? 'pg' : null;
+    pid === process.pid ? 'bench' : new RegExp(`^postgres: (?:[^:]+: )?\\S+ ${n.name} `).test(cmd) ? 'pg' : null;
   const a = procAvailable ? readCpu(classify) : null;
   const r = await fn();
   if (!a) return { r, cpu: NaN };
