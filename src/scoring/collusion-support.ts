@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { peelClusters } from './collusion';
 import { COLLUSION } from './policy';
-import { windowStart } from './stage-sql';
+import { kindCode, windowStart, WINDOW } from './stage-sql';
 
 type Db = Knex | Knex.Transaction;
 
@@ -22,8 +22,8 @@ const CANDIDATE_SLACK = 1e-6;
 /** Window rows of interactions (id, a, t, kind as the staging numbers it, value) matching `where` (on `i`). */
 export function windowRows(where: string): string {
   return `(select i.id, i.actor_agent_id a, i.target_agent_id t, i.value,
-      (case i.kind when 'vote' then 0 when 'reply' then 1 when 'follow' then 2 else 3 end)::int2 kind
-    from interactions i where i.active and i.occurred_at > :ws and i.occurred_at <= :now and ${where})`;
+      ${kindCode('i')}::int2 kind
+    from interactions i where ${WINDOW} and ${where})`;
 }
 
 /** The live tables of the support graph (a fleet run builds others, swapped in on publication). */

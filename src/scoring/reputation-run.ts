@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { baseScore, clockDueMs, computeReputation, crossedMilestones, ReputationInputs, trust } from './reputation';
 import type { ReputationSums } from './reputation-sums';
 import { tuneScoped } from './transaction';
-import { windowStart } from './stage-sql';
+import { kindCode, windowStart, WINDOW } from './stage-sql';
 import { DAY_MS, Model, MODELS } from './policy';
 import { copyInText, copyTextField } from './copy';
 import { BUILD } from './build-tables';
@@ -182,7 +182,7 @@ async function summedRows(
       staged
         ? 'select * from sc_re'
         : `
-       select (case i.kind when 'vote' then 0 when 'reply' then 1 when 'follow' then 2 else 3 end) k,
+       select ${kindCode('i')} k,
          i.actor_agent_id a, i.target_agent_id t, coalesce(aa.owner_id, aa.id) aown, coalesce(ta.owner_id, ta.id) town,
          i.value, se.weight::float8 w1, coalesce(v2.weight, se.weight)::float8 w2, v2.interaction_id is null ind2
        from ${
@@ -196,7 +196,7 @@ async function summedRows(
        } i join ${edges} se on se.interaction_id = i.id
        left join ${edgesV2} v2 on v2.interaction_id = i.id
        join agents aa on aa.id = i.actor_agent_id join agents ta on ta.id = i.target_agent_id
-       where i.active and i.occurred_at > :ws and i.occurred_at <= :now`
+       where ${WINDOW}`
     }),
      recv as (
        select t agent,

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { windowStart } from './stage-sql';
+import { windowStart, WINDOW } from './stage-sql';
 import { tuneScoped } from './transaction';
 import { CHANGED_SHARE_PAIRS } from './closure';
 
@@ -26,7 +26,6 @@ import { CHANGED_SHARE_PAIRS } from './closure';
 
 const COLS = `i.id, i.kind, i.actor_agent_id, i.target_agent_id, i.post_id, i.comment_id, i.reply_comment_id, i.value,
   i.occurred_at, i.active`;
-const WINDOW = 'i.active and i.occurred_at > :ws and i.occurred_at <= :now';
 
 /**
  * Window rows of the pairs (a, t, kind) listed by `pairs` (a table or subquery), looked up by

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { idsParam, WINDOW } from './stage-sql';
+import { idsParam, kindCode, WINDOW } from './stage-sql';
 
 /**
  * The rows a scoped reputation run sums (summedRows in reputation-run.ts), staged in the temporary
@@ -33,7 +33,7 @@ const ROWS_SQL = `
  */
 const edgesSql = (edges: string, edgesV2: string) => `
   create temp table sc_re on commit drop as
-  select (case r.kind when 'vote' then 0 when 'reply' then 1 when 'follow' then 2 else 3 end) k,
+  select ${kindCode('r')} k,
     r.a, r.t, coalesce(aa.owner_id, aa.id) aown, coalesce(ta.owner_id, ta.id) town,
     r.value, w.w1, w.w2, w.ind2
   from (select * from sc_rr order by id) r

@@ -20,6 +20,10 @@ export const WINDOW = 'i.active and i.occurred_at > :ws and i.occurred_at <= :no
  */
 export const idsParam = (name: string) => `array(select unnest(:${name}::uuid[]))`;
 
+/** SQL: the interaction kind of `alias` as staging numbers it (vote 0, reply 1, follow 2, reaction 3). */
+export const kindCode = (alias: string) =>
+  `(case ${alias}.kind when 'vote' then 0 when 'reply' then 1 when 'follow' then 2 else 3 end)`;
+
 /**
  * Agents as staging sees them. Full mode numbers them (n, and own_n for their owner or
  * themselves) so the staged rows carry small integers the reputation sums index by.
@@ -61,7 +65,7 @@ export function stageSql(mode: StageMode): string {
   return `
   create temp table sc_r on commit drop as
   select i.id,
-    (case i.kind when 'vote' then 0 when 'reply' then 1 when 'follow' then 2 else 3 end)::int2 kind,
+    ${kindCode('i')}::int2 kind,
     i.actor_agent_id a, i.target_agent_id t, aa.own aown, ta.own town,
     aa.n an, ta.n tn, aa.own_n aon, ta.own_n ton,
     i.value, i.occurred_at ts,
