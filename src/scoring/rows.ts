@@ -28,15 +28,24 @@ const COLS = `i.id, i.kind, i.actor_agent_id, i.target_agent_id, i.post_id, i.co
   i.occurred_at, i.active`;
 
 /**
- * Window rows of the pairs (a, t, kind) listed by `pairs` (a table or subquery), looked up by
- * index pair by pair (a lateral subquery, kept one by `offset 0`), in key order so consecutive
- * probes share index pages: joined as sets, tens of thousands of pairs planned a hash join over a
- * scan of the whole window, growing with it (1M interactions: 0.75 s of a 30-minute cycle).
+ * The keys (id, occurred_at) of the window rows of the pairs (a, t, kind) listed by `pairs` (a
+ * table or subquery), looked up by index pair by pair (a lateral subquery, kept one by `offset 0`),
+ * in key order so consecutive probes share index pages: joined as sets, tens of thousands of pairs
+ * planned a hash join over a scan of the whole window, growing with it (1M interactions: 0.75 s of
+ * a 30-minute cycle). Keys only, from the covering interactions_actor_idx / _target_idx (sql/125):
+ * most pairs hold no row but the one a run has read already, whose heap row is then not read again
+ * (`byKey` reads the others).
  */
-const pairRows = (pairs: string) => `
-  select i.* from (select * from ${pairs} q order by a, t) p cross join lateral (
-    select ${COLS} from interactions i
+const pairKeys = (pairs: string) => `
+  select i.id, i.occurred_at from (select * from ${pairs} q order by a, t) p cross join lateral (
+    select i.id, i.occurred_at from interactions i
     where i.actor_agent_id = p.a and i.target_agent_id = p.t and i.kind = p.kind and ${WINDOW} offset 0
+  ) i`;
+
+/** The rows of `keys` (id, occurred_at), each by primary key (its partition pruned by occurred_at). */
+const byKey = (keys: string) => `
+  select i.* from (select * from ${keys} k order by occurred_at, id) k cross join lateral (
+    select ${COLS} from interactions i where i.id = k.id and i.occurred_at = k.occurred_at offset 0
   ) i`;
 
 /**
@@ -49,16 +58,19 @@ const objectsOf = (src: string, t = 'target_agent_id') => `
     kind <> 'follow' and comment_id is not null cmt
   from ${src}`;
 
-/** Window rows on the objects listed by `objects` (kind, obj, cmt), same kind; one subquery. */
+/**
+ * Window rows on the objects listed by `objects` (kind, obj, cmt), same kind; one subquery. The
+ * objects are probed in key order, so consecutive probes share the index's pages.
+ */
 const objectRows = (objects: string) => `
   select * from (
-    select ${COLS} from ${objects} o
+    select ${COLS} from (select * from ${objects} q order by obj) o
     join interactions i on i.target_agent_id = o.obj and i.kind = 'follow' where o.kind = 'follow' and ${WINDOW}
     union all
-    select ${COLS} from ${objects} o
+    select ${COLS} from (select * from ${objects} q order by obj) o
     join interactions i on i.comment_id = o.obj and i.kind = o.kind where o.cmt and ${WINDOW}
     union all
-    select ${COLS} from ${objects} o
+    select ${COLS} from (select * from ${objects} q order by obj) o
     join interactions i on i.post_id = o.obj and i.comment_id is null and i.kind = o.kind
     where o.kind <> 'follow' and not o.cmt and ${WINDOW}
   ) x`;
@@ -94,7 +106,7 @@ export async function stageCoreRows(
   await trx.raw(
     `create temp table sc_k on commit drop as
        ${CHANGED_LIVE}
-       union ${pairRows('sc_kp')}
+       union ${byKey(`(select * from (${pairKeys('sc_kp')}) k where k.id not in (select id from sc_ch where live))`)}
        union ${objectRows('sc_ko')}
        union select ${COLS} from sc_fd f join interactions i on i.actor_agent_id = f.id
          where ${WINDOW} and (f.infl or (f.ring and i.kind = 'follow'))
@@ -117,12 +129,13 @@ export async function stageCoreRows(
     .rows[0];
   const s = await trx.raw(
     `create temp table sc_s on commit drop as
-       with so as materialized (${objectsOf('sc_k')} except select * from sc_ko)
+       with so as materialized (${objectsOf('sc_k')} except select * from sc_ko),
+       sp as materialized (${pairKeys(`(select actor_agent_id a, target_agent_id t, kind from sc_k where kind in ('vote', 'reply')
+                      except select a, t, kind from sc_kp)`)})
        select *, true core from sc_k
        union all
        select *, false from (
-         ${pairRows(`(select actor_agent_id a, target_agent_id t, kind from sc_k where kind in ('vote', 'reply')
-                      except select a, t, kind from sc_kp)`)}
+         ${byKey('(select * from sp where id not in (select id from sc_k))')}
          union ${objectRows('so')}
        ) x where x.id not in (select id from sc_k)`,
     b,
