@@ -3,7 +3,8 @@ import { idsParam, kindCode, WINDOW } from './stage-sql';
 
 /**
  * The rows a scoped reputation run sums (summedRows in reputation-run.ts), staged in the temporary
- * table sc_re: the window rows some agents received, and the replies they authored to agents
+ * table sc_re: the window votes, replies and follows some agents received (reactions count in no
+ * reputation: their weights, a fifth of the rows, are not read), and the replies they authored to agents
  * outside the set, each with its stored weights (w1 v1's, w2 v2's; ind2 false where
  * COLLUSION_CLUSTER discounted it) and the owners of its actor and target.
  *
@@ -21,7 +22,7 @@ const IDS = idsParam('agents');
 const ROWS_SQL = `
   create temp table sc_rr on commit drop as
   select i.id, i.kind, i.actor_agent_id a, i.target_agent_id t, i.value from interactions i
-  where i.target_agent_id = any(${IDS}) and ${WINDOW}
+  where i.target_agent_id = any(${IDS}) and i.kind <> 'reaction' and ${WINDOW}
   union all
   select i.id, i.kind, i.actor_agent_id, i.target_agent_id, i.value from interactions i
   where i.actor_agent_id = any(${IDS}) and i.kind = 'reply' and ${WINDOW}
