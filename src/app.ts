@@ -6,6 +6,7 @@ import bodyParser from 'koa-bodyparser';
 import type { Deps } from './deps';
 import { requestLogger, type AccessLog } from './log';
 import { isAnonymousRead, responseKey } from './cache/response-cache';
+import type { TtlCache } from './cache/ttl';
 import { AppError, isDatabaseUnavailable } from './errors';
 import { authenticate, readerPrincipal } from './http/auth';
 import { findConstructorPrototype, validate, wellFormedStrings } from './http/validate';
@@ -234,7 +235,7 @@ function elapsedMs(started: bigint): number {
  * The path of a URL that Koa (parseurl) splits at its first '?' alone: none of '#' or white
  * space, which it hands to the full URL parser. Null otherwise (such a request takes Koa's path).
  */
-const PLAIN_URL = /^(\/[^?#\s]*)(?:\?[^#\s]*)?$/;
+const PLAIN_URL = /^(\/[^?#\s]*)(?:\?([^#\s]*))?$/;
 
 /**
  * Answers an anonymous read from the response cache (src/cache/response-cache.ts) with the
@@ -260,22 +261,47 @@ function cachedAnswer(deps: Deps, accessLog: AccessLog, hsts: boolean) {
   };
 }
 
-/** A public read (RouteDef.read) a path names, with its path parameters as the router decodes them. */
-type DirectMatch = (path: string) => { route: RouteDef; params: Record<string, string> } | null;
+/**
+ * A query string as Koa's ctx.query reads it (koa/lib/search-params.js): URLSearchParams, a key
+ * given more than once as the array of its values, every key an own property (`__proto__` too).
+ */
+function parseQuery(querystring: string): Record<string, string | string[]> {
+  const params = new URLSearchParams(querystring);
+  const query = {};
+  for (const key of params.keys()) {
+    const values = params.getAll(key);
+    Object.defineProperty(query, key, {
+      value: values.length <= 1 ? values[0] : values,
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    });
+  }
+  return query;
+}
 
 /**
- * Answers an anonymous GET of a public read (`publicRead`, src/http/route.ts) without Koa: the
- * route the API router would run for this path, its parameters validated as routeMiddleware
- * does (a malformed one is a 404), the read run where runHandler would run it (a replica when
- * one is in use), and the status, headers, body (the error envelope included) and access line
- * the middleware chain would give it. Null when another path answers the request.
+ * A read answered before Koa (RouteDef.read or .anonymous) a path names, with its path parameters
+ * as the router decodes them and its route's response cache.
+ */
+type DirectMatch = (
+  path: string,
+) => { route: RouteDef; params: Record<string, string>; responses: TtlCache<Buffer> | undefined } | null;
+
+/**
+ * Answers an anonymous GET of a public read (`publicRead`, src/http/route.ts) or of a route with
+ * an anonymous read (RouteDef.anonymous: the feed) without Koa: the route the API router would run
+ * for this path, its parameters validated as routeMiddleware does (a malformed one is a 404), or
+ * its query, the read run where runHandler would run it (a replica when one is in use), and the
+ * status, headers, body (the error envelope included), response cache entry and access line the
+ * middleware chain would give it. Null when another path answers the request.
  */
 function directAnswer(deps: Deps, accessLog: AccessLog, hsts: boolean, match: DirectMatch) {
   return (req: IncomingMessage, res: ServerResponse): Promise<void> | null => {
     if (!isAnonymousRead(req)) return null;
-    const path = PLAIN_URL.exec(req.url ?? '')?.[1];
-    const found = path === undefined ? null : match(path);
-    return found && answerRead(deps, accessLog, hsts, req, res, path!, found.route, found.params);
+    const url = PLAIN_URL.exec(req.url ?? '');
+    const found = url ? match(url[1]) : null;
+    return found && answerRead(deps, accessLog, hsts, req, res, url![1], url![2] ?? '', found);
   };
 }
 
@@ -286,15 +312,17 @@ async function answerRead(
   req: IncomingMessage,
   res: ServerResponse,
   path: string,
-  route: RouteDef,
-  raw: Record<string, string>,
+  querystring: string,
+  { route, params: raw, responses }: NonNullable<ReturnType<DirectMatch>>,
 ): Promise<void> {
   const started = process.hrtime.bigint();
   const requestId = requestIdOf(req);
   setCommonHeaders(res, requestId, hsts);
+  // Generation before any read, as routeMiddleware takes it.
+  const store = responses ? { gen: responses.generation(), key: responseKey(req.url!, deps.now().getTime()) } : null;
   let status = 200;
   let headers: Record<string, string> = {};
-  let body: string;
+  let body: string | Buffer;
   try {
     let params: Record<string, string>;
     try {
@@ -302,12 +330,21 @@ async function answerRead(
     } catch {
       throw new AppError('NOT_FOUND', 'Resource not found');
     }
-    const read = route.read!;
     const target = route.reads === 'replica' && deps.reads ? await deps.reads.forRead([]) : null;
-    const r = target?.replica
-      ? await onReplica(route, deps, target.replica, (d) => read(d, params))
-      : await read(deps, params);
-    body = readBody(r);
+    const onTarget = <T>(run: (d: Deps) => Promise<T>) =>
+      target?.replica ? onReplica(route, deps, target.replica, run) : run(deps);
+    if (route.anonymous) {
+      const query: Record<string, unknown> = route.query
+        ? validate(route.query, { ...parseQuery(querystring) }, 'query')
+        : {};
+      const read = route.anonymous;
+      const a = await onTarget((d) => read(d, query));
+      body = a.body;
+      if (store && a.cacheTags !== false) responses!.put(store.key, a.body, store.gen, undefined, a.cacheTags);
+    } else {
+      const read = route.read!;
+      body = readBody(await onTarget((d) => read(d, params)));
+    }
   } catch (e) {
     const err = toAppError(e);
     if (err.status >= 500) deps.log.error({ err: e, requestId, method: 'GET', path }, 'request failed');
@@ -366,14 +403,20 @@ function routeGroup(path: string): string {
  */
 function apiRouter(deps: Deps): { middleware: Koa.Middleware<AppState, AppContextExtension>; direct: DirectMatch } {
   const routers = new Map<string, Router<AppState, AppContextExtension>>();
-  /** The router's layer of each public read (RouteDef.read). */
-  const reads = new Map<unknown, RouteDef>();
+  /** The router's layer of each read answered before Koa (RouteDef.read, .anonymous). */
+  const reads = new Map<unknown, { route: RouteDef; responses: TtlCache<Buffer> | undefined }>();
   for (const r of apiRoutes()) {
     const path = fullPath(r);
     let router = routers.get(routeGroup(path));
     if (!router) routers.set(routeGroup(path), (router = new Router()));
     router[r.method](path, routeMiddleware(r, deps));
-    if (r.read) reads.set(router.stack[router.stack.length - 1], r);
+    if (r.read || r.anonymous) {
+      if (r.anonymous && (r.auth !== 'public' || r.params || ![undefined, 'read'].includes(r.rateLimit as string)))
+        throw new Error(
+          `route ${r.operationId}: an anonymous read needs a public route without path parameters, limited by read at most`,
+        );
+      reads.set(router.stack[router.stack.length - 1], { route: r, responses: deps.caches.responses.of(r) });
+    }
   }
   const groups = new Map(
     [...routers].map(([group, router]) => [group, { routes: router.routes(), allowed: router.allowedMethods() }]),
@@ -392,8 +435,8 @@ function apiRouter(deps: Deps): { middleware: Koa.Middleware<AppState, AppContex
     direct: (path) => {
       const router = routers.get(routeGroup(path));
       const layer = router?.match(path, 'GET').pathAndMethod[0];
-      const route = layer && reads.get(layer);
-      return route ? { route, params: layer.params(path, layer.captures(path)) } : null;
+      const read = layer && reads.get(layer);
+      return read ? { ...read, params: layer.params(path, layer.captures(path)) } : null;
     },
   };
 }

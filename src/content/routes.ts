@@ -1,12 +1,13 @@
 import type { Knex } from 'knex';
-import { type AppContext, errorDocs, publicRead, route, send } from '../http/route';
+import { type AnonymousAnswer, type AppContext, errorDocs, publicRead, route, send } from '../http/route';
+import type { Deps } from '../deps';
 import { utf8Bytes } from '../http/json-bytes';
 import { AppError } from '../errors';
 import { requireAgent } from '../http/auth';
 import { idempotencyHeaderDoc, sendAtomicWrite, sendWrite } from '../idempotency';
 import { createComment, deleteComment, listCommentsJson } from './comments';
 import { mayMention } from './mentions';
-import { feedPage, feedPageBody, followingFeedPage, normalizeFeedQuery } from './feed';
+import { feedPage, feedPageBody, followingFeedPage, normalizeFeedQuery, type FeedQuery } from './feed';
 import { feedCacheKey, feedPageTags } from './feed-cache';
 import { createPost, deletePost, getPostJson } from './posts';
 import {
@@ -40,7 +41,25 @@ function followingFeedReader(ctx: AppContext) {
   }
   // A public route ignores a bad key; this scope needs one, so say which is wrong.
   if (ctx.get('authorization')) throw new AppError('INVALID_API_KEY', 'The API key is unknown, malformed or revoked');
-  throw new AppError('UNAUTHORIZED', 'scope=following needs an API key: Authorization: Bearer svc_live_...');
+  throw followingNeedsKey();
+}
+
+function followingNeedsKey(): AppError {
+  return new AppError('UNAUTHORIZED', 'scope=following needs an API key: Authorization: Bearer svc_live_...');
+}
+
+/**
+ * The feed page every reader of `q` may share (any but one who wrote within the read-your-writes
+ * window): loaded once for all the requests of its key that arrive while it loads (after a new
+ * post empties the cache, they share one query), stored tagged with its posts; the response cache
+ * (src/app.ts) stores a loaded body under its URL with the same tags.
+ */
+async function sharedFeedPage(deps: Deps, q: FeedQuery): Promise<AnonymousAnswer> {
+  const page = await deps.caches.feed.loadTagged(feedCacheKey(q), async () => {
+    const p = await feedPageBody(deps, q);
+    return { value: utf8Bytes(p.body), tags: feedPageTags(p.ids) };
+  });
+  return { body: page.value, cacheTags: page.hit ? false : (page.tags ?? false) };
 }
 
 /** What every agent write of content may answer. */
@@ -94,17 +113,16 @@ export const contentRoutes = [
         send(ctx, 200, p.items, { nextCursor: p.nextCursor });
         return;
       }
-      // Loaded once for all the requests of its key that arrive while it loads (after a new post
-      // empties the cache, they share one query), stored tagged with its posts.
-      const page = await ctx.deps.caches.feed.loadTagged(feedCacheKey(q), async () => {
-        const p = await feedPageBody(ctx.deps, q);
-        return { value: utf8Bytes(p.body), tags: feedPageTags(p.ids) };
-      });
-      // The response cache (src/app.ts) stores a loaded body under its URL with the same tags.
-      ctx.state.cacheTags = page.hit ? false : (page.tags ?? false);
+      const page = await sharedFeedPage(ctx.deps, q);
+      ctx.state.cacheTags = page.cacheTags;
       ctx.status = 200;
       ctx.type = 'application/json; charset=utf-8';
-      ctx.body = page.value;
+      ctx.body = page.body;
+    },
+    anonymous: async (deps, query) => {
+      const q = normalizeFeedQuery(query);
+      if (q.scope === 'following') throw followingNeedsKey();
+      return sharedFeedPage(deps, q);
     },
   }),
   route({

@@ -106,7 +106,23 @@ export interface RouteDef {
    * and an anonymous GET of it is answered before Koa (src/app.ts, `directAnswer`).
    */
   read?: PathRead;
+  /**
+   * The answer of a public GET (`auth: 'public'`, limited by `read` at most, which counts keyed
+   * callers only) to a caller without credentials, from its validated query: its handler answers
+   * such a caller with it, and an anonymous GET is answered with it before Koa (src/app.ts,
+   * `directAnswer`). The feed.
+   */
+  anonymous?: AnonymousRead;
 }
+
+/**
+ * An anonymous GET's 200 body (its JSON as bytes) with the response cache's tags for it (false:
+ * not stored there).
+ */
+export type AnonymousAnswer = { body: Buffer; cacheTags: readonly string[] | false };
+
+/** An anonymous read of a route's validated query (RouteDef.anonymous), on `deps` (the primary's, or a replica's). */
+export type AnonymousRead = (deps: Deps, query: Record<string, unknown>) => Promise<AnonymousAnswer>;
 
 /**
  * What a read sends with 200: `{ data, meta? }`, or the same given as JSON text (`dataJson`,
@@ -145,11 +161,12 @@ export type RouteContext<P = undefined, Q = undefined, B = undefined> = AppConte
 };
 
 /** A RouteDef whose handler is typed from its own schemas (they must be `as const`). */
-export type TypedRouteDef<P, Q, B> = Omit<RouteDef, 'params' | 'query' | 'body' | 'handler'> & {
+export type TypedRouteDef<P, Q, B> = Omit<RouteDef, 'params' | 'query' | 'body' | 'handler' | 'anonymous'> & {
   params?: P;
   query?: Q;
   body?: B;
   handler: (ctx: RouteContext<P, Q, B>) => Promise<void>;
+  anonymous?: (deps: Deps, query: Validated<Q, Record<string, never>>) => Promise<AnonymousAnswer>;
 };
 
 /**

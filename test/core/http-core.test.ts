@@ -10,6 +10,7 @@ import { getContext } from '../helpers/context';
 import { rawRequest } from '../fuzz/world';
 import { newAgent } from '../helpers/factories';
 import { queries } from '../helpers/queries';
+import { seedPost } from '../content/helpers';
 import { apiRoutes } from '../../src/routes';
 import { createApp } from '../../src/app';
 import { createHttpServer } from '../../src/boot';
@@ -192,7 +193,8 @@ describe('HTTP core', () => {
   }
 
   /** The envelope of a raw HTTP answer. */
-  const envelopeOf = (text: string) => JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4));
+  const envelopeText = (text: string) => text.slice(text.indexOf('\r\n\r\n') + 4);
+  const envelopeOf = (text: string) => JSON.parse(envelopeText(text));
 
   it('a request trickled byte by byte is answered 408 REQUEST_TIMEOUT in the envelope and dropped after REQUEST_TIMEOUT_MS, and logged as 408', async function () {
     this.timeout(15_000);
@@ -318,6 +320,94 @@ describe('HTTP core', () => {
       };
       for (const i of paths.keys()) expect(line(`direct-read-${i}`)).to.deep.equal(line(`full-read-${i}`));
     } finally {
+      await srv.close();
+    }
+  });
+
+  it('an anonymous GET of the feed is answered without Koa, byte for byte as the full path answers it (but its request id and date): query forms, cursors, errors, response cache entries and access lines', async () => {
+    const srv = await serverWithLog(5000);
+    const { deps } = await getContext();
+    const koa = srv.app as unknown as { createContext: (...a: unknown[]) => unknown };
+    const createContext = koa.createContext;
+    let contexts = 0;
+    koa.createContext = function (this: unknown, ...a: unknown[]) {
+      contexts++;
+      return createContext.apply(this, a);
+    };
+    const author = await newAgent();
+    const tag = `direct-${Date.now().toString(36)}`;
+    const t0 = Date.now() - 60_000;
+    for (let i = 0; i < 3; i++)
+      await seedPost({
+        authorId: author.agent.id,
+        community: 'general',
+        title: `feed "${i}" é 🙂`,
+        body: 'a \\ <b>&'.repeat(40),
+        tags: [tag, 'x'],
+        score: i,
+        createdAt: new Date(t0 + i * 1000),
+      });
+    const cursor = (await api('GET', `/feed?sort=new&limit=2&tag=${tag}`)).body.meta.nextCursor;
+    expect(cursor).to.be.a('string');
+    const get = (path: string, rid: string, headers = '') =>
+      srv.send(`GET ${path} HTTP/1.1\r\nHost: x\r\nX-Request-Id: ${rid}\r\n${headers}Connection: close\r\n\r\n`);
+    const rest = (text: string) => text.replace(/^(X-Request-Id|Date): .*\r\n/gm, '');
+    const paths = [
+      '/api/v1/feed',
+      '/api/v1/feed?',
+      `/api/v1/feed?sort=new&limit=2&tag=${tag}`,
+      `/api/v1/feed?sort=new&limit=2&tag=${tag.toUpperCase()}&`,
+      `/api/v1/feed?sort=new&limit=2&tag=${tag}&cursor=${cursor}`,
+      `/api/v1/feed?sort=top&tag=${tag}&community=general&author=%40${author.handle}`,
+      `/API/V1/FEED/?sort=hot&limit=1&scope=all&tag=${tag}`,
+      '/api/v1/feed?sort=new&sort=hot',
+      '/api/v1/feed?limit=0',
+      '/api/v1/feed?limit=2+',
+      '/api/v1/feed?sort=new&cursor=bm90LWEtY3Vyc29y',
+      '/api/v1/feed?tag=Not%20A%20Tag',
+      '/api/v1/feed?tag=%E2%82%AC',
+      '/api/v1/feed?__proto__=x&constructor=y',
+      '/api/v1/feed?scope=following',
+    ];
+    try {
+      // With the response cache on: the direct path stores what the full path would.
+      deps.caches.setTtl('feed', 60_000);
+      for (const [i, path] of paths.entries()) {
+        deps.caches.feed.invalidate();
+        const before = contexts;
+        const direct = await get(path, `direct-feed-${i}`);
+        expect(contexts, `${path}: answered before Koa`).to.equal(before);
+        const stored = deps.caches.responses.lookup(path, deps.now().getTime());
+        deps.caches.feed.invalidate();
+        // A cookie that is no session makes the request not anonymous: the full path, same answer.
+        const full = await get(path, `full-feed-${i}`, 'Cookie: other=1\r\n');
+        expect(contexts, `${path}: answered by Koa`).to.equal(before + 1);
+        expect(direct.text, path).to.match(/^HTTP\/1\.1 (200|400|401) /);
+        expect(rest(direct.text), path).to.equal(rest(full.text));
+        expect(/^X-Request-Id: (.*)\r$/m.exec(direct.text)?.[1]).to.equal(`direct-feed-${i}`);
+        if (/^HTTP\/1\.1 200 /.test(direct.text)) expect(stored?.toString(), path).to.equal(envelopeText(direct.text));
+        else expect(stored, path).to.equal(undefined);
+      }
+      expect(envelopeOf((await get(paths[2], 'direct-feed-body')).text).data.map((p: any) => p.title)).to.deep.equal([
+        'feed "2" é 🙂',
+        'feed "1" é 🙂',
+      ]);
+      expect(envelopeOf((await get(paths[4], 'direct-feed-cursor')).text).data.map((p: any) => p.title)).to.deep.equal([
+        'feed "0" é 🙂',
+      ]);
+      expect(envelopeOf((await get(paths.at(-1)!, 'direct-feed-401')).text).error.code).to.equal('UNAUTHORIZED');
+      await new Promise((r) => setTimeout(r, 50));
+      const access = srv.lines.map((l) => JSON.parse(l)).filter((l) => l.msg === 'request');
+      const line = (rid: string) => {
+        const l = access.find((a) => a.requestId === rid);
+        return l && { method: l.method, path: l.path, status: l.status };
+      };
+      for (const i of paths.keys()) {
+        expect(line(`direct-feed-${i}`)).to.not.equal(undefined);
+        expect(line(`direct-feed-${i}`)).to.deep.equal(line(`full-feed-${i}`));
+      }
+    } finally {
+      deps.caches.setTtl('feed', null);
       await srv.close();
     }
   });
