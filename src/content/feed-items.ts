@@ -18,7 +18,7 @@ export interface FeedItemParts {
   community: { slug: string; name: string };
   createdAt: Date;
   editedAt: Date | null;
-  /** The item's JSON up to its score: `{"id":...,"tags":[...],"score":`. */
+  /** The item's JSON up to its counters: `{"id":...,"tags":[...],`. */
   head: string;
   /** The item's JSON from after its reactions: `,"author":{...},...,"editedAt":...}`. */
   tail: string;
@@ -40,7 +40,7 @@ export interface FeedItemPartsRow {
   community_name: string;
 }
 
-/** The counters of an item, as the feed's page statement reads them with the version. */
+/** The counters of an item, as the whole page's statement reads them (feed.ts, wholeFeedPage). */
 export interface FeedItemCounters {
   score: number;
   upvotes: number;
@@ -61,19 +61,40 @@ export function toItemParts(r: FeedItemPartsRow): FeedItemParts {
     community,
     createdAt: r.created_at,
     editedAt: r.edited_at,
-    head: JSON.stringify(fixed).slice(0, -1) + ',"score":',
+    head: JSON.stringify(fixed).slice(0, -1) + ',',
     tail: ',' + JSON.stringify(after).slice(1),
   };
 }
 
 /**
- * An item's JSON from its parts and counters: byte for byte what JSON.stringify writes for the
- * item object (feedItem), fields in the same order.
+ * The counters of the post `p` as its item's JSON writes them, by PostgreSQL (src/db/json-sql.ts),
+ * `"score":1,"upvotes":1,"downvotes":0,"commentsCount":2,"reactions":{"love":0,...}`: one text
+ * column for the web process instead of nine integers to describe, parse and write again (the
+ * columns are integers, not null, whose text is JSON's).
  */
-export function itemJson(p: FeedItemParts, c: FeedItemCounters): string {
-  let reactions = '';
-  for (const t of REACTION_TYPES) reactions += `${reactions ? ',' : ''}"${t}":${Number(c[`${t}_count`] ?? 0)}`;
-  return `${p.head}${c.score},"upvotes":${c.upvotes},"downvotes":${c.downvotes},"commentsCount":${c.comments_count},"reactions":{${reactions}}${p.tail}`;
+export function countersJsonSql(p: string): string {
+  const reactions = REACTION_TYPES.map((t, i) => `'${i > 0 ? ',' : ''}"${t}":' || ${p}.${t}_count`).join(' || ');
+  return `'"score":' || ${p}.score || ',"upvotes":' || ${p}.upvotes || ',"downvotes":' || ${p}.downvotes
+    || ',"commentsCount":' || ${p}.comments_count || ',"reactions":{' || ${reactions} || '}'`;
+}
+
+/** An item's counters from their JSON (countersJsonSql), as the item object holds them. */
+export function parseCounters(json: string): {
+  score: number;
+  upvotes: number;
+  downvotes: number;
+  commentsCount: number;
+  reactions: Record<string, number>;
+} {
+  return JSON.parse(`{${json}}`);
+}
+
+/**
+ * An item's JSON from its parts and its counters' JSON (countersJsonSql): byte for byte what
+ * JSON.stringify writes for the item object (feedPage), fields in the same order.
+ */
+export function itemJson(p: FeedItemParts, countersJson: string): string {
+  return p.head + countersJson + p.tail;
 }
 
 /** Entries kept (about 1 KB each: the excerpt is at most 280 characters). */

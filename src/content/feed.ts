@@ -5,9 +5,10 @@ import { normalizeHandle } from '../identity/repo';
 import { reactionCounts } from './posts';
 import { normalizeTag } from './input';
 import { UUID_RE } from '../text/patterns';
-import { REACTION_TYPES } from './reaction-types';
 import {
+  countersJsonSql,
   itemJson,
+  parseCounters,
   toItemParts,
   type FeedItemCache,
   type FeedItemCounters,
@@ -195,16 +196,19 @@ function pageRows(limit: number): number {
 }
 
 /**
- * A page's rows: each post's id, `item_version` and counters, and the sort key a cursor needs
- * that changes (hot). Posts of suspended agents are left out by an anti-join against the partial
- * index of suspended agents (sql/104), so the statement reads no other table's rows.
+ * A page's rows: each post's id, `item_version` and counters (as their JSON, countersJsonSql),
+ * and the sort key a cursor needs that changes (hot, top's score), only in its sort's statement.
+ * Posts of suspended agents are left out by an anti-join against the partial index of suspended
+ * agents (sql/104), so the statement reads no other table's rows.
  */
-const PAGE_COLUMNS = `p.id, p.item_version, p.score, p.upvotes, p.downvotes, p.comments_count,
-            ${REACTION_TYPES.map((t) => `p.${t}_count`).join(', ')}, p.hot`;
+function pageColumns(sort: FeedSort): string {
+  const key = sort === 'hot' ? ', p.hot' : sort === 'top' ? ', p.score' : '';
+  return `p.id, p.item_version, ${countersJsonSql('p')} as counters${key}`;
+}
 const notSuspended = (k: string) =>
   `not exists (select 1 from agents s where s.id = ${k}.author_id and s.status = 'suspended')`;
 
-type PageRow = FeedItemCounters & { id: string; item_version: number; hot: number };
+type PageRow = { id: string; item_version: number; counters: string; hot?: number; score?: number };
 
 /** The parts of items that their counters' writes do not change (FeedItemCache), by post id, any state. */
 const ITEM_PARTS_SQL = statement<FeedItemPartsRow>(
@@ -239,7 +243,7 @@ async function pageWithParts(
   const n = pageRows(q.limit);
   const page = statement<PageRow>(
     `feed_${variant}_${n}`,
-    `select ${PAGE_COLUMNS} from ${keysFrom(q, true, tagRanks)} where ${where.join(' and ')} order by ${orderBy(q.sort, k)} limit ${n}`,
+    `select ${pageColumns(q.sort)} from ${keysFrom(q, true, tagRanks)} where ${where.join(' and ')} order by ${orderBy(q.sort, k)} limit ${n}`,
   );
   const rows = (await src.query(page, params)).rows.slice(0, q.limit + 1);
   const shown = Math.min(rows.length, q.limit);
@@ -317,17 +321,17 @@ export async function feedPage(src: FeedSource, q: FeedQuery) {
   if (!read) return wholeFeedPage(src.query, q);
   const { rows, parts } = read;
   const items = parts.map((p, i) => {
-    const r = rows[i];
+    const c = parseCounters(rows[i].counters);
     return {
       id: p.id,
       title: p.title,
       excerpt: p.excerpt,
       tags: [...p.tags],
-      score: r.score,
-      upvotes: r.upvotes,
-      downvotes: r.downvotes,
-      commentsCount: r.comments_count,
-      reactions: reactionCounts(r),
+      score: c.score,
+      upvotes: c.upvotes,
+      downvotes: c.downvotes,
+      commentsCount: c.commentsCount,
+      reactions: c.reactions,
       author: { ...p.author },
       community: { ...p.community },
       createdAt: p.createdAt,
@@ -337,7 +341,7 @@ export async function feedPage(src: FeedSource, q: FeedQuery) {
   const last = items[items.length - 1];
   return {
     items,
-    nextCursor: cursorAfter(q, rows.length > q.limit, last && { ...last, hot: rows[items.length - 1].hot }),
+    nextCursor: cursorAfter(q, rows.length > q.limit, last && { ...last, hot: rows[items.length - 1].hot! }),
   };
 }
 
@@ -357,12 +361,12 @@ export async function feedPageBody(src: FeedSource, q: FeedQuery): Promise<{ bod
   }
   const { rows, parts } = read;
   let data = '';
-  for (let i = 0; i < parts.length; i++) data += (i > 0 ? ',' : '') + itemJson(parts[i], rows[i]);
+  for (let i = 0; i < parts.length; i++) data += (i > 0 ? ',' : '') + itemJson(parts[i], rows[i].counters);
   const lastRow = rows[parts.length - 1];
   const last = lastRow && {
     id: lastRow.id,
-    hot: lastRow.hot,
-    score: lastRow.score,
+    hot: lastRow.hot!,
+    score: lastRow.score!,
     createdAt: parts[parts.length - 1].createdAt,
   };
   const nextCursor = cursorAfter(q, rows.length > q.limit, last);

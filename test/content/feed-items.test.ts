@@ -4,7 +4,7 @@ import { getContext } from '../helpers/context';
 import { newAgent } from '../helpers/factories';
 import { queries } from '../helpers/queries';
 import { newCommunity, seedPost } from './helpers';
-import { feedPageBody, wholeFeedPage, type FeedQuery } from '../../src/content/feed';
+import { feedPage, feedPageBody, wholeFeedPage, type FeedQuery } from '../../src/content/feed';
 import { FeedItemCache } from '../../src/content/feed-items';
 import type { Query } from '../../src/db/query';
 
@@ -125,6 +125,35 @@ describe('content: feed item cache', () => {
     const handle = async (src: typeof other) => JSON.parse((await feedPageBody(src, q)).body).data[0].author.handle;
     expect(await handle(deps)).to.equal(`@${a.handle}_x`);
     expect(await handle(other)).to.equal(`@${a.handle}_x`);
+  });
+
+  it("a page's body and its items, built from the counters' JSON that PostgreSQL writes, are what JSON.stringify writes for the whole read (negative, zero and largest counters, every sort)", async () => {
+    const { db, deps } = await getContext();
+    const a = await newAgent();
+    const c = await newCommunity();
+    const INT4_MAX = 2147483647;
+    const counters = [
+      { score: -INT4_MAX, upvotes: 0, downvotes: INT4_MAX, comments_count: 0, love_count: 1, savage_count: 0 },
+      { score: 0, upvotes: 7, downvotes: 7, comments_count: 12, fire_count: INT4_MAX, smart_count: 3 },
+      { score: INT4_MAX, upvotes: INT4_MAX, downvotes: 0, comments_count: INT4_MAX, funny_count: 42 },
+      { score: -1, upvotes: 1, downvotes: 2, comments_count: 1, love_count: 5, fire_count: 4, savage_count: 9 },
+    ];
+    for (const [i, set] of counters.entries()) {
+      const id = await seedPost({ authorId: a.agent.id, community: c, title: `counters ${i}`, tags: ['t'] });
+      await db('posts').where({ id }).update(set);
+    }
+    for (const sort of SORTS)
+      for (const limit of [2, 20]) {
+        const q: FeedQuery = { sort, limit, community: c };
+        const whole = await wholeFeedPage(deps.query, q);
+        const expected = JSON.stringify({ data: whole.items, meta: { nextCursor: whole.nextCursor } });
+        expect((await feedPageBody(deps, q)).body, `${sort} ${limit}`).to.equal(expected);
+        const page = await feedPage(deps, q);
+        expect(JSON.stringify({ data: page.items, meta: { nextCursor: page.nextCursor } })).to.equal(expected);
+        const scores = whole.items.map((item) => item.score);
+        expect(scores).to.have.length(Math.min(limit, 4));
+        if (sort === 'top') expect(scores[0]).to.equal(INT4_MAX);
+      }
   });
 
   it('an edit committed between the page statement and the read of its parts: the page is read whole, edit included', async () => {
