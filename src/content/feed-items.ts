@@ -73,9 +73,12 @@ export function toItemParts(r: FeedItemPartsRow): FeedItemParts {
  * columns are integers, not null, whose text is JSON's).
  */
 export function countersJsonSql(p: string): string {
-  const reactions = REACTION_TYPES.map((t, i) => `'${i > 0 ? ',' : ''}"${t}":' || ${p}.${t}_count`).join(' || ');
-  return `'"score":' || ${p}.score || ',"upvotes":' || ${p}.upvotes || ',"downvotes":' || ${p}.downvotes
-    || ',"commentsCount":' || ${p}.comments_count || ',"reactions":{' || ${reactions} || '}'`;
+  // One format() call: a chain of || concatenations cost PostgreSQL more per row.
+  const reactions = REACTION_TYPES.map((t) => `"${t}":%s`).join(',');
+  const columns = ['score', 'upvotes', 'downvotes', 'comments_count', ...REACTION_TYPES.map((t) => `${t}_count`)];
+  return `format('"score":%s,"upvotes":%s,"downvotes":%s,"commentsCount":%s,"reactions":{${reactions}}', ${columns
+    .map((c) => `${p}.${c}`)
+    .join(', ')})`;
 }
 
 /** An item's counters from their JSON (countersJsonSql), as the item object holds them. */
