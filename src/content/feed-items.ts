@@ -103,25 +103,34 @@ export function itemJson(p: FeedItemParts, countersJson: string): string {
 /** Entries kept (about 1 KB each: the excerpt is at most 280 characters). */
 const MAX_ENTRIES = 10_000;
 
-/** Bounded map of FeedItemParts by post id; the least recently used entry goes first. */
+/**
+ * Bounded map of FeedItemParts by post id. Past the bound, the oldest entry goes first unless it
+ * was used since it was stored or last passed over: then it is kept as the newest, and the next
+ * is looked at (second chance, an approximation of least recently used). A hit only marks its
+ * entry, where moving it to the end on every hit cost two map updates per item of every page.
+ */
 export class FeedItemCache {
-  private readonly entries = new Map<string, FeedItemParts>();
+  private readonly entries = new Map<string, { parts: FeedItemParts; used: boolean }>();
 
   constructor(private readonly maxEntries = MAX_ENTRIES) {}
 
   /** The parts of `id` at exactly `version`, or undefined. */
   get(id: string, version: number): FeedItemParts | undefined {
     const e = this.entries.get(id);
-    if (e === undefined || e.version !== version) return undefined;
-    this.entries.delete(id);
-    this.entries.set(id, e);
-    return e;
+    if (e === undefined || e.parts.version !== version) return undefined;
+    e.used = true;
+    return e.parts;
   }
 
   set(p: FeedItemParts): void {
     this.entries.delete(p.id);
-    this.entries.set(p.id, p);
-    if (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value as string);
+    // Room is made before the new entry goes in, so that it is never the one passed over last.
+    while (this.entries.size >= this.maxEntries) {
+      const [id, oldest] = this.entries.entries().next().value as [string, { parts: FeedItemParts; used: boolean }];
+      this.entries.delete(id);
+      if (oldest.used) this.entries.set(id, { parts: oldest.parts, used: false });
+    }
+    this.entries.set(p.id, { parts: p, used: false });
   }
 
   get size(): number {

@@ -1,4 +1,4 @@
-import { statement, type Query } from '../db/query';
+import { statement, type Query, type Statement } from '../db/query';
 import type { Knex } from 'knex';
 import { AppError } from '../errors';
 import { normalizeHandle } from '../identity/repo';
@@ -221,6 +221,9 @@ const ITEM_PARTS_SQL = statement<FeedItemPartsRow>(
     where p.id = any(?::uuid[])`,
 );
 
+/** The page statements built so far, by name (a name stands for one text): built once, not per page. */
+const pageStatements = new Map<string, Statement<PageRow>>();
+
 interface FeedSource {
   query: Query;
   caches: { feedItems: FeedItemCache };
@@ -241,10 +244,15 @@ async function pageWithParts(
   const k = keysAlias(q.sort);
   where.push(notSuspended(k));
   const n = pageRows(q.limit);
-  const page = statement<PageRow>(
-    `feed_${variant}_${n}`,
-    `select ${pageColumns(q.sort)} from ${keysFrom(q, true, tagRanks)} where ${where.join(' and ')} order by ${orderBy(q.sort, k)} limit ${n}`,
-  );
+  const name = `feed_${variant}_${n}`;
+  let page = pageStatements.get(name);
+  if (!page) {
+    page = statement<PageRow>(
+      name,
+      `select ${pageColumns(q.sort)} from ${keysFrom(q, true, tagRanks)} where ${where.join(' and ')} order by ${orderBy(q.sort, k)} limit ${n}`,
+    );
+    pageStatements.set(name, page);
+  }
   const rows = (await src.query(page, params)).rows.slice(0, q.limit + 1);
   const shown = Math.min(rows.length, q.limit);
   const cache = src.caches.feedItems;

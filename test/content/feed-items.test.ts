@@ -189,7 +189,7 @@ describe('content: feed item cache', () => {
     expect(await count(`/feed?community=${c}&limit=30&sort=top`)).to.equal(1);
   });
 
-  it('keeps at most its bound of entries, the least recently used going first', () => {
+  it('keeps at most its bound of entries, one not used since it was stored or passed over going first', () => {
     const cache = new FeedItemCache(2);
     const parts = (id: string, version = 0) =>
       ({ id, version, head: '', tail: '' }) as unknown as Parameters<FeedItemCache['set']>[0];
@@ -201,5 +201,17 @@ describe('content: feed item cache', () => {
     expect(cache.size).to.equal(2);
     expect(cache.get('y', 0)).to.equal(undefined);
     expect(cache.get('x', 0)).to.not.equal(undefined);
+    // Every entry used since it was stored: each is passed over once, then the first of them (x)
+    // goes; the new one always goes in, and the bound holds.
+    expect(cache.get('z', 0)).to.not.equal(undefined);
+    cache.set(parts('w'));
+    expect(cache.size).to.equal(2);
+    expect(cache.get('x', 0)).to.equal(undefined);
+    expect(cache.get('w', 0)).to.not.equal(undefined);
+    // z, not used since it was passed over, goes before w, used since it was stored.
+    cache.set(parts('v'));
+    expect(cache.get('z', 0)).to.equal(undefined);
+    expect(cache.get('w', 0)).to.not.equal(undefined);
+    expect(cache.get('v', 0)).to.not.equal(undefined);
   });
 });
