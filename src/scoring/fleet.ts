@@ -4,7 +4,7 @@ import { addJob } from '../db/jobs';
 import { recomputeWeights } from './engine';
 import { recomputeReputations, publishMilestones } from './reputation-run';
 import { clustersOfBuild } from './collusion-run';
-import { lockScoring, partitionOf, SCORING_LOCK, tuneRun } from './transaction';
+import { lockScoring, partitionOf, SCORING_LOCK, tunePartition } from './transaction';
 import { windowStart } from './stage-sql';
 import { writeScopedFacts } from './scoped-facts';
 import { BUILD, SWAPS } from './build-tables';
@@ -223,7 +223,7 @@ export type PartitionOutcome = 'done' | 'skipped';
  */
 export async function runPartition(deps: Deps, job: PartitionJob): Promise<PartitionOutcome> {
   const outcome = await deps.db.transaction(async (trx): Promise<PartitionOutcome> => {
-    await tuneRun(trx);
+    await tunePartition(trx);
     const run: RunRow | undefined = await trx('scoring_runs').where({ id: job.run }).first();
     if (!run || run.phase !== stageOf(job.phase)) return 'skipped';
     // Waits while another attempt of the same partition is in flight, then skips if it committed.

@@ -22,6 +22,17 @@ export async function tuneRun(trx: Knex.Transaction): Promise<void> {
     set local maintenance_work_mem = '${SCHEDULE.workMem}'; set local jit = off`);
 }
 
+/**
+ * A fleet partition's transaction: a run's settings, without parallel query. The fleet already
+ * runs a partition per worker process on every core; a partition's parallel workers only take
+ * cores from the others (a 1M fleet run on 2 cores: 1.6 s of them in one reputations phase, which
+ * took 15.6 s against 11.7).
+ */
+export async function tunePartition(trx: Knex.Transaction): Promise<void> {
+  await tuneRun(trx);
+  await trx.raw('set local max_parallel_workers_per_gather = 0');
+}
+
 /** The scoring lock, alone (a fleet run's facts partitions share it; its other partitions build beside the live tables without it). */
 export async function lockScoring(trx: Knex.Transaction): Promise<void> {
   await tuneRun(trx);

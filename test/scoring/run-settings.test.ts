@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { ADMIN_PG_URL } from '../helpers/context';
 import { createDb } from '../../src/db/knex';
 import { SCHEDULE } from '../../src/scoring/policy';
-import { tuneRun } from '../../src/scoring/transaction';
+import { tunePartition, tuneRun } from '../../src/scoring/transaction';
 
 /**
  * Staging tables' local buffers can only grow before a connection's first temporary table: every
@@ -34,6 +34,27 @@ describe('scoring: run settings', () => {
       expect((await used.raw('show temp_buffers')).rows[0].temp_buffers).to.equal('8MB');
     } finally {
       await used.destroy();
+    }
+  });
+
+  it("a fleet partition's transaction runs without parallel query workers, a run's settings otherwise; the connection keeps its own after", async () => {
+    const db = createDb(ADMIN_PG_URL, 1);
+    try {
+      const before = (await db.raw('show max_parallel_workers_per_gather')).rows[0].max_parallel_workers_per_gather;
+      expect(before).to.not.equal('0');
+      await db.transaction(async (trx) => {
+        await tunePartition(trx);
+        expect(
+          (await trx.raw('show max_parallel_workers_per_gather')).rows[0].max_parallel_workers_per_gather,
+        ).to.equal('0');
+        expect((await trx.raw('show statement_timeout')).rows[0].statement_timeout).to.equal('0');
+        expect((await trx.raw('show work_mem')).rows[0].work_mem).to.equal(SCHEDULE.workMem);
+      });
+      expect((await db.raw('show max_parallel_workers_per_gather')).rows[0].max_parallel_workers_per_gather).to.equal(
+        before,
+      );
+    } finally {
+      await db.destroy();
     }
   });
 });
