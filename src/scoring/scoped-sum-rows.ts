@@ -29,20 +29,19 @@ const ROWS_SQL = `
     and not exists (select from unnest(:agents::uuid[]) x(id) where x.id = i.target_agent_id)`;
 
 /**
- * Weights by key in id order (neighbouring ids share index pages); a lateral subquery, as a hash
- * join would read all of scoring_edges. Owners by hash: the actors are many, agents one scan.
+ * v1 weights by key in id order (neighbouring ids share index pages); a lateral subquery, as a
+ * hash join would read all of scoring_edges. v2's rows, only the few COLLUSION_CLUSTER discounted,
+ * by hash: a probe of their index for every summed row found none for nearly all. Owners by hash:
+ * the actors are many, agents one scan.
  */
 const edgesSql = (edges: string, edgesV2: string) => `
   create temp table sc_re on commit drop as
   select ${kindCode('r')} k,
     r.a, r.t, coalesce(aa.owner_id, aa.id) aown, coalesce(ta.owner_id, ta.id) town,
-    r.value, w.w1, w.w2, w.ind2
+    r.value, w.w::float8 w1, coalesce(v2.weight, w.w)::float8 w2, v2.interaction_id is null ind2
   from (select * from sc_rr order by id) r
-  join lateral (
-    select se.weight::float8 w1, coalesce(v2.weight, se.weight)::float8 w2, v2.interaction_id is null ind2
-    from ${edges} se left join ${edgesV2} v2 on v2.interaction_id = se.interaction_id
-    where se.interaction_id = r.id offset 0
-  ) w on true
+  join lateral (select se.weight w from ${edges} se where se.interaction_id = r.id offset 0) w on true
+  left join ${edgesV2} v2 on v2.interaction_id = r.id
   join agents aa on aa.id = r.a join agents ta on ta.id = r.t`;
 
 /** Stages sc_re for `agents` (window from `ws` to `now`), reading weights from `edges` and `edgesV2`. In the caller's transaction. */
