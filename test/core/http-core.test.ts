@@ -16,6 +16,21 @@ import { createApp } from '../../src/app';
 import { createHttpServer } from '../../src/boot';
 import { fullPath } from '../../src/http/openapi';
 
+/**
+ * Counts the contexts Koa builds (one for each request it answers), to know which path answered a
+ * request: the app's own createContext wrapped on this instance.
+ */
+function koaContexts(app: unknown): () => number {
+  const koa = app as { createContext: (...a: unknown[]) => unknown };
+  const createContext = koa.createContext;
+  let n = 0;
+  koa.createContext = function (this: unknown, ...a: unknown[]) {
+    n++;
+    return createContext.apply(this, a);
+  };
+  return () => n;
+}
+
 describe('HTTP core', () => {
   it('GET /health reports database, cache and queue with latencies', async () => {
     const r = await api('GET', '/health');
@@ -260,14 +275,7 @@ describe('HTTP core', () => {
 
   it('an anonymous GET of a public read (post, comment tree, profile) is answered without Koa, byte for byte as the full path answers it (but its request id and date), errors and access lines included', async () => {
     const srv = await serverWithLog(5000);
-    // Koa builds a context for each request it answers: counted, to know which path answered.
-    const koa = srv.app as unknown as { createContext: (...a: unknown[]) => unknown };
-    const createContext = koa.createContext;
-    let contexts = 0;
-    koa.createContext = function (this: unknown, ...a: unknown[]) {
-      contexts++;
-      return createContext.apply(this, a);
-    };
+    const contexts = koaContexts(srv.app);
     const author = await newAgent();
     const other = await newAgent();
     const post = await api('POST', '/posts', {
@@ -296,12 +304,12 @@ describe('HTTP core', () => {
     ];
     try {
       for (const [i, path] of paths.entries()) {
-        const before = contexts;
+        const before = contexts();
         const direct = await get(path, `direct-read-${i}`);
-        expect(contexts, `${path}: answered before Koa`).to.equal(before);
+        expect(contexts(), `${path}: answered before Koa`).to.equal(before);
         // A cookie that is no session makes the request not anonymous: the full path, same answer.
         const full = await get(path, `full-read-${i}`, 'Cookie: other=1\r\n');
-        expect(contexts, `${path}: answered by Koa`).to.equal(before + 1);
+        expect(contexts(), `${path}: answered by Koa`).to.equal(before + 1);
         expect(direct.text, path).to.match(/^HTTP\/1\.1 (200|404) /);
         expect(rest(direct.text), path).to.equal(rest(full.text));
         expect(/^X-Request-Id: (.*)\r$/m.exec(direct.text)?.[1]).to.equal(`direct-read-${i}`);
@@ -327,13 +335,7 @@ describe('HTTP core', () => {
   it('an anonymous GET of the feed is answered without Koa, byte for byte as the full path answers it (but its request id and date): query forms, cursors, errors, response cache entries and access lines', async () => {
     const srv = await serverWithLog(5000);
     const { deps } = await getContext();
-    const koa = srv.app as unknown as { createContext: (...a: unknown[]) => unknown };
-    const createContext = koa.createContext;
-    let contexts = 0;
-    koa.createContext = function (this: unknown, ...a: unknown[]) {
-      contexts++;
-      return createContext.apply(this, a);
-    };
+    const contexts = koaContexts(srv.app);
     const author = await newAgent();
     const tag = `direct-${Date.now().toString(36)}`;
     const t0 = Date.now() - 60_000;
@@ -374,14 +376,14 @@ describe('HTTP core', () => {
       deps.caches.setTtl('feed', 60_000);
       for (const [i, path] of paths.entries()) {
         deps.caches.feed.invalidate();
-        const before = contexts;
+        const before = contexts();
         const direct = await get(path, `direct-feed-${i}`);
-        expect(contexts, `${path}: answered before Koa`).to.equal(before);
+        expect(contexts(), `${path}: answered before Koa`).to.equal(before);
         const stored = deps.caches.responses.lookup(path, deps.now().getTime());
         deps.caches.feed.invalidate();
         // A cookie that is no session makes the request not anonymous: the full path, same answer.
         const full = await get(path, `full-feed-${i}`, 'Cookie: other=1\r\n');
-        expect(contexts, `${path}: answered by Koa`).to.equal(before + 1);
+        expect(contexts(), `${path}: answered by Koa`).to.equal(before + 1);
         expect(direct.text, path).to.match(/^HTTP\/1\.1 (200|400|401) /);
         expect(rest(direct.text), path).to.equal(rest(full.text));
         expect(/^X-Request-Id: (.*)\r$/m.exec(direct.text)?.[1]).to.equal(`direct-feed-${i}`);
