@@ -328,24 +328,18 @@ export async function feedPage(src: FeedSource, q: FeedQuery) {
   const read = await pageWithParts(src, q);
   if (!read) return wholeFeedPage(src.query, q);
   const { rows, parts } = read;
-  const items = parts.map((p, i) => {
-    const c = parseCounters(rows[i].counters);
-    return {
-      id: p.id,
-      title: p.title,
-      excerpt: p.excerpt,
-      tags: [...p.tags],
-      score: c.score,
-      upvotes: c.upvotes,
-      downvotes: c.downvotes,
-      commentsCount: c.commentsCount,
-      reactions: c.reactions,
-      author: { ...p.author },
-      community: { ...p.community },
-      createdAt: p.createdAt,
-      editedAt: p.editedAt,
-    };
-  });
+  // The counters' JSON holds score, upvotes, downvotes, commentsCount and reactions, in the item's order.
+  const items = parts.map((p, i) => ({
+    id: p.id,
+    title: p.title,
+    excerpt: p.excerpt,
+    tags: [...p.tags],
+    ...parseCounters(rows[i].counters),
+    author: { ...p.author },
+    community: { ...p.community },
+    createdAt: p.createdAt,
+    editedAt: p.editedAt,
+  }));
   const last = items[items.length - 1];
   return {
     items,
