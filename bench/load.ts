@@ -5,7 +5,7 @@
  * and reputation-only reads. Every figure is a ratio to a bare Koa route (its own child process)
  * measured in the same run.
  *
- *   npx tsx bench/load.ts [--seconds 12] [--rounds 3] [--connections 16] [--agents 800] [--posts 5000] [--breakdown] [--warmup 8] [--cpu-prof DIR] [--log-level info] [--only mixed,lb,rep,writes,floor,floor-limited,floor-reads,floor-contract] [--write-share 0.2] [--body-words 0] [--hold] [--replica] [--ab DIR] [--size large|both [--population 100000] [--votes 5000000] [--large-posts 1000000] [--template T]] [--keep]
+ *   npx tsx bench/load.ts [--seconds 12] [--rounds 3] [--connections 16] [--agents 800] [--posts 5000] [--breakdown] [--warmup 8] [--cpu-prof DIR] [--log-level info] [--only mixed,lb,rep,writes,floor,floor-limited,floor-reads,floor-contract] [--write-share 0.2] [--shares 0.05,0.35] [--body-words 0] [--hold] [--replica] [--ab DIR] [--size large|both [--population 100000] [--votes 5000000] [--large-posts 1000000] [--template T]] [--keep]
  *
  * `--size large`: instead of --agents agents and --posts posts inserted by SQL, the data set of
  * bench/lib/large-seed.ts by COPY (default 1,000,000 posts, 100,000 agents with owners,
@@ -86,6 +86,15 @@ const TEMPLATE = (() => {
 })();
 /** Share of writes in the mix (the issue's workload: 0.2); 0 measures its reads alone. */
 const WRITE_SHARE = numberArg('write-share', 0.2);
+/**
+ * `--shares 0.05,0.35`: the mix also at these write shares, measured in the same rounds, so the
+ * CPU a request costs can be fitted as a line over the share of writes: what a read and what a
+ * write cost inside the mix (each alone, `--breakdown`, runs at another concurrency of its kind).
+ */
+const EXTRA_SHARES = (() => {
+  const i = process.argv.indexOf('--shares');
+  return i > 0 ? process.argv[i + 1].split(',').map(Number) : [];
+})();
 /**
  * Seeded post bodies: 0 (default) repeats one sentence (5 distinct words, as every run before
  * this option); N > 0 draws N pseudo-random words per post (about 6.5 characters each), whose
@@ -587,6 +596,36 @@ function cpuPerRequest(m: Result, role: SvcRole): number {
 }
 
 /**
+ * `--shares`: each share's rate and CPU per request, and by role the least-squares line of CPU per
+ * request over the share of writes sent: its value at 0 is what a read costs inside the mix, at 1
+ * what a write costs (with the reads' and writes' effects on each other, such as cache evictions).
+ */
+function printShareFit(points: { share: number; result: Result }[], floorReads: Result | null): void {
+  console.log('\nthe mix by share of writes sent: req/s (/ floor-reads), µs per request web, PostgreSQL');
+  for (const p of [...points].sort((a, b) => a.share - b.share))
+    console.log(
+      `  ${(100 * p.share).toFixed(1).padStart(5)} %: ${Math.round(p.result.rps)}${floorReads ? ` (${(p.result.rps / floorReads.rps).toFixed(3)})` : ''}, ${cpuPerRequest(p.result, 'web').toFixed(0)}, ${cpuPerRequest(p.result, 'pg').toFixed(0)}`,
+    );
+  for (const role of ['web', 'pg'] as const) {
+    const xs = points.map((p) => p.share);
+    const ys = points.map((p) => cpuPerRequest(p.result, role));
+    const mx = xs.reduce((a, b) => a + b, 0) / xs.length;
+    const my = ys.reduce((a, b) => a + b, 0) / ys.length;
+    const slope =
+      xs.reduce((a, x, k) => a + (x - mx) * (ys[k] - my), 0) /
+      Math.max(
+        1e-12,
+        xs.reduce((a, x) => a + (x - mx) ** 2, 0),
+      );
+    const read = my - slope * mx;
+    const base = floorReads ? cpuPerRequest(floorReads, role) : 0;
+    console.log(
+      `  fitted ${role === 'pg' ? 'PostgreSQL' : 'web'} µs: a read in the mix ${read.toFixed(0)}, a write ${(read + slope).toFixed(0)}${base ? ` (floor-reads: ${base.toFixed(0)} a request)` : ''}`,
+    );
+  }
+}
+
+/**
  * Issue 31's targets, for the workloads measured (null: not measured), each missed one as a line:
  * the mix at >= 0.6 of floor-reads, its web and PostgreSQL CPU per request <= 2x of floor-reads',
  * no 5xx or 429, p99 <= 25 ms; leaderboard and reputation reads at >= 0.6 of the bare route.
@@ -852,6 +891,8 @@ async function main() {
       pair || abServer ? new Writer(agents.slice(0, half), posts, slugs, authorOf, ownerOf) : w,
     );
     const otherHalf = withWrites(WRITE_SHARE, new Writer(agents.slice(half), posts, slugs, authorOf, ownerOf));
+    // One writer for every share: the agents' limits hold across them.
+    const shareMixes = EXTRA_SHARES.map((share) => ({ share, ...withWrites(share), runs: [] as Result[] }));
     const bigMixed =
       bigMix && bigSeeded ? withWrites(WRITE_SHARE, bigMix.w, reads(bigSeeded.agents, bigSeeded.posts)) : null;
     // The floors answer far faster than the server: each schedule gets enough (unchecked) agents
@@ -957,6 +998,7 @@ async function main() {
       const small = async () => {
         if (i % 2 === 1) await ab();
         if (ONLY.includes('mixed')) runs.mixed.push(await measure(port, mixed, slice));
+        if (ONLY.includes('mixed')) for (const m of shareMixes) m.runs.push(await measure(port, m.next, slice));
         if (i % 2 === 0) await ab();
         if (ONLY.includes('mixed') && replicaServer)
           runs.mixedReplica.push(await measure(replicaPort, otherHalf.next, slice));
@@ -1081,6 +1123,14 @@ async function main() {
         `\nmixed: ${sent.writes} of ${sent.all} requests sent were writes (${share.toFixed(1)} %)${share < pct - 1 ? `: below ${pct} %, too few agents free for this rate (raise --agents)` : ''}`,
       );
     }
+    if (shareMixes.length > 0)
+      printShareFit(
+        [
+          { share: sent.writes / Math.max(1, sent.all), result: mix },
+          ...shareMixes.map((m) => ({ share: m.sent.writes / Math.max(1, m.sent.all), result: combine(m.runs) })),
+        ],
+        floorReads ? combine(floorReads.runs) : null,
+      );
     if (mixReplica || mixAb)
       console.log(
         `mixed on the ${mixAb ? 'other tree' : "replica's"} web process: ${otherHalf.sent.writes} of ${otherHalf.sent.all} requests sent were writes (${((100 * otherHalf.sent.writes) / Math.max(1, otherHalf.sent.all)).toFixed(1)} %)`,
