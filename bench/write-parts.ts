@@ -19,7 +19,7 @@
  * while keeping them. Linux only.
  *
  *   npx tsx bench/write-parts.ts                 # 1,000 writes per kind and round, 3 rounds
- *   npx tsx bench/write-parts.ts 1000 4
+ *   npx tsx bench/write-parts.ts 1000 4 8          # writes, rounds, connections at once
  */
 import fs from 'fs';
 import knexFactory from 'knex';
@@ -37,6 +37,8 @@ import type { AgentRow } from '../src/identity/repo';
 const ADMIN = process.env.BENCH_ADMIN_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 const PER_ROUND = Number(process.argv[2] || 1000);
 const ROUNDS = Number(process.argv[3] || 3);
+/** Connections replaying at once (each its share of the writes, in order); their backends' CPU is summed. */
+const CONNECTIONS = Number(process.argv[4] || 1);
 const VARIANTS = ['as built', 'no rank tables', 'no history', 'neither'] as const;
 type Variant = (typeof VARIANTS)[number];
 const KINDS = ['vote', 'react'] as const;
@@ -45,7 +47,8 @@ const KINDS = ['vote', 'react'] as const;
 const FLOOR_WRITE = `with w as (insert into bench_floor_writes (path, body) values ($1, $2) returning id),
   c as (insert into bench_floor_counts (key, n) values ($3, 1) on conflict (key) do update set n = bench_floor_counts.n + 1 returning n)
   select w.id, c.n from w, c`;
-const PUT_ARGS = 'p_kind text, p_actor uuid, p_target uuid, p_post uuid, p_comment uuid, p_value int, p_reaction text, p_at timestamptz, p_active boolean';
+const PUT_ARGS =
+  'p_kind text, p_actor uuid, p_target uuid, p_post uuid, p_comment uuid, p_value int, p_reaction text, p_at timestamptz, p_active boolean';
 
 interface Captured {
   text: string;
@@ -69,9 +72,24 @@ async function capture(write: (deps: Deps) => Promise<unknown>): Promise<Capture
   return out;
 }
 
-function backendTicks(pid: number): number {
-  const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return Number(f[11]) + Number(f[12]);
+/** CPU of these backends so far, in µs (clock ticks of 10 ms). */
+function backendCpu(pids: number[]): number {
+  let ticks = 0;
+  for (const pid of pids) {
+    const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    ticks += Number(f[11]) + Number(f[12]);
+  }
+  return ticks * 10_000;
+}
+
+/** Runs `statements` over the connections at once, each connection its slice in order. */
+async function replay(clients: pg.Client[], statements: Captured[], name: (s: Captured) => string): Promise<void> {
+  await Promise.all(
+    clients.map(async (c, k) => {
+      for (let j = k; j < statements.length; j += clients.length)
+        await c.query({ name: name(statements[j]), text: statements[j].text, values: statements[j].values });
+    }),
+  );
 }
 
 async function main(): Promise<void> {
@@ -82,6 +100,7 @@ async function main(): Promise<void> {
   u.pathname = '/' + name;
   const url = u.toString();
   const client = new pg.Client({ connectionString: url });
+  const writers = Array.from({ length: CONNECTIONS }, () => new pg.Client({ connectionString: url }));
   try {
     const db = createDb(url, 2);
     await migrateAll(db, url);
@@ -112,17 +131,26 @@ async function main(): Promise<void> {
     await db.destroy();
 
     await client.connect();
-    const pid = (await client.query('select pg_backend_pid() p')).rows[0].p as number;
+    for (const w of writers) await w.connect();
+    const pids = await Promise.all(
+      writers.map(async (w) => (await w.query('select pg_backend_pid() p')).rows[0].p as number),
+    );
     const setVariant = async (v: Variant) => {
       const ranks = v === 'as built' || v === 'no history';
       const history = v === 'as built' || v === 'no rank tables';
       await client.query(`alter table posts ${ranks ? 'enable' : 'disable'} trigger posts_ranks_update`);
       await client.query(
-        history ? putDef : `create or replace function interaction_put(${PUT_ARGS}) returns bigint language sql as 'select 0::bigint'`,
+        history
+          ? putDef
+          : `create or replace function interaction_put(${PUT_ARGS}) returns bigint language sql as 'select 0::bigint'`,
       );
     };
     const counts = async () => {
-      await client.query('select pg_stat_force_next_flush()');
+      // Each backend publishes its counts at the end of its next transaction once told to.
+      for (const c of [client, ...writers]) {
+        await c.query('select pg_stat_force_next_flush()');
+        await c.query('select 1');
+      }
       await client.query('select pg_stat_clear_snapshot()');
       const r = await client.query(
         `select (blks_hit + blks_read)::float8 b, (tup_inserted + tup_updated + tup_deleted)::float8 t
@@ -153,13 +181,13 @@ async function main(): Promise<void> {
             );
           }
           const c0 = await counts();
-          const t0 = backendTicks(pid);
-          for (const s of statements) await client.query({ name: `${kind}_${s.text.length}`, text: s.text, values: s.values });
-          const t1 = backendTicks(pid);
+          const t0 = backendCpu(pids);
+          await replay(writers, statements, (s) => `${kind}_${s.text.length}`);
+          const t1 = backendCpu(pids);
           const c1 = await counts();
           const key = `${kind}|${v}`;
           const acc = sums.get(key) ?? { cpu: 0, blocks: 0, tuples: 0, n: 0 };
-          acc.cpu += (t1 - t0) * 10_000; // clock ticks (10 ms) to µs
+          acc.cpu += t1 - t0;
           acc.blocks += c1.b - c0.b;
           acc.tuples += c1.t - c0.t;
           acc.n += PER_ROUND;
@@ -170,25 +198,30 @@ async function main(): Promise<void> {
     await setVariant('as built');
 
     // floor-contract's write (bench/load.ts), the same number of times on the same connection.
-    await client.query('create table bench_floor_writes (id bigserial primary key, path text not null, body text not null, created_at timestamptz not null default now())');
+    await client.query(
+      'create table bench_floor_writes (id bigserial primary key, path text not null, body text not null, created_at timestamptz not null default now())',
+    );
     await client.query('create table bench_floor_counts (key text primary key, n bigint not null)');
     const floor = { cpu: 0, blocks: 0, tuples: 0, n: 0 };
     for (let round = 0; round < ROUNDS; round++) {
       const c0 = await counts();
-      const t0 = backendTicks(pid);
-      for (let i = 0; i < PER_ROUND; i++) {
+      const t0 = backendCpu(pids);
+      const writes = Array.from({ length: PER_ROUND }, (_, i) => {
         const path = `/api/v1/posts/${posts[(i * 7919) % posts.length]}/vote`;
-        await client.query({ name: 'floor', text: FLOOR_WRITE, values: [path, '{"value":1}', path] });
-      }
-      const t1 = backendTicks(pid);
+        return { text: FLOOR_WRITE, values: [path, '{"value":1}', path] };
+      });
+      await replay(writers, writes, () => 'floor');
+      const t1 = backendCpu(pids);
       const c1 = await counts();
-      floor.cpu += (t1 - t0) * 10_000;
+      floor.cpu += t1 - t0;
       floor.blocks += c1.b - c0.b;
       floor.tuples += c1.t - c0.t;
       floor.n += PER_ROUND;
     }
 
-    console.log(`${PER_ROUND} writes per kind, variant and round, ${ROUNDS} rounds, one connection, each write autocommitted`);
+    console.log(
+      `${PER_ROUND} writes per kind, variant and round, ${ROUNDS} rounds, ${CONNECTIONS} connection(s) at once, each write autocommitted`,
+    );
     for (const kind of KINDS) {
       const base = sums.get(`${kind}|as built`)!;
       console.log(`\n${kind}: µs of backend CPU, block accesses, tuples written per write (ratio to as built)`);
@@ -209,6 +242,7 @@ async function main(): Promise<void> {
     );
   } finally {
     await client.end().catch(() => undefined);
+    for (const w of writers) await w.end().catch(() => undefined);
     await admin.raw(`drop database if exists "${name}" with (force)`);
     await admin.destroy();
   }
