@@ -58,12 +58,13 @@ function upToDate(root) {
   return true;
 }
 
-function build(root) {
+/** Builds the checkout at `root` (tsc -b) and stamps it; a failed build ends the process, `who` naming the command. */
+function build(root, who = 'npm start') {
   const began = new Date();
   const tsc = require.resolve('typescript/bin/tsc', { paths: [root] });
   const r = spawnSync(process.execPath, [tsc, '-b', 'tsconfig.json'], { cwd: root, stdio: 'inherit' });
   if (r.status !== 0) {
-    console.error('npm start: the build failed (tsc errors above)');
+    console.error(`${who}: the build failed (tsc errors above)`);
     process.exit(r.status || 1);
   }
   // Stamped with the time the build began: a file saved during the build is newer, so it rebuilds next time.
@@ -71,7 +72,7 @@ function build(root) {
   fs.utimesSync(path.join(root, STAMP), began, began);
 }
 
-module.exports = { needsBuild };
+module.exports = { needsBuild, build };
 if (require.main === module) {
   void preflight().then(() => {
     if (needsBuild(ROOT)) build(ROOT);

@@ -1,6 +1,6 @@
 import { boot } from './boot';
 import { allCommands } from './cli/commands';
-import { CliUsageError, parseArgs } from './cli/registry';
+import { checkFlags, CliUsageError, parseArgs } from './cli/registry';
 
 /** Admin CLI: `npm run cli -- <command> [args]`; `help` lists commands. */
 async function main(): Promise<void> {
@@ -17,6 +17,14 @@ async function main(): Promise<void> {
     process.exitCode = 2;
     return;
   }
+  const args = parseArgs(rest);
+  try {
+    checkFlags(cmd, args);
+  } catch (e) {
+    console.error(`${(e as Error).message}\nusage: npm run cli -- ${cmd.usage}`);
+    process.exitCode = 2;
+    return;
+  }
   // The command's result is the output: logs only from warnings up, unless LOG_LEVEL says otherwise.
   process.env.LOG_LEVEL ??= 'warn';
   let b: Awaited<ReturnType<typeof boot>>;
@@ -27,7 +35,7 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   try {
-    await cmd.run(parseArgs(rest), b.deps);
+    await cmd.run(args, b.deps);
   } catch (e) {
     if (e instanceof CliUsageError) {
       console.error(`${e.message}\nusage: npm run cli -- ${cmd.usage}`);

@@ -29,6 +29,17 @@ export function parseArgs(argv: string[]): ParsedArgs {
   return out;
 }
 
+/**
+ * Refuses an option the command does not take (a typo would otherwise be ignored, and a
+ * `--detatch` would start what `--detach` only queues): the options are the `--name`s of its usage
+ * line, and the `--name` form of each `<name>` argument.
+ */
+export function checkFlags(cmd: CliCommand, args: ParsedArgs): void {
+  const known = new Set([...cmd.usage.matchAll(/--([a-z][a-z0-9-]*)|<([a-z]+)>/g)].map((m) => m[1] ?? m[2]));
+  const unknown = Object.keys(args.flags).filter((f) => !known.has(f));
+  if (unknown.length > 0) throw new CliUsageError(`unknown option ${unknown.map((f) => `--${f}`).join(', ')}`);
+}
+
 export function requireFlag(args: ParsedArgs, name: string): string {
   const v = args.flags[name];
   if (typeof v !== 'string' || !v) throw new CliUsageError(`--${name} <value> is required`);

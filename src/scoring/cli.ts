@@ -5,6 +5,7 @@ import { enqueue, runFreeze, runFull, runLeaderboards } from './service';
 import { parseWeek, IsoWeek, weekOf, compareWeeks } from './week';
 import { recordStrike } from './strikes';
 import { RunProgress, runProgress, startRun } from './fleet';
+import { SCHEDULE } from './policy';
 
 /** Admin commands of scoring: without --now they enqueue the job, with it they run inline and print a summary. */
 
@@ -36,27 +37,72 @@ export function progressLine(p: RunProgress): string {
 /** Milliseconds between two progress reads of `recompute-reputation --fleet`. */
 export const FLEET_POLL_MS = 1000;
 
-/** Starts (or joins) the fleet run; unless `detach`, prints its progress until it is published. */
+/** Worker processes whose heartbeat is fresh (a stopped or frozen one stops beating). */
+async function liveWorkers(deps: Deps): Promise<number> {
+  const r = await deps.db.raw(
+    `select count(*)::int n from worker_heartbeats where last_seen > now() - ? * interval '1 second'`,
+    [deps.config.workerStaleSeconds],
+  );
+  return r.rows[0].n;
+}
+
+/**
+ * Starts the fleet run, or finds the unfinished one; unless `detach`, prints its progress until it
+ * is published, and says whenever no worker is running (the run waits for one). Ctrl-C stops the
+ * following only: the run goes on on the workers.
+ */
 async function fleetRun(deps: Deps, detach: boolean): Promise<void> {
-  const { id, started } = await startRun(deps, { fleet: true });
-  console.log(`${started ? 'started' : 'following the unfinished'} fleet run ${id}`);
-  const workers = (await deps.db('worker_heartbeats').count<{ n: string }[]>({ n: '*' }))[0].n;
-  if (Number(workers) === 0) console.log('no worker is running: the run waits for one (npm run worker)');
+  const { id, started, abandoned } = await startRun(deps, { fleet: true });
+  for (const a of abandoned)
+    console.log(`abandoned fleet run ${a}: no progress for ${SCHEDULE.fleetStaleMinutes} minutes`);
+  if (started) console.log(`started fleet run ${id}`);
+  else if (detach)
+    console.log(`fleet run ${id} is unfinished: not started again (follow it: recompute-reputation --fleet)`);
+  else console.log(`following the unfinished fleet run ${id}`);
+  let workers = await liveWorkers(deps);
+  if (workers === 0) console.log(NO_WORKER);
   if (detach) return;
-  let last = -1;
-  for (;;) {
-    const p = await runProgress(deps.db, id);
-    // A line per partition done (one per read at most).
-    if (p.done !== last) console.log(progressLine(p));
-    last = p.done;
-    if (p.finished) {
-      if (p.phase !== 'done') throw new Error(`fleet run ${id} was abandoned (no progress for too long)`);
-      console.log(`fleet run ${id} published in ${p.elapsedSeconds.toFixed(1)} s`);
-      return;
+  let interrupted = false;
+  let wake = () => {};
+  const onInterrupt = () => {
+    interrupted = true;
+    wake();
+  };
+  process.once('SIGINT', onInterrupt);
+  try {
+    let last = -1;
+    for (;;) {
+      const p = await runProgress(deps.db, id);
+      // A line per partition done (one per read at most).
+      if (p.done !== last) console.log(progressLine(p));
+      last = p.done;
+      if (p.finished) {
+        if (p.phase !== 'done') throw new Error(`fleet run ${id} was abandoned (no progress for too long)`);
+        console.log(`fleet run ${id} published in ${p.elapsedSeconds.toFixed(1)} s`);
+        return;
+      }
+      const now = await liveWorkers(deps);
+      if (now === 0 && workers > 0) console.log(NO_WORKER);
+      else if (now > 0 && workers === 0) console.log(`${now} worker${now === 1 ? '' : 's'} running: the run goes on`);
+      workers = now;
+      await new Promise<void>((r) => {
+        wake = r;
+        setTimeout(r, FLEET_POLL_MS);
+      });
+      if (interrupted) {
+        console.log(
+          `stopped following fleet run ${id}: it goes on on the workers (recompute-reputation --fleet follows it again)`,
+        );
+        process.exitCode = 130;
+        return;
+      }
     }
-    await new Promise((r) => setTimeout(r, FLEET_POLL_MS));
+  } finally {
+    process.removeListener('SIGINT', onInterrupt);
   }
 }
+
+const NO_WORKER = 'no worker is running: the run waits for one (npm run worker)';
 
 export const scoringCommands: CliCommand[] = [
   {
@@ -65,6 +111,7 @@ export const scoringCommands: CliCommand[] = [
     description:
       'Full recompute of weights and reputation (or one agent); --fleet spreads it over the workers and follows it',
     async run(args, deps) {
+      if (args.flags.detach && !args.flags.fleet) throw new CliUsageError('--detach goes with --fleet');
       if (args.flags.fleet) {
         if (args.flags.handle !== undefined || args.flags.now)
           throw new CliUsageError('--fleet recomputes every agent on the workers: without --handle or --now');

@@ -118,13 +118,17 @@ async function queuePhase(trx: Knex.Transaction, run: number, stage: Stage): Pro
  * run without progress for SCHEDULE.fleetStaleMinutes is abandoned first). `fleet`: its
  * partitions are queued as jobs; otherwise the caller runs them (runFleetInProcess).
  */
-export async function startRun(deps: Deps, opts: { fleet: boolean }): Promise<{ id: number; started: boolean }> {
+export async function startRun(
+  deps: Deps,
+  opts: { fleet: boolean },
+): Promise<{ id: number; started: boolean; abandoned: number[] }> {
   return deps.db.transaction(async (trx) => {
-    await trx.raw(
+    const stale = await trx.raw(
       `update scoring_runs set phase = 'abandoned', finished_at = clock_timestamp()
-       where finished_at is null and progressed_at < clock_timestamp() - ? * interval '1 minute'`,
+       where finished_at is null and progressed_at < clock_timestamp() - ? * interval '1 minute' returning id`,
       [SCHEDULE.fleetStaleMinutes],
     );
+    const abandoned = stale.rows.map((r: { id: string }) => Number(r.id));
     const r = await trx.raw(
       `insert into scoring_runs (partitions, phase, phase_parts, fleet, scored_at, mark)
        values (?, 'facts', ?, ?, ?, clock_timestamp())
@@ -133,13 +137,13 @@ export async function startRun(deps: Deps, opts: { fleet: boolean }): Promise<{ 
     );
     if (r.rows.length === 0) {
       const active = await trx('scoring_runs').whereNull('finished_at').first('id');
-      return { id: Number(active.id), started: false };
+      return { id: Number(active.id), started: false, abandoned };
     }
     const id = Number(r.rows[0].id);
     // What an earlier run left unpublished (abandoned, or a failed publication).
     await trx.raw(`truncate ${SWAPS.map(([, built]) => built).join(', ')}, ${BUILD.milestones}`);
     if (opts.fleet) await queuePhase(trx, id, 'facts');
-    return { id, started: true };
+    return { id, started: true, abandoned };
   });
 }
 

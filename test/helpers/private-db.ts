@@ -4,6 +4,7 @@ import { createDb } from '../../src/db/knex';
 import { createQuery } from '../../src/db/query';
 import { migrateAll } from '../../src/db/migrate';
 import { Caches } from '../../src/caches';
+import { loadConfig } from '../../src/config';
 import { ScoringPool } from '../../src/scoring/pool';
 import type { Deps } from '../../src/deps';
 
@@ -50,5 +51,6 @@ export function scoringDeps(db: Knex, now: () => Date, poolSize: number): Deps {
     now,
     caches: new Caches('test'),
     scoringPool: new ScoringPool(poolSize),
+    config: loadConfig({ NODE_ENV: 'test' }),
   } as unknown as Deps;
 }

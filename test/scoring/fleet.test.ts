@@ -242,7 +242,7 @@ describe('scoring: full recompute spread over the worker fleet', function () {
     expect(await runPartition(deps, { run: 999_999, phase: 'weights', part: 0 })).to.equal('skipped');
     expect((await runProgress(db, id)).done).to.equal(SCHEDULE.partitions + 1);
     // One run at a time: starting again finds it; in process, it is refused.
-    expect(await startRun(deps, { fleet: true })).to.deep.equal({ id, started: false });
+    expect(await startRun(deps, { fleet: true })).to.deep.equal({ id, started: false, abandoned: [] });
     let err: unknown;
     try {
       await runFleetInProcess(deps);
