@@ -130,11 +130,14 @@ export async function recomputeWeights(
     const ids = await trx.raw(
       `select array(
          select unnest(:facts::uuid[])
-         union select x.a from (select distinct a from sc_r) x ${
+         union ${
            opts.freshActors
-             ? ''
-             : // By primary key, actor by actor: an anti-join hashed every agent's facts.
-               'where not exists (select 1 from scoring_agent_facts f where f.agent_id = x.a offset 0)'
+             ? 'select distinct a from sc_r'
+             : mode === 'rows'
+               ? // sc_ag marked them, from one scan of the stored facts.
+                 'select g.id from sc_ag g where g.unfacted and exists (select from sc_r r where r.a = g.id)'
+               : // By primary key, actor by actor: an anti-join hashed every agent's facts.
+                 'select x.a from (select distinct a from sc_r) x where not exists (select 1 from scoring_agent_facts f where f.agent_id = x.a offset 0)'
          }
        ) ids`,
       { facts: opts.facts ?? (mode === 'agents' ? targets : []) },
