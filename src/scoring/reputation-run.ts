@@ -51,6 +51,9 @@ type AgentFactsRow = {
  * (indexed by the agent numbers of its staging table sc_ag), so only the per-agent facts are read.
  * Weighted sums accumulate in double precision on both paths.
  *
+ * `fresh` (scoped runs): a table of interaction_id and weight holding the weights this
+ * transaction stored for some rows (an incremental run's sc_out), read instead of scoring_edges.
+ *
  * `build` (a fleet run's partition): weights are read from the run's built edges and scores
  * written to its built reputations; milestones are kept for its publication (publishMilestones),
  * unless `milestones` is false (scores computed again: their v1 milestones are kept already).
@@ -64,6 +67,7 @@ export async function recomputeReputations(
     models?: readonly Model[];
     build?: boolean;
     milestones?: boolean;
+    fresh?: string;
   } = {},
 ): Promise<{ agents: number; milestones: number }> {
   const models = opts.models ?? MODELS;
@@ -71,7 +75,7 @@ export async function recomputeReputations(
   const full = agents === null && models.every((m) => opts.sums?.[m]);
   // Staged rows carry the agent number of the full run's sums instead of SQL sums.
   if (agents !== null) await tuneScoped(trx);
-  const rows = full ? await stagedRows(trx, ws, now) : await summedRows(trx, ws, now, agents, opts.build);
+  const rows = full ? await stagedRows(trx, ws, now) : await summedRows(trx, ws, now, agents, opts.build, opts.fresh);
   let milestones = 0;
   // v1's components of each row, by agent: v2 stores only the agents whose v2 result differs.
   const v1Json = new Map<string, string>();
@@ -171,17 +175,21 @@ async function summedRows(
   now: Date,
   agents: string[] | null,
   build = false,
+  fresh?: string,
 ): Promise<AgentFactsRow[]> {
   const scoped = agents !== null;
   const [edges, edgesV2] = build ? [BUILD.edges, BUILD.edgesV2] : ['scoring_edges', 'scoring_edges_v2'];
   // A fleet partition's agents are a quarter of all, their rows a quarter of the window: it scans.
   const staged = scoped && !build;
-  if (staged) await stageScopedSumRows(trx, ws, now, agents, edges, edgesV2);
+  if (staged) await stageScopedSumRows(trx, ws, now, agents, edges, edgesV2, fresh ?? null);
+  // Staged rows are read from their analyzed table itself: behind a CTE the planner guessed a few
+  // rows and sorted them for every sum, where it hashes them now.
+  const e = staged ? 'sc_re' : 'e';
   const r = await trx.raw(
-    `with e as materialized (${
+    `with ${
       staged
-        ? 'select * from sc_re'
-        : `
+        ? ''
+        : `e as materialized (
        select ${kindCode('i')} k,
          i.actor_agent_id a, i.target_agent_id t, coalesce(aa.owner_id, aa.id) aown, coalesce(ta.owner_id, ta.id) town,
          i.value, se.weight::float8 w1, coalesce(v2.weight, se.weight)::float8 w2, v2.interaction_id is null ind2
@@ -196,29 +204,29 @@ async function summedRows(
        } i join ${edges} se on se.interaction_id = i.id
        left join ${edgesV2} v2 on v2.interaction_id = i.id
        join agents aa on aa.id = i.actor_agent_id join agents ta on ta.id = i.target_agent_id
-       where ${WINDOW}`
-    }),
+       where ${WINDOW}),`
+    }
      recv as (
        select t agent,
          sum(w1) filter (where k = 0 and value = 1) up1, sum(w2) filter (where k = 0 and value = 1) up2,
          sum(w1) filter (where k = 0 and value = -1) down1, sum(w2) filter (where k = 0 and value = -1) down2,
          sum(w1) filter (where k = 1) rr1, sum(w2) filter (where k = 1) rr2,
          sum(w1) filter (where k = 2) fol1, sum(w2) filter (where k = 2) fol2
-       from e group by t
+       from ${e} group by t
      ),
      ext as (
        select agent, count(*) filter (where e1) n1, count(*) filter (where e2) n2 from (
          select t agent, aown, bool_or(w1 > 0) e1, bool_or(w2 > 0 and ind2) e2
-         from e where k = 0 and value = 1 and aown <> town group by 1, 2
+         from ${e} where k = 0 and value = 1 and aown <> town group by 1, 2
        ) d group by agent
      ),
-     auth as (select a agent, sum(w1) ra1, sum(w2) ra2 from e where k = 1 group by a),
+     auth as (select a agent, sum(w1) ra1, sum(w2) ra2 from ${e} where k = 1 group by a),
      conv as (
        select agent, count(*) filter (where c1) n1, count(*) filter (where c2) n2 from (
          select agent, own, bool_or(c1) c1, bool_or(c2) c2 from (
-           select t agent, aown own, w1 > 0 c1, w2 > 0 and ind2 c2 from e where k = 1 and aown <> town
+           select t agent, aown own, w1 > 0 c1, w2 > 0 and ind2 c2 from ${e} where k = 1 and aown <> town
            union all
-           select a agent, town own, w1 > 0 c1, w2 > 0 and ind2 c2 from e where k = 1 and aown <> town
+           select a agent, town own, w1 > 0 c1, w2 > 0 and ind2 c2 from ${e} where k = 1 and aown <> town
          ) x group by 1, 2
        ) y group by agent
      ),
