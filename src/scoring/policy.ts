@@ -133,6 +133,8 @@ export const SCHEDULE = {
    * hot in memory, and with the default 4 the planner hashes all of scoring_edges instead.
    */
   scopedRandomPageCost: 1.1,
+  /** default_statistics_target of an incremental run's analyzed staging tables (transaction.ts tuneStagingStatistics). */
+  stagingStatisticsTarget: 10,
   /** Local buffers for the staging tables (settable before a connection's first temporary table). */
   tempBuffers: '512MB',
   /**

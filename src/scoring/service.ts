@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { Deps } from '../deps';
 import { recomputeWeights, WeightRunResult } from './engine';
-import { lockScoring } from './transaction';
+import { lockScoring, tuneStagingStatistics } from './transaction';
 import { getWatermark, getWindowClock, setWatermark, setWindowClock } from './watermark';
 import { changedAgents, dropStaleEdges, stageChanges } from './changes';
 import { clockAgents, refreshFacts, widenedTargets } from './closure';
@@ -153,6 +153,7 @@ async function incrementalStep(
     };
   }
   const t0 = Date.now();
+  await tuneStagingStatistics(trx);
   const mark = await dbClock(trx);
   const since = (await getWatermark(trx)) ?? new Date(0);
   const { changed, left } = await stageChanges(trx, since, prevNow, now);
@@ -206,6 +207,8 @@ async function incrementalStep(
   const reps = { agents: summed.agents + light.agents, milestones: summed.milestones + light.milestones };
   await setWatermark(trx, mark);
   await setWindowClock(trx, now);
+  // The rest of the transaction (a leaderboard refresh) analyzes with the default sample.
+  await trx.raw('reset default_statistics_target');
   return {
     changed,
     removed,
