@@ -98,23 +98,36 @@ export async function recomputeReputations(
       strikes: Number(row.strikes),
     };
   };
+  // Agents whose sums are the same under both models (nearly all: COLLUSION_CLUSTER discounted
+  // nothing of theirs) have the same components under both: v2 is neither computed nor compared.
+  const both = models.includes('reputation_v1') && models.includes('reputation_v2');
+  const sameSums = (row: AgentFactsRow) => {
+    const [a, b] = [inputsOf('reputation_v1', row), inputsOf('reputation_v2', row)];
+    return SUM_INPUTS.every((k) => Object.is(a[k], b[k]));
+  };
+  const same = both ? rows.map(sameSums) : null;
   for (const model of models) {
     const out: string[][] = [];
     const ms = { ids: [] as string[], milestones: [] as number[], scores: [] as number[] };
-    for (const row of rows) {
+    for (const [r, row] of rows.entries()) {
+      if (model === 'reputation_v2' && same?.[r]) continue;
       const inputs = inputsOf(model, row);
       const rep = computeReputation(inputs);
       // The same components under both models but for the version when nothing was discounted.
-      const json = JSON.stringify(rep.components);
-      if (model === 'reputation_v1') v1Json.set(row.id, json);
-      else if (v1Json.get(row.id) === json) continue;
+      if (model === 'reputation_v1') {
+        if (both && !same![r]) v1Json.set(row.id, JSON.stringify(rep.components));
+      } else if (v1Json.get(row.id) === JSON.stringify(rep.components)) continue;
       rep.components.version = MODEL_TABLES[model].version;
       out.push([row.id, String(rep.score), copyTextField(JSON.stringify(rep.components))]);
       if (model !== 'reputation_v1') continue;
       // The parts only interactions move, under each model: what a clock-only update starts from,
       // and when the clock alone next changes a stored total.
       const base = baseScore(inputs);
-      const base2 = models.includes('reputation_v2') ? baseScore(inputsOf('reputation_v2', row)) : null;
+      const base2 = !models.includes('reputation_v2')
+        ? null
+        : same?.[r]
+          ? base
+          : baseScore(inputsOf('reputation_v2', row));
       const due = clockDueMs(inputs, trust(inputs).score, [base, base2], now.getTime());
       const dueText = Number.isFinite(due) ? new Date(due).toISOString() : 'infinity';
       out[out.length - 1].push(String(base), base2 === null ? '\\N' : String(base2), dueText);
@@ -158,6 +171,17 @@ export async function recomputeReputations(
   }
   return { agents: rows.length, milestones };
 }
+
+/** The inputs a model's sums give (the others are the agent's own, the same under both models). */
+const SUM_INPUTS = [
+  'upvotesWeighted',
+  'downvotesWeighted',
+  'uniqueExternalOwners',
+  'repliesReceivedWeighted',
+  'repliesAuthoredWeighted',
+  'distinctCounterparts',
+  'followersWeighted',
+] as const satisfies readonly (keyof ReputationInputs)[];
 
 const STRIKES = `strikes as (
     select agent_id, count(*) n from moderation_actions
