@@ -51,9 +51,6 @@ type AgentFactsRow = {
  * (indexed by the agent numbers of its staging table sc_ag), so only the per-agent facts are read.
  * Weighted sums accumulate in double precision on both paths.
  *
- * `fresh` (scoped runs): a table of interaction_id and weight holding the weights this
- * transaction stored for some rows (an incremental run's sc_out), read instead of scoring_edges.
- *
  * `build` (a fleet run's partition): weights are read from the run's built edges and scores
  * written to its built reputations; milestones are kept for its publication (publishMilestones),
  * unless `milestones` is false (scores computed again: their v1 milestones are kept already).
@@ -67,7 +64,6 @@ export async function recomputeReputations(
     models?: readonly Model[];
     build?: boolean;
     milestones?: boolean;
-    fresh?: string;
   } = {},
 ): Promise<{ agents: number; milestones: number }> {
   const models = opts.models ?? MODELS;
@@ -75,7 +71,7 @@ export async function recomputeReputations(
   const full = agents === null && models.every((m) => opts.sums?.[m]);
   // Staged rows carry the agent number of the full run's sums instead of SQL sums.
   if (agents !== null) await tuneScoped(trx);
-  const rows = full ? await stagedRows(trx, ws, now) : await summedRows(trx, ws, now, agents, opts.build, opts.fresh);
+  const rows = full ? await stagedRows(trx, ws, now) : await summedRows(trx, ws, now, agents, opts.build);
   let milestones = 0;
   // v1's components of each row, by agent: v2 stores only the agents whose v2 result differs.
   const v1Json = new Map<string, string>();
@@ -199,13 +195,12 @@ async function summedRows(
   now: Date,
   agents: string[] | null,
   build = false,
-  fresh?: string,
 ): Promise<AgentFactsRow[]> {
   const scoped = agents !== null;
   const [edges, edgesV2] = build ? [BUILD.edges, BUILD.edgesV2] : ['scoring_edges', 'scoring_edges_v2'];
   // A fleet partition's agents are a quarter of all, their rows a quarter of the window: it scans.
   const staged = scoped && !build;
-  if (staged) await stageScopedSumRows(trx, ws, now, agents, edges, edgesV2, fresh ?? null);
+  if (staged) await stageScopedSumRows(trx, ws, now, agents, edges, edgesV2);
   // Staged rows are read from their analyzed table itself: behind a CTE the planner guessed a few
   // rows and sorted them for every sum, where it hashes them now.
   const e = staged ? 'sc_re' : 'e';

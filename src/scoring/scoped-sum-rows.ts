@@ -30,34 +30,21 @@ const ROWS_SQL = `
 
 /**
  * v1 weights by key in id order (neighbouring ids share index pages); a lateral subquery, as a
- * hash join would read all of scoring_edges. `fresh` (a table of interaction_id and weight: the
- * weights this transaction computed and stored, an incremental run's sc_out) gives its rows'
- * weights from a hash instead (at 4M interactions, 29 % of a 30-minute cycle's summed rows; the
- * probe of the others only). v2's rows, only the few COLLUSION_CLUSTER discounted, by hash: a
- * probe of their index for every summed row found none for nearly all. Owners by hash: the
- * actors are many, agents one scan.
+ * hash join would read all of scoring_edges. v2's rows, only the few COLLUSION_CLUSTER discounted,
+ * by hash: a probe of their index for every summed row found none for nearly all. Owners by hash:
+ * the actors are many, agents one scan.
  */
-const edgesSql = (edges: string, edgesV2: string, fresh: string | null) => `
+const edgesSql = (edges: string, edgesV2: string) => `
   create temp table sc_re on commit drop as
   select ${kindCode('r')} k,
     r.a, r.t, coalesce(aa.owner_id, aa.id) aown, coalesce(ta.owner_id, ta.id) town,
     r.value, w.w::float8 w1, coalesce(v2.weight, w.w)::float8 w2, v2.interaction_id is null ind2
-  ${
-    fresh
-      ? `from (select r.*, f.weight fw, f.interaction_id is not null fresh from sc_rr r
-    left join ${fresh} f on f.interaction_id = r.id order by r.id) r
-  join lateral (select r.fw w where r.fresh
-    union all select se.weight from ${edges} se where not r.fresh and se.interaction_id = r.id offset 0) w on true`
-      : `from (select * from sc_rr order by id) r
-  join lateral (select se.weight w from ${edges} se where se.interaction_id = r.id offset 0) w on true`
-  }
+  from (select * from sc_rr order by id) r
+  join lateral (select se.weight w from ${edges} se where se.interaction_id = r.id offset 0) w on true
   left join ${edgesV2} v2 on v2.interaction_id = r.id
   join agents aa on aa.id = r.a join agents ta on ta.id = r.t`;
 
-/**
- * Stages sc_re for `agents` (window from `ws` to `now`), reading weights from `edges` and `edgesV2`
- * (and `fresh`, see edgesSql). In the caller's transaction.
- */
+/** Stages sc_re for `agents` (window from `ws` to `now`), reading weights from `edges` and `edgesV2`. In the caller's transaction. */
 export async function stageScopedSumRows(
   trx: Knex.Transaction,
   ws: Date,
@@ -65,11 +52,10 @@ export async function stageScopedSumRows(
   agents: string[],
   edges: string,
   edgesV2: string,
-  fresh: string | null = null,
 ): Promise<void> {
   await trx.raw('drop table if exists sc_rr, sc_re');
   await trx.raw(ROWS_SQL, { ws, now, agents });
   await trx.raw('analyze sc_rr');
-  await trx.raw(edgesSql(edges, edgesV2, fresh));
+  await trx.raw(edgesSql(edges, edgesV2));
   await trx.raw('analyze sc_re');
 }

@@ -76,23 +76,18 @@ async function inLock<T>(
   return r;
 }
 
-/**
- * Both models' reputations of `agents` (null: every agent; then from the full run's sums when
- * given). `fresh`: the weights this transaction stored for some rows (recomputeReputations).
- */
+/** Both models' reputations of `agents` (null: every agent; then from the full run's sums when given). */
 async function recomputeModels(
   trx: Knex.Transaction,
   now: Date,
   agents: string[] | null,
   sums?: { sums?: ReputationSums; sumsV2?: ReputationSums },
   v2 = true,
-  fresh?: string,
 ) {
   if (agents !== null && agents.length === 0) return { agents: 0, milestones: 0 };
   return recomputeReputations(trx, now, agents, {
     sums: { reputation_v1: sums?.sums, reputation_v2: sums?.sumsV2 },
     models: v2 ? MODELS : ['reputation_v1'],
-    fresh,
   });
 }
 
@@ -202,8 +197,7 @@ async function incrementalStep(
   reach.unscored = light.rest.length;
   reach.summed = repAgents.size;
   const t3 = Date.now();
-  // The weights run's sc_out holds what it stored for the rows it scored (written or unchanged).
-  const summed = await recomputeModels(trx, now, [...repAgents], undefined, v2, weights ? 'sc_out' : undefined);
+  const summed = await recomputeModels(trx, now, [...repAgents], undefined, v2);
   const reps = { agents: summed.agents + light.agents, milestones: summed.milestones + light.milestones };
   await setWatermark(trx, mark);
   await setWindowClock(trx, now);
