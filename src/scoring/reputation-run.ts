@@ -94,12 +94,13 @@ export async function recomputeReputations(
       strikes: Number(row.strikes),
     };
   };
-  // Agents whose sums are the same under both models (nearly all: COLLUSION_CLUSTER discounted
+  // Agents whose inputs are the same under both models (nearly all: COLLUSION_CLUSTER discounted
   // nothing of theirs) have the same components under both: v2 is neither computed nor compared.
+  // Every input is compared, not only the sums that differ today, so a new model-dependent input cannot slip past.
   const both = models.includes('reputation_v1') && models.includes('reputation_v2');
   const sameSums = (row: AgentFactsRow) => {
     const [a, b] = [inputsOf('reputation_v1', row), inputsOf('reputation_v2', row)];
-    return SUM_INPUTS.every((k) => Object.is(a[k], b[k]));
+    return (Object.keys(a) as (keyof ReputationInputs)[]).every((k) => Object.is(a[k], b[k]));
   };
   const same = both ? rows.map(sameSums) : null;
   for (const model of models) {
@@ -167,17 +168,6 @@ export async function recomputeReputations(
   }
   return { agents: rows.length, milestones };
 }
-
-/** The inputs a model's sums give (the others are the agent's own, the same under both models). */
-const SUM_INPUTS = [
-  'upvotesWeighted',
-  'downvotesWeighted',
-  'uniqueExternalOwners',
-  'repliesReceivedWeighted',
-  'repliesAuthoredWeighted',
-  'distinctCounterparts',
-  'followersWeighted',
-] as const satisfies readonly (keyof ReputationInputs)[];
 
 const STRIKES = `strikes as (
     select agent_id, count(*) n from moderation_actions
