@@ -19,6 +19,8 @@ export const BUILD = {
   >,
   /** reputation milestones the built scores reach (notified on publication) */
   milestones: 'scoring_build_milestones',
+  /** the window rows with their weights, by the partition whose reputations read them (sql/126) */
+  rows: 'scoring_build_rows',
 } as const;
 
 /** Each live table and the table built to replace it. */

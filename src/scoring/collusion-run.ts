@@ -199,8 +199,9 @@ export async function clustersOfBuild(
   await rebuildSupport(
     trx,
     {
-      rows: windowRows('true'),
-      edges: BUILD.edges,
+      // The support pairs of the window rows the weights partitions kept with their weights (each once, under its target).
+      pairs: `select a, t, sum(w::float8) weight from ${BUILD.rows}
+        where own and w > 0 and a <> t and (k <> 0 or value = 1) group by 1, 2`,
       support: BUILD.support,
       candidates: BUILD.candidates,
       mutual: BUILD.mutual,

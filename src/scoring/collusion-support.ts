@@ -79,17 +79,21 @@ const CANDIDATES_OF_ENDS = `
 
 /**
  * Full runs, fleet runs and the migration: the support graph again from `rows` (every window
- * row) and their v1 weights in `edges`, into `support` and `candidates`.
+ * row) and their v1 weights in `edges` (or the support pairs `pairs` summed already), into
+ * `support` and `candidates`.
  */
 export async function rebuildSupport(
   db: Db,
-  t: SupportTables & { rows: string; edges: string },
+  t: SupportTables & ({ rows: string; edges: string } | { pairs: string }),
   now: Date,
 ): Promise<void> {
   await db.raw(`truncate ${[t.support, t.candidates, ...(t.mutual ? [t.mutual] : [])].join(', ')}`);
   // Bulk load without the primary key, then build it once (row-by-row inserts into a uuid index are slow).
   await db.raw(`alter table ${t.support} drop constraint ${t.support}_pkey`);
-  await db.raw(`insert into ${t.support} (a, t, weight) ${pairsOf(t.rows, t.edges)}`, { ws: windowStart(now), now });
+  await db.raw(`insert into ${t.support} (a, t, weight) ${'pairs' in t ? t.pairs : pairsOf(t.rows, t.edges)}`, {
+    ws: windowStart(now),
+    now,
+  });
   await db.raw(`alter table ${t.support} add primary key (t, a)`);
   await db.raw(`analyze ${t.support}`);
   await db.raw(allCandidates(t));

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { BIT, computeBatch } from './weights';
 import type { ScoringPool } from './pool';
-import { copyOut } from './copy';
+import { copyIn, copyOut } from './copy';
 import { tuneScoped, tuneTempBuffers } from './transaction';
 import {
   AGENTS_FULL_SQL,
@@ -76,7 +76,8 @@ export interface WeightOptions {
   v2?: boolean;
   /**
    * Scoped mode for a partition of a fleet run (fleet.ts): every stored fact is fresh (its facts
-   * phase wrote them all), every weight goes to this table, reputation_v2 is left to the run.
+   * phase wrote them all), every weight goes to this table (and to sc_w, id and weight, for the
+   * rest of the transaction), reputation_v2 is left to the run.
    */
   into?: string;
 }
@@ -115,7 +116,7 @@ export async function recomputeWeights(
   const scoped = mode !== 'full';
   await tuneTempBuffers(trx);
   if (scoped) await tuneScoped(trx);
-  await trx.raw('drop table if exists sc_ag, sc_r, sc_pc, sc_recip, sc_pk, sc_dup, sc_grp, sc_out, sc_up');
+  await trx.raw('drop table if exists sc_ag, sc_r, sc_pc, sc_recip, sc_pk, sc_dup, sc_grp, sc_out, sc_up, sc_w');
   if (mode !== 'agents') {
     await trx.raw(mode === 'full' ? AGENTS_FULL_SQL : AGENTS_STAGED_SQL);
     await trx.raw('analyze sc_ag');
@@ -195,6 +196,14 @@ export async function recomputeWeights(
   let clustered: string[] | null = null;
   if (opts.into) {
     await copyEdges(trx, opts.into, cols.id, stored, masks, now);
+    // The weights again, which the fleet partition reads with sc_r (its rows for the reputations).
+    // By COPY, as the edges: two partitions inserting row by row into one table wait on each other
+    // to extend it.
+    await trx.raw('create temp table sc_w (id int8, weight real) on commit drop');
+    await copyIn(trx, 'sc_w (id, weight)', n, [
+      { type: 'int8', values: cols.id },
+      { type: 'float4', values: stored },
+    ]);
   } else if (scoped) {
     await trx.raw('create temp table sc_out (like scoring_edges) on commit drop');
     // The rewritten rows (reputation_v2 sums their pairs' support again in rows mode).

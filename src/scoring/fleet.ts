@@ -62,7 +62,8 @@ function stageOf(phase: Phase): Stage {
 
 /** Partitions of a kind of job: the whole-graph steps are one. */
 function partsOf(phase: Phase): number {
-  return phase === 'clusters' || phase === 'publish' ? 1 : SCHEDULE.partitions;
+  if (phase === 'clusters' || phase === 'publish') return 1;
+  return phase === 'reputations' ? SCHEDULE.reputationPartitions : SCHEDULE.partitions;
 }
 
 /** The jobs of a phase of the run, in the order they are queued. */
@@ -99,6 +100,7 @@ interface RunRow {
   fleet: boolean;
   scored_at: Date;
   mark: Date;
+  started_at: Date;
 }
 
 async function queuePhase(trx: Knex.Transaction, run: number, stage: Stage): Promise<void> {
@@ -141,16 +143,28 @@ export async function startRun(
     }
     const id = Number(r.rows[0].id);
     // What an earlier run left unpublished (abandoned, or a failed publication).
-    await trx.raw(`truncate ${SWAPS.map(([, built]) => built).join(', ')}, ${BUILD.milestones}`);
+    await trx.raw(`truncate ${SWAPS.map(([, built]) => built).join(', ')}, ${BUILD.milestones}, ${BUILD.rows}`);
+    // The built rows' list partition of each reputations partition (sql/126).
+    for (let part = 0; part < SCHEDULE.reputationPartitions; part++)
+      await trx.raw(
+        `create unlogged table if not exists ${BUILD.rows}_${part} partition of ${BUILD.rows} for values in (${part})`,
+      );
     if (opts.fleet) await queuePhase(trx, id, 'facts');
     return { id, started: true, abandoned };
   });
 }
 
-async function partitionAgents(trx: Knex.Transaction, part: number): Promise<string[]> {
-  const r = await trx.raw(`select array(select id from agents where ${partitionOf('id')} = ?) ids`, [part]);
+async function partitionAgents(
+  trx: Knex.Transaction,
+  part: number,
+  parts: number = SCHEDULE.partitions,
+): Promise<string[]> {
+  const r = await trx.raw(`select array(select id from agents where ${partitionOf('id', parts)} = ?) ids`, [part]);
   return r.rows[0].ids;
 }
+
+/** SQL: the reputations partition of the agent id `col`. */
+const repPart = (col: string) => partitionOf(col, SCHEDULE.reputationPartitions);
 
 /** The work of one partition of a phase; returns the rows it wrote. */
 const WORK: Record<Phase, (trx: Knex.Transaction, deps: Deps, run: RunRow, part: number) => Promise<number>> = {
@@ -167,6 +181,16 @@ const WORK: Record<Phase, (trx: Knex.Transaction, deps: Deps, run: RunRow, part:
       pool: deps.scoringPool,
       into: BUILD.edges,
     });
+    // The rows the reputations read, from the staged rows and their weights (sc_r, sc_w): those
+    // the partition's agents received, under their reputations partitions, and the replies again
+    // under their authors' where that differs.
+    await trx.raw(
+      `insert into ${BUILD.rows} (part, own, k, a, t, aown, town, value, w)
+       with j as materialized (
+         select r.kind, r.a, r.t, r.aown, r.town, r.value, w.weight from sc_r r join sc_w w on w.id = r.id)
+       select ${repPart('j.t')}, true, j.* from j
+       union all select ${repPart('j.a')}, false, j.* from j where j.kind = 1 and ${repPart('j.a')} <> ${repPart('j.t')}`,
+    );
     return w.interactions;
   },
   async clusters(trx, _deps, run) {
@@ -178,7 +202,8 @@ const WORK: Record<Phase, (trx: Knex.Transaction, deps: Deps, run: RunRow, part:
     return c.edges;
   },
   async reputations(trx, _deps, run, part) {
-    const r = await recomputeReputations(trx, run.scored_at, await partitionAgents(trx, part), { build: true });
+    const agents = await partitionAgents(trx, part, SCHEDULE.reputationPartitions);
+    const r = await recomputeReputations(trx, run.scored_at, agents, { build: true, part });
     return r.agents;
   },
   async publish(trx, _deps, run) {
@@ -203,7 +228,7 @@ const WORK: Record<Phase, (trx: Knex.Transaction, deps: Deps, run: RunRow, part:
     // Every edge was replaced: the live week's totals are rebuilt at its next refresh.
     await invalidateLiveWeek(trx, run.scored_at);
     if (prev && prev > run.mark) await addJob(trx, TOUCH_JOB, {}, { jobKey: TOUCH_JOB, jobKeyMode: 'preserve_run_at' });
-    await trx.raw(`truncate ${SWAPS.map(([, built]) => built).join(', ')}, ${BUILD.milestones}`);
+    await trx.raw(`truncate ${SWAPS.map(([, built]) => built).join(', ')}, ${BUILD.milestones}, ${BUILD.rows}`);
     return milestones;
   },
 };
@@ -219,6 +244,13 @@ async function swapTables(trx: Knex.Transaction, live: string, built: string): P
 }
 
 export type PartitionOutcome = 'done' | 'skipped';
+
+/** Jobs reading the run's built rows (BUILD.rows), which the weights partitions wrote. */
+const READS_ROWS: readonly Phase[] = ['clusters', 'reputations'];
+
+async function restartedSince(trx: Knex.Transaction, at: Date): Promise<boolean> {
+  return (await trx.raw('select pg_postmaster_start_time() > ? restarted', [at])).rows[0].restarted;
+}
 
 /**
  * Runs one partition of a phase in one transaction with its row in scoring_run_partitions; the
@@ -236,6 +268,13 @@ export async function runPartition(deps: Deps, job: PartitionJob): Promise<Parti
       [job.run, job.phase, job.part],
     );
     if (mine.rowCount === 0) return 'skipped';
+    if (READS_ROWS.includes(job.phase) && (await restartedSince(trx, run.started_at))) {
+      // The built rows are unlogged: a restart of the database may have emptied them.
+      await trx.raw(`update scoring_runs set phase = 'abandoned', finished_at = clock_timestamp() where id = ?`, [
+        job.run,
+      ]);
+      return 'skipped';
+    }
     const rows = await WORK[job.phase](trx, deps, run, job.part);
     await trx.raw(
       `update scoring_run_partitions set rows = ?, done_at = clock_timestamp() where run_id = ? and phase = ? and part = ?`,

@@ -1,9 +1,9 @@
 import type { Knex } from 'knex';
 import { baseScore, clockDueMs, computeReputation, crossedMilestones, ReputationInputs, trust } from './reputation';
 import type { ReputationSums } from './reputation-sums';
-import { tuneScoped } from './transaction';
+import { partitionOf, tuneScoped } from './transaction';
 import { idsParam, kindCode, windowStart, WINDOW } from './stage-sql';
-import { DAY_MS, Model, MODELS } from './policy';
+import { DAY_MS, Model, MODELS, SCHEDULE } from './policy';
 import { copyInText, copyTextField } from './copy';
 import { BUILD } from './build-tables';
 import { stageScopedSumRows } from './scoped-sum-rows';
@@ -54,6 +54,9 @@ type AgentFactsRow = {
  * `build` (a fleet run's partition): weights are read from the run's built edges and scores
  * written to its built reputations; milestones are kept for its publication (publishMilestones),
  * unless `milestones` is false (scores computed again: their v1 milestones are kept already).
+ * With `part`, `agents` are that reputations partition's (SCHEDULE.reputationPartitions), summed
+ * from the run's built rows (BUILD.rows) under v1's weights for both models: only cluster members
+ * have a v2 score of their own, and the publication computes theirs again.
  */
 export async function recomputeReputations(
   trx: Knex.Transaction,
@@ -64,6 +67,7 @@ export async function recomputeReputations(
     models?: readonly Model[];
     build?: boolean;
     milestones?: boolean;
+    part?: number;
   } = {},
 ): Promise<{ agents: number; milestones: number }> {
   const models = opts.models ?? MODELS;
@@ -71,7 +75,7 @@ export async function recomputeReputations(
   const full = agents === null && models.every((m) => opts.sums?.[m]);
   // Staged rows carry the agent number of the full run's sums instead of SQL sums.
   if (agents !== null) await tuneScoped(trx);
-  const rows = full ? await stagedRows(trx, ws, now) : await summedRows(trx, ws, now, agents, opts.build);
+  const rows = full ? await stagedRows(trx, ws, now) : await summedRows(trx, ws, now, agents, opts.build, opts.part);
   let milestones = 0;
   // v1's components of each row, by agent: v2 stores only the agents whose v2 result differs.
   const v1Json = new Map<string, string>();
@@ -143,10 +147,15 @@ export async function recomputeReputations(
     const table = opts.build ? BUILD.reputation[model] : MODEL_TABLES[model].scores;
     if (model !== 'reputation_v1') {
       // Agents of this run whose v2 equals v1 again lose their v2 row (reads fall back to v1's).
+      const whose =
+        agents === null
+          ? 'true'
+          : opts.part !== undefined
+            ? `${partitionOf('t.agent_id', SCHEDULE.reputationPartitions)} = :part`
+            : 't.agent_id = any(:agents::uuid[])';
       await trx.raw(
-        `delete from ${table} t where ${agents === null ? 'true' : 't.agent_id = any(:agents::uuid[])'}
-           and not exists (select 1 from sc_rep r where r.agent_id = t.agent_id)`,
-        agents === null ? {} : { agents },
+        `delete from ${table} t where ${whose} and not exists (select 1 from sc_rep r where r.agent_id = t.agent_id)`,
+        agents === null ? {} : { agents, part: opts.part ?? null },
       );
     }
     const v1 = model === 'reputation_v1';
@@ -185,10 +194,10 @@ async function summedRows(
   now: Date,
   agents: string[] | null,
   build = false,
+  part?: number,
 ): Promise<AgentFactsRow[]> {
   const scoped = agents !== null;
   const [edges, edgesV2] = build ? [BUILD.edges, BUILD.edgesV2] : ['scoring_edges', 'scoring_edges_v2'];
-  // A fleet partition's agents are a quarter of all, their rows a quarter of the window: it scans.
   const staged = scoped && !build;
   if (staged) await stageScopedSumRows(trx, ws, now, agents, edges, edgesV2);
   // Staged rows are read from their analyzed table itself: behind a CTE the planner guessed a few
@@ -198,7 +207,10 @@ async function summedRows(
     `with ${
       staged
         ? ''
-        : `e as materialized (
+        : part !== undefined
+          ? `e as materialized (
+       select k, a, t, aown, town, value, w::float8 w1, w::float8 w2, true ind2 from ${BUILD.rows} where part = :part),`
+          : `e as materialized (
        select ${kindCode('i')} k,
          i.actor_agent_id a, i.target_agent_id t, coalesce(aa.owner_id, aa.id) aown, coalesce(ta.owner_id, ta.id) town,
          i.value, se.weight::float8 w1, coalesce(v2.weight, se.weight)::float8 w2, v2.interaction_id is null ind2
@@ -261,9 +273,15 @@ async function summedRows(
        // A run's agents by primary key (a subquery's array): as a constant array of thousands of
        // ids, the planner scanned every agent (at 4M interactions, 412k rows for 14k agents). A
        // fleet partition's quarter of all agents scans.
-       staged ? `where a.id = any(${idsParam('agents')})` : scoped ? 'where a.id = any(:agents::uuid[])' : ''
+       staged
+         ? `where a.id = any(${idsParam('agents')})`
+         : part !== undefined
+           ? `where ${partitionOf('a.id', SCHEDULE.reputationPartitions)} = :part`
+           : scoped
+             ? 'where a.id = any(:agents::uuid[])'
+             : ''
      }`,
-    scoped ? { ws, now, agents } : { ws, now },
+    part !== undefined ? { ws, now, part } : scoped ? { ws, now, agents } : { ws, now },
   );
   return r.rows;
 }

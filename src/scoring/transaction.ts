@@ -6,9 +6,9 @@ import { SCHEDULE } from './policy';
 /** Transaction-level advisory lock key serialising every scoring write to the live tables (any process). */
 export const SCORING_LOCK = 0x5c0e1;
 
-/** SQL: the partition of the agent id `col` in a fleet run (0 … SCHEDULE.partitions − 1). */
-export function partitionOf(col: string): string {
-  return `((uuid_hash(${col}) & 2147483647) % ${SCHEDULE.partitions})`;
+/** SQL: the partition of the agent id `col` in a fleet run (0 … parts − 1). */
+export function partitionOf(col: string, parts: number = SCHEDULE.partitions): string {
+  return `((uuid_hash(${col}) & 2147483647) % ${parts})`;
 }
 
 /**

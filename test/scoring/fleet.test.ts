@@ -163,9 +163,13 @@ describe('scoring: full recompute spread over the worker fleet', function () {
   it('the clusters job finishing after every reputations partition: the same results (members scored again)', async () => {
     await reset();
     const { id } = await startRun(deps, { fleet: false });
-    const parts = Array.from({ length: SCHEDULE.partitions }, (_, part) => part);
-    for (const phase of ['facts', 'weights', 'reputations'] as const)
-      for (const part of parts) expect(await runPartition(deps, { run: id, phase, part })).to.equal('done');
+    const parts = (n: number) => Array.from({ length: n }, (_, part) => part);
+    for (const [phase, n] of [
+      ['facts', SCHEDULE.partitions],
+      ['weights', SCHEDULE.partitions],
+      ['reputations', SCHEDULE.reputationPartitions],
+    ] as const)
+      for (const part of parts(n)) expect(await runPartition(deps, { run: id, phase, part })).to.equal('done');
     // Scored without the clusters so far: no agent has a v2 score of its own yet.
     expect((await db.raw('select count(*)::int n from scoring_build_reputation_v2')).rows[0].n).to.equal(0);
     expect(await runPartition(deps, { run: id, phase: 'clusters', part: 0 })).to.equal('done');
@@ -218,7 +222,7 @@ describe('scoring: full recompute spread over the worker fleet', function () {
         clusters: 1,
         facts: SCHEDULE.partitions,
         publish: 1,
-        reputations: SCHEDULE.partitions,
+        reputations: SCHEDULE.reputationPartitions,
         weights: SCHEDULE.partitions,
       });
       expectSame(await state());
@@ -258,6 +262,27 @@ describe('scoring: full recompute spread over the worker fleet', function () {
     expect(next.started).to.equal(true);
     expect((await db('scoring_runs').where({ id }).first()).phase).to.equal('abandoned');
     expect(await runPartition(deps, { run: id, phase: 'weights', part: 0 })).to.equal('skipped');
+    await db('scoring_runs').where({ id: next.id }).update({ phase: 'abandoned', finished_at: db.fn.now() });
+  });
+
+  it('a run the database restarted during is abandoned by the jobs reading its (unlogged) built rows', async () => {
+    await reset();
+    const { id } = await startRun(deps, { fleet: false });
+    for (const phase of ['facts', 'weights'] as const)
+      for (let part = 0; part < SCHEDULE.partitions; part++)
+        expect(await runPartition(deps, { run: id, phase, part })).to.equal('done');
+    // The server started after the run: its rows may have been emptied by the restart.
+    await db('scoring_runs')
+      .where({ id })
+      .update({ started_at: db.raw(`pg_postmaster_start_time() - interval '1 second'`) });
+    expect(await runPartition(deps, { run: id, phase: 'reputations', part: 0 })).to.equal('skipped');
+    const row = await db('scoring_runs').where({ id }).first();
+    expect(row.phase).to.equal('abandoned');
+    expect(row.finished_at).to.not.equal(null);
+    // Nothing was published, and the next run starts at once.
+    expect((await db.raw('select count(*)::int n from reputation_scores')).rows[0].n).to.equal(0);
+    const next = await startRun(deps, { fleet: false });
+    expect(next.started).to.equal(true);
     await db('scoring_runs').where({ id: next.id }).update({ phase: 'abandoned', finished_at: db.fn.now() });
   });
 
