@@ -171,7 +171,8 @@ async function main(): Promise<void> {
           const statements: Captured[] = [];
           for (let i = 0; i < PER_ROUND; i++, pair++) {
             const agent = agents[pair % agents.length];
-            const post = posts[(pair * 7919) % posts.length];
+            // A new (agent, post) pair every time (10M of them), spread over the posts.
+            const post = posts[(pair * 7919 + Math.floor(pair / agents.length)) % posts.length];
             statements.push(
               ...(await capture((deps) =>
                 kind === 'vote'
