@@ -4,7 +4,7 @@ import { addJob } from '../db/jobs';
 import { recomputeWeights } from './engine';
 import { recomputeReputations, publishMilestones } from './reputation-run';
 import { clustersOfBuild } from './collusion-run';
-import { lockScoring, partitionOf, SCORING_LOCK, tunePartition } from './transaction';
+import { lockScoring, partitionOf, reputationPartOf, SCORING_LOCK, tunePartition } from './transaction';
 import { windowStart } from './stage-sql';
 import { writeScopedFacts } from './scoped-facts';
 import { BUILD, SWAPS } from './build-tables';
@@ -163,9 +163,6 @@ async function partitionAgents(
   return r.rows[0].ids;
 }
 
-/** SQL: the reputations partition of the agent id `col`. */
-const repPart = (col: string) => partitionOf(col, SCHEDULE.reputationPartitions);
-
 /** The work of one partition of a phase; returns the rows it wrote. */
 const WORK: Record<Phase, (trx: Knex.Transaction, deps: Deps, run: RunRow, part: number) => Promise<number>> = {
   async facts(trx, _deps, run, part) {
@@ -188,8 +185,8 @@ const WORK: Record<Phase, (trx: Knex.Transaction, deps: Deps, run: RunRow, part:
       `insert into ${BUILD.rows} (part, own, k, a, t, aown, town, value, w)
        with j as materialized (
          select r.kind, r.a, r.t, r.aown, r.town, r.value, w.weight from sc_r r join sc_w w on w.id = r.id)
-       select ${repPart('j.t')}, true, j.* from j
-       union all select ${repPart('j.a')}, false, j.* from j where j.kind = 1 and ${repPart('j.a')} <> ${repPart('j.t')}`,
+       select ${reputationPartOf('j.t')}, true, j.* from j
+       union all select ${reputationPartOf('j.a')}, false, j.* from j where j.kind = 1 and ${reputationPartOf('j.a')} <> ${reputationPartOf('j.t')}`,
     );
     return w.interactions;
   },

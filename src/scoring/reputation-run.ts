@@ -1,9 +1,9 @@
 import type { Knex } from 'knex';
 import { baseScore, clockDueMs, computeReputation, crossedMilestones, ReputationInputs, trust } from './reputation';
 import type { ReputationSums } from './reputation-sums';
-import { partitionOf, tuneScoped } from './transaction';
+import { reputationPartOf, tuneScoped } from './transaction';
 import { idsParam, kindCode, windowStart, WINDOW } from './stage-sql';
-import { DAY_MS, Model, MODELS, SCHEDULE } from './policy';
+import { DAY_MS, Model, MODELS } from './policy';
 import { copyInText, copyTextField } from './copy';
 import { BUILD } from './build-tables';
 import { stageScopedSumRows } from './scoped-sum-rows';
@@ -151,7 +151,7 @@ export async function recomputeReputations(
         agents === null
           ? 'true'
           : opts.part !== undefined
-            ? `${partitionOf('t.agent_id', SCHEDULE.reputationPartitions)} = :part`
+            ? `${reputationPartOf('t.agent_id')} = :part`
             : 't.agent_id = any(:agents::uuid[])';
       await trx.raw(
         `delete from ${table} t where ${whose} and not exists (select 1 from sc_rep r where r.agent_id = t.agent_id)`,
@@ -276,7 +276,7 @@ async function summedRows(
        staged
          ? `where a.id = any(${idsParam('agents')})`
          : part !== undefined
-           ? `where ${partitionOf('a.id', SCHEDULE.reputationPartitions)} = :part`
+           ? `where ${reputationPartOf('a.id')} = :part`
            : scoped
              ? 'where a.id = any(:agents::uuid[])'
              : ''

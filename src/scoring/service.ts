@@ -202,7 +202,7 @@ async function incrementalStep(
   await setWatermark(trx, mark);
   await setWindowClock(trx, now);
   // The rest of the transaction (a leaderboard refresh) analyzes with the default sample.
-  await trx.raw('reset default_statistics_target');
+  await trx.raw('set local default_statistics_target to default');
   return {
     changed,
     removed,

@@ -11,6 +11,11 @@ export function partitionOf(col: string, parts: number = SCHEDULE.partitions): s
   return `((uuid_hash(${col}) & 2147483647) % ${parts})`;
 }
 
+/** SQL: the reputations partition of the agent id `col` in a fleet run (SCHEDULE.reputationPartitions). */
+export function reputationPartOf(col: string): string {
+  return partitionOf(col, SCHEDULE.reputationPartitions);
+}
+
 /**
  * Batches over millions of rows outlive the pool's default statement timeout; sorts and hashes
  * of a million rows must stay in memory; JIT compiles these one-off statements for seconds. Set
