@@ -144,6 +144,10 @@ export async function startRun(
     const id = Number(r.rows[0].id);
     // What an earlier run left unpublished (abandoned, or a failed publication).
     await trx.raw(`truncate ${SWAPS.map(([, built]) => built).join(', ')}, ${BUILD.milestones}, ${BUILD.rows}`);
+    // The weights partitions copy into the built edges without their indexes; the clusters job
+    // builds them (buildEdgeIndexes).
+    await trx.raw(`alter table ${BUILD.edges} drop constraint if exists ${BUILD.edges}_pkey;
+      drop index if exists ${BUILD.edges}_computed_idx`);
     // The built rows' list partition of each reputations partition (sql/126).
     for (let part = 0; part < SCHEDULE.reputationPartitions; part++)
       await trx.raw(
@@ -191,6 +195,7 @@ const WORK: Record<Phase, (trx: Knex.Transaction, deps: Deps, run: RunRow, part:
     return w.interactions;
   },
   async clusters(trx, _deps, run) {
+    await buildEdgeIndexes(trx);
     // Statistics of the weights for the joins below and for the live table they become (the
     // reputations partitions plan the same without them: the table's size is read at planning).
     await trx.raw(`analyze ${BUILD.edges}`);
@@ -230,14 +235,38 @@ const WORK: Record<Phase, (trx: Knex.Transaction, deps: Deps, run: RunRow, part:
   },
 };
 
-/** Swaps two tables of one shape by name, with their primary keys' names (O(1), inside the publication). */
+/**
+ * The built edges' primary key and computed_at index (the live table's), built once over every
+ * partition's rows: maintained by the weights partitions' COPYs, they cost each row an index
+ * insert and its WAL, and the two partitions of a 2-worker fleet waited on each other's index
+ * pages and WAL writes (at 1M interactions, a third of the time of those COPYs).
+ */
+async function buildEdgeIndexes(trx: Knex.Transaction): Promise<void> {
+  await trx.raw(`alter table ${BUILD.edges} add constraint ${BUILD.edges}_pkey primary key (interaction_id);
+    create index ${BUILD.edges}_computed_idx on ${BUILD.edges} (computed_at)`);
+}
+
+/**
+ * Swaps two tables of one shape by name, with their indexes' names (each `<table>_<suffix>`), so
+ * that a built table's indexes keep the names the next run drops and builds (O(1), inside the
+ * publication).
+ */
 async function swapTables(trx: Knex.Transaction, live: string, built: string): Promise<void> {
+  const r = await trx.raw(
+    `select indexname from pg_indexes where schemaname = current_schema() and tablename = ? and left(indexname, ?) = ?`,
+    [live, live.length + 1, `${live}_`],
+  );
+  const suffixes: string[] = r.rows.map((x: { indexname: string }) => x.indexname.slice(live.length + 1));
   await trx.raw(`alter table ${live} rename to scoring_swap;
     alter table ${built} rename to ${live};
     alter table scoring_swap rename to ${built};
-    alter index ${live}_pkey rename to scoring_swap_pkey;
-    alter index ${built}_pkey rename to ${live}_pkey;
-    alter index scoring_swap_pkey rename to ${built}_pkey`);
+    ${suffixes
+      .map(
+        (x) => `alter index ${live}_${x} rename to scoring_swap_${x};
+    alter index ${built}_${x} rename to ${live}_${x};
+    alter index scoring_swap_${x} rename to ${built}_${x};`,
+      )
+      .join('\n    ')}`);
 }
 
 export type PartitionOutcome = 'done' | 'skipped';

@@ -20,6 +20,7 @@ import type { Deps } from '../../src/deps';
  * two runners) publishes exactly what the one-transaction full recompute writes, on a generated
  * network with every abuse pattern. Runs in its own database (the generator's handles are fixed).
  */
+import * as indexNamesMigration from '../../sql/127_build_index_names';
 describe('scoring: full recompute spread over the worker fleet', function () {
   this.timeout(180_000);
   let pdb: PrivateDb;
@@ -71,6 +72,24 @@ describe('scoring: full recompute spread over the worker fleet', function () {
     await db.raw(`update scoring_runs set phase = 'abandoned', finished_at = now() where finished_at is null`);
     await db.raw(`delete from graphile_worker._private_jobs`);
   }
+
+  /** The indexes of the scoring tables a publication swaps, by table. */
+  async function indexNames(): Promise<Record<string, string[]>> {
+    const r = await db.raw(
+      `select tablename t, array_agg(indexname::text order by indexname) names from pg_indexes
+       where schemaname = current_schema() and tablename in (?, ?, ?, ?) group by 1`,
+      ['scoring_edges', 'scoring_build_edges', 'reputation_scores', 'scoring_build_reputation'],
+    );
+    return Object.fromEntries(r.rows.map((x: { t: string; names: string[] }) => [x.t, x.names]));
+  }
+
+  /** Each table's indexes under its own name, the built edges' included (every phase done). */
+  const OWN_INDEXES = {
+    scoring_edges: ['scoring_edges_computed_idx', 'scoring_edges_pkey'],
+    scoring_build_edges: ['scoring_build_edges_computed_idx', 'scoring_build_edges_pkey'],
+    reputation_scores: ['reputation_scores_clock_due_idx', 'reputation_scores_pkey'],
+    scoring_build_reputation: ['scoring_build_reputation_clock_due_idx', 'scoring_build_reputation_pkey'],
+  };
 
   function expectSame(got: State): void {
     for (const k of Object.keys(reference)) expect(got[k], k).to.deep.equal(reference[k]);
@@ -172,9 +191,35 @@ describe('scoring: full recompute spread over the worker fleet', function () {
       for (const part of parts(n)) expect(await runPartition(deps, { run: id, phase, part })).to.equal('done');
     // Scored without the clusters so far: no agent has a v2 score of its own yet.
     expect((await db.raw('select count(*)::int n from scoring_build_reputation_v2')).rows[0].n).to.equal(0);
+    // The weights partitions wrote the built edges without indexes; the clusters job builds them.
+    expect((await indexNames()).scoring_build_edges).to.equal(undefined);
     expect(await runPartition(deps, { run: id, phase: 'clusters', part: 0 })).to.equal('done');
+    expect((await indexNames()).scoring_build_edges).to.deep.equal(OWN_INDEXES.scoring_build_edges);
     expect(await runPartition(deps, { run: id, phase: 'publish', part: 0 })).to.equal('done');
     expectSame(await state());
+    // The swap renamed every index with its table: the next run finds the names it drops and builds.
+    expect(await indexNames()).to.deep.equal(OWN_INDEXES);
+    const again = await runFleetInProcess(deps);
+    expect(again).to.include({ finished: true, phase: 'done' });
+    expect(await indexNames()).to.deep.equal(OWN_INDEXES);
+  });
+
+  it("sql/127 gives indexes left crossed by an earlier publication their own tables' names", async () => {
+    // As an odd number of runs before this release left them: the non-key indexes swapped with their tables.
+    await db.raw(`alter index scoring_edges_computed_idx rename to x_computed;
+      alter index scoring_build_edges_computed_idx rename to scoring_edges_computed_idx;
+      alter index x_computed rename to scoring_build_edges_computed_idx;
+      alter index reputation_scores_clock_due_idx rename to x_due;
+      alter index scoring_build_reputation_clock_due_idx rename to reputation_scores_clock_due_idx;
+      alter index x_due rename to scoring_build_reputation_clock_due_idx`);
+    const crossed = await db.raw(
+      `select tablename::text from pg_indexes where indexname = 'scoring_edges_computed_idx'`,
+    );
+    expect(crossed.rows).to.deep.equal([{ tablename: 'scoring_build_edges' }]);
+    await indexNamesMigration.up(db);
+    expect(await indexNames()).to.deep.equal(OWN_INDEXES);
+    await indexNamesMigration.up(db);
+    expect(await indexNames()).to.deep.equal(OWN_INDEXES);
   });
 
   it('as graphile-worker jobs taken by two runners: the same results, each runner running partitions', async () => {
