@@ -185,12 +185,13 @@ export async function clustersScoped(
 
 /**
  * A fleet run (fleet.ts), once every partition's v1 weights are built: the support graph of those
- * weights, then the clusters over it (agents numbered as a full run numbers them) and the
- * interactions they discount, into the run's built tables. The clusters are findClusters' over
- * the support pairs instead of the interactions: it sums each pair's rows, then reads the pairs in
- * order (actor, target), so given the same pair sums it does the same arithmetic as a full run;
- * and the sums are the same: a pair's float4 weights (1e-6 at least) sum exactly in float8, in any
- * order, up to a total of 2^10.
+ * weights (its pairs inserted by the weights partitions, each pair by its target's), then the
+ * clusters over it (agents numbered as a full run numbers them) and the interactions they
+ * discount, into the run's built tables. The clusters are findClusters' over the support pairs
+ * instead of the interactions: it sums each pair's rows, then reads the pairs in order (actor,
+ * target), so given the same pair sums it does the same arithmetic as a full run; and the sums
+ * are the same: a pair's float4 weights (1e-6 at least) sum exactly in float8, in any order, up to
+ * a total of 2^10.
  */
 export async function clustersOfBuild(
   trx: Knex.Transaction,
@@ -199,9 +200,7 @@ export async function clustersOfBuild(
   await rebuildSupport(
     trx,
     {
-      // The support pairs of the window rows the weights partitions kept with their weights (each once, under its target).
-      pairs: `select a, t, sum(w::float8) weight from ${BUILD.rows}
-        where own and w > 0 and a <> t and (k <> 0 or value = 1) group by 1, 2`,
+      inserted: true,
       support: BUILD.support,
       candidates: BUILD.candidates,
       mutual: BUILD.mutual,

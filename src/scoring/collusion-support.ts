@@ -78,22 +78,32 @@ const CANDIDATES_OF_ENDS = `
     and ${CANDIDATE_TEST('x.received', 'x.mutual', 'x.inside')}`;
 
 /**
+ * The support pairs of staged rows `rows` (kind code k, a, t, value, w: their v1 weight), summed:
+ * what pairsOf sums from the window.
+ */
+export const stagedPairs = (rows: string) => `
+  select a, t, sum(w::float8) weight from ${rows}
+  where w > 0 and a <> t and (k <> 0 or value = 1) group by 1, 2`;
+
+/**
  * Full runs, fleet runs and the migration: the support graph again from `rows` (every window
- * row) and their v1 weights in `edges` (or the support pairs `pairs` summed already), into
- * `support` and `candidates`.
+ * row) and their v1 weights in `edges` (or the support pairs `pairs` summed already, or pairs
+ * `inserted` into `support` already, without its primary key), into `support` and `candidates`.
  */
 export async function rebuildSupport(
   db: Db,
-  t: SupportTables & ({ rows: string; edges: string } | { pairs: string }),
+  t: SupportTables & ({ rows: string; edges: string } | { pairs: string } | { inserted: true }),
   now: Date,
 ): Promise<void> {
-  await db.raw(`truncate ${[t.support, t.candidates, ...(t.mutual ? [t.mutual] : [])].join(', ')}`);
-  // Bulk load without the primary key, then build it once (row-by-row inserts into a uuid index are slow).
-  await db.raw(`alter table ${t.support} drop constraint ${t.support}_pkey`);
-  await db.raw(`insert into ${t.support} (a, t, weight) ${'pairs' in t ? t.pairs : pairsOf(t.rows, t.edges)}`, {
-    ws: windowStart(now),
-    now,
-  });
+  if (!('inserted' in t)) {
+    await db.raw(`truncate ${[t.support, t.candidates, ...(t.mutual ? [t.mutual] : [])].join(', ')}`);
+    // Bulk load without the primary key, then build it once (row-by-row inserts into a uuid index are slow).
+    await db.raw(`alter table ${t.support} drop constraint ${t.support}_pkey`);
+    await db.raw(`insert into ${t.support} (a, t, weight) ${'pairs' in t ? t.pairs : pairsOf(t.rows, t.edges)}`, {
+      ws: windowStart(now),
+      now,
+    });
+  }
   await db.raw(`alter table ${t.support} add primary key (t, a)`);
   await db.raw(`analyze ${t.support}`);
   await db.raw(allCandidates(t));

@@ -6,6 +6,7 @@ import { recomputeReputations, publishMilestones } from './reputation-run';
 import { clustersOfBuild } from './collusion-run';
 import { lockScoring, partitionOf, reputationPartOf, SCORING_LOCK, tunePartition } from './transaction';
 import { windowStart } from './stage-sql';
+import { stagedPairs } from './collusion-support';
 import { writeScopedFacts } from './scoped-facts';
 import { BUILD, SWAPS } from './build-tables';
 import { resetWatermark, setWindowClock } from './watermark';
@@ -21,7 +22,7 @@ import { invalidateLiveWeek } from './live-week';
  * 1. facts: every agent's stored facts (scoring_agent_facts), per partition of the agents;
  * 2. weights: every interaction received by the partition's agents, scored as an incremental
  *    run scores them (each rule's group belongs to one target agent) from those facts, into the
- *    run's built edges;
+ *    run's built edges, with their support pairs (a pair belongs to its target);
  * 3. reputations: both models' scores of the partition's agents from the built weights (replies
  *    authored count toward their actor, hence after every weight), into the built scores; and
  *    beside them, one `clusters` job: reputation_v2's clusters over the whole built support
@@ -144,10 +145,11 @@ export async function startRun(
     const id = Number(r.rows[0].id);
     // What an earlier run left unpublished (abandoned, or a failed publication).
     await trx.raw(`truncate ${SWAPS.map(([, built]) => built).join(', ')}, ${BUILD.milestones}, ${BUILD.rows}`);
-    // The weights partitions copy into the built edges without their indexes; the clusters job
-    // builds them (buildEdgeIndexes).
+    // The weights partitions write the built edges and support pairs without their indexes; the
+    // clusters job builds them (buildEdgeIndexes, rebuildSupport).
     await trx.raw(`alter table ${BUILD.edges} drop constraint if exists ${BUILD.edges}_pkey;
-      drop index if exists ${BUILD.edges}_computed_idx`);
+      drop index if exists ${BUILD.edges}_computed_idx;
+      alter table ${BUILD.support} drop constraint if exists ${BUILD.support}_pkey`);
     // The built rows' list partition of each reputations partition (sql/126).
     for (let part = 0; part < SCHEDULE.reputationPartitions; part++)
       await trx.raw(
@@ -191,6 +193,12 @@ const WORK: Record<Phase, (trx: Knex.Transaction, deps: Deps, run: RunRow, part:
          select r.kind, r.a, r.t, r.aown, r.town, r.value, w.weight from sc_r r join sc_w w on w.id = r.id)
        select ${reputationPartOf('j.t')}, true, j.* from j
        union all select ${reputationPartOf('j.a')}, false, j.* from j where j.kind = 1 and ${reputationPartOf('j.a')} <> ${reputationPartOf('j.t')}`,
+    );
+    // The support pairs of those rows for reputation_v2's clusters: a pair's rows all have its
+    // target, so each pair is summed whole here, and the serial clusters job does not sum them.
+    await trx.raw(
+      `insert into ${BUILD.support} (a, t, weight)
+       ${stagedPairs('(select r.kind k, r.a, r.t, r.value, w.weight w from sc_r r join sc_w w on w.id = r.id) j')}`,
     );
     return w.interactions;
   },
@@ -272,7 +280,7 @@ async function swapTables(trx: Knex.Transaction, live: string, built: string): P
 export type PartitionOutcome = 'done' | 'skipped';
 
 /** Jobs reading the run's built rows (BUILD.rows), which the weights partitions wrote. */
-const READS_ROWS: readonly Phase[] = ['clusters', 'reputations'];
+const READS_ROWS: readonly Phase[] = ['reputations'];
 
 async function restartedSince(trx: Knex.Transaction, at: Date): Promise<boolean> {
   return (await trx.raw('select pg_postmaster_start_time() > ? restarted', [at])).rows[0].restarted;

@@ -77,8 +77,15 @@ describe('scoring: full recompute spread over the worker fleet', function () {
   async function indexNames(): Promise<Record<string, string[]>> {
     const r = await db.raw(
       `select tablename t, array_agg(indexname::text order by indexname) names from pg_indexes
-       where schemaname = current_schema() and tablename in (?, ?, ?, ?) group by 1`,
-      ['scoring_edges', 'scoring_build_edges', 'reputation_scores', 'scoring_build_reputation'],
+       where schemaname = current_schema() and tablename in (?, ?, ?, ?, ?, ?) group by 1`,
+      [
+        'scoring_edges',
+        'scoring_build_edges',
+        'scoring_support',
+        'scoring_build_support',
+        'reputation_scores',
+        'scoring_build_reputation',
+      ],
     );
     return Object.fromEntries(r.rows.map((x: { t: string; names: string[] }) => [x.t, x.names]));
   }
@@ -87,6 +94,8 @@ describe('scoring: full recompute spread over the worker fleet', function () {
   const OWN_INDEXES = {
     scoring_edges: ['scoring_edges_computed_idx', 'scoring_edges_pkey'],
     scoring_build_edges: ['scoring_build_edges_computed_idx', 'scoring_build_edges_pkey'],
+    scoring_support: ['scoring_support_pkey'],
+    scoring_build_support: ['scoring_build_support_pkey'],
     reputation_scores: ['reputation_scores_clock_due_idx', 'reputation_scores_pkey'],
     scoring_build_reputation: ['scoring_build_reputation_clock_due_idx', 'scoring_build_reputation_pkey'],
   };
@@ -191,10 +200,13 @@ describe('scoring: full recompute spread over the worker fleet', function () {
       for (const part of parts(n)) expect(await runPartition(deps, { run: id, phase, part })).to.equal('done');
     // Scored without the clusters so far: no agent has a v2 score of its own yet.
     expect((await db.raw('select count(*)::int n from scoring_build_reputation_v2')).rows[0].n).to.equal(0);
-    // The weights partitions wrote the built edges without indexes; the clusters job builds them.
-    expect((await indexNames()).scoring_build_edges).to.equal(undefined);
+    // The weights partitions wrote the built edges and support pairs without indexes; the clusters job builds them.
+    const unindexed = await indexNames();
+    expect([unindexed.scoring_build_edges, unindexed.scoring_build_support]).to.deep.equal([undefined, undefined]);
     expect(await runPartition(deps, { run: id, phase: 'clusters', part: 0 })).to.equal('done');
-    expect((await indexNames()).scoring_build_edges).to.deep.equal(OWN_INDEXES.scoring_build_edges);
+    const indexed = await indexNames();
+    expect(indexed.scoring_build_edges).to.deep.equal(OWN_INDEXES.scoring_build_edges);
+    expect(indexed.scoring_build_support).to.deep.equal(OWN_INDEXES.scoring_build_support);
     expect(await runPartition(deps, { run: id, phase: 'publish', part: 0 })).to.equal('done');
     expectSame(await state());
     // The swap renamed every index with its table: the next run finds the names it drops and builds.
