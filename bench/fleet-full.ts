@@ -2,7 +2,8 @@
  * Full recompute spread over the worker fleet: one worker process against two, on a synthetic
  * network (bench/gen/network.ts) in a fresh database (dropped afterwards). Each round runs the
  * one-transaction full recompute (runFull, today's `--now`), then the fleet run with 1 and with 2
- * worker processes (bench/lib/fleet.ts), in alternating order; prints each time, the medians and
+ * worker processes (bench/lib/fleet.ts), in alternating order, each after a CHECKPOINT (else the
+ * first one after runFull wrote back its pages); prints each time, the medians and
  * the ratio 2 workers / 1. Per fleet run, each phase's wall time, CPU seconds by process (each
  * worker, the database's PostgreSQL backends, the bench) and cores kept busy (their CPU / wall;
  * on this machine's cores, n workers cannot beat a phase's time × busy / cores), and when each job
@@ -88,6 +89,8 @@ async function main(): Promise<void> {
       sample();
       times.inProcess.push(f.ms);
       for (const workers of r % 2 === 0 ? [1, 2] : [2, 1]) {
+        // Each run from clean buffers: the dirty pages and WAL of the run before are not its work.
+        await db.raw('checkpoint');
         const { ms, phases, jobs } = await runFleetFull(deps, { url, workers });
         (workers === 1 ? times.one : times.two).push(ms);
         console.log(`round ${r + 1}: fleet, ${workers} worker${workers > 1 ? 's' : ''}: ${s(ms)} s`);
