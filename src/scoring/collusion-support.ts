@@ -87,19 +87,19 @@ export const stagedPairs = (rows: string) => `
 
 /**
  * Full runs, fleet runs and the migration: the support graph again from `rows` (every window
- * row) and their v1 weights in `edges` (or the support pairs `pairs` summed already, or pairs
- * `inserted` into `support` already, without its primary key), into `support` and `candidates`.
+ * row) and their v1 weights in `edges` (or, a fleet run, from the pairs its weights partitions
+ * `inserted` into `support` without its primary key), into `support` and `candidates`.
  */
 export async function rebuildSupport(
   db: Db,
-  t: SupportTables & ({ rows: string; edges: string } | { pairs: string } | { inserted: true }),
+  t: SupportTables & ({ rows: string; edges: string } | { inserted: true }),
   now: Date,
 ): Promise<void> {
   if (!('inserted' in t)) {
     await db.raw(`truncate ${[t.support, t.candidates, ...(t.mutual ? [t.mutual] : [])].join(', ')}`);
     // Bulk load without the primary key, then build it once (row-by-row inserts into a uuid index are slow).
     await db.raw(`alter table ${t.support} drop constraint ${t.support}_pkey`);
-    await db.raw(`insert into ${t.support} (a, t, weight) ${'pairs' in t ? t.pairs : pairsOf(t.rows, t.edges)}`, {
+    await db.raw(`insert into ${t.support} (a, t, weight) ${pairsOf(t.rows, t.edges)}`, {
       ws: windowStart(now),
       now,
     });
