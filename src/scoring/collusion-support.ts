@@ -88,7 +88,7 @@ export const stagedPairs = (rows: string) => `
 /**
  * Full runs, fleet runs and the migration: the support graph again from `rows` (every window
  * row) and their v1 weights in `edges` (or, a fleet run, from the pairs its weights partitions
- * `inserted` into `support` without its primary key), into `support` and `candidates`.
+ * `inserted` into `support` and indexed), into `support` and `candidates`.
  */
 export async function rebuildSupport(
   db: Db,
@@ -103,8 +103,8 @@ export async function rebuildSupport(
       ws: windowStart(now),
       now,
     });
+    await db.raw(`alter table ${t.support} add primary key (t, a)`);
   }
-  await db.raw(`alter table ${t.support} add primary key (t, a)`);
   await db.raw(`analyze ${t.support}`);
   await db.raw(allCandidates(t));
   await db.raw(`analyze ${t.candidates}`);

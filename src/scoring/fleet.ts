@@ -9,6 +9,7 @@ import { windowStart } from './stage-sql';
 import { stagedPairs } from './collusion-support';
 import { writeScopedFacts } from './scoped-facts';
 import { BUILD, SWAPS } from './build-tables';
+import { copyIndexes, dropIndexes } from './table-indexes';
 import { resetWatermark, setWindowClock } from './watermark';
 import { TOUCH_JOB } from './touch';
 import { SCHEDULE } from './policy';
@@ -145,11 +146,11 @@ export async function startRun(
     const id = Number(r.rows[0].id);
     // What an earlier run left unpublished (abandoned, or a failed publication).
     await trx.raw(`truncate ${SWAPS.map(([, built]) => built).join(', ')}, ${BUILD.milestones}, ${BUILD.rows}`);
-    // The weights partitions write the built edges and support pairs without their indexes; the
-    // clusters job builds them (buildEdgeIndexes, rebuildSupport).
-    await trx.raw(`alter table ${BUILD.edges} drop constraint if exists ${BUILD.edges}_pkey;
-      drop index if exists ${BUILD.edges}_computed_idx;
-      alter table ${BUILD.support} drop constraint if exists ${BUILD.support}_pkey`);
+    // The weights partitions write the built edges and support pairs without indexes, which the
+    // clusters job builds (copyIndexes, rebuildSupport): kept up by the partitions' COPYs, they
+    // cost each row an index insert and its WAL, and two partitions waited on each other's.
+    await dropIndexes(trx, BUILD.edges);
+    await dropIndexes(trx, BUILD.support);
     // The built rows' list partition of each reputations partition (sql/126).
     for (let part = 0; part < SCHEDULE.reputationPartitions; part++)
       await trx.raw(
@@ -203,7 +204,8 @@ const WORK: Record<Phase, (trx: Knex.Transaction, deps: Deps, run: RunRow, part:
     return w.interactions;
   },
   async clusters(trx, _deps, run) {
-    await buildEdgeIndexes(trx);
+    await copyIndexes(trx, 'scoring_edges', BUILD.edges);
+    await copyIndexes(trx, 'scoring_support', BUILD.support);
     // Statistics of the weights for the joins below and for the live table they become (the
     // reputations partitions plan the same without them: the table's size is read at planning).
     await trx.raw(`analyze ${BUILD.edges}`);
@@ -242,17 +244,6 @@ const WORK: Record<Phase, (trx: Knex.Transaction, deps: Deps, run: RunRow, part:
     return milestones;
   },
 };
-
-/**
- * The built edges' primary key and computed_at index (the live table's), built once over every
- * partition's rows: maintained by the weights partitions' COPYs, they cost each row an index
- * insert and its WAL, and the two partitions of a 2-worker fleet waited on each other's index
- * pages and WAL writes (at 1M interactions, a third of the time of those COPYs).
- */
-async function buildEdgeIndexes(trx: Knex.Transaction): Promise<void> {
-  await trx.raw(`alter table ${BUILD.edges} add constraint ${BUILD.edges}_pkey primary key (interaction_id);
-    create index ${BUILD.edges}_computed_idx on ${BUILD.edges} (computed_at)`);
-}
 
 /**
  * Swaps two tables of one shape by name, with their indexes' names (each `<table>_<suffix>`), so
