@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { SCHEDULE } from './policy';
-import { windowStart } from './stage-sql';
+import { kindCode, windowStart } from './stage-sql';
+import { recordEdgesSql } from './reputation-deltas';
 
 /**
  * The rows an incremental run starts from (temporary table sc_ch): rows updated since the
@@ -69,8 +70,33 @@ export async function changedAgents(
   return r.rows[0];
 }
 
-/** Stored edges of staged rows no longer active in the window go, under both models (full runs never write them). */
+/**
+ * Agents whose kept reputation inputs (reputation-deltas.ts) the changed rows may change through
+ * something other than their weights: the agents stamped as changed since the watermark (a claim
+ * changes an owner, which the distinct-owner counts are made of) and the other agent of every
+ * changed row of theirs (its target, and a reply's author). Those are summed again from their rows.
+ */
+export async function ownerChangedAgents(trx: Knex.Transaction, since: Date): Promise<string[]> {
+  const from = new Date(since.getTime() - SCHEDULE.watermarkOverlapSeconds * 1000);
+  const r = await trx.raw(
+    `with st as (select distinct agent_id id from scoring_agent_changes where at > :from),
+       rows as (select a, t, kind from sc_ch where a in (select id from st) or t in (select id from st))
+     select array(select id from st union select t from rows union select a from rows where kind = 'reply') ids`,
+    { from },
+  );
+  return r.rows[0].ids;
+}
+
+/**
+ * Stored edges of staged rows no longer active in the window go, under both models (full runs
+ * never write them), recorded first (reputation-deltas.ts).
+ */
 export async function dropStaleEdges(trx: Knex.Transaction): Promise<number> {
+  await trx.raw(
+    recordEdgesSql(`select c.id, c.a, c.t, ${kindCode('c')}, e.value, e.weight, v.weight from sc_ch c
+      join scoring_edges e on e.interaction_id = c.id left join scoring_edges_v2 v on v.interaction_id = c.id
+      where not c.live`),
+  );
   await trx.raw('delete from scoring_edges_v2 where interaction_id in (select id from sc_ch where not live)');
   const r = await trx.raw('delete from scoring_edges where interaction_id in (select id from sc_ch where not live)');
   return r.rowCount ?? 0;

@@ -77,7 +77,7 @@ export async function clustersFull(
     Float32Array.from(rows, (r) => weights[r]),
     Int32Array.from(rows, (r) => masks[r]),
     now,
-    COLLUSION.code,
+    { extra: COLLUSION.code },
   );
   await writeClusters(trx, 'scoring_clusters', c, agents, now);
   await trx.raw('analyze scoring_edges_v2');

@@ -162,7 +162,8 @@ export async function copyOut<T extends Record<string, ColType>>(
 
 /** One column of a COPY FROM: an array per row, or an encoder writing row `i` (returns the bytes written). */
 export type InColumn =
-  { type: 'int8' | 'int4' | 'float4'; values: ArrayLike<number> } | { type: 'bytes'; values: (i: number) => Buffer };
+  | { type: 'int8' | 'int4' | 'int2' | 'float4'; values: ArrayLike<number> }
+  | { type: 'bytes'; values: (i: number) => Buffer };
 
 /** Streams `n` rows to `copy <target> from stdin (format binary)` in chunks of encoded rows. */
 export async function copyIn(trx: Knex.Transaction, target: string, n: number, cols: InColumn[]): Promise<void> {
@@ -176,7 +177,7 @@ export async function copyIn(trx: Knex.Transaction, target: string, n: number, c
       const e = Math.min(n, s + ROWS);
       const parts: Buffer[] = [];
       let fixed = 0;
-      for (const c of cols) fixed += c.type === 'int8' ? 12 : c.type === 'bytes' ? 4 : 8;
+      for (const c of cols) fixed += c.type === 'int8' ? 12 : c.type === 'bytes' ? 4 : c.type === 'int2' ? 6 : 8;
       const fixedBuf = Buffer.alloc((e - s) * (2 + fixed));
       let p = 0;
       let flushed = 0;
@@ -196,6 +197,10 @@ export async function copyIn(trx: Knex.Transaction, target: string, n: number, c
             fixedBuf.writeInt32BE(4, p);
             fixedBuf.writeInt32BE(c.values[r], p + 4);
             p += 8;
+          } else if (c.type === 'int2') {
+            fixedBuf.writeInt32BE(2, p);
+            fixedBuf.writeInt16BE(c.values[r], p + 4);
+            p += 6;
           } else if (c.type === 'float4') {
             fixedBuf.writeInt32BE(4, p);
             fixedBuf.writeFloatBE(c.values[r], p + 4);

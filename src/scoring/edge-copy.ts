@@ -18,7 +18,11 @@ export function reasonsWith(mask: number, extra?: string): string[] {
   return [...maskToCodes(mask).filter((c) => c !== 'NORMAL'), extra];
 }
 
-/** Streams (id, weight, reasons, computed_at) rows to `target`; `extra` adds a code to every row's reasons. */
+/**
+ * Streams (id, weight, reasons, computed_at) rows to `target`, with each row's vote value when
+ * `values` are given (v1's edges: what an incremental run's kept reputation inputs counted it as);
+ * `extra` adds a code to every row's reasons.
+ */
 export async function copyEdges(
   trx: Knex.Transaction,
   target: string,
@@ -26,8 +30,9 @@ export async function copyEdges(
   rounded: Float32Array,
   masks: Int32Array,
   now: Date,
-  extra?: string,
+  opts: { extra?: string; values?: ArrayLike<number> } = {},
 ): Promise<void> {
+  const { extra, values } = opts;
   const encoded = new Map<number, Buffer>();
   const reasons = (r: number) => {
     let b = encoded.get(masks[r]);
@@ -35,10 +40,11 @@ export async function copyEdges(
     return b;
   };
   const at = (now.getTime() - PG_EPOCH_MS) * 1000;
-  await copyIn(trx, `${target} (interaction_id, weight, reasons, computed_at)`, ids.length, [
+  await copyIn(trx, `${target} (interaction_id, weight, reasons, computed_at${values ? ', value' : ''})`, ids.length, [
     { type: 'int8', values: ids },
     { type: 'float4', values: rounded },
     { type: 'bytes', values: reasons },
     { type: 'int8', values: new Float64Array(ids.length).fill(at) },
+    ...(values ? [{ type: 'int2' as const, values }] : []),
   ]);
 }

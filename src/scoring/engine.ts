@@ -27,6 +27,7 @@ import { ReputationSums, sumReputation } from './reputation-sums';
 import { copyEdges, storedWeights } from './edge-copy';
 import { writeBrigadeFlags } from './brigade-flags';
 import { clustersFull, clustersScoped } from './collusion-run';
+import { recordEdgesSql } from './reputation-deltas';
 
 /**
  * Weighted edges. SQL stages the scored interactions once (a temporary table holding every
@@ -80,6 +81,11 @@ export interface WeightOptions {
    * rest of the transaction), reputation_v2 is left to the run.
    */
   into?: string;
+  /**
+   * Scoped modes of an incremental run: each edge as it was before this run rewrites it goes to
+   * sc_was (reputation-deltas.ts: the reputation inputs kept by difference).
+   */
+  record?: boolean;
 }
 
 export interface WeightRun extends WeightRunResult {
@@ -195,7 +201,7 @@ export async function recomputeWeights(
   let moved: string[] | null = null;
   let clustered: string[] | null = null;
   if (opts.into) {
-    await copyEdges(trx, opts.into, cols.id, stored, masks, now);
+    await copyEdges(trx, opts.into, cols.id, stored, masks, now, { values: cols.value });
     // The weights again, which the fleet partition reads with sc_r (its rows for the reputations).
     // By COPY, as the edges: two partitions inserting row by row into one table wait on each other
     // to extend it.
@@ -210,11 +216,11 @@ export async function recomputeWeights(
     await trx.raw('create temp table sc_up (id int8) on commit drop');
     if (core) {
       const k = pick(core);
-      await copyEdges(trx, 'sc_out', k(cols.id), k(stored), k(masks), now);
-    } else await copyEdges(trx, 'sc_out', cols.id, stored, masks, now);
-    // Only rows whose weight or reasons change are written (with a new computed_at); their
-    // targets and the authors of changed replies get their reputation recomputed.
-    // `was` reads the weights as they were: every part of one statement sees the same snapshot.
+      await copyEdges(trx, 'sc_out', k(cols.id), k(stored), k(masks), now, { values: k(cols.value) });
+    } else await copyEdges(trx, 'sc_out', cols.id, stored, masks, now, { values: cols.value });
+    // Only rows whose weight, reasons or vote value change are written (with a new computed_at);
+    // their targets and the authors of changed replies get their reputation recomputed.
+    // `was` reads the edges as they were: every part of one statement sees the same snapshot.
     // In key order, the upsert walks scoring_edges' index and pages once, in order (at 4M: 1,490 -> 919 ms).
     // Unchanged rows are left out before the upsert, each probed by key (a subplan, kept one by
     // `offset 0`): ON CONFLICT locks every conflicting row, its WHERE false or not, which writes
@@ -222,17 +228,27 @@ export async function recomputeWeights(
     const up = await trx.raw(`with up as (
         insert into scoring_edges as se select o.* from (select * from sc_out order by interaction_id) o
         where not exists (select from scoring_edges e where e.interaction_id = o.interaction_id
-          and e.weight is not distinct from o.weight and e.reasons is not distinct from o.reasons offset 0)
-        on conflict (interaction_id) do update set weight = excluded.weight, reasons = excluded.reasons, computed_at = excluded.computed_at
+          and e.weight is not distinct from o.weight and e.reasons is not distinct from o.reasons
+          and e.value is not distinct from o.value offset 0)
+        on conflict (interaction_id) do update set weight = excluded.weight, reasons = excluded.reasons,
+          computed_at = excluded.computed_at, value = excluded.value
         where se.weight is distinct from excluded.weight or se.reasons is distinct from excluded.reasons
+          or se.value is distinct from excluded.value
         returning interaction_id, weight),
       kept as (insert into sc_up select interaction_id from up),
       ur as materialized (
-        select r.a, r.t, r.kind, up.weight is distinct from
-          (select was.weight from scoring_edges was where was.interaction_id = up.interaction_id) moved
-        from up join sc_r r on r.id = up.interaction_id)
+        select up.interaction_id id, r.a, r.t, r.kind, up.weight, was.weight was, was.value wasv
+        from up join sc_r r on r.id = up.interaction_id
+        left join lateral (select w.weight, w.value from scoring_edges w where w.interaction_id = up.interaction_id) was on true)${
+          opts.record
+            ? `,
+      recorded as (${recordEdgesSql(`select id, a, t, kind, wasv, was,
+        (select v.weight from scoring_edges_v2 v where v.interaction_id = ur.id) from ur`)})`
+            : ''
+        }
       select array(select t from ur union select a from ur where kind = 1) agents,
-        array(select t from ur where moved and kind < 3 union select a from ur where moved and kind = 1) moved,
+        array(select t from ur where weight is distinct from was and kind < 3
+          union select a from ur where weight is distinct from was and kind = 1) moved,
         (select count(*) from up)::int n`);
     rewritten = up.rows[0].n;
     affected = up.rows[0].agents;
@@ -241,7 +257,7 @@ export async function recomputeWeights(
     // Bulk load without the index, then build it once (the lock is exclusive since the truncate anyway).
     await trx.raw('truncate scoring_edges');
     await trx.raw('alter table scoring_edges drop constraint scoring_edges_pkey');
-    await copyEdges(trx, 'scoring_edges', cols.id, stored, masks, now);
+    await copyEdges(trx, 'scoring_edges', cols.id, stored, masks, now, { values: cols.value });
     await trx.raw('alter table scoring_edges add primary key (interaction_id)');
     // A rewritten table has no statistics yet: without them later joins plan nested loops.
     await trx.raw('analyze scoring_edges');
@@ -294,7 +310,7 @@ export async function recomputeWeights(
 function pick(keep: Uint8Array) {
   let m = 0;
   for (let r = 0; r < keep.length; r++) if (keep[r]) m++;
-  return <A extends Float64Array | Float32Array | Int32Array>(xs: A): A => {
+  return <A extends Float64Array | Float32Array | Int32Array | Int16Array>(xs: A): A => {
     const out = new (xs.constructor as new (n: number) => A)(m);
     for (let r = 0, k = 0; r < keep.length; r++) if (keep[r]) out[k++] = xs[r];
     return out;

@@ -231,6 +231,8 @@ const WORK: Record<Phase, (trx: Knex.Transaction, deps: Deps, run: RunRow, part:
       );
     await lockScoring(trx);
     for (const [live, built] of SWAPS) await swapTables(trx, live, built);
+    // Every weight was replaced: incremental runs sum each agent's inputs again before keeping them.
+    await trx.raw('truncate scoring_reputation_inputs');
     const milestones = await publishMilestones(trx, run.scored_at);
     // The live tables now hold this run's results at its clock, from data read since its start:
     // changes after it are rescored by the next incremental run, queued now if one already ran

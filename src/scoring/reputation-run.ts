@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { baseScore, clockDueMs, computeReputation, crossedMilestones, ReputationInputs, trust } from './reputation';
-import type { ReputationSums } from './reputation-sums';
+import { MICRO, microSql, ReputationSums } from './reputation-sums';
 import { reputationPartOf, tuneScoped } from './transaction';
 import { idsParam, kindCode, windowStart, WINDOW } from './stage-sql';
 import { DAY_MS, Model, MODELS } from './policy';
@@ -8,6 +8,7 @@ import { copyInText, copyTextField } from './copy';
 import { BUILD } from './build-tables';
 import { stageScopedSumRows } from './scoped-sum-rows';
 import { milestoneInsertSql, notifyMilestones } from './milestones';
+import { INPUT_COLUMNS } from './reputation-deltas';
 
 /**
  * Where each model's scores live and the `version` its components carry. reputation_scores_v2
@@ -36,7 +37,7 @@ type AgentFactsRow = {
   strikes: string | number;
   old_score: number | null;
   n: number;
-} & { [sum in `${'up' | 'down' | 'rr' | 'ra' | 'fol'}${'1' | '2'}`]: number } & {
+} & { [sum in `${'up' | 'down' | 'rr' | 'ra' | 'fol'}${'1' | '2'}`]: string | number } & {
   [count in `${'ext' | 'conv'}${'1' | '2'}`]: string | number;
 };
 
@@ -49,7 +50,11 @@ type AgentFactsRow = {
  *
  * `sums`: a full weight run of this transaction already summed every agent's weights per model
  * (indexed by the agent numbers of its staging table sc_ag), so only the per-agent facts are read.
- * Weighted sums accumulate in double precision on both paths.
+ * Weighted sums are of whole millionths on every path (exact in any order).
+ *
+ * `kept` (incremental runs): agents with kept inputs (scoring_reputation_inputs) outside
+ * `kept.fresh` get theirs plus the run's differences (sc_dsum, reputation-deltas.ts); the others
+ * are summed from their rows; every agent's inputs are kept for the next run.
  *
  * `build` (a fleet run's partition): weights are read from the run's built edges and scores
  * written to its built reputations; milestones are kept for its publication (publishMilestones),
@@ -68,6 +73,7 @@ export async function recomputeReputations(
     build?: boolean;
     milestones?: boolean;
     part?: number;
+    kept?: { fresh: string[] };
   } = {},
 ): Promise<{ agents: number; milestones: number }> {
   const models = opts.models ?? MODELS;
@@ -75,7 +81,12 @@ export async function recomputeReputations(
   const full = agents === null && models.every((m) => opts.sums?.[m]);
   // Staged rows carry the agent number of the full run's sums instead of SQL sums.
   if (agents !== null) await tuneScoped(trx);
-  const rows = full ? await stagedRows(trx, ws, now) : await summedRows(trx, ws, now, agents, opts.build, opts.part);
+  const rows = full
+    ? await stagedRows(trx, ws, now)
+    : opts.kept && agents !== null
+      ? await keptRows(trx, ws, now, agents, opts.kept.fresh)
+      : await summedRows(trx, ws, now, agents, opts.build, opts.part);
+  if (opts.kept) await keepInputs(trx, rows);
   let milestones = 0;
   // v1's components of each row, by agent: v2 stores only the agents whose v2 result differs.
   const v1Json = new Map<string, string>();
@@ -84,13 +95,13 @@ export async function recomputeReputations(
     const x = SUFFIX[model];
     const n = row.n;
     return {
-      upvotesWeighted: s ? s.up[n] : row[`up${x}`],
-      downvotesWeighted: s ? s.down[n] : row[`down${x}`],
+      upvotesWeighted: (s ? s.up[n] : Number(row[`up${x}`])) / MICRO,
+      downvotesWeighted: (s ? s.down[n] : Number(row[`down${x}`])) / MICRO,
       uniqueExternalOwners: s ? s.extOwners[n] : Number(row[`ext${x}`]),
-      repliesReceivedWeighted: s ? s.rr[n] : row[`rr${x}`],
-      repliesAuthoredWeighted: s ? s.ra[n] : row[`ra${x}`],
+      repliesReceivedWeighted: (s ? s.rr[n] : Number(row[`rr${x}`])) / MICRO,
+      repliesAuthoredWeighted: (s ? s.ra[n] : Number(row[`ra${x}`])) / MICRO,
       distinctCounterparts: s ? s.counterparts[n] : Number(row[`conv${x}`]),
-      followersWeighted: s ? s.fol[n] : row[`fol${x}`],
+      followersWeighted: (s ? s.fol[n] : Number(row[`fol${x}`])) / MICRO,
       verifiedOwnerEmail: row.verified,
       agentAgeDays: (now.getTime() - new Date(row.created_at).getTime()) / DAY_MS,
       officialConnector: row.official_connector,
@@ -178,6 +189,10 @@ export async function recomputeReputations(
   return { agents: rows.length, milestones };
 }
 
+/** Each summed weight in millionths (reputation-sums.ts MICRO: exact in any order). */
+const M1 = microSql('w1');
+const M2 = microSql('w2');
+
 const STRIKES = `strikes as (
     select agent_id, count(*) n from moderation_actions
     where upheld and created_at > :ws and created_at <= :now group by 1
@@ -229,10 +244,10 @@ async function summedRows(
     }
      recv as (
        select t agent,
-         sum(w1) filter (where k = 0 and value = 1) up1, sum(w2) filter (where k = 0 and value = 1) up2,
-         sum(w1) filter (where k = 0 and value = -1) down1, sum(w2) filter (where k = 0 and value = -1) down2,
-         sum(w1) filter (where k = 1) rr1, sum(w2) filter (where k = 1) rr2,
-         sum(w1) filter (where k = 2) fol1, sum(w2) filter (where k = 2) fol2
+         sum(${M1}) filter (where k = 0 and value = 1) up1, sum(${M2}) filter (where k = 0 and value = 1) up2,
+         sum(${M1}) filter (where k = 0 and value = -1) down1, sum(${M2}) filter (where k = 0 and value = -1) down2,
+         sum(${M1}) filter (where k = 1) rr1, sum(${M2}) filter (where k = 1) rr2,
+         sum(${M1}) filter (where k = 2) fol1, sum(${M2}) filter (where k = 2) fol2
        from ${e} group by t
      ),
      ext as (
@@ -241,7 +256,7 @@ async function summedRows(
          from ${e} where k = 0 and value = 1 and aown <> town group by 1, 2
        ) d group by agent
      ),
-     auth as (select a agent, sum(w1) ra1, sum(w2) ra2 from ${e} where k = 1 group by a),
+     auth as (select a agent, sum(${M1}) ra1, sum(${M2}) ra2 from ${e} where k = 1 group by a),
      conv as (
        select agent, count(*) filter (where c1) n1, count(*) filter (where c2) n2 from (
          select agent, own, bool_or(c1) c1, bool_or(c2) c2 from (
@@ -255,9 +270,9 @@ async function summedRows(
      select a.id, a.status, a.official_connector, a.created_at, (o.email_verified_at is not null) verified,
        ${['1', '2']
          .map(
-           (x) => `coalesce(recv.up${x}, 0)::float8 up${x}, coalesce(recv.down${x}, 0)::float8 down${x},
-       coalesce(ext.n${x}, 0) ext${x}, coalesce(recv.rr${x}, 0)::float8 rr${x}, coalesce(recv.fol${x}, 0)::float8 fol${x},
-       coalesce(auth.ra${x}, 0)::float8 ra${x}, coalesce(conv.n${x}, 0) conv${x},`,
+           (x) => `coalesce(recv.up${x}, 0)::int8 up${x}, coalesce(recv.down${x}, 0)::int8 down${x},
+       coalesce(ext.n${x}, 0) ext${x}, coalesce(recv.rr${x}, 0)::int8 rr${x}, coalesce(recv.fol${x}, 0)::int8 fol${x},
+       coalesce(auth.ra${x}, 0)::int8 ra${x}, coalesce(conv.n${x}, 0) conv${x},`,
          )
          .join('\n       ')}
        coalesce(strikes.n, 0) strikes, rs.score old_score
@@ -284,6 +299,59 @@ async function summedRows(
     part !== undefined ? { ws, now, part } : scoped ? { ws, now, agents } : { ws, now },
   );
   return r.rows;
+}
+
+const FACT_JOINS = `left join owners o on o.id = a.owner_id
+     left join strikes on strikes.agent_id = a.id
+     left join reputation_scores rs on rs.agent_id = a.id`;
+
+/**
+ * Incremental runs: the agents with kept inputs outside `fresh` from those inputs and the run's
+ * differences (sc_dsum), the others summed from their rows (summedRows).
+ */
+async function keptRows(
+  trx: Knex.Transaction,
+  ws: Date,
+  now: Date,
+  agents: string[],
+  fresh: string[],
+): Promise<AgentFactsRow[]> {
+  const r = await trx.raw(
+    `select array(select x.id from unnest(:agents::uuid[]) x(id) where x.id = any(${idsParam('fresh')})
+       or not exists (select from scoring_reputation_inputs s where s.agent_id = x.id)) ids`,
+    { agents, fresh },
+  );
+  const summed: string[] = r.rows[0].ids;
+  const resum = new Set(summed);
+  const kept = agents.filter((id) => !resum.has(id));
+  const out = summed.length > 0 ? await summedRows(trx, ws, now, summed) : [];
+  if (kept.length === 0) return out;
+  const k = await trx.raw(
+    `with ${STRIKES}
+     select a.id, a.status, a.official_connector, a.created_at, (o.email_verified_at is not null) verified,
+       ${INPUT_COLUMNS.map((c) => `s.${c} + coalesce(d.${c}, 0) ${c}`).join(', ')},
+       coalesce(strikes.n, 0) strikes, rs.score old_score
+     from agents a join scoring_reputation_inputs s on s.agent_id = a.id
+     left join sc_dsum d on d.agent = a.id
+     ${FACT_JOINS}
+     where a.id = any(${idsParam('agents')})`,
+    { ws, now, agents: kept },
+  );
+  return [...out, ...k.rows];
+}
+
+/** The inputs of `rows` kept for the next incremental run. */
+async function keepInputs(trx: Knex.Transaction, rows: AgentFactsRow[]): Promise<void> {
+  await trx.raw('drop table if exists sc_keep');
+  await trx.raw('create temp table sc_keep (like scoring_reputation_inputs) on commit drop');
+  const cols = ['agent_id', ...INPUT_COLUMNS];
+  await copyInText(
+    trx,
+    `sc_keep (${cols.join(', ')})`,
+    rows.map((row) => [row.id, ...INPUT_COLUMNS.map((c) => String(row[c as keyof AgentFactsRow]))]),
+  );
+  await trx.raw(`insert into scoring_reputation_inputs select * from sc_keep
+    on conflict (agent_id) do update set ${INPUT_COLUMNS.map((c) => `${c} = excluded.${c}`).join(', ')}`);
 }
 
 /** Per-agent facts of every staged agent, with its number `n` in the full run's sums. */

@@ -1,10 +1,24 @@
 import type { Facts } from './stage-sql';
 
 /**
+ * Weights are stored to 1e-6 (storedWeights): each is a whole number of millionths, and the sums
+ * of those whole numbers are exact in any order (double and int8 alike, far below 2^53). Every path
+ * sums reputation inputs so, the full run here, SQL (reputation-run.ts) and the incremental runs'
+ * differences (reputation-deltas.ts), and gives the same input: the sum divided by MICRO.
+ */
+export const MICRO = 1e6;
+
+/** A stored weight in millionths (exact: a float4 holds a weight below 8 to well under a millionth). */
+export const micro = (w: number): number => Math.round(w * MICRO);
+
+/** SQL of `micro` over a real or float8 column or expression (null stays null). */
+export const microSql = (w: string): string => `round((${w})::float8 * ${MICRO})::int8`;
+
+/**
  * Inputs of reputation_v1 summed from the weights of a full run, per agent number of sc_ag:
- * weighted upvotes, downvotes, replies received and authored, followers; distinct other owners
- * with a weighted upvote, and in weighted conversations. (The same sums as the SQL of
- * recomputeReputations, without reading a million weights back.)
+ * weighted upvotes, downvotes, replies received and authored, followers (in millionths); distinct
+ * other owners with a weighted upvote, and in weighted conversations. (The same sums as the SQL
+ * of recomputeReputations, without reading a million weights back.)
  */
 export interface ReputationSums {
   up: Float64Array;
@@ -75,24 +89,25 @@ export function sumReputation(
   for (let r = 0; r < n; r++) {
     const kind = f.kind[r];
     const t = f.tn[r];
+    const m = micro(w[r]);
     if (kind === 0) {
       if (f.value[r] === 1) {
-        s.up[t] += w[r];
+        s.up[t] += m;
         if (w[r] > 0 && f.aon[r] !== f.ton[r] && !notIndependent?.[r]) {
           extA[ne] = t;
           extO[ne++] = f.aon[r];
         }
-      } else if (f.value[r] === -1) s.down[t] += w[r];
+      } else if (f.value[r] === -1) s.down[t] += m;
     } else if (kind === 1) {
-      s.rr[t] += w[r];
-      s.ra[f.an[r]] += w[r];
+      s.rr[t] += m;
+      s.ra[f.an[r]] += m;
       if (w[r] > 0 && f.aon[r] !== f.ton[r] && !notIndependent?.[r]) {
         convA[nc] = t;
         convO[nc++] = f.aon[r];
         convA[nc] = f.an[r];
         convO[nc++] = f.ton[r];
       }
-    } else if (kind === 2) s.fol[t] += w[r];
+    } else if (kind === 2) s.fol[t] += m;
   }
   countDistinctOwners(extA, extO, ne, s.extOwners);
   countDistinctOwners(convA, convO, nc, s.counterparts);

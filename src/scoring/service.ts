@@ -3,7 +3,9 @@ import type { Deps } from '../deps';
 import { recomputeWeights, WeightRunResult } from './engine';
 import { lockScoring, tuneStagingStatistics } from './transaction';
 import { getWatermark, getWindowClock, setWatermark, setWindowClock } from './watermark';
-import { changedAgents, dropStaleEdges, stageChanges } from './changes';
+import { changedAgents, dropStaleEdges, ownerChangedAgents, stageChanges } from './changes';
+import { createEdgeHistory, stageInputDeltas } from './reputation-deltas';
+import { windowStart } from './stage-sql';
 import { clockAgents, refreshFacts, widenedTargets } from './closure';
 import { stageCoreRows } from './rows';
 import { recomputeReputations } from './reputation-run';
@@ -56,7 +58,7 @@ export interface IncrementalResult {
    */
   reach: { summed: number; staged: number; edges: number; clusters: number; unscored: number };
   /** time of each stage (ms): staging and reach (facts, core rows or targets), weights, clock-only reputations, summed reputations */
-  stages: { closure: number; weights: number; clock: number; reputations: number };
+  stages: { closure: number; weights: number; inputs: number; clock: number; reputations: number };
   ms: number;
 }
 
@@ -83,11 +85,13 @@ async function recomputeModels(
   agents: string[] | null,
   sums?: { sums?: ReputationSums; sumsV2?: ReputationSums },
   v2 = true,
+  kept?: { fresh: string[] },
 ) {
   if (agents !== null && agents.length === 0) return { agents: 0, milestones: 0 };
   return recomputeReputations(trx, now, agents, {
     sums: { reputation_v1: sums?.sums, reputation_v2: sums?.sumsV2 },
     models: v2 ? MODELS : ['reputation_v1'],
+    kept,
   });
 }
 
@@ -115,8 +119,9 @@ type StepResult = Omit<IncrementalResult, 'ms'> & { rescored: string[] | null };
  *   received, and the targets the changed facts reach (closure.ts).
  * Then it recomputes the reputations whose inputs changed: the targets of the staged rows, the
  * authors of staged replies, the stamped agents (agent mode: every agent of the staged rows and
- * `seeds`), and the agents of rewritten edges (summed again), and those only the clock moves (from
- * their stored base: TRUST and the total only). Without a recorded clock (first run) it is a full
+ * `seeds`), and the agents of rewritten edges (their kept inputs plus what the recorded edges
+ * changed, reputation-deltas.ts, or summed again), and those only the clock moves (from their
+ * stored base: TRUST and the total only). Without a recorded clock (first run) it is a full
  * recompute.
  */
 async function incrementalStep(
@@ -131,7 +136,7 @@ async function incrementalStep(
   if (!prevNow) {
     const { weights, reps } = await recomputeAll(trx, now, pool, v2);
     const res = { reputations: reps.agents, milestones: reps.milestones, clockRows: 0, full: true };
-    const stages = { closure: 0, weights: 0, clock: 0, reputations: 0 };
+    const stages = { closure: 0, weights: 0, inputs: 0, clock: 0, reputations: 0 };
     const reach = { summed: reps.agents, staged: 0, edges: 0, clusters: 0, unscored: 0 };
     const all = { core: weights.interactions, targets: reps.agents };
     return {
@@ -154,6 +159,8 @@ async function incrementalStep(
   const { changed, left } = await stageChanges(trx, since, prevNow, now);
   const agents = await changedAgents(trx, since);
   const seeds = [...new Set([...agents.all, ...(opts.seeds ?? [])])];
+  // Every edge this run drops or rewrites is recorded first: reputation inputs kept by difference.
+  await createEdgeHistory(trx);
   const removed = left > 0 ? await dropStaleEdges(trx) : 0;
   const facts = await refreshFacts(trx, now, seeds);
   const clock = await clockAgents(trx, prevNow, now);
@@ -177,17 +184,32 @@ async function incrementalStep(
   const repAgents = new Set(mode === 'rows' ? agents.reputations : seeds);
   const reach = { summed: 0, staged: repAgents.size, edges: 0, clusters: 0, unscored: 0 };
   let rewrote: string[] = [];
+  const clusteredAgents: string[] = [];
   const t1 = Date.now();
   if (scope) {
-    const { affected, moved, clustered, ...w } = await recomputeWeights(trx, now, scope, { pool, v2, facts: [] });
+    const { affected, moved, clustered, ...w } = await recomputeWeights(trx, now, scope, {
+      pool,
+      v2,
+      facts: [],
+      record: true,
+    });
     weights = w;
     if (mode === 'agents') core = w.interactions;
     reach.edges = (moved ?? []).length;
     reach.clusters = (clustered ?? []).length;
     for (const id of moved ?? []) repAgents.add(id);
     for (const id of clustered ?? []) repAgents.add(id);
+    clusteredAgents.push(...(clustered ?? []));
     rewrote = affected ?? [];
   }
+  const tw = Date.now();
+  // Kept inputs by difference (reputation_v1 alone, the benchmark's baseline, leaves v2's edges
+  // behind: no input is kept then). Agents whose owners or clusters changed are summed again.
+  let kept: { fresh: string[] } | undefined;
+  if (v2) {
+    kept = { fresh: [...new Set([...(await ownerChangedAgents(trx, since)), ...clusteredAgents])] };
+    for (const id of await stageInputDeltas(trx, windowStart(now), now, kept.fresh)) repAgents.add(id);
+  } else await trx.raw('truncate scoring_reputation_inputs');
   const t2 = Date.now();
   // Agents only the clock moved: from their stored base, unless they have none yet.
   const models = v2 ? MODELS : (['reputation_v1'] as const);
@@ -197,7 +219,7 @@ async function incrementalStep(
   reach.unscored = light.rest.length;
   reach.summed = repAgents.size;
   const t3 = Date.now();
-  const summed = await recomputeModels(trx, now, [...repAgents], undefined, v2);
+  const summed = await recomputeModels(trx, now, [...repAgents], undefined, v2, kept);
   const reps = { agents: summed.agents + light.agents, milestones: summed.milestones + light.milestones };
   await setWatermark(trx, mark);
   await setWindowClock(trx, now);
@@ -216,7 +238,7 @@ async function incrementalStep(
     full: false,
     reach,
     clockRows: light.written,
-    stages: { closure: t1 - t0, weights: t2 - t1, clock: t3 - t2, reputations: Date.now() - t3 },
+    stages: { closure: t1 - t0, weights: tw - t1, inputs: t2 - tw, clock: t3 - t2, reputations: Date.now() - t3 },
     // A new clock changes what every reader is shown (TRUST and the age are composed at the
     // run's clock, and it is their computedAt): everyone's. At the same clock, the agents whose
     // stored reputation this run may have rewritten: summed ones, the clock-only ones, the agents
@@ -286,6 +308,8 @@ export async function runFull(deps: Deps, opts: { agentId?: string; v1Only?: boo
 async function recomputeAll(trx: Knex.Transaction, now: Date, pool: ScoringPool, v2 = true) {
   const mark = await dbClock(trx);
   const { sums, sumsV2, affected: _everyone, ...weights } = await recomputeWeights(trx, now, null, { pool, v2 });
+  // Every weight was rewritten: incremental runs sum each agent's inputs again before keeping them.
+  await trx.raw('truncate scoring_reputation_inputs');
   const reps = await recomputeModels(trx, now, null, { sums, sumsV2 }, v2);
   await setWatermark(trx, mark);
   await setWindowClock(trx, now);

@@ -115,6 +115,7 @@ describe('scoring: every incremental run equals a full recompute (random histori
       'NEW_AGENT_DISCOUNT',
       'BRIGADE_PATTERN',
       'v2 compared with clusters',
+      'kept reputation inputs',
     ];
     expect(
       rules.filter((c) => !seen.has(c)),
@@ -567,6 +568,12 @@ describe('scoring: every incremental run equals a full recompute (random histori
       const liveBefore = lastLive ? await liveEntries(formatWeek(week)) : null;
       const before = await stored();
       const clustersBefore = await clusters();
+      // The reputation inputs incremental runs keep by difference are each agent's sums now; the
+      // history goes on from them (a full recompute empties them).
+      const kept = (await db.raw('select * from scoring_reputation_inputs order by agent_id')).rows;
+      if (kept.length > 0) seen.add('kept reputation inputs');
+      const want = await inputsNow();
+      for (const k of kept) expect(k, `${where}: kept inputs of ${k.agent_id}`).to.deep.equal(want.get(k.agent_id));
       await runFull(deps);
       const after = await stored();
       for (const e of after.v1.edges) for (const c of e.reasons) seen.add(c);
@@ -598,6 +605,11 @@ describe('scoring: every incremental run equals a full recompute (random histori
         }
       }
       lastLive = false;
+      await db.raw('truncate scoring_reputation_inputs');
+      if (kept.length > 0) await db('scoring_reputation_inputs').insert(kept);
+      // Now and then some edges lose their vote value, as edges written before values were kept:
+      // their agents are summed from their rows again, never moved by a difference.
+      if (checks % 4 === 3) await db.raw('update scoring_edges set value = null where interaction_id % 3 = 0');
       checks++;
       // The steps take milliseconds, well inside the watermark's overlap: every row written and
       // every agent stamped as changed so far would be staged again by the next run, hiding what
@@ -644,6 +656,76 @@ describe('scoring: every incremental run equals a full recompute (random histori
         mutual: (await db.raw(`select agent_id id, n from scoring_support_mutual order by agent_id`)).rows,
       },
     };
+  }
+
+  /**
+   * Each agent's reputation inputs summed from the window's rows and stored weights, in millionths
+   * of a weight (as kept): weighted upvotes, downvotes, replies received and authored, followers;
+   * distinct other owners with a weighted upvote, and in weighted conversations (v2: rows
+   * COLLUSION_CLUSTER discounted count with their v2 weight and make no distinct owner).
+   */
+  async function inputsNow(): Promise<Map<string, Record<string, string | number>>> {
+    const rows = await db.raw(
+      `select i.kind, i.actor_agent_id a, i.target_agent_id t, i.value,
+         coalesce(aa.owner_id, aa.id) aown, coalesce(ta.owner_id, ta.id) town,
+         se.weight::float8 w1, coalesce(v2.weight, se.weight)::float8 w2, v2.interaction_id is null ind
+       from interactions i join scoring_edges se on se.interaction_id = i.id
+       left join scoring_edges_v2 v2 on v2.interaction_id = i.id
+       join agents aa on aa.id = i.actor_agent_id join agents ta on ta.id = i.target_agent_id
+       where i.active and i.occurred_at > ?::timestamptz - interval '90 days' and i.occurred_at <= ?`,
+      [clock, clock],
+    );
+    const out = new Map<string, Record<string, number>>();
+    const owners = new Map<string, Set<string>>();
+    const of = (id: string) => {
+      let x = out.get(id);
+      if (!x) out.set(id, (x = {}));
+      return x;
+    };
+    const add = (id: string, col: string, w: number) => {
+      const x = of(id);
+      x[col] = (x[col] ?? 0) + Math.round(w * 1e6);
+    };
+    const owner = (id: string, col: string, o: string) => {
+      const key = `${id} ${col}`;
+      if (!owners.has(key)) owners.set(key, new Set());
+      owners.get(key)!.add(o);
+    };
+    for (const r of rows.rows) {
+      for (const [x, w, ind] of [
+        ['1', r.w1, true],
+        ['2', r.w2, r.ind],
+      ] as const) {
+        const q = w > 0 && ind && r.aown !== r.town;
+        if (r.kind === 'vote' && r.value === 1) {
+          add(r.t, `up${x}`, w);
+          if (q) owner(r.t, `ext${x}`, r.aown);
+        } else if (r.kind === 'vote') add(r.t, `down${x}`, w);
+        else if (r.kind === 'reply') {
+          add(r.t, `rr${x}`, w);
+          add(r.a, `ra${x}`, w);
+          if (q) {
+            owner(r.t, `conv${x}`, r.aown);
+            owner(r.a, `conv${x}`, r.town);
+          }
+        } else if (r.kind === 'follow') add(r.t, `fol${x}`, w);
+      }
+    }
+    for (const [key, set] of owners) {
+      const [id, col] = key.split(' ');
+      of(id)[col] = set.size;
+    }
+    // As a kept row reads: every column.
+    const cols = ['up', 'down', 'rr', 'ra', 'fol', 'ext', 'conv'];
+    const all = (await db('agents').select('id')).map((a: { id: string }) => a.id);
+    const want = new Map<string, Record<string, string | number>>();
+    for (const id of all) {
+      const x = out.get(id) ?? {};
+      const row: Record<string, string | number> = { agent_id: id };
+      for (const m of ['1', '2']) for (const c of cols) row[`${c}${m}`] = x[`${c}${m}`] ?? 0;
+      want.set(id, row);
+    }
+    return want;
   }
 
   async function clusters() {
