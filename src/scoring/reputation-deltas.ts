@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
-import { idsParam, WINDOW } from './stage-sql';
-import { microSql } from './reputation-sums';
+import { WINDOW } from './stage-sql';
+import { microSql, ReputationSums } from './reputation-sums';
+import { copyIn, InColumn } from './copy';
 
 /**
  * Reputation inputs kept by difference (scoring_reputation_inputs, sql/128). An incremental run
@@ -21,7 +22,7 @@ import { microSql } from './reputation-sums';
 
 /** The recorded rows' table; created by an incremental run before its first write to the edges. */
 export async function createEdgeHistory(trx: Knex.Transaction): Promise<void> {
-  await trx.raw(`drop table if exists sc_was, sc_d, sc_dsum`);
+  await trx.raw(`drop table if exists sc_was, sc_fresh, sc_d, sc_keys, sc_kc, sc_dsum`);
   await trx.raw(
     'create temp table sc_was (id int8 primary key, a uuid, t uuid, k int2, value int2, w1 real, v2 real) on commit drop',
   );
@@ -62,7 +63,8 @@ export const INPUT_COLUMNS = [...SUMS, ...COUNTS].flatMap((c) => [`${c}1`, `${c}
  * sc_was, for agents outside `fresh`. Returns the agents with a difference.
  */
 export async function stageInputDeltas(trx: Knex.Transaction, ws: Date, now: Date, fresh: string[]): Promise<string[]> {
-  const fr = idsParam('fresh');
+  await trx.raw('create temp table sc_fresh on commit drop as select distinct unnest(:fresh::uuid[]) id', { fresh });
+  await trx.raw('analyze sc_fresh');
   // vo / vn: the vote's value the old and the new edge were computed for (an edge written before
   // values were kept has none: its agents are summed from their rows).
   await trx.raw(
@@ -70,30 +72,33 @@ export async function stageInputDeltas(trx: Knex.Transaction, ws: Date, now: Dat
     select w.id, w.a, w.t, w.k, w.value vo, e.value vn,
       coalesce(aa.owner_id, aa.id) aown, coalesce(ta.owner_id, ta.id) town,
       w.w1 w1o, w.v2 v2o, e.weight w1n, v.weight v2n,
-      w.t = any(${fr}) or unknown tf, w.a = any(${fr}) or unknown af
+      ft.id is not null or unknown tf, fa.id is not null or unknown af
     from (select *, k = 0 and w1 is not null and value is null unknown from sc_was) w
+    left join sc_fresh ft on ft.id = w.t left join sc_fresh fa on fa.id = w.a
     left join scoring_edges e on e.interaction_id = w.id
     left join scoring_edges_v2 v on v.interaction_id = w.id
     join agents aa on aa.id = w.a join agents ta on ta.id = w.t`,
-    { fresh },
   );
   await trx.raw('analyze sc_d');
   const sumOf = (col: (typeof SUMS)[number], c: Cond) => `${d1(c)} ${col}1, ${d2(c)} ${col}2`;
   const zero = (cols: readonly string[]) => cols.map((c) => `0::int8 ${c}1, 0::int8 ${c}2`).join(', ');
   // Keys whose count may change: (agent, other owner, 'ext' | 'conv'), with what the recorded rows
-  // changed of their qualifying rows under each model.
+  // changed of their number of qualifying rows under each model (a key whose number did not
+  // change under either model keeps its presence).
   const changed = (c: Cond) => `(${q1(c, 'o')} <> ${q1(c, 'n')} or ${q2(c, 'o')} <> ${q2(c, 'n')})`;
   const dq = (c: Cond) =>
     `sum(${q1(c, 'n')}::int - ${q1(c, 'o')}::int) dq1, sum(${q2(c, 'n')}::int - ${q2(c, 'o')}::int) dq2`;
   await trx.raw(`create temp table sc_keys on commit drop as
-    select t agent, aown o, 'ext' kind, ${dq(upvote)} from sc_d
-      where aown <> town and not tf and ${changed(upvote)} group by 1, 2
-    union all
-    select agent, o, 'conv', sum(dq1), sum(dq2) from (
-      select t agent, aown o, ${dq(reply)} from sc_d where aown <> town and not tf and ${changed(reply)} group by 1, 2
+    select * from (
+      select t agent, aown o, 'ext' kind, ${dq(upvote)} from sc_d
+        where aown <> town and not tf and ${changed(upvote)} group by 1, 2
       union all
-      select a, town, ${dq(reply)} from sc_d where aown <> town and not af and ${changed(reply)} group by 1, 2
-    ) c group by 1, 2`);
+      select agent, o, 'conv', sum(dq1), sum(dq2) from (
+        select t agent, aown o, ${dq(reply)} from sc_d where aown <> town and not tf and ${changed(reply)} group by 1, 2
+        union all
+        select a, town, ${dq(reply)} from sc_d where aown <> town and not af and ${changed(reply)} group by 1, 2
+      ) c group by 1, 2
+    ) k where dq1 <> 0 or dq2 <> 0`);
   await trx.raw('analyze sc_keys');
   // Each key's qualifying rows now, by index: the owner's agents, then their rows with the agent.
   const owned = `(x.owner_id = k.o or (x.owner_id is null and x.id = k.o))`;
@@ -139,12 +144,33 @@ export async function stageInputDeltas(trx: Knex.Transaction, ws: Date, now: Dat
   // The kept inputs of fresh agents, and of those a vote of unknown value reaches, missed this
   // run's differences: summed again from their rows (now, or when next needed).
   await trx.raw(
-    `delete from scoring_reputation_inputs where agent_id = any(${fr})
-       or agent_id in (select t from sc_d where tf union select a from sc_d where af and k = 1)`,
-    { fresh },
+    `delete from scoring_reputation_inputs
+     where agent_id in (select id from sc_fresh union select t from sc_d where tf union select a from sc_d where af and k = 1)`,
   );
   const agents = await trx.raw(
     `select array(select agent from sc_dsum where ${INPUT_COLUMNS.map((c) => `${c} <> 0`).join(' or ')}) ids`,
   );
   return agents.rows[0].ids;
+}
+
+/**
+ * A full recompute's inputs of every agent (its sums, indexed by the agents' numbers in sc_ag),
+ * kept for the incremental runs after it.
+ */
+export async function keepAllInputs(trx: Knex.Transaction, v1: ReputationSums, v2: ReputationSums): Promise<void> {
+  await trx.raw('truncate scoring_reputation_inputs');
+  await trx.raw('drop table if exists sc_keepall');
+  await trx.raw(
+    `create temp table sc_keepall (n int4, ${INPUT_COLUMNS.map((c) => `${c} ${c.startsWith('ext') || c.startsWith('conv') ? 'int4' : 'int8'}`).join(', ')}) on commit drop`,
+  );
+  const of = (s: ReputationSums, c: string) =>
+    ({ up: s.up, down: s.down, rr: s.rr, ra: s.ra, fol: s.fol, ext: s.extOwners, conv: s.counterparts })[c]!;
+  const cols: InColumn[] = [{ type: 'int4', values: Int32Array.from({ length: v1.up.length }, (_, n) => n) }];
+  for (const c of INPUT_COLUMNS) {
+    const values = of(c.endsWith('1') ? v1 : v2, c.slice(0, -1));
+    cols.push({ type: values instanceof Int32Array ? 'int4' : 'int8', values });
+  }
+  await copyIn(trx, `sc_keepall (n, ${INPUT_COLUMNS.join(', ')})`, v1.up.length, cols);
+  await trx.raw(`insert into scoring_reputation_inputs (agent_id, ${INPUT_COLUMNS.join(', ')})
+    select ag.id, ${INPUT_COLUMNS.map((c) => `k.${c}`).join(', ')} from sc_keepall k join sc_ag ag on ag.n = k.n`);
 }

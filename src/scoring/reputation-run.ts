@@ -52,9 +52,10 @@ type AgentFactsRow = {
  * (indexed by the agent numbers of its staging table sc_ag), so only the per-agent facts are read.
  * Weighted sums are of whole millionths on every path (exact in any order).
  *
- * `kept` (incremental runs): agents with kept inputs (scoring_reputation_inputs) outside
- * `kept.fresh` get theirs plus the run's differences (sc_dsum, reputation-deltas.ts); the others
- * are summed from their rows; every agent's inputs are kept for the next run.
+ * `kept` (incremental runs, after stageInputDeltas): agents with kept inputs
+ * (scoring_reputation_inputs) get theirs plus the run's differences (sc_dsum,
+ * reputation-deltas.ts); the others are summed from their rows; every agent's inputs are kept for
+ * the next run.
  *
  * `build` (a fleet run's partition): weights are read from the run's built edges and scores
  * written to its built reputations; milestones are kept for its publication (publishMilestones),
@@ -73,7 +74,7 @@ export async function recomputeReputations(
     build?: boolean;
     milestones?: boolean;
     part?: number;
-    kept?: { fresh: string[] };
+    kept?: boolean;
   } = {},
 ): Promise<{ agents: number; milestones: number }> {
   const models = opts.models ?? MODELS;
@@ -84,7 +85,7 @@ export async function recomputeReputations(
   const rows = full
     ? await stagedRows(trx, ws, now)
     : opts.kept && agents !== null
-      ? await keptRows(trx, ws, now, agents, opts.kept.fresh)
+      ? await keptRows(trx, ws, now, agents)
       : await summedRows(trx, ws, now, agents, opts.build, opts.part);
   if (opts.kept) await keepInputs(trx, rows);
   let milestones = 0;
@@ -306,20 +307,15 @@ const FACT_JOINS = `left join owners o on o.id = a.owner_id
      left join reputation_scores rs on rs.agent_id = a.id`;
 
 /**
- * Incremental runs: the agents with kept inputs outside `fresh` from those inputs and the run's
- * differences (sc_dsum), the others summed from their rows (summedRows).
+ * Incremental runs: the agents with kept inputs from those inputs and the run's differences
+ * (sc_dsum: stageInputDeltas removed the kept inputs it could not move), the others summed from
+ * their rows (summedRows).
  */
-async function keptRows(
-  trx: Knex.Transaction,
-  ws: Date,
-  now: Date,
-  agents: string[],
-  fresh: string[],
-): Promise<AgentFactsRow[]> {
+async function keptRows(trx: Knex.Transaction, ws: Date, now: Date, agents: string[]): Promise<AgentFactsRow[]> {
   const r = await trx.raw(
-    `select array(select x.id from unnest(:agents::uuid[]) x(id) where x.id = any(${idsParam('fresh')})
-       or not exists (select from scoring_reputation_inputs s where s.agent_id = x.id)) ids`,
-    { agents, fresh },
+    `select array(select x.id from unnest(:agents::uuid[]) x(id)
+       where not exists (select from scoring_reputation_inputs s where s.agent_id = x.id)) ids`,
+    { agents },
   );
   const summed: string[] = r.rows[0].ids;
   const resum = new Set(summed);

@@ -4,7 +4,7 @@ import { recomputeWeights, WeightRunResult } from './engine';
 import { lockScoring, tuneStagingStatistics } from './transaction';
 import { getWatermark, getWindowClock, setWatermark, setWindowClock } from './watermark';
 import { changedAgents, dropStaleEdges, ownerChangedAgents, stageChanges } from './changes';
-import { createEdgeHistory, stageInputDeltas } from './reputation-deltas';
+import { createEdgeHistory, keepAllInputs, stageInputDeltas } from './reputation-deltas';
 import { windowStart } from './stage-sql';
 import { clockAgents, refreshFacts, widenedTargets } from './closure';
 import { stageCoreRows } from './rows';
@@ -85,7 +85,7 @@ async function recomputeModels(
   agents: string[] | null,
   sums?: { sums?: ReputationSums; sumsV2?: ReputationSums },
   v2 = true,
-  kept?: { fresh: string[] },
+  kept = false,
 ) {
   if (agents !== null && agents.length === 0) return { agents: 0, milestones: 0 };
   return recomputeReputations(trx, now, agents, {
@@ -205,10 +205,9 @@ async function incrementalStep(
   const tw = Date.now();
   // Kept inputs by difference (reputation_v1 alone, the benchmark's baseline, leaves v2's edges
   // behind: no input is kept then). Agents whose owners or clusters changed are summed again.
-  let kept: { fresh: string[] } | undefined;
   if (v2) {
-    kept = { fresh: [...new Set([...(await ownerChangedAgents(trx, since)), ...clusteredAgents])] };
-    for (const id of await stageInputDeltas(trx, windowStart(now), now, kept.fresh)) repAgents.add(id);
+    const fresh = [...new Set([...(await ownerChangedAgents(trx, since)), ...clusteredAgents])];
+    for (const id of await stageInputDeltas(trx, windowStart(now), now, fresh)) repAgents.add(id);
   } else await trx.raw('truncate scoring_reputation_inputs');
   const t2 = Date.now();
   // Agents only the clock moved: from their stored base, unless they have none yet.
@@ -219,7 +218,7 @@ async function incrementalStep(
   reach.unscored = light.rest.length;
   reach.summed = repAgents.size;
   const t3 = Date.now();
-  const summed = await recomputeModels(trx, now, [...repAgents], undefined, v2, kept);
+  const summed = await recomputeModels(trx, now, [...repAgents], undefined, v2, v2);
   const reps = { agents: summed.agents + light.agents, milestones: summed.milestones + light.milestones };
   await setWatermark(trx, mark);
   await setWindowClock(trx, now);
@@ -308,8 +307,9 @@ export async function runFull(deps: Deps, opts: { agentId?: string; v1Only?: boo
 async function recomputeAll(trx: Knex.Transaction, now: Date, pool: ScoringPool, v2 = true) {
   const mark = await dbClock(trx);
   const { sums, sumsV2, affected: _everyone, ...weights } = await recomputeWeights(trx, now, null, { pool, v2 });
-  // Every weight was rewritten: incremental runs sum each agent's inputs again before keeping them.
-  await trx.raw('truncate scoring_reputation_inputs');
+  // Every agent's inputs, for the incremental runs to keep by difference (none without v2's).
+  if (sums && sumsV2) await keepAllInputs(trx, sums, sumsV2);
+  else await trx.raw('truncate scoring_reputation_inputs');
   const reps = await recomputeModels(trx, now, null, { sums, sumsV2 }, v2);
   await setWatermark(trx, mark);
   await setWindowClock(trx, now);

@@ -568,13 +568,17 @@ describe('scoring: every incremental run equals a full recompute (random histori
       const liveBefore = lastLive ? await liveEntries(formatWeek(week)) : null;
       const before = await stored();
       const clustersBefore = await clusters();
-      // The reputation inputs incremental runs keep by difference are each agent's sums now; the
-      // history goes on from them (a full recompute empties them).
+      // The reputation inputs incremental runs keep by difference are each agent's sums now.
       const kept = (await db.raw('select * from scoring_reputation_inputs order by agent_id')).rows;
       if (kept.length > 0) seen.add('kept reputation inputs');
       const want = await inputsNow();
       for (const k of kept) expect(k, `${where}: kept inputs of ${k.agent_id}`).to.deep.equal(want.get(k.agent_id));
       await runFull(deps);
+      // A full recompute keeps every agent's inputs, the same.
+      const fullKept = (await db.raw('select * from scoring_reputation_inputs')).rows;
+      expect(fullKept.length, `${where}: inputs kept by the full recompute`).to.equal(want.size);
+      for (const k of fullKept)
+        expect(k, `${where}: inputs of ${k.agent_id} kept by the full recompute`).to.deep.equal(want.get(k.agent_id));
       const after = await stored();
       for (const e of after.v1.edges) for (const c of e.reasons) seen.add(c);
       if (clustersBefore.length > 0) seen.add('v2 compared with clusters');
@@ -605,8 +609,6 @@ describe('scoring: every incremental run equals a full recompute (random histori
         }
       }
       lastLive = false;
-      await db.raw('truncate scoring_reputation_inputs');
-      if (kept.length > 0) await db('scoring_reputation_inputs').insert(kept);
       // Now and then some edges lose their vote value, as edges written before values were kept:
       // their agents are summed from their rows again, never moved by a difference.
       if (checks % 4 === 3) await db.raw('update scoring_edges set value = null where interaction_id % 3 = 0');
