@@ -8,7 +8,7 @@ import type { Knex } from 'knex';
  * be kept by difference), distinct other owners with a weighted upvote and in weighted
  * conversations. Incremental runs add what their rewritten weights changed instead of summing an
  * agent's every row again (src/scoring/reputation-deltas.ts); an agent without a row is summed
- * from its rows. Full and fleet recomputes empty it (every weight rewritten).
+ * from its rows. A full recompute writes every agent's; a fleet run's publication empties it.
  *
  * scoring_edges.value (and its fleet twin's): the vote's value the weight was computed for (a vote
  * changes its value in place): what an edge counted for until it is rewritten. Null on edges
