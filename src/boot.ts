@@ -46,6 +46,12 @@ export interface BootOptions {
   /** Fail within this many ms when the database does not answer, before building the pool (the CLI). */
   probeDatabaseMs?: number;
   /**
+   * false (the CLI): no SIGINT/SIGTERM handlers. A signal then ends the process as signals do (exit
+   * 130 for Ctrl-C; its transactions roll back), unless the running command handles it itself
+   * (following a fleet run: it stops following, and the CLI stops and exits with 130).
+   */
+  signals?: boolean;
+  /**
    * Dev launcher: the configuration and logger it made, and the embedded PostgreSQL it started
    * before loading this module, so the database boots while the modules load.
    */
@@ -166,7 +172,7 @@ export async function boot(opts: BootOptions): Promise<Booted> {
 
   // Registered before startup: Ctrl-C while migrating still stops the embedded database.
   let firstSignalAt = 0;
-  for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+  for (const sig of opts.signals === false ? [] : (['SIGINT', 'SIGTERM'] as const)) {
     process.on(sig, () => {
       if (firstSignalAt) {
         // One Ctrl-C under `npm start` arrives twice: from the terminal and forwarded by npm.

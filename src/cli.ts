@@ -29,7 +29,14 @@ async function main(): Promise<void> {
   process.env.LOG_LEVEL ??= 'warn';
   let b: Awaited<ReturnType<typeof boot>>;
   try {
-    b = await boot({ web: false, worker: false, migrate: true, useDevDatabase: true, probeDatabaseMs: 1000 });
+    b = await boot({
+      web: false,
+      worker: false,
+      migrate: true,
+      useDevDatabase: true,
+      probeDatabaseMs: 1000,
+      signals: false,
+    });
   } catch (e) {
     console.error(unreachable(e) ?? (e instanceof Error ? e.message : e));
     process.exit(1);

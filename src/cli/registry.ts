@@ -30,14 +30,25 @@ export function parseArgs(argv: string[]): ParsedArgs {
 }
 
 /**
- * Refuses an option the command does not take (a typo would otherwise be ignored, and a
- * `--detatch` would start what `--detach` only queues): the options are the `--name`s of its usage
- * line, and the `--name` form of each `<name>` argument.
+ * Refuses what the command's usage line does not show (a typo would otherwise be ignored, a
+ * `--detatch` would start what `--detach` only queues, and a `--handle` without its value would
+ * recompute everyone): an option that is not one of its `--name`s or the `--name` form of one of
+ * its `<name>` arguments, an option shown with a value (`--handle h`) given none or one shown
+ * without given one, and more arguments than its `<name>`s.
  */
 export function checkFlags(cmd: CliCommand, args: ParsedArgs): void {
-  const known = new Set([...cmd.usage.matchAll(/--([a-z][a-z0-9-]*)|<([a-z]+)>/g)].map((m) => m[1] ?? m[2]));
+  const usage = cmd.usage;
+  const positional = [...usage.matchAll(/(?:^|\s)<([a-z]+)>/g)].map((m) => m[1]);
+  const known = new Set([...usage.matchAll(/--([a-z][a-z0-9-]*)/g)].map((m) => m[1]).concat(positional));
+  const valued = new Set([...usage.matchAll(/--([a-z][a-z0-9-]*) (?![[|]|--)/g)].map((m) => m[1]).concat(positional));
   const unknown = Object.keys(args.flags).filter((f) => !known.has(f));
   if (unknown.length > 0) throw new CliUsageError(`unknown option ${unknown.map((f) => `--${f}`).join(', ')}`);
+  for (const [f, v] of Object.entries(args.flags)) {
+    if (valued.has(f) && v === true) throw new CliUsageError(`--${f} needs a value`);
+    if (!valued.has(f) && v !== true) throw new CliUsageError(`--${f} takes no value (got "${v}")`);
+  }
+  if (args.positional.length > positional.length)
+    throw new CliUsageError(`unexpected argument ${args.positional.slice(positional.length).join(' ')}`);
 }
 
 export function requireFlag(args: ParsedArgs, name: string): string {

@@ -1,4 +1,6 @@
 import { expect } from 'chai';
+import path from 'path';
+import { spawn } from 'child_process';
 import type { Knex } from 'knex';
 import { createPrivateDb, PrivateDb, scoringDeps } from '../helpers/private-db';
 import { allCommands } from '../../src/cli/commands';
@@ -11,6 +13,8 @@ import type { Deps } from '../../src/deps';
  * are test/scoring/fleet.test.ts's): no worker running, a stale run abandoned, a second start,
  * Ctrl-C while following; and options the commands do not take.
  */
+const REPO = path.resolve(__dirname, '../..');
+
 describe('scoring: the fleet recompute on the command line', function () {
   this.timeout(60_000);
   let pdb: PrivateDb;
@@ -152,13 +156,34 @@ describe('scoring: the fleet recompute on the command line', function () {
     expect(await unfinished()).to.deep.equal([]);
   });
 
+  it('the CLI process interrupted while following exits with code 130, after stopping', async () => {
+    const child = spawn(
+      process.execPath,
+      ['-r', 'tsx/cjs', path.join(REPO, 'src', 'cli.ts'), 'recompute-reputation', '--fleet'],
+      {
+        cwd: REPO,
+        env: { ...process.env, NODE_ENV: 'test', DATABASE_URL: pdb.url, LOG_LEVEL: 'silent' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let out = '';
+    let sent = false;
+    child.stderr.on('data', (b) => (out += b));
+    const code = await new Promise<number | null>((resolve) => {
+      child.stdout.on('data', (b) => {
+        out += b;
+        if (!sent && /^run \d+: /m.test(out)) sent = child.kill('SIGINT');
+      });
+      child.on('exit', (c) => resolve(c));
+    });
+    expect(code, out).to.equal(130);
+    expect(out).to.match(/stopped following fleet run \d+/);
+  });
+
   it('every command refuses an option its usage does not show, and takes those it shows', () => {
-    const refuse = (name: string, argv: string[]) => {
+    const refuse = (name: string, argv: string[], why = /unknown option/) => {
       const c = allCommands().find((x) => x.name === name)!;
-      expect(() => checkFlags(c, parseArgs(argv)), `${name} ${argv.join(' ')}`).to.throw(
-        CliUsageError,
-        /unknown option/,
-      );
+      expect(() => checkFlags(c, parseArgs(argv)), `${name} ${argv.join(' ')}`).to.throw(CliUsageError, why);
     };
     const take = (name: string, argv: string[]) => {
       const c = allCommands().find((x) => x.name === name)!;
@@ -167,11 +192,23 @@ describe('scoring: the fleet recompute on the command line', function () {
     refuse('recompute-reputation', ['--fleet', '--detatch']);
     refuse('recompute-reputation', ['--fleet', '--bogus']);
     refuse('list-brigade-flags', ['--all']);
+    // An option shown with a value given none (a bare --handle would recompute everyone), one
+    // shown without given one, and arguments the usage does not show.
+    refuse('recompute-reputation', ['--handle'], /--handle needs a value/);
+    refuse('recompute-reputation', ['--handle', '--now'], /--handle needs a value/);
+    refuse('recompute-reputation', ['--fleet', 'extra', '--detach'], /--fleet takes no value/);
+    refuse('recompute-reputation', ['extra'], /unexpected argument extra/);
+    refuse('recompute-leaderboards', ['extra'], /unexpected argument extra/);
+    refuse('explain', ['--handle', 'x', 'extra'], /unexpected argument extra/);
+    refuse('suspend-agent', ['x', 'y'], /unexpected argument y/);
     take('recompute-reputation', ['--fleet', '--detach']);
     take('recompute-reputation', ['--handle', 'x', '--now']);
     take('report-resolve', ['abc', '--uphold', '--hide', '--strike', 'spam']);
     // An argument shown as <handle> may also be given as --handle (onePositional).
     take('suspend-agent', ['--handle', 'x']);
     take('explain', ['--handle', 'x', '--model', 'reputation_v2']);
+    take('suspend-agent', ['x']);
+    take('create-community', ['slug', '--name', 'A name']);
+    take('recompute-leaderboards', ['--week', '2026-W47', '--now']);
   });
 });
