@@ -235,7 +235,7 @@ export async function recomputeWeights(
         where se.weight is distinct from excluded.weight or se.reasons is distinct from excluded.reasons
           or se.value is distinct from excluded.value
         returning interaction_id, weight),
-      kept as (insert into sc_up select interaction_id from up),
+      noted as (insert into sc_up select interaction_id from up),
       ur as materialized (
         select up.interaction_id id, r.a, r.t, r.kind, up.weight, was.weight was, was.value wasv
         from up join sc_r r on r.id = up.interaction_id
