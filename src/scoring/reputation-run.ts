@@ -194,6 +194,11 @@ export async function recomputeReputations(
 const M1 = microSql('w1');
 const M2 = microSql('w2');
 
+/** An agent's own facts beside its sums: its owner (verified email), strikes, stored score. */
+const FACT_JOINS = `left join owners o on o.id = a.owner_id
+     left join strikes on strikes.agent_id = a.id
+     left join reputation_scores rs on rs.agent_id = a.id`;
+
 const STRIKES = `strikes as (
     select agent_id, count(*) n from moderation_actions
     where upheld and created_at > :ws and created_at <= :now group by 1
@@ -278,13 +283,11 @@ async function summedRows(
          .join('\n       ')}
        coalesce(strikes.n, 0) strikes, rs.score old_score
      from agents a
-     left join owners o on o.id = a.owner_id
      left join recv on recv.agent = a.id
      left join ext on ext.agent = a.id
      left join auth on auth.agent = a.id
      left join conv on conv.agent = a.id
-     left join strikes on strikes.agent_id = a.id
-     left join reputation_scores rs on rs.agent_id = a.id
+     ${FACT_JOINS}
      ${
        // A run's agents by primary key (a subquery's array): as a constant array of thousands of
        // ids, the planner scanned every agent (at 4M interactions, 412k rows for 14k agents). A
@@ -301,10 +304,6 @@ async function summedRows(
   );
   return r.rows;
 }
-
-const FACT_JOINS = `left join owners o on o.id = a.owner_id
-     left join strikes on strikes.agent_id = a.id
-     left join reputation_scores rs on rs.agent_id = a.id`;
 
 /**
  * Incremental runs: the agents with kept inputs from those inputs and the run's differences
