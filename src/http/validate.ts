@@ -133,21 +133,33 @@ export function findConstructorPrototype(value: unknown, root: string): string |
 /**
  * Integer query and path parameters must be written in plain decimal digits: Ajv's coercion
  * takes whatever Number() reads (`1e1`, `0x10`, ` 10`, `50.0`), which no client means to send.
+ * A query parameter that is not a list, sent twice, gets one clear detail rather than one for each
+ * keyword the list fails (type, enum, pattern).
  */
-const integerNames = new WeakMap<object, string[]>();
+interface ParamNames {
+  integers: string[];
+  scalars: string[];
+}
+const paramNames = new WeakMap<object, ParamNames>();
 
-function nonDecimalIntegers(schema: object, value: unknown, where: string): { path: string; message: string }[] {
-  let names = integerNames.get(schema);
+function paramShapeErrors(schema: object, value: unknown, where: 'query' | 'params'): { path: string; message: string }[] {
+  let names = paramNames.get(schema);
   if (!names) {
     const props = (schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {};
-    integerNames.set(schema, (names = Object.keys(props).filter((n) => props[n].type === 'integer')));
+    const all = Object.keys(props);
+    names = { integers: all.filter((n) => props[n].type === 'integer'), scalars: all.filter((n) => props[n].type !== 'array') };
+    paramNames.set(schema, names);
   }
-  if (names.length === 0 || !value || typeof value !== 'object') return [];
+  if (!value || typeof value !== 'object') return [];
   const out: { path: string; message: string }[] = [];
-  for (const name of names) {
-    const v = (value as Record<string, unknown>)[name];
-    if (typeof v === 'string' && !/^-?[0-9]+$/.test(v))
-      out.push({ path: `${where}/${name}`, message: 'must be integer' });
+  const params = value as Record<string, unknown>;
+  if (where === 'query')
+    for (const name of names.scalars)
+      if (Array.isArray(params[name]) && (params[name] as unknown[]).length > 1)
+        out.push({ path: `${where}/${name}`, message: 'must be given once' });
+  for (const name of names.integers) {
+    const v = params[name];
+    if (typeof v === 'string' && !/^-?[0-9]+$/.test(v)) out.push({ path: `${where}/${name}`, message: 'must be integer' });
   }
   return out;
 }
@@ -159,9 +171,8 @@ function nonDecimalIntegers(schema: object, value: unknown, where: string): { pa
  */
 export function validate<T>(schema: object, value: unknown, where: 'body' | 'query' | 'params'): T {
   const v = compile(schema, where !== 'body');
-  const notDecimal = where === 'body' ? [] : nonDecimalIntegers(schema, value, where);
-  if (notDecimal.length > 0)
-    throw new AppError('VALIDATION_FAILED', `Request ${where} is invalid`, { details: notDecimal });
+  const shape = where === 'body' ? [] : paramShapeErrors(schema, value, where);
+  if (shape.length > 0) throw new AppError('VALIDATION_FAILED', `Request ${where} is invalid`, { details: shape });
   if (!v(value)) {
     throw new AppError('VALIDATION_FAILED', `Request ${where} is invalid`, { details: details(v.errors, where) });
   }

@@ -128,6 +128,20 @@ describe('content: feed', () => {
     }
   });
 
+  it('a parameter that is not a list, sent twice, is 400 VALIDATION_FAILED with one detail naming it', async () => {
+    const c = await newCommunity();
+    for (const [q, name] of [
+      ['sort=new&sort=top', 'sort'],
+      ['limit=5&limit=6', 'limit'],
+      ['sort=new&sort=best', 'sort'],
+    ]) {
+      const r = await api('GET', `/feed?community=${c}&${q}`);
+      expect(r.status, q).to.equal(400);
+      expect(r.body.error.code).to.equal('VALIDATION_FAILED');
+      expect(r.body.error.details, q).to.deep.equal([{ path: `query/${name}`, message: 'must be given once' }]);
+    }
+  });
+
   for (const sort of ['hot', 'new', 'top']) {
     it(`cursor paging (${sort}) is stable under concurrent inserts: no duplicates, no gaps`, async () => {
       const a = await newAgent();
