@@ -21,7 +21,9 @@ import { CHANGED_SHARE_PAIRS } from './closure';
  *  5. the replies whose own comment was voted on in a changed row.
  * The staged rows S (temporary table sc_s, `core` marking K) add the rows of the pairs and
  * objects of K rows, so every group a K row's weight reads is whole; the weights of the other
- * staged rows are computed but never written. Rows of S carry the columns of interactions.
+ * staged rows are computed but never written. Rows of S carry the columns of interactions. A pair
+ * is looked up only where the window's repeated pairs (pair-counts.ts: exact for the pairs of S,
+ * none of which has a changed row) count more rows than K holds of it.
  */
 
 const COLS = `i.id, i.kind, i.actor_agent_id, i.target_agent_id, i.post_id, i.comment_id, i.reply_comment_id, i.value,
@@ -130,8 +132,12 @@ export async function stageCoreRows(
   const s = await trx.raw(
     `create temp table sc_s on commit drop as
        with so as materialized (${objectsOf('sc_k')} except select * from sc_ko),
-       sp as materialized (${pairKeys(`(select actor_agent_id a, target_agent_id t, kind from sc_k where kind in ('vote', 'reply')
-                      except select a, t, kind from sc_kp)`)})
+       sp as materialized (${pairKeys(`(select a, t, kind from (
+                        select actor_agent_id a, target_agent_id t, kind, count(*) k from sc_k where kind in ('vote', 'reply')
+                        group by 1, 2, 3) p
+                      where not exists (select from sc_kp q where q.a = p.a and q.t = p.t and q.kind = p.kind)
+                        and exists (select from scoring_pair_counts c where c.actor_agent_id = p.a
+                          and c.target_agent_id = p.t and c.kind = p.kind and c.n > p.k))`)})
        select *, true core from sc_k
        union all
        select *, false from (

@@ -8,6 +8,7 @@ import { createEdgeHistory, keepAllInputs, stageInputDeltas } from './reputation
 import { windowStart } from './stage-sql';
 import { clockAgents, refreshFacts, widenedTargets } from './closure';
 import { stageCoreRows } from './rows';
+import { countAllPairs, pairCountsExact, recountChangedPairs } from './pair-counts';
 import { recomputeReputations } from './reputation-run';
 import { recomputeClockReputations } from './clock-reputations';
 import { freezeEndedWeeks, SnapshotResult, weeksToFreeze } from './leaderboard-snapshots';
@@ -164,16 +165,21 @@ async function incrementalStep(
   const removed = left > 0 ? await dropStaleEdges(trx) : 0;
   const facts = await refreshFacts(trx, now, seeds);
   const clock = await clockAgents(trx, prevNow, now);
+  // The window's repeated pairs: kept by the runs, counted again where nothing kept them.
+  const pairsKept = await pairCountsExact(trx, prevNow);
+  if (!pairsKept) await countAllPairs(trx, now);
   let scope: string[] | 'rows' | null;
   let core = 0;
   let targets: number;
   if (mode === 'rows') {
     const rows = await stageCoreRows(trx, now);
+    if (pairsKept) await recountChangedPairs(trx, now, 'core');
     core = rows.core;
     targets = rows.targets;
     // Rows that only left (K may be empty) still change reputation_v2's support pairs.
     scope = core > 0 || changed > 0 ? 'rows' : null;
   } else {
+    if (pairsKept) await recountChangedPairs(trx, now, 'index');
     const seedSet = new Set(seeds);
     const all = [...seeds, ...(await widenedTargets(trx, now)).filter((id) => !seedSet.has(id))];
     targets = all.length;
@@ -310,6 +316,7 @@ async function recomputeAll(trx: Knex.Transaction, now: Date, pool: ScoringPool,
   // Every agent's inputs, for the incremental runs to keep by difference (none without v2's).
   if (sums && sumsV2) await keepAllInputs(trx, sums, sumsV2);
   else await trx.raw('truncate scoring_reputation_inputs');
+  await countAllPairs(trx, now);
   const reps = await recomputeModels(trx, now, null, { sums, sumsV2 }, v2);
   await setWatermark(trx, mark);
   await setWindowClock(trx, now);

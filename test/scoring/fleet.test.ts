@@ -3,7 +3,7 @@ import { Knex } from 'knex';
 import { Logger, run, Runner } from 'graphile-worker';
 import { createPrivateDb, PrivateDb, scoringDeps } from '../helpers/private-db';
 import { generateNetwork } from '../../bench/gen/network';
-import { runFull } from '../../src/scoring/service';
+import { runFull, runIncremental } from '../../src/scoring/service';
 import { lockScoring } from '../../src/scoring/transaction';
 import { writeWeekSnapshots } from '../../src/scoring/leaderboard-snapshots';
 import { weekOf } from '../../src/scoring/week';
@@ -186,6 +186,21 @@ describe('scoring: full recompute spread over the worker fleet', function () {
     const run = await db('scoring_runs').where({ id: p.id }).first();
     expect((await getWatermark(db))!.getTime()).to.equal(new Date(run.mark).getTime());
     expect((await getWindowClock(db))!.getTime()).to.equal(now.getTime());
+    // The window's repeated pairs the runs kept are forgotten; the next incremental run counts them again.
+    const pairs = () => db.raw('select * from scoring_pair_counts order by 1, 2, 3').then((r) => r.rows);
+    const pairsMark = () => db('scoring_watermarks').where({ name: 'scoring_pairs' }).first();
+    expect(await pairs()).to.deep.equal([]);
+    expect(await pairsMark()).to.equal(undefined);
+    await runIncremental(deps);
+    expect(new Date((await pairsMark()).watermark).getTime()).to.equal(now.getTime());
+    const counted = await db.raw(
+      `select actor_agent_id, target_agent_id, kind, count(*)::int n from interactions
+       where kind in ('vote', 'reply') and active and occurred_at > ?::timestamptz - interval '90 days' and occurred_at <= ?
+       group by 1, 2, 3 having count(*) >= 2 order by 1, 2, 3`,
+      [now, now],
+    );
+    expect(counted.rows.length).to.be.greaterThan(0);
+    expect(await pairs()).to.deep.equal(counted.rows);
   });
 
   it('the clusters job finishing after every reputations partition: the same results (members scored again)', async () => {

@@ -116,6 +116,7 @@ describe('scoring: every incremental run equals a full recompute (random histori
       'BRIGADE_PATTERN',
       'v2 compared with clusters',
       'kept reputation inputs',
+      'kept pair counts',
     ];
     expect(
       rules.filter((c) => !seen.has(c)),
@@ -573,7 +574,16 @@ describe('scoring: every incremental run equals a full recompute (random histori
       if (kept.length > 0) seen.add('kept reputation inputs');
       const want = await inputsNow();
       for (const k of kept) expect(k, `${where}: kept inputs of ${k.agent_id}`).to.deep.equal(want.get(k.agent_id));
+      // The window's repeated pairs the runs keep, where they mark them exact, are the window's now.
+      const pairsMark = (await db.raw(`select watermark from scoring_watermarks where name = 'scoring_pairs'`)).rows[0];
+      if (pairsMark) {
+        expect(new Date(pairsMark.watermark).toISOString(), `${where}: pair counts' clock`).to.equal(clock.toISOString());
+        const keptPairs = await pairCounts();
+        if (keptPairs.length > 0) seen.add('kept pair counts');
+        expect(keptPairs, `${where}: kept pair counts`).to.deep.equal(await pairsNow());
+      }
       await runFull(deps);
+      expect(await pairCounts(), `${where}: pair counts of the full recompute`).to.deep.equal(await pairsNow());
       // A full recompute keeps every agent's inputs, the same.
       const fullKept = (await db.raw('select * from scoring_reputation_inputs')).rows;
       expect(fullKept.length, `${where}: inputs kept by the full recompute`).to.equal(want.size);
@@ -658,6 +668,27 @@ describe('scoring: every incremental run equals a full recompute (random histori
         mutual: (await db.raw(`select agent_id id, n from scoring_support_mutual order by agent_id`)).rows,
       },
     };
+  }
+
+  /** The stored repeated pairs, as `actor target kind n`. */
+  async function pairCounts(): Promise<string[]> {
+    const r = await db.raw('select actor_agent_id a, target_agent_id t, kind, n from scoring_pair_counts');
+    return r.rows.map((x: { a: string; t: string; kind: string; n: number }) => `${x.a} ${x.t} ${x.kind} ${x.n}`).sort();
+  }
+
+  /** The window's votes and replies counted by (actor, target, kind) in JS: the pairs with two or more. */
+  async function pairsNow(): Promise<string[]> {
+    const rows = await db.raw(
+      `select actor_agent_id a, target_agent_id t, kind from interactions
+       where kind in ('vote', 'reply') and active and occurred_at > ?::timestamptz - interval '90 days' and occurred_at <= ?`,
+      [clock, clock],
+    );
+    const n = new Map<string, number>();
+    for (const x of rows.rows) n.set(`${x.a} ${x.t} ${x.kind}`, (n.get(`${x.a} ${x.t} ${x.kind}`) ?? 0) + 1);
+    return [...n]
+      .filter(([, c]) => c >= 2)
+      .map(([k, c]) => `${k} ${c}`)
+      .sort();
   }
 
   /**
