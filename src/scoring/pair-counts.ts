@@ -17,6 +17,9 @@ import { windowStart, WINDOW } from './stage-sql';
  *   in sc_ch): rows mode from its core rows, which hold every window row of those pairs; agent mode
  *   by index;
  * - a fleet publication forgets it (the next rows-mode run counts it again).
+ * A row committed while a run stages (after sc_ch, before the core rows are read) can be weighed
+ * without the one other row of a pair the table does not list; its write queued the next run, which
+ * stages it as changed and weighs its pair whole, as for every group read while a run stages.
  */
 
 const MARK = 'scoring_pairs';
