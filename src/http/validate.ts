@@ -142,12 +142,19 @@ interface ParamNames {
 }
 const paramNames = new WeakMap<object, ParamNames>();
 
-function paramShapeErrors(schema: object, value: unknown, where: 'query' | 'params'): { path: string; message: string }[] {
+function paramShapeErrors(
+  schema: object,
+  value: unknown,
+  where: 'query' | 'params',
+): { path: string; message: string }[] {
   let names = paramNames.get(schema);
   if (!names) {
     const props = (schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {};
     const all = Object.keys(props);
-    names = { integers: all.filter((n) => props[n].type === 'integer'), scalars: all.filter((n) => props[n].type !== 'array') };
+    names = {
+      integers: all.filter((n) => props[n].type === 'integer'),
+      scalars: all.filter((n) => props[n].type !== 'array'),
+    };
     paramNames.set(schema, names);
   }
   if (!value || typeof value !== 'object') return [];
@@ -159,7 +166,8 @@ function paramShapeErrors(schema: object, value: unknown, where: 'query' | 'para
         out.push({ path: `${where}/${name}`, message: 'must be given once' });
   for (const name of names.integers) {
     const v = params[name];
-    if (typeof v === 'string' && !/^-?[0-9]+$/.test(v)) out.push({ path: `${where}/${name}`, message: 'must be integer' });
+    if (typeof v === 'string' && !/^-?[0-9]+$/.test(v))
+      out.push({ path: `${where}/${name}`, message: 'must be integer' });
   }
   return out;
 }

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { windowStart, WINDOW } from './stage-sql';
+import { getMark, setMark } from './watermark';
 
 /**
  * The window's repeated pairs (scoring_pair_counts, sql/129): every (actor, target, kind) of votes
@@ -27,17 +28,7 @@ const PAIR_KINDS = `kind in ('vote', 'reply')`;
 
 /** Whether the counts are exact at the window clock `windowClock`. */
 export async function pairCountsExact(trx: Knex.Transaction, windowClock: Date): Promise<boolean> {
-  const r = await trx.raw('select watermark from scoring_watermarks where name = ?', [MARK]);
-  return r.rows.length > 0 && new Date(r.rows[0].watermark).getTime() === windowClock.getTime();
-}
-
-/** Records the counts as exact at `now` (the window clock the run leaves). */
-export async function markPairCounts(trx: Knex.Transaction, now: Date): Promise<void> {
-  await trx.raw(
-    `insert into scoring_watermarks (name, watermark, updated_at) values (?, ?, now())
-     on conflict (name) do update set watermark = excluded.watermark, updated_at = now()`,
-    [MARK, now],
-  );
+  return (await getMark(trx, MARK))?.getTime() === windowClock.getTime();
 }
 
 /** The counts no longer describe the window (a fleet publication replaced what runs kept). */
@@ -55,7 +46,7 @@ export async function countAllPairs(trx: Knex.Transaction, now: Date): Promise<v
      where ${WINDOW} and i.${PAIR_KINDS} group by 1, 2, 3 having count(*) >= 2`,
     { ws: windowStart(now), now },
   );
-  await markPairCounts(trx, now);
+  await setMark(trx, MARK, now);
 }
 
 /**
@@ -81,5 +72,5 @@ export async function recountChangedPairs(trx: Knex.Transaction, now: Date, sour
          ) c where c.n >= 2`,
     { ws: windowStart(now), now },
   );
-  await markPairCounts(trx, now);
+  await setMark(trx, MARK, now);
 }

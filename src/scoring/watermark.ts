@@ -6,10 +6,7 @@ type Db = Knex | Knex.Transaction;
 
 export const WATERMARK = 'scoring_incremental';
 
-export async function getWatermark(db: Db): Promise<Date | null> {
-  const row = await db('scoring_watermarks').where({ name: WATERMARK }).first();
-  return row ? new Date(row.watermark) : null;
-}
+export const getWatermark = (db: Db) => getMark(db, WATERMARK);
 
 export async function setWatermark(db: Db, at: Date): Promise<void> {
   await db.raw(
@@ -25,17 +22,23 @@ export async function setWatermark(db: Db, at: Date): Promise<void> {
  */
 export const WINDOW_CLOCK = 'scoring_window';
 
-export async function getWindowClock(db: Db): Promise<Date | null> {
-  const row = await db('scoring_watermarks').where({ name: WINDOW_CLOCK }).first();
+export const getWindowClock = (db: Db) => getMark(db, WINDOW_CLOCK);
+
+/** Unlike the watermark it may move back: the service clock of tests and replays does. */
+export const setWindowClock = (db: Db, now: Date) => setMark(db, WINDOW_CLOCK, now);
+
+/** A named time of scoring_watermarks, or null. */
+export async function getMark(db: Db, name: string): Promise<Date | null> {
+  const row = await db('scoring_watermarks').where({ name }).first();
   return row ? new Date(row.watermark) : null;
 }
 
-/** Unlike the watermark it may move back: the service clock of tests and replays does. */
-export async function setWindowClock(db: Db, now: Date): Promise<void> {
+/** Sets a named time of scoring_watermarks to `at`, backwards too. */
+export async function setMark(db: Db, name: string, at: Date): Promise<void> {
   await db.raw(
     `insert into scoring_watermarks (name, watermark, updated_at) values (?, ?, now())
      on conflict (name) do update set watermark = excluded.watermark, updated_at = now()`,
-    [WINDOW_CLOCK, now],
+    [name, at],
   );
 }
 

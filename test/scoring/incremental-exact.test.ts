@@ -577,7 +577,9 @@ describe('scoring: every incremental run equals a full recompute (random histori
       // The window's repeated pairs the runs keep, where they mark them exact, are the window's now.
       const pairsMark = (await db.raw(`select watermark from scoring_watermarks where name = 'scoring_pairs'`)).rows[0];
       if (pairsMark) {
-        expect(new Date(pairsMark.watermark).toISOString(), `${where}: pair counts' clock`).to.equal(clock.toISOString());
+        expect(new Date(pairsMark.watermark).toISOString(), `${where}: pair counts' clock`).to.equal(
+          clock.toISOString(),
+        );
         const keptPairs = await pairCounts();
         if (keptPairs.length > 0) seen.add('kept pair counts');
         expect(keptPairs, `${where}: kept pair counts`).to.deep.equal(await pairsNow());
@@ -673,7 +675,9 @@ describe('scoring: every incremental run equals a full recompute (random histori
   /** The stored repeated pairs, as `actor target kind n`. */
   async function pairCounts(): Promise<string[]> {
     const r = await db.raw('select actor_agent_id a, target_agent_id t, kind, n from scoring_pair_counts');
-    return r.rows.map((x: { a: string; t: string; kind: string; n: number }) => `${x.a} ${x.t} ${x.kind} ${x.n}`).sort();
+    return r.rows
+      .map((x: { a: string; t: string; kind: string; n: number }) => `${x.a} ${x.t} ${x.kind} ${x.n}`)
+      .sort();
   }
 
   /** The window's votes and replies counted by (actor, target, kind) in JS: the pairs with two or more. */

@@ -61,7 +61,14 @@ describe('scoring: the window repeated pairs are kept exact as the window moves'
     const vote = async (at: Date) =>
       (
         await db('interactions')
-          .insert({ kind: 'vote', actor_agent_id: a.id, target_agent_id: t.id, post_id: await post(), value: 1, occurred_at: at })
+          .insert({
+            kind: 'vote',
+            actor_agent_id: a.id,
+            target_agent_id: t.id,
+            post_id: await post(),
+            value: 1,
+            occurred_at: at,
+          })
           .returning('id')
       )[0].id as string;
     const t0 = clock;
@@ -75,33 +82,48 @@ describe('scoring: the window repeated pairs are kept exact as the window moves'
 
     const steps: [string, () => Promise<unknown>][] = [
       // A day on: the oldest vote leaves, a new one comes (still 2).
-      ['forward', async () => {
-        clock = new Date(t0.getTime() + DAY);
-        await vote(new Date(clock.getTime() - 3_600_000));
-      }],
+      [
+        'forward',
+        async () => {
+          clock = new Date(t0.getTime() + DAY);
+          await vote(new Date(clock.getTime() - 3_600_000));
+        },
+      ],
       ['at rest', async () => undefined],
       // Back to t0: the oldest vote is in again, the newest one is ahead of the clock (2: not 3).
-      ['back', async () => {
-        clock = t0;
-      }],
+      [
+        'back',
+        async () => {
+          clock = t0;
+        },
+      ],
       // One more now (3), then an unvote (2), then another (none: a single row is not kept).
-      ['a third vote', async () => {
-        await vote(new Date(clock.getTime() - 3 * DAY));
-      }],
-      ['an unvote', async () => {
-        await db.raw(
-          `update interactions set active = false, updated_at = clock_timestamp()
+      [
+        'a third vote',
+        async () => {
+          await vote(new Date(clock.getTime() - 3 * DAY));
+        },
+      ],
+      [
+        'an unvote',
+        async () => {
+          await db.raw(
+            `update interactions set active = false, updated_at = clock_timestamp()
            where id = (select id from interactions where actor_agent_id = ? and occurred_at <= ? order by occurred_at desc limit 1)`,
-          [a.id, clock],
-        );
-      }],
-      ['another unvote', async () => {
-        await db.raw(
-          `update interactions set active = false, updated_at = clock_timestamp()
+            [a.id, clock],
+          );
+        },
+      ],
+      [
+        'another unvote',
+        async () => {
+          await db.raw(
+            `update interactions set active = false, updated_at = clock_timestamp()
            where id = (select id from interactions where actor_agent_id = ? and active and occurred_at <= ? order by occurred_at desc limit 1)`,
-          [a.id, clock],
-        );
-      }],
+            [a.id, clock],
+          );
+        },
+      ],
     ];
     const seen: string[][] = [];
     for (const [label, step] of steps) {
