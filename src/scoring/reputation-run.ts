@@ -335,7 +335,7 @@ async function keptRows(trx: Knex.Transaction, ws: Date, now: Date, agents: stri
   return [...out, ...k.rows];
 }
 
-/** The inputs of `rows` kept for the next incremental run. */
+/** The inputs of `rows` kept for the next incremental run; a kept row they leave as it is is not written again. */
 async function keepInputs(trx: Knex.Transaction, rows: AgentFactsRow[]): Promise<void> {
   await trx.raw('drop table if exists sc_keep');
   await trx.raw('create temp table sc_keep (like scoring_reputation_inputs) on commit drop');
@@ -345,8 +345,10 @@ async function keepInputs(trx: Knex.Transaction, rows: AgentFactsRow[]): Promise
     `sc_keep (${cols.join(', ')})`,
     rows.map((row) => [row.id, ...INPUT_COLUMNS.map((c) => String(row[c as keyof AgentFactsRow]))]),
   );
+  const tuple = (t: string) => `(${INPUT_COLUMNS.map((c) => `${t}.${c}`).join(', ')})`;
   await trx.raw(`insert into scoring_reputation_inputs select * from sc_keep
-    on conflict (agent_id) do update set ${INPUT_COLUMNS.map((c) => `${c} = excluded.${c}`).join(', ')}`);
+    on conflict (agent_id) do update set ${INPUT_COLUMNS.map((c) => `${c} = excluded.${c}`).join(', ')}
+    where ${tuple('scoring_reputation_inputs')} is distinct from ${tuple('excluded')}`);
 }
 
 /** Per-agent facts of every staged agent, with its number `n` in the full run's sums. */
