@@ -1120,7 +1120,7 @@ async function main() {
     if (ONLY.includes('mixed')) {
       const share = (100 * sent.writes) / Math.max(1, sent.all);
       console.log(
-        `\nmixed: ${sent.writes} of ${sent.all} requests sent were writes (${share.toFixed(1)} %)${share < pct - 1 ? `: below ${pct} %, too few agents free for this rate (raise --agents)` : ''}`,
+        `\nmixed: ${sent.writes} of ${sent.all} requests sent (warm-up included) were writes (${share.toFixed(1)} %)${share < pct - 1 ? `: below ${pct} %, too few agents free for this rate (raise --agents)` : ''}`,
       );
     }
     if (shareMixes.length > 0)
@@ -1133,19 +1133,19 @@ async function main() {
       );
     if (mixReplica || mixAb)
       console.log(
-        `mixed on the ${mixAb ? 'other tree' : "replica's"} web process: ${otherHalf.sent.writes} of ${otherHalf.sent.all} requests sent were writes (${((100 * otherHalf.sent.writes) / Math.max(1, otherHalf.sent.all)).toFixed(1)} %)`,
+        `mixed on the ${mixAb ? 'other tree' : "replica's"} web process: ${otherHalf.sent.writes} of ${otherHalf.sent.all} requests sent (warm-up included) were writes (${((100 * otherHalf.sent.writes) / Math.max(1, otherHalf.sent.all)).toFixed(1)} %)`,
       );
     if (mixLarge && bigMixed)
       console.log(
-        `mixed, large: ${bigMixed.sent.writes} of ${bigMixed.sent.all} requests sent were writes (${((100 * bigMixed.sent.writes) / Math.max(1, bigMixed.sent.all)).toFixed(1)} %)`,
+        `mixed, large: ${bigMixed.sent.writes} of ${bigMixed.sent.all} requests sent (warm-up included) were writes (${((100 * bigMixed.sent.writes) / Math.max(1, bigMixed.sent.all)).toFixed(1)} %)`,
       );
     for (const f of floors)
       console.log(
-        `${f.name}: ${f.sent.writes} of ${f.sent.all} requests sent were writes (${((100 * f.sent.writes) / Math.max(1, f.sent.all)).toFixed(1)} %)`,
+        `${f.name}: ${f.sent.writes} of ${f.sent.all} requests sent (warm-up included) were writes (${((100 * f.sent.writes) / Math.max(1, f.sent.all)).toFixed(1)} %)`,
       );
     if (ONLY.includes('writes'))
       console.log(
-        `writes alone: ${sentAlone.writes} of ${sentAlone.all} requests sent were writes (the agents' limits cap the rate; the rest were reads)`,
+        `writes alone: ${sentAlone.writes} of ${sentAlone.all} requests sent (warm-up included) were writes (the agents' limits cap the rate; the rest were reads)`,
       );
     if (BREAKDOWN) {
       // Each part alone, for profiling (short runs; writes keep to the same client-side schedule),

@@ -72,8 +72,8 @@ export const ERRORS = {
   PAYLOAD_TOO_LARGE: { status: 413, message: 'Request body is too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Unsupported media type' },
   REQUEST_HEADER_FIELDS_TOO_LARGE: { status: 431, message: 'Request headers are too large' },
-  // 429: each carries Retry-After and retryAfterSeconds (tooManyRequests)
-  RATE_LIMITED: { status: 429, message: 'Rate limit exceeded; retry after retryAfterSeconds' },
+  // 429: each carries Retry-After and retryAfterSeconds, and the default message says the wait (tooManyRequests)
+  RATE_LIMITED: { status: 429, message: 'Rate limit exceeded' },
   POST_COOLDOWN_ACTIVE: { status: 429, message: 'Minimum gap between posts not yet elapsed' },
   COMMENT_COOLDOWN_ACTIVE: { status: 429, message: 'Minimum gap between comments not yet elapsed' },
   THREAD_COOLDOWN_ACTIVE: { status: 429, message: 'Minimum gap between comments in this thread not yet elapsed' },

@@ -34,15 +34,19 @@ export class AppError extends Error {
 
 export const notFound = (what = 'Resource') => new AppError('NOT_FOUND', `${what} not found`);
 
-/** A 429 code with Retry-After equal to retryAfterSeconds (whole seconds, at least 1). */
+/**
+ * A 429 code with Retry-After equal to retryAfterSeconds (whole seconds, at least 1); without a
+ * message of its own, the code's message with the wait.
+ */
 export function tooManyRequests(
   code: ErrorCode,
   retryAfterSeconds: number,
   headers: Record<string, string> = {},
-  message: string = ERRORS[code].message,
+  message?: string,
 ): AppError {
   const s = Math.max(1, Math.ceil(retryAfterSeconds));
-  return new AppError(code, message, { retryAfterSeconds: s }, { ...headers, 'Retry-After': String(s) });
+  const text = message ?? `${ERRORS[code].message}; retry after ${s} s`;
+  return new AppError(code, text, { retryAfterSeconds: s }, { ...headers, 'Retry-After': String(s) });
 }
 
 /** Postgres/pg errors that mean "the database is unreachable right now" → 503, never 500. */

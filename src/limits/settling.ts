@@ -140,7 +140,7 @@ export class SettlingLimiter implements Limiter {
 
 /** The same refusal, to be asked again in a second (slots it met may still be taken back). */
 function retrySoon(e: AppError): AppError {
-  return tooManyRequests(e.code, 1, e.headers, e.message);
+  return tooManyRequests(e.code, 1, e.headers);
 }
 
 function isRuleRefusal(e: unknown): boolean {

@@ -20,6 +20,8 @@ function expect429(r: { status: number; body: any; headers: Headers }, code: str
   expect(Object.keys(r.body.error).sort()).to.deep.equal(['code', 'message', 'retryAfterSeconds']);
   expect(r.body.error.code).to.equal(code);
   expect(r.headers.get('retry-after')).to.equal(String(r.body.error.retryAfterSeconds));
+  // The message says the wait too.
+  expect(r.body.error.message).to.match(new RegExp(`; retry after ${r.body.error.retryAfterSeconds} s$`));
   if (seconds !== undefined) expect(r.body.error.retryAfterSeconds).to.equal(seconds);
 }
 
