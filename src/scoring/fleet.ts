@@ -12,6 +12,7 @@ import { BUILD, SWAPS } from './build-tables';
 import { copyIndexes, dropIndexes } from './table-indexes';
 import { resetWatermark, setWindowClock } from './watermark';
 import { forgetPairCounts } from './pair-counts';
+import { forgetInputs } from './reputation-deltas';
 import { TOUCH_JOB } from './touch';
 import { SCHEDULE } from './policy';
 import { invalidateLiveWeek } from './live-week';
@@ -233,7 +234,7 @@ const WORK: Record<Phase, (trx: Knex.Transaction, deps: Deps, run: RunRow, part:
     await lockScoring(trx);
     for (const [live, built] of SWAPS) await swapTables(trx, live, built);
     // Every weight was replaced: incremental runs sum each agent's inputs again before keeping them.
-    await trx.raw('truncate scoring_reputation_inputs');
+    await forgetInputs(trx);
     await forgetPairCounts(trx);
     const milestones = await publishMilestones(trx, run.scored_at);
     // The live tables now hold this run's results at its clock, from data read since its start:

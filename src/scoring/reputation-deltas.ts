@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { WINDOW } from './stage-sql';
 import { microSql, ReputationSums } from './reputation-sums';
-import { copyIn, InColumn } from './copy';
+import { copyIn, copyInText, InColumn } from './copy';
 
 /**
  * Reputation inputs kept by difference (scoring_reputation_inputs, sql/128). An incremental run
@@ -154,11 +154,41 @@ export async function stageInputDeltas(trx: Knex.Transaction, ws: Date, now: Dat
 }
 
 /**
+ * The inputs of `rows` (an agent's id and every input column) kept for the next incremental run;
+ * a kept row they leave as it is is not written again.
+ */
+export async function keepInputs(
+  trx: Knex.Transaction,
+  rows: ({ id: string } & Record<string, unknown>)[],
+): Promise<void> {
+  await trx.raw('drop table if exists sc_keep');
+  await trx.raw('create temp table sc_keep (like scoring_reputation_inputs) on commit drop');
+  const cols = ['agent_id', ...INPUT_COLUMNS];
+  await copyInText(
+    trx,
+    `sc_keep (${cols.join(', ')})`,
+    rows.map((row) => [row.id, ...INPUT_COLUMNS.map((c) => String(row[c]))]),
+  );
+  const tuple = (t: string) => `(${INPUT_COLUMNS.map((c) => `${t}.${c}`).join(', ')})`;
+  await trx.raw(`insert into scoring_reputation_inputs select * from sc_keep
+    on conflict (agent_id) do update set ${INPUT_COLUMNS.map((c) => `${c} = excluded.${c}`).join(', ')}
+    where ${tuple('scoring_reputation_inputs')} is distinct from ${tuple('excluded')}`);
+}
+
+/**
+ * No input is kept: every weight was replaced, or v2's edges were left behind (each agent is
+ * summed from its rows when next needed).
+ */
+export async function forgetInputs(trx: Knex.Transaction): Promise<void> {
+  await trx.raw('truncate scoring_reputation_inputs');
+}
+
+/**
  * A full recompute's inputs of every agent (its sums, indexed by the agents' numbers in sc_ag),
  * kept for the incremental runs after it.
  */
 export async function keepAllInputs(trx: Knex.Transaction, v1: ReputationSums, v2: ReputationSums): Promise<void> {
-  await trx.raw('truncate scoring_reputation_inputs');
+  await forgetInputs(trx);
   await trx.raw('drop table if exists sc_keepall');
   await trx.raw(
     `create temp table sc_keepall (n int4, ${INPUT_COLUMNS.map((c) => `${c} ${c.startsWith('ext') || c.startsWith('conv') ? 'int4' : 'int8'}`).join(', ')}) on commit drop`,

@@ -8,7 +8,7 @@ import { copyInText, copyTextField } from './copy';
 import { BUILD } from './build-tables';
 import { stageScopedSumRows } from './scoped-sum-rows';
 import { milestoneInsertSql, notifyMilestones } from './milestones';
-import { INPUT_COLUMNS } from './reputation-deltas';
+import { INPUT_COLUMNS, keepInputs } from './reputation-deltas';
 
 /**
  * Where each model's scores live and the `version` its components carry. reputation_scores_v2
@@ -333,22 +333,6 @@ async function keptRows(trx: Knex.Transaction, ws: Date, now: Date, agents: stri
     { ws, now, agents: kept },
   );
   return [...out, ...k.rows];
-}
-
-/** The inputs of `rows` kept for the next incremental run; a kept row they leave as it is is not written again. */
-async function keepInputs(trx: Knex.Transaction, rows: AgentFactsRow[]): Promise<void> {
-  await trx.raw('drop table if exists sc_keep');
-  await trx.raw('create temp table sc_keep (like scoring_reputation_inputs) on commit drop');
-  const cols = ['agent_id', ...INPUT_COLUMNS];
-  await copyInText(
-    trx,
-    `sc_keep (${cols.join(', ')})`,
-    rows.map((row) => [row.id, ...INPUT_COLUMNS.map((c) => String(row[c as keyof AgentFactsRow]))]),
-  );
-  const tuple = (t: string) => `(${INPUT_COLUMNS.map((c) => `${t}.${c}`).join(', ')})`;
-  await trx.raw(`insert into scoring_reputation_inputs select * from sc_keep
-    on conflict (agent_id) do update set ${INPUT_COLUMNS.map((c) => `${c} = excluded.${c}`).join(', ')}
-    where ${tuple('scoring_reputation_inputs')} is distinct from ${tuple('excluded')}`);
 }
 
 /** Per-agent facts of every staged agent, with its number `n` in the full run's sums. */

@@ -4,7 +4,7 @@ import { recomputeWeights, WeightRunResult } from './engine';
 import { lockScoring, tuneStagingStatistics } from './transaction';
 import { getWatermark, getWindowClock, setWatermark, setWindowClock } from './watermark';
 import { changedAgents, dropStaleEdges, ownerChangedAgents, stageChanges } from './changes';
-import { createEdgeHistory, keepAllInputs, stageInputDeltas } from './reputation-deltas';
+import { createEdgeHistory, forgetInputs, keepAllInputs, stageInputDeltas } from './reputation-deltas';
 import { windowStart } from './stage-sql';
 import { clockAgents, refreshFacts, widenedTargets } from './closure';
 import { stageCoreRows } from './rows';
@@ -214,7 +214,7 @@ async function incrementalStep(
   if (v2) {
     const fresh = [...new Set([...(await ownerChangedAgents(trx, since)), ...clusteredAgents])];
     for (const id of await stageInputDeltas(trx, windowStart(now), now, fresh)) repAgents.add(id);
-  } else await trx.raw('truncate scoring_reputation_inputs');
+  } else await forgetInputs(trx);
   const t2 = Date.now();
   // Agents only the clock moved: from their stored base, unless they have none yet.
   const models = v2 ? MODELS : (['reputation_v1'] as const);
@@ -315,7 +315,7 @@ async function recomputeAll(trx: Knex.Transaction, now: Date, pool: ScoringPool,
   const { sums, sumsV2, affected: _everyone, ...weights } = await recomputeWeights(trx, now, null, { pool, v2 });
   // Every agent's inputs, for the incremental runs to keep by difference (none without v2's).
   if (sums && sumsV2) await keepAllInputs(trx, sums, sumsV2);
-  else await trx.raw('truncate scoring_reputation_inputs');
+  else await forgetInputs(trx);
   await countAllPairs(trx, now);
   const reps = await recomputeModels(trx, now, null, { sums, sumsV2 }, v2);
   await setWatermark(trx, mark);
