@@ -39,7 +39,7 @@ export async function stageChanges(
  * whose received interactions are rescored: targets and actors of changed rows (an actor's own
  * facts and the reverse direction of its pairs), the targets of replies whose comment was voted on
  * (LOW_SCORE_REPLY follows the reply's score), and agents stamped as changed themselves since the
- * watermark (scoring_agent_changes; older stamps go). `reputations`: those whose reputation inputs
+ * watermark (scoring_agent_changes; older stamps go), also listed alone (`stamped`). `reputations`: those whose reputation inputs
  * the changed rows themselves move (a reputation sums the votes, replies and follows the agent
  * received and the replies it wrote, with its own state; reactions count in none): targets of
  * changed rows other than reactions, authors of changed replies, stamped agents; the rows whose
@@ -48,7 +48,7 @@ export async function stageChanges(
 export async function changedAgents(
   trx: Knex.Transaction,
   since: Date,
-): Promise<{ all: string[]; reputations: string[] }> {
+): Promise<{ all: string[]; reputations: string[]; stamped: string[] }> {
   const from = new Date(since.getTime() - SCHEDULE.watermarkOverlapSeconds * 1000);
   await trx.raw(`delete from scoring_agent_changes where at < :from::timestamptz - interval '1 day'`, { from });
   const r = await trx.raw(
@@ -64,7 +64,8 @@ export async function changedAgents(
        union select rep.target_agent_id from sc_ch ch join interactions rep
          on rep.kind = 'reply' and rep.reply_comment_id = ch.comment_id
        where ch.kind = 'vote' and ch.comment_id is not null
-     ) "all", array(select id from rp) reputations`,
+     ) "all", array(select id from rp) reputations,
+     array(select distinct agent_id from scoring_agent_changes where at > :from) stamped`,
     { from },
   );
   return r.rows[0];
@@ -75,14 +76,14 @@ export async function changedAgents(
  * something other than their weights: the agents stamped as changed since the watermark (a claim
  * changes an owner, which the distinct-owner counts are made of) and the other agent of every
  * changed row of theirs (its target, and a reply's author). Those are summed again from their rows.
+ * `stamped`: changedAgents' list.
  */
-export async function ownerChangedAgents(trx: Knex.Transaction, since: Date): Promise<string[]> {
-  const from = new Date(since.getTime() - SCHEDULE.watermarkOverlapSeconds * 1000);
+export async function ownerChangedAgents(trx: Knex.Transaction, stamped: string[]): Promise<string[]> {
   const r = await trx.raw(
-    `with st as (select distinct agent_id id from scoring_agent_changes where at > :from),
+    `with st as (select unnest(:stamped::uuid[]) id),
        rows as (select a, t, kind from sc_ch where a in (select id from st) or t in (select id from st))
      select array(select id from st union select t from rows union select a from rows where kind = 'reply') ids`,
-    { from },
+    { stamped },
   );
   return r.rows[0].ids;
 }

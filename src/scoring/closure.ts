@@ -22,15 +22,44 @@ const WINDOW = (i: string) => `${i}.active and ${i}.occurred_at > :ws and ${i}.o
 /**
  * Refreshes the stored facts of `agents`; temporary table sc_fd holds those whose facts changed in
  * effect, with what changed (infl, ring, ov, orp). Returns its size. In the scoring lock.
+ *
+ * A fact follows the rows of one side of an agent: what it sent (out_votes, out_replies, and
+ * follow_ring, which also reads the follows back it received) or what it received (ext_owners,
+ * with the senders' owners and its own). So an actor of changed rows (sc_ch) gets its sent facts
+ * again, a target its received ones, a target of a changed follow its sent ones too (a follow
+ * back moves its ring); reactions move no fact. A claim or a verification touches every row of
+ * the agent, which reaches the other sides through sc_ch. The agents of `whole` (stamped as
+ * changed themselves, or asked for), those without stored facts and those of no changed row get
+ * every fact again.
  */
-export async function refreshFacts(trx: Knex.Transaction, now: Date, agents: string[]): Promise<number> {
+export async function refreshFacts(
+  trx: Knex.Transaction,
+  now: Date,
+  agents: string[],
+  whole: string[] = [],
+): Promise<number> {
   const ws = windowStart(now);
   await trx.raw('drop table if exists sc_fold, sc_fd');
   await trx.raw(
     'create temp table sc_fold on commit drop as select * from scoring_agent_facts where agent_id = any(:agents::uuid[])',
     { agents },
   );
-  await writeScopedFacts(trx, ws, now, agents);
+  const scope = (
+    await trx.raw(
+      `with x as (
+         select x.id, x.id in (select unnest(:whole::uuid[]))
+             or x.id not in (select agent_id from sc_fold)
+             or x.id not in (select a from sc_ch union select t from sc_ch) whole
+         from unnest(:agents::uuid[]) x(id)
+       )
+       select array(select id from x where whole
+                      or id in (select a from sc_ch where kind <> 'reaction')
+                      or id in (select t from sc_ch where kind = 'follow')) sent,
+              array(select id from x where whole or id in (select t from sc_ch where kind <> 'reaction')) received`,
+      { agents, whole },
+    )
+  ).rows[0] as { sent: string[]; received: string[] };
+  await writeScopedFacts(trx, ws, now, [...new Set([...scope.sent, ...scope.received])], scope);
   const full = WEIGHTS.influenceDiversityFullOwners;
   const r = await trx.raw(
     `create temp table sc_fd on commit drop as

@@ -163,7 +163,7 @@ async function incrementalStep(
   // Every edge this run drops or rewrites is recorded first: reputation inputs kept by difference.
   await createEdgeHistory(trx);
   const removed = left > 0 ? await dropStaleEdges(trx) : 0;
-  const facts = await refreshFacts(trx, now, seeds);
+  const facts = await refreshFacts(trx, now, seeds, [...agents.stamped, ...(opts.seeds ?? [])]);
   const clock = await clockAgents(trx, prevNow, now);
   // The window's repeated pairs: kept by the runs, counted again where nothing kept them.
   const pairsKept = await pairCountsExact(trx, prevNow);
@@ -212,7 +212,7 @@ async function incrementalStep(
   // Kept inputs by difference (reputation_v1 alone, the benchmark's baseline, leaves v2's edges
   // behind: no input is kept then). Agents whose owners or clusters changed are summed again.
   if (v2) {
-    const fresh = [...new Set([...(await ownerChangedAgents(trx, since)), ...clusteredAgents])];
+    const fresh = [...new Set([...(await ownerChangedAgents(trx, agents.stamped)), ...clusteredAgents])];
     for (const id of await stageInputDeltas(trx, windowStart(now), now, fresh)) repAgents.add(id);
   } else await forgetInputs(trx);
   const t2 = Date.now();
