@@ -39,11 +39,11 @@ export async function stageChanges(
  * whose received interactions are rescored: targets and actors of changed rows (an actor's own
  * facts and the reverse direction of its pairs), the targets of replies whose comment was voted on
  * (LOW_SCORE_REPLY follows the reply's score), and agents stamped as changed themselves since the
- * watermark (scoring_agent_changes; older stamps go), also listed alone (`stamped`). `reputations`: those whose reputation inputs
- * the changed rows themselves move (a reputation sums the votes, replies and follows the agent
- * received and the replies it wrote, with its own state; reactions count in none): targets of
- * changed rows other than reactions, authors of changed replies, stamped agents; the rows whose
- * weight changes add theirs when written.
+ * watermark (scoring_agent_changes; older stamps go), also listed alone (`stamped`).
+ * `reputations`: those whose reputation inputs the changed rows themselves move (a reputation
+ * sums the votes, replies and follows the agent received and the replies it wrote, with its own
+ * state; reactions count in none): targets of changed rows other than reactions, authors of
+ * changed replies, stamped agents; the rows whose weight changes add theirs when written.
  */
 export async function changedAgents(
   trx: Knex.Transaction,
@@ -52,8 +52,9 @@ export async function changedAgents(
   const from = new Date(since.getTime() - SCHEDULE.watermarkOverlapSeconds * 1000);
   await trx.raw(`delete from scoring_agent_changes where at < :from::timestamptz - interval '1 day'`, { from });
   const r = await trx.raw(
-    `with rp as (
-       select agent_id id from scoring_agent_changes where at > :from
+    `with st as (select distinct agent_id id from scoring_agent_changes where at > :from),
+     rp as (
+       select id from st
        union select t from sc_ch where kind <> 'reaction'
        union select a from sc_ch where kind = 'reply'
      )
@@ -64,8 +65,7 @@ export async function changedAgents(
        union select rep.target_agent_id from sc_ch ch join interactions rep
          on rep.kind = 'reply' and rep.reply_comment_id = ch.comment_id
        where ch.kind = 'vote' and ch.comment_id is not null
-     ) "all", array(select id from rp) reputations,
-     array(select distinct agent_id from scoring_agent_changes where at > :from) stamped`,
+     ) "all", array(select id from rp) reputations, array(select id from st) stamped`,
     { from },
   );
   return r.rows[0];
