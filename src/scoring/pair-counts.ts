@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { windowStart, WINDOW } from './stage-sql';
-import { getMark, setMark } from './watermark';
+import { clearMark, getMark, setMark } from './watermark';
 
 /**
  * The window's repeated pairs (scoring_pair_counts, sql/129): every (actor, target, kind) of votes
@@ -33,7 +33,7 @@ export async function pairCountsExact(trx: Knex.Transaction, windowClock: Date):
 
 /** The counts no longer describe the window (a fleet publication replaced what runs kept). */
 export async function forgetPairCounts(trx: Knex.Transaction): Promise<void> {
-  await trx.raw('delete from scoring_watermarks where name = ?', [MARK]);
+  await clearMark(trx, MARK);
   await trx.raw('truncate scoring_pair_counts');
 }
 

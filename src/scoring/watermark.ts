@@ -42,6 +42,11 @@ export async function setMark(db: Db, name: string, at: Date): Promise<void> {
   );
 }
 
+/** Removes a named time of scoring_watermarks: what it marked is no longer known. */
+export async function clearMark(db: Db, name: string): Promise<void> {
+  await db.raw('delete from scoring_watermarks where name = ?', [name]);
+}
+
 /** Sets the watermark to `at`, backwards too (a fleet run's publication); returns the one it replaced. */
 export async function resetWatermark(db: Db, at: Date): Promise<Date | null> {
   const r = await db.raw(
